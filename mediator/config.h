@@ -1,0 +1,99 @@
+/*
+ * mediatord's configuration: the INI file of DESIGN.md, parsed with inih.
+ *
+ * A config is plain data: one [mediator] section (struct mediator_config)
+ * and one [domain NAME] section per domain (struct domain_config). Every key
+ * has a named default below. Parsing is strict: an unknown section or key,
+ * a malformed or out-of-range number, a domain without a socket, two
+ * domains (or the control socket) on one socket path, a budget larger than
+ * the period, or a deadline larger than the period is an error that names
+ * the file, the line and the key.
+ */
+#ifndef MEDIATOR_CONFIG_H
+#define MEDIATOR_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest socket or directory path accepted; sun_path is 108 bytes. */
+#define CONFIG_PATH_MAX 108
+/* Longest domain name; names appear in logs, JSON and trace records. */
+#define CONFIG_NAME_MAX 32
+/* Most domains one mediatord serves (a car has a handful of VMs). */
+#define CONFIG_MAX_DOMAINS 16
+
+#define CONFIG_DEFAULT_CONTROL_SOCKET "/run/gpu-mediator/control.sock"
+#define CONFIG_DEFAULT_STATE_DIR      "/var/lib/gpu-mediator"
+#define CONFIG_DEFAULT_POLICY         MEDIATOR_POLICY_BUDGET
+#define CONFIG_DEFAULT_MAX_INFLIGHT   1
+#define CONFIG_DEFAULT_RENDERER       MEDIATOR_RENDERER_EGL_SURFACELESS
+#define CONFIG_DEFAULT_RENDER_NODE    "/dev/dri/renderD128"
+#define CONFIG_DEFAULT_CLASS          DOMAIN_CLASS_NORMAL
+#define CONFIG_DEFAULT_PERIOD_US      16667u
+/* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
+
+/* Bounds of period_us: 100 us .. 10 s. */
+#define CONFIG_MIN_PERIOD_US 100u
+#define CONFIG_MAX_PERIOD_US 10000000u
+/* Most command groups in flight at once (0 = unlimited). */
+#define CONFIG_MAX_INFLIGHT_LIMIT 64u
+
+enum mediator_policy {
+	MEDIATOR_POLICY_BUDGET = 0,
+	MEDIATOR_POLICY_FIFO,
+};
+
+enum mediator_renderer {
+	MEDIATOR_RENDERER_EGL_SURFACELESS = 0,
+	MEDIATOR_RENDERER_EGL_GBM,
+	MEDIATOR_RENDERER_GLX,
+};
+
+enum domain_class {
+	DOMAIN_CLASS_NORMAL = 0,
+	DOMAIN_CLASS_SAFETY,
+};
+
+struct domain_config {
+	char name[CONFIG_NAME_MAX];
+	enum domain_class class;
+	uint32_t period_us;
+	uint32_t budget_us;
+	uint32_t deadline_us;
+	char vtest_socket[CONFIG_PATH_MAX];      /* "" when not set */
+	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
+	int line;                                /* line of its [domain NAME] header */
+};
+
+struct mediator_config {
+	char path[4096]; /* the file it was read from */
+	char control_socket[CONFIG_PATH_MAX];
+	char state_dir[CONFIG_PATH_MAX];
+	enum mediator_policy policy;
+	uint32_t max_inflight; /* 0 = unlimited */
+	enum mediator_renderer renderer;
+	char render_node[CONFIG_PATH_MAX]; /* used by renderer = egl-gbm */
+	size_t n_domains;
+	struct domain_config domains[CONFIG_MAX_DOMAINS];
+};
+
+/*
+ * Reads and validates the config file at @path into @cfg (caller-owned).
+ * Returns 0, or a negative errno: -ENOENT/-EACCES/... when the file cannot
+ * be opened, -EINVAL when it is invalid. On error, a one-line message of the
+ * form "FILE:LINE: key 'K': what is wrong" is written into @err (always
+ * NUL-terminated, may be truncated).
+ */
+int config_load(struct mediator_config *cfg, const char *path, char *err, size_t err_size);
+
+/* Same as config_load() but parses @text; @name stands for the file name in messages. */
+int config_parse_string(struct mediator_config *cfg, const char *name, const char *text, char *err,
+			size_t err_size);
+
+/* Names as written in the config file ("budget", "egl-surfaceless", "safety"). */
+const char *config_policy_name(enum mediator_policy policy);
+const char *config_renderer_name(enum mediator_renderer renderer);
+const char *config_class_name(enum domain_class class);
+
+#endif

@@ -1,0 +1,683 @@
+/*
+ * The control socket (see control.h for the protocol).
+ *
+ * Objects: one struct control owns the listening socket and a list of
+ * struct control_client, one per accepted connection. Each client has an
+ * input buffer that collects bytes until a '\n' ends a request, and an
+ * output queue of replies not yet accepted by the socket. Both are bounded:
+ * the input buffer by CONTROL_MAX_REQUEST (one request line), the output
+ * queue by CONTROL_OUTPUT_HIGH plus one reply, because a client whose
+ * replies pile up is not read from until it has taken them. Nothing here
+ * ever blocks: every socket is nonblocking and the loop tells us when it
+ * can be read or written.
+ *
+ * Everything runs on mediatord's main thread, in loop callbacks.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "loop.h"
+#include "util.h"
+
+/* First size of a client's input buffer; it grows up to CONTROL_MAX_REQUEST + 1. */
+#define CONTROL_INPUT_INITIAL 4096
+/*
+ * While more than this many reply bytes wait for a client to read them, its
+ * further requests are left unread (in its buffer and in the socket), so
+ * that a client that never reads cannot make mediatord queue without end.
+ */
+#define CONTROL_OUTPUT_HIGH 65536
+/* Connections accepted per wakeup of the listening socket, so one burst cannot starve the loop. */
+#define CONTROL_ACCEPT_BATCH 16
+/* listen(2) backlog; mediatorctl connects rarely. */
+#define CONTROL_BACKLOG 16
+/* Longest command name quoted back in an "unknown command" error. */
+#define CONTROL_MAX_QUOTED 64
+
+struct control_client {
+	struct control *control;
+	struct control_client *prev, *next;
+	int fd;
+	struct loop_source *source;
+	uint32_t events; /* what source currently watches */
+
+	char *in;
+	size_t in_len, in_cap;
+
+	char *out;
+	size_t out_off, out_len, out_cap; /* pending bytes are out[out_off .. out_len) */
+
+	bool eof;     /* the peer will send nothing more */
+	bool closing; /* close once the output queue is empty */
+};
+
+struct control {
+	struct loop *loop;
+	const struct control_ops *ops;
+	void *data;
+	int fd;
+	struct loop_source *source;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t path_dev; /* identity of the socket file we bound, */
+	ino_t path_ino; /* so destroy never unlinks a successor's */
+	struct control_client *clients;
+	size_t n_clients;
+	uint64_t last_accept_warning_ns;
+};
+
+static void client_close(struct control_client *c)
+{
+	struct control *control = c->control;
+
+	loop_remove(c->source);
+	close(c->fd);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		control->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	control->n_clients--;
+	free(c->in);
+	free(c->out);
+	free(c);
+}
+
+static size_t client_pending_output(const struct control_client *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* Whether the client's buffered requests may be handled now (see CONTROL_OUTPUT_HIGH). */
+static bool client_may_process(const struct control_client *c)
+{
+	return !c->closing && client_pending_output(c) <= CONTROL_OUTPUT_HIGH;
+}
+
+/*
+ * Brings the watched events in line with the client's state. Returns false
+ * when the client has been closed (nothing left to do for it).
+ */
+static bool client_update_events(struct control_client *c)
+{
+	uint32_t events = 0;
+
+	if (client_pending_output(c))
+		events |= EPOLLOUT;
+	else if (c->closing || c->eof) {
+		client_close(c);
+		return false;
+	}
+	if (!c->eof && client_may_process(c))
+		events |= EPOLLIN;
+	if (events != c->events) {
+		if (loop_update(c->source, events) < 0) {
+			client_close(c);
+			return false;
+		}
+		c->events = events;
+	}
+	return true;
+}
+
+/* Writes as much queued output as the socket takes. Returns 0 or a negative errno. */
+static int client_flush(struct control_client *c)
+{
+	while (client_pending_output(c)) {
+		ssize_t n = send(c->fd, c->out + c->out_off, client_pending_output(c),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		c->out_off += (size_t)n;
+	}
+	c->out_off = c->out_len = 0;
+	return 0;
+}
+
+/* Appends @len bytes and a newline to the output queue. Returns 0 or -ENOMEM. */
+static int client_queue(struct control_client *c, const char *line, size_t len)
+{
+	size_t need;
+
+	if (c->out_off && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	need = c->out_len + len + 1;
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 1024;
+		char *p;
+
+		if (c->out_off) {
+			memmove(c->out, c->out + c->out_off, client_pending_output(c));
+			c->out_len -= c->out_off;
+			c->out_off = 0;
+			need = c->out_len + len + 1;
+		}
+		while (cap < need)
+			cap *= 2;
+		if (cap != c->out_cap) {
+			p = realloc(c->out, cap);
+			if (!p)
+				return -ENOMEM;
+			c->out = p;
+			c->out_cap = cap;
+		}
+	}
+	memcpy(c->out + c->out_len, line, len);
+	c->out[c->out_len + len] = '\n';
+	c->out_len += len + 1;
+	return 0;
+}
+
+/* Queues a reply object (its reference is taken over) and tries to send it at once. */
+static void client_reply(struct control_client *c, struct json_object *reply)
+{
+	static const char oom[] = "{\"ok\":false,\"error\":\"out of memory\"}";
+	const char *text = NULL;
+	size_t len = 0;
+
+	if (reply)
+		text = json_object_to_json_string_length(
+		    reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	if (!text) {
+		text = oom;
+		len = sizeof(oom) - 1;
+	}
+	if (client_queue(c, text, len) < 0) {
+		/* Cannot even queue the reply: the client would wait forever, drop it. */
+		c->closing = true;
+		c->out_off = c->out_len = 0;
+	}
+	json_object_put(reply);
+	if (client_flush(c) < 0) {
+		c->closing = true;
+		c->out_off = c->out_len = 0;
+	}
+}
+
+static struct json_object *reply_error(const char *message)
+{
+	struct json_object *r = json_object_new_object();
+
+	if (!r)
+		return NULL;
+	if (json_object_object_add(r, "ok", json_object_new_boolean(0)) < 0 ||
+	    json_object_object_add(r, "error", json_object_new_string(message)) < 0) {
+		json_object_put(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Takes over the reference to @result. */
+static struct json_object *reply_ok(struct json_object *result)
+{
+	struct json_object *r;
+
+	if (!result)
+		return reply_error("out of memory");
+	r = json_object_new_object();
+	if (!r) {
+		json_object_put(result);
+		return NULL;
+	}
+	if (json_object_object_add(r, "ok", json_object_new_boolean(1)) < 0) {
+		json_object_put(result);
+		json_object_put(r);
+		return NULL;
+	}
+	if (json_object_object_add(r, "result", result) < 0) {
+		json_object_put(result);
+		json_object_put(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Reply to a failed ops call: its @err text, or the errno's text when it wrote none. */
+static struct json_object *reply_errno(int r, const char *err)
+{
+	char msg[256];
+
+	if (err[0])
+		return reply_error(err);
+	snprintf(msg, sizeof(msg), "%s", strerror(-r));
+	return reply_error(msg);
+}
+
+static struct json_object *handle_trace_start(struct control *control, struct json_object *req)
+{
+	struct json_object *jpath, *result;
+	char err[256] = "";
+	const char *path;
+	int r;
+
+	if (!control->ops->trace_start)
+		return reply_error("trace-start is not supported");
+	if (!json_object_object_get_ex(req, "path", &jpath) ||
+	    !json_object_is_type(jpath, json_type_string))
+		return reply_error("trace-start needs a string \"path\"");
+	path = json_object_get_string(jpath);
+	if ((size_t)json_object_get_string_len(jpath) != strlen(path))
+		return reply_error("trace-start: \"path\" contains a NUL character");
+	if (path[0] != '/')
+		return reply_error("trace-start: \"path\" must be absolute");
+	if (strlen(path) >= PATH_MAX)
+		return reply_error("trace-start: \"path\" is too long");
+	r = control->ops->trace_start(control->data, path, err, sizeof(err));
+	if (r < 0)
+		return reply_errno(r, err);
+	result = json_object_new_object();
+	if (result && json_object_object_add(result, "path", json_object_new_string(path)) < 0) {
+		json_object_put(result);
+		result = NULL;
+	}
+	return reply_ok(result);
+}
+
+static struct json_object *handle_trace_stop(struct control *control)
+{
+	char err[256] = "";
+	int r;
+
+	if (!control->ops->trace_stop)
+		return reply_error("trace-stop is not supported");
+	r = control->ops->trace_stop(control->data, err, sizeof(err));
+	if (r < 0)
+		return reply_errno(r, err);
+	return reply_ok(json_object_new_object());
+}
+
+/* Answers one parsed request. Returns a new reply object (NULL: out of memory). */
+static struct json_object *handle_request(struct control *control, struct json_object *req)
+{
+	struct json_object *jcmd;
+	const char *cmd;
+	char msg[CONTROL_MAX_QUOTED + 64];
+
+	if (!json_object_is_type(req, json_type_object))
+		return reply_error("a request must be a JSON object");
+	if (!json_object_object_get_ex(req, "cmd", &jcmd) ||
+	    !json_object_is_type(jcmd, json_type_string))
+		return reply_error("a request needs a string \"cmd\"");
+	cmd = json_object_get_string(jcmd);
+
+	if (!strcmp(cmd, "status")) {
+		if (!control->ops->status)
+			return reply_error("status is not supported");
+		return reply_ok(control->ops->status(control->data));
+	}
+	if (!strcmp(cmd, "show-budgets")) {
+		if (!control->ops->show_budgets)
+			return reply_error("show-budgets is not supported");
+		return reply_ok(control->ops->show_budgets(control->data));
+	}
+	if (!strcmp(cmd, "trace-start"))
+		return handle_trace_start(control, req);
+	if (!strcmp(cmd, "trace-stop"))
+		return handle_trace_stop(control);
+
+	snprintf(msg, sizeof(msg), "unknown command \"%.*s\"%s", CONTROL_MAX_QUOTED, cmd,
+		 strlen(cmd) > CONTROL_MAX_QUOTED ? "..." : "");
+	return reply_error(msg);
+}
+
+/* Parses and answers one request line (without its '\n'). */
+static void client_handle_line(struct control_client *c, const char *line, size_t len)
+{
+	struct json_tokener *tok;
+	struct json_object *req;
+	size_t end;
+
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (!len)
+		return; /* blank lines are not requests */
+
+	tok = json_tokener_new();
+	if (!tok) {
+		client_reply(c, NULL);
+		return;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	req = json_tokener_parse_ex(tok, line, (int)len);
+	end = json_tokener_get_parse_end(tok);
+	if (req) {
+		while (end < len && (line[end] == ' ' || line[end] == '\t'))
+			end++;
+	}
+	if (!req || json_tokener_get_error(tok) != json_tokener_success || end != len) {
+		json_object_put(req);
+		json_tokener_free(tok);
+		client_reply(c, reply_error("malformed request: not one JSON object"));
+		return;
+	}
+	json_tokener_free(tok);
+	client_reply(c, handle_request(c->control, req));
+	json_object_put(req);
+}
+
+/* Handles the complete lines in the input buffer, as far as the output queue allows. */
+static void client_process_input(struct control_client *c)
+{
+	size_t start = 0;
+
+	while (client_may_process(c) && start < c->in_len) {
+		char *nl = memchr(c->in + start, '\n', c->in_len - start);
+
+		if (!nl)
+			break;
+		client_handle_line(c, c->in + start, (size_t)(nl - (c->in + start)));
+		start = (size_t)(nl - c->in) + 1;
+	}
+	if (start) {
+		memmove(c->in, c->in + start, c->in_len - start);
+		c->in_len -= start;
+	}
+	if (!client_may_process(c))
+		return;
+	if (c->in_len > CONTROL_MAX_REQUEST) {
+		char msg[80];
+
+		snprintf(msg, sizeof(msg), "request longer than %d bytes", CONTROL_MAX_REQUEST);
+		client_reply(c, reply_error(msg));
+		c->closing = true;
+		c->in_len = 0;
+	} else if (c->eof && c->in_len) {
+		/* The peer closed its side after a last request without '\n'. */
+		client_handle_line(c, c->in, c->in_len);
+		c->in_len = 0;
+	}
+}
+
+/* Reads what the socket has. Returns 0 or a negative errno (then close the client). */
+static int client_read(struct control_client *c)
+{
+	ssize_t n;
+
+	if (c->in_len == c->in_cap) {
+		size_t cap = c->in_cap ? c->in_cap * 2 : CONTROL_INPUT_INITIAL;
+		char *p;
+
+		if (cap > CONTROL_MAX_REQUEST + 1)
+			cap = CONTROL_MAX_REQUEST + 1;
+		if (cap == c->in_cap)
+			return 0; /* full: client_process_input() rejects the request */
+		p = realloc(c->in, cap);
+		if (!p)
+			return -ENOMEM;
+		c->in = p;
+		c->in_cap = cap;
+	}
+	do
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	if (n == 0)
+		c->eof = true;
+	c->in_len += (size_t)n;
+	return 0;
+}
+
+static void client_event(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct control_client *c = data;
+
+	if (events & EPOLLERR) {
+		client_close(c);
+		return;
+	}
+	if (events & EPOLLOUT) {
+		if (client_flush(c) < 0) {
+			client_close(c);
+			return;
+		}
+	}
+	if ((events & (EPOLLIN | EPOLLHUP)) && !c->eof && !c->closing) {
+		if (client_read(c) < 0) {
+			client_close(c);
+			return;
+		}
+	}
+	client_process_input(c);
+	if ((events & EPOLLHUP) && !(events & EPOLLIN)) {
+		/* Both directions are shut: nobody can read a reply any more. */
+		client_close(c);
+		return;
+	}
+	client_update_events(c);
+}
+
+static void control_accept_one(struct control *control, int fd)
+{
+	static const char busy[] = "{\"ok\":false,\"error\":\"too many control connections\"}\n";
+	struct control_client *c;
+
+	if (control->n_clients >= CONTROL_MAX_CLIENTS) {
+		/* Best effort: the socket is new and empty, so this short line fits. */
+		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			log_debug("control: cannot tell a rejected client why: %s",
+				  strerror(errno));
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->control = control;
+	c->fd = fd;
+	c->events = EPOLLIN;
+	c->source = loop_add(control->loop, fd, c->events, client_event, c);
+	if (!c->source) {
+		log_warn("control: cannot watch a new connection: %s", strerror(errno));
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = control->clients;
+	if (c->next)
+		c->next->prev = c;
+	control->clients = c;
+	control->n_clients++;
+}
+
+static void control_listener_event(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct control *control = data;
+
+	for (int i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0) {
+			uint64_t now;
+
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			/* EMFILE and friends: say so at most once a second, try again later. */
+			now = mono_now_ns();
+			if (now - control->last_accept_warning_ns >= NSEC_PER_SEC) {
+				log_warn("control: accept: %s", strerror(errno));
+				control->last_accept_warning_ns = now;
+			}
+			return;
+		}
+		control_accept_one(control, cfd);
+	}
+}
+
+/* Creates every missing directory above @path's last component, mode 0755. */
+static int make_parent_dirs(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Removes a socket file left at @addr by an earlier run. Refuses (-EADDRINUSE)
+ * when something still accepts connections on it, and (-EEXIST) when the path
+ * is not a socket, so that neither a running mediatord nor an unrelated file
+ * is ever replaced by mistake.
+ */
+static int remove_stale_socket(const struct sockaddr_un *addr)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(addr->sun_path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
+	close(fd);
+	if (r == 0 || errno == EAGAIN)
+		return -EADDRINUSE;
+	if (unlink(addr->sun_path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+struct control *control_create(struct loop *loop, const char *socket_path,
+			       const struct control_ops *ops, void *data, char *err,
+			       size_t err_size)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct control *control;
+	struct stat st;
+	int r;
+
+	if (!ops || ops->version < 1) {
+		snprintf(err, err_size, "control socket: unsupported ops version");
+		return NULL;
+	}
+	if (!socket_path || !socket_path[0] || strlen(socket_path) >= sizeof(addr.sun_path)) {
+		snprintf(err, err_size, "control socket '%s': path empty or longer than %zu bytes",
+			 socket_path ? socket_path : "", sizeof(addr.sun_path) - 1);
+		return NULL;
+	}
+	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
+
+	control = calloc(1, sizeof(*control));
+	if (!control) {
+		snprintf(err, err_size, "control socket: out of memory");
+		return NULL;
+	}
+	control->loop = loop;
+	control->ops = ops;
+	control->data = data;
+	control->fd = -1;
+	memcpy(control->path, addr.sun_path, sizeof(control->path));
+
+	r = make_parent_dirs(socket_path);
+	if (r < 0) {
+		snprintf(err, err_size, "control socket '%s': cannot create its directory: %s",
+			 socket_path, strerror(-r));
+		goto fail;
+	}
+	r = remove_stale_socket(&addr);
+	if (r == -EADDRINUSE) {
+		snprintf(err, err_size, "control socket '%s': another process is listening on it",
+			 socket_path);
+		goto fail;
+	} else if (r == -EEXIST) {
+		snprintf(err, err_size, "control socket '%s': exists and is not a socket",
+			 socket_path);
+		goto fail;
+	} else if (r < 0) {
+		snprintf(err, err_size, "control socket '%s': cannot remove the old one: %s",
+			 socket_path, strerror(-r));
+		goto fail;
+	}
+	control->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (control->fd < 0) {
+		snprintf(err, err_size, "control socket: socket: %s", strerror(errno));
+		goto fail;
+	}
+	if (bind(control->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		snprintf(err, err_size, "control socket '%s': bind: %s", socket_path,
+			 strerror(errno));
+		goto fail;
+	}
+	if (chmod(socket_path, 0660) < 0 || lstat(socket_path, &st) < 0) {
+		snprintf(err, err_size, "control socket '%s': %s", socket_path, strerror(errno));
+		unlink(socket_path);
+		goto fail;
+	}
+	control->path_dev = st.st_dev;
+	control->path_ino = st.st_ino;
+	if (listen(control->fd, CONTROL_BACKLOG) < 0) {
+		snprintf(err, err_size, "control socket '%s': listen: %s", socket_path,
+			 strerror(errno));
+		unlink(socket_path);
+		goto fail;
+	}
+	control->source = loop_add(loop, control->fd, EPOLLIN, control_listener_event, control);
+	if (!control->source) {
+		snprintf(err, err_size, "control socket '%s': %s", socket_path, strerror(errno));
+		unlink(socket_path);
+		goto fail;
+	}
+	return control;
+
+fail:
+	if (control->fd >= 0)
+		close(control->fd);
+	free(control);
+	return NULL;
+}
+
+void control_destroy(struct control *control)
+{
+	struct stat st;
+
+	if (!control)
+		return;
+	while (control->clients)
+		client_close(control->clients);
+	loop_remove(control->source);
+	close(control->fd);
+	if (lstat(control->path, &st) == 0 && st.st_dev == control->path_dev &&
+	    st.st_ino == control->path_ino)
+		unlink(control->path);
+	free(control);
+}

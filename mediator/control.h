@@ -1,0 +1,61 @@
+/*
+ * The control socket of mediatord (config key control_socket) and the
+ * protocol mediatorctl speaks on it.
+ *
+ * Protocol: a client connects to the unix stream socket and sends one
+ * request per line, each a JSON object with a "cmd" member:
+ *   {"cmd": "status"}
+ *   {"cmd": "show-budgets"}
+ *   {"cmd": "trace-start", "path": "/absolute/file.jsonl"}
+ *   {"cmd": "trace-stop"}
+ * For each request mediatord answers one line, a JSON object:
+ *   {"ok": true, "result": {...}}   or   {"ok": false, "error": "message"}
+ * Requests longer than CONTROL_MAX_REQUEST bytes, malformed JSON and
+ * unknown commands get {"ok": false, ...}; an over-long request also
+ * closes the connection. The server never blocks on a slow client: replies
+ * are queued per connection and written as the socket accepts them.
+ */
+#ifndef MEDIATOR_CONTROL_H
+#define MEDIATOR_CONTROL_H
+
+#include <stddef.h>
+
+/* A request line is small; 64 KiB leaves room for future commands' arguments. */
+#define CONTROL_MAX_REQUEST 65536
+/* Most control connections open at once; more are accepted and closed at once. */
+#define CONTROL_MAX_CLIENTS 32
+
+struct control;
+struct loop;
+struct json_object;
+
+#define CONTROL_OPS_VERSION 1
+
+/*
+ * What mediatord provides to answer requests. Called on mediatord's main
+ * thread (the loop's). Functions returning a json_object give the caller
+ * (control.c) a new reference; NULL means out of memory. Functions
+ * returning int return 0 or a negative errno and then write a one-line
+ * reason into @err.
+ */
+struct control_ops {
+	int version; /* CONTROL_OPS_VERSION */
+	struct json_object *(*status)(void *data);
+	struct json_object *(*show_budgets)(void *data);
+	int (*trace_start)(void *data, const char *path, char *err, size_t err_size);
+	int (*trace_stop)(void *data, char *err, size_t err_size);
+};
+
+/*
+ * Binds @socket_path (an existing socket file there is replaced; its
+ * directory is created with mode 0755 if missing), listens, and serves it
+ * from @loop. @ops and @data must outlive the control. Returns NULL and
+ * writes a reason into @err on failure.
+ */
+struct control *control_create(struct loop *loop, const char *socket_path,
+			       const struct control_ops *ops, void *data, char *err,
+			       size_t err_size);
+/* Closes every connection and the listening socket, and unlinks the socket file. NULL is fine. */
+void control_destroy(struct control *control);
+
+#endif

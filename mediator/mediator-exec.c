@@ -1,0 +1,155 @@
+/*
+ * mediator-exec: runs an unmodified vtest client (a GL ES app on Mesa's
+ * virgl driver, GALLIUM_DRIVER=virpipe) against one domain's socket.
+ *
+ * Mesa's vtest client (Debian 12's Mesa 22.3) always connects to
+ * /tmp/.virgl_test; it has no setting for another path. So, as a container
+ * runtime would with a bind mount, mediator-exec gives the command its own
+ * mount namespace with a private /tmp (a fresh tmpfs, as systemd's
+ * PrivateTmp= does) in which /tmp/.virgl_test is the domain's socket. X11
+ * clients are unaffected: Xvfb and Xorg also listen on abstract sockets.
+ *
+ * As root it uses a mount namespace; as another user, a user namespace
+ * too (where the kernel allows unprivileged ones).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mediator-build-config.h"
+
+/* The path Mesa's vtest winsys connects to (VTEST_DEFAULT_SOCKET_NAME). */
+#define VTEST_CLIENT_SOCKET "/tmp/.virgl_test"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: mediator-exec --socket PATH [--] COMMAND [ARG...]\n"
+		"\n"
+		"Runs COMMAND with a private /tmp in which /tmp/.virgl_test is the vtest\n"
+		"socket PATH (a mediatord domain's vtest_socket), so that an unmodified GL ES\n"
+		"application on Mesa's virgl driver renders through that domain:\n"
+		"\n"
+		"  GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
+		"      -- glmark2-es2 --off-screen\n"
+		"\n"
+		"COMMAND sees an empty /tmp of its own. Needs root, or unprivileged user\n"
+		"namespaces.\n"
+		"\n"
+		"Exit status: that of COMMAND; 125 if the namespace could not be set up,\n"
+		"127 if COMMAND could not be run, 2 for a bad command line.\n");
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+static int enter_namespace(void)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+
+	if (uid == 0)
+		return unshare(CLONE_NEWNS) < 0 ? -errno : 0;
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -errno;
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+	if (write_file("/proc/self/setgroups", "deny") < 0 ||
+	    write_file("/proc/self/uid_map", map) < 0)
+		return -EPERM;
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+	return write_file("/proc/self/gid_map", map);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *socket_path = NULL;
+	char source[64];
+	struct stat st;
+	int c, sock_fd, fd, r;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+s:hV", options, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			socket_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mediator-exec %s\n", MEDIATOR_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "mediator-exec: bad option %s (see --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (!socket_path || optind >= argc) {
+		fprintf(stderr, "mediator-exec: --socket PATH and a COMMAND are required "
+				"(see --help)\n");
+		return 2;
+	}
+	if (stat(socket_path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "mediator-exec: %s: %s\n", socket_path,
+			errno ? strerror(errno) : "not a socket");
+		return 125;
+	}
+	r = enter_namespace();
+	if (r < 0) {
+		fprintf(stderr, "mediator-exec: cannot create a mount namespace: %s\n",
+			strerror(-r));
+		return 125;
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		fprintf(stderr, "mediator-exec: cannot make mounts private: %s\n",
+			strerror(errno));
+		return 125;
+	}
+	/* Hold the socket before /tmp is covered (it may live under /tmp), from
+	 * inside the new namespace: a bind mount's source must belong to it. */
+	sock_fd = open(socket_path, O_PATH | O_CLOEXEC);
+	if (sock_fd < 0) {
+		fprintf(stderr, "mediator-exec: %s: %s\n", socket_path, strerror(errno));
+		return 125;
+	}
+	snprintf(source, sizeof(source), "/proc/self/fd/%d", sock_fd);
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0) {
+		fprintf(stderr, "mediator-exec: cannot set up a private /tmp: %s\n",
+			strerror(errno));
+		return 125;
+	}
+	fd = open(VTEST_CLIENT_SOCKET, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0 || close(fd) < 0 || mount(source, VTEST_CLIENT_SOCKET, NULL, MS_BIND, NULL) < 0) {
+		fprintf(stderr, "mediator-exec: cannot place %s at %s: %s\n", socket_path,
+			VTEST_CLIENT_SOCKET, strerror(errno));
+		return 125;
+	}
+	close(sock_fd);
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "mediator-exec: %s: %s\n", argv[optind], strerror(errno));
+	return 127;
+}

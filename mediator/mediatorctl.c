@@ -1,0 +1,846 @@
+/*
+ * mediatorctl: the command-line client of mediatord's control socket.
+ *
+ * Each invocation connects, sends one request line (see control.h for the
+ * protocol), waits at most MEDIATORCTL_TIMEOUT_MS for the one reply line,
+ * prints it for people (or as JSON for scripts) and exits with a status
+ * that tells scripts what went wrong (enum mediatorctl_exit).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mediator-build-config.h"
+
+/* How long mediatorctl waits for mediatord, connect to reply, so a hung daemon cannot hang scripts.
+ */
+#define MEDIATORCTL_TIMEOUT_MS 10000
+/* Largest reply accepted; show-budgets of CONFIG_MAX_DOMAINS domains is a few KiB. */
+#define MEDIATORCTL_MAX_REPLY (16 * 1024 * 1024)
+/* Environment variable naming the control socket (overridden by --socket). */
+#define MEDIATORCTL_SOCKET_ENV "MEDIATOR_CONTROL_SOCKET"
+
+enum mediatorctl_exit {
+	EXIT_OK = 0,
+	EXIT_REFUSED = 1,     /* mediatord answered with an error */
+	EXIT_USAGE = 2,	      /* unknown command or option, missing argument */
+	EXIT_UNREACHABLE = 3, /* cannot connect, connection closed, no or malformed reply */
+};
+
+static const char main_help[] =
+    "NAME\n"
+    "    mediatorctl - control and inspect a running mediatord\n"
+    "\n"
+    "SYNOPSIS\n"
+    "    mediatorctl [--socket PATH] status [--json]\n"
+    "    mediatorctl [--socket PATH] show-budgets [--json]\n"
+    "    mediatorctl [--socket PATH] trace start FILE\n"
+    "    mediatorctl [--socket PATH] trace stop\n"
+    "    mediatorctl --help | --version\n"
+    "    mediatorctl COMMAND --help\n"
+    "\n"
+    "DESCRIPTION\n"
+    "    mediatorctl talks to mediatord, the daemon that shares a GPU between\n"
+    "    several virtual machines (domains), over its control socket. It sends\n"
+    "    one request, prints the answer and exits. It waits at most 10 seconds\n"
+    "    for mediatord to answer.\n"
+    "\n"
+    "COMMANDS\n"
+    "    status [--json]\n"
+    "        Print mediatord's state as 'key: value' lines, or with --json the\n"
+    "        status object as mediatord sent it.\n"
+    "\n"
+    "    show-budgets [--json]\n"
+    "        Print the policy and one row per domain: its class, period,\n"
+    "        budget, remaining budget, GPU time used, predicted and owed,\n"
+    "        utilization and counters. With --json print the object mediatord\n"
+    "        sent, {\"policy\": ..., \"domains\": [...]}, times in microseconds.\n"
+    "        'mediatorctl show-budgets --help' explains the columns.\n"
+    "\n"
+    "    trace start FILE\n"
+    "        Make mediatord write one JSON line per GPU command group to FILE\n"
+    "        (created or truncated by mediatord, so its user must be able to\n"
+    "        write there). A relative FILE is taken relative to the current\n"
+    "        directory.\n"
+    "\n"
+    "    trace stop\n"
+    "        Stop tracing and close the trace file.\n"
+    "\n"
+    "OPTIONS\n"
+    "    -s, --socket PATH\n"
+    "        The control socket of mediatord (default: $" MEDIATORCTL_SOCKET_ENV ",\n"
+    "        else " MEDIATOR_DEFAULT_CONTROL_SOCKET ").\n"
+    "    -h, --help\n"
+    "        Print this help and exit.\n"
+    "    -V, --version\n"
+    "        Print the version and exit.\n"
+    "\n"
+    "ENVIRONMENT\n"
+    "    " MEDIATORCTL_SOCKET_ENV "\n"
+    "        The control socket to use when --socket is not given.\n"
+    "\n"
+    "EXIT STATUS\n"
+    "    0   success\n"
+    "    1   mediatord answered with an error (the message is printed)\n"
+    "    2   usage error: unknown command or option, missing argument\n"
+    "    3   mediatord cannot be reached: no socket, connection refused or\n"
+    "        closed, no answer within 10 seconds, or a malformed answer\n"
+    "\n"
+    "EXAMPLES\n"
+    "    mediatorctl show-budgets\n"
+    "    mediatorctl --socket /tmp/test/control.sock show-budgets --json\n"
+    "    mediatorctl trace start groups.jsonl; sleep 10; mediatorctl trace stop\n";
+
+static const char status_help[] =
+    "Usage: mediatorctl [--socket PATH] status [--json]\n"
+    "\n"
+    "Print mediatord's state, one 'key: value' line per member of its status\n"
+    "object (nested members as 'outer.inner').\n"
+    "\n"
+    "    --json      print the status object exactly as mediatord sent it\n"
+    "    -h, --help  print this help\n";
+
+static const char show_budgets_help[] =
+    "Usage: mediatorctl [--socket PATH] show-budgets [--json]\n"
+    "\n"
+    "Print the scheduling policy and one row per domain. Times carry their\n"
+    "unit (us, ms, s). Columns:\n"
+    "    DOMAIN      domain name            CLASS   safety or normal\n"
+    "    PERIOD      budget period          BUDGET  GPU time per period\n"
+    "    REMAIN      budget left this period\n"
+    "    USED        measured GPU time since the domain started\n"
+    "    LAST        measured GPU time in the last complete period\n"
+    "    PRED        predicted GPU time since the domain started\n"
+    "    DEBT        overrun time still owed\n"
+    "    UTIL        LAST as a share of PERIOD\n"
+    "    CLI, CTX    connected clients, live GPU contexts\n"
+    "    GROUPS      command groups since the domain started\n"
+    "    OVR, MISS   groups that overran their bound, missed deadlines\n"
+    "    THR         times the domain was throttled\n"
+    "    TIMESTAMPS  where completion timestamps come from\n"
+    "\n"
+    "    --json      print {\"policy\": ..., \"domains\": [...]} exactly as\n"
+    "                mediatord sent it, times in microseconds\n"
+    "    -h, --help  print this help\n";
+
+static const char trace_help[] =
+    "Usage: mediatorctl [--socket PATH] trace start FILE\n"
+    "       mediatorctl [--socket PATH] trace stop\n"
+    "\n"
+    "start FILE  make mediatord write one JSON line per GPU command group to\n"
+    "            FILE (relative paths are taken from the current directory)\n"
+    "stop        stop tracing and close the file\n"
+    "\n"
+    "    -h, --help  print this help\n";
+
+static void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void print_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mediatorctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mediatorctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'mediatorctl --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until @fd is ready for @events or @deadline (ms) passes. Returns 0 or a negative errno. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = events};
+		int64_t left = deadline - now_ms();
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)left);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
+static int connect_to(const char *path, int64_t deadline)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = MEDIATORCTL_TIMEOUT_MS / 1000};
+	int fd;
+
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		print_error("socket: %s", strerror(errno));
+		return -1;
+	}
+	/* A blocking connect() to a unix socket with a full backlog waits at most this long. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		if (errno == EINTR && now_ms() < deadline)
+			continue;
+		print_error("cannot connect to mediatord at %s: %s%s", path,
+			    errno == EAGAIN ? "no answer" : strerror(errno),
+			    errno == ENOENT || errno == ECONNREFUSED ? " (is mediatord running?)"
+								     : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int send_all(int fd, const char *buf, size_t len, int64_t deadline)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			int r;
+
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				return -errno;
+			r = wait_fd(fd, POLLOUT, deadline);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Reads one line into a new buffer (*@line, NUL-terminated, without '\n';
+ * the caller frees it). Returns its length, -EPIPE when the connection
+ * closed first, -EMSGSIZE when it is too long, or another negative errno.
+ */
+static ssize_t recv_line(int fd, char **line, int64_t deadline)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		char *nl;
+		ssize_t n;
+		int r;
+
+		if (cap - len < 4096) {
+			char *p;
+
+			if (cap >= MEDIATORCTL_MAX_REPLY) {
+				free(buf);
+				return -EMSGSIZE;
+			}
+			cap = cap ? cap * 2 : 8192;
+			p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+		}
+		r = wait_fd(fd, POLLIN, deadline);
+		if (r < 0) {
+			free(buf);
+			return r;
+		}
+		n = recv(fd, buf + len, cap - len - 1, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+				continue;
+			r = -errno;
+			free(buf);
+			return r;
+		}
+		if (n == 0) {
+			free(buf);
+			return -EPIPE;
+		}
+		nl = memchr(buf + len, '\n', (size_t)n);
+		len += (size_t)n;
+		if (nl) {
+			*nl = '\0';
+			*line = buf;
+			return nl - buf;
+		}
+	}
+}
+
+/*
+ * Sends @request (its reference is taken over) to mediatord at @socket_path
+ * and waits for the reply. On success (EXIT_OK) *@result is a new reference
+ * to the reply's "result" (the caller puts it). Otherwise the problem has
+ * been printed and the exit status is returned.
+ */
+static int call(const char *socket_path, struct json_object *request, struct json_object **result)
+{
+	int64_t deadline = now_ms() + MEDIATORCTL_TIMEOUT_MS;
+	struct json_object *reply = NULL, *ok, *value;
+	struct json_tokener *tok;
+	const char *text;
+	char *line = NULL;
+	size_t text_len;
+	ssize_t len;
+	int fd, r, status = EXIT_UNREACHABLE;
+
+	*result = NULL;
+	if (!request) {
+		print_error("out of memory");
+		return EXIT_REFUSED;
+	}
+	text = json_object_to_json_string_length(
+	    request, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &text_len);
+	if (!text) {
+		json_object_put(request);
+		print_error("out of memory");
+		return EXIT_REFUSED;
+	}
+	fd = connect_to(socket_path, deadline);
+	if (fd < 0) {
+		json_object_put(request);
+		return EXIT_UNREACHABLE;
+	}
+	r = send_all(fd, text, text_len, deadline);
+	if (r == 0)
+		r = send_all(fd, "\n", 1, deadline);
+	json_object_put(request);
+	if (r < 0) {
+		print_error("cannot send to mediatord at %s: %s", socket_path,
+			    r == -ETIMEDOUT ? "no answer within 10 s" : strerror(-r));
+		close(fd);
+		return EXIT_UNREACHABLE;
+	}
+	len = recv_line(fd, &line, deadline);
+	close(fd);
+	if (len < 0) {
+		if (len == -ETIMEDOUT)
+			print_error("mediatord at %s did not answer within %d s", socket_path,
+				    MEDIATORCTL_TIMEOUT_MS / 1000);
+		else if (len == -EPIPE)
+			print_error("mediatord at %s closed the connection without answering",
+				    socket_path);
+		else if (len == -EMSGSIZE)
+			print_error("malformed reply from mediatord: longer than %d bytes",
+				    MEDIATORCTL_MAX_REPLY);
+		else
+			print_error("cannot read from mediatord at %s: %s", socket_path,
+				    strerror((int)-len));
+		return EXIT_UNREACHABLE;
+	}
+
+	tok = json_tokener_new();
+	if (tok) {
+		reply = json_tokener_parse_ex(tok, line, (int)len);
+		if (reply && (json_tokener_get_error(tok) != json_tokener_success ||
+			      json_tokener_get_parse_end(tok) != (size_t)len)) {
+			json_object_put(reply);
+			reply = NULL;
+		}
+		json_tokener_free(tok);
+	}
+	free(line);
+	if (!reply || !json_object_is_type(reply, json_type_object) ||
+	    !json_object_object_get_ex(reply, "ok", &ok) ||
+	    !json_object_is_type(ok, json_type_boolean)) {
+		print_error("malformed reply from mediatord: not a JSON object with \"ok\"");
+		goto out;
+	}
+	if (!json_object_get_boolean(ok)) {
+		if (json_object_object_get_ex(reply, "error", &value) &&
+		    json_object_is_type(value, json_type_string))
+			print_error("%s", json_object_get_string(value));
+		else
+			print_error("mediatord refused the request without saying why");
+		status = EXIT_REFUSED;
+		goto out;
+	}
+	if (!json_object_object_get_ex(reply, "result", &value) ||
+	    !json_object_is_type(value, json_type_object)) {
+		print_error("malformed reply from mediatord: no \"result\" object");
+		goto out;
+	}
+	*result = json_object_get(value);
+	status = EXIT_OK;
+out:
+	json_object_put(reply);
+	return status;
+}
+
+static struct json_object *new_request(const char *cmd)
+{
+	struct json_object *req = json_object_new_object();
+
+	if (req)
+		json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	return req;
+}
+
+/* Prints @s with control characters replaced, so that odd names cannot drive the terminal. */
+static void print_sanitized(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+static void print_json(struct json_object *obj)
+{
+	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+						     JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* Prints @obj as "key: value" lines, nested members as "outer.inner" and "list[i]". */
+static void print_flat(const char *prefix, struct json_object *obj)
+{
+	char key[512];
+
+	if (json_object_is_type(obj, json_type_object) && json_object_object_length(obj)) {
+		json_object_object_foreach(obj, k, v)
+		{
+			snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "." : "", k);
+			print_flat(key, v);
+		}
+		return;
+	}
+	if (json_object_is_type(obj, json_type_array) && json_object_array_length(obj)) {
+		for (size_t i = 0; i < json_object_array_length(obj); i++) {
+			snprintf(key, sizeof(key), "%s[%zu]", prefix, i);
+			print_flat(key, json_object_array_get_idx(obj, i));
+		}
+		return;
+	}
+	print_sanitized(prefix);
+	fputs(": ", stdout);
+	if (json_object_is_type(obj, json_type_string))
+		print_sanitized(json_object_get_string(obj));
+	else
+		fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), stdout);
+	putchar('\n');
+}
+
+/* Options of a subcommand: --json and --help, then up to @max_args positional arguments. */
+struct sub_args {
+	bool json;
+	bool help;
+	int n_args;
+	char **args;
+};
+
+static int parse_sub_args(const char *cmd, int argc, char **argv, bool json_allowed, int max_args,
+			  struct sub_args *out)
+{
+	bool options = true;
+
+	memset(out, 0, sizeof(*out));
+	out->args = calloc((size_t)argc + 1, sizeof(char *));
+	if (!out->args) {
+		print_error("out of memory");
+		return EXIT_REFUSED;
+	}
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (options && !strcmp(a, "--")) {
+			options = false;
+		} else if (options && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+			out->help = true;
+		} else if (options && json_allowed && !strcmp(a, "--json")) {
+			out->json = true;
+		} else if (options && a[0] == '-' && a[1]) {
+			fprintf(stderr, "mediatorctl: %s: unknown option '%s'\n", cmd, a);
+			fputs("Try 'mediatorctl --help' for more information.\n", stderr);
+			return EXIT_USAGE;
+		} else {
+			out->args[out->n_args++] = argv[i];
+		}
+	}
+	if (!out->help && out->n_args > max_args) {
+		fprintf(stderr, "mediatorctl: %s: unexpected argument '%s'\n", cmd,
+			out->args[max_args]);
+		fputs("Try 'mediatorctl --help' for more information.\n", stderr);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int cmd_status(const char *socket_path, int argc, char **argv)
+{
+	struct json_object *result;
+	struct sub_args a;
+	int r = parse_sub_args("status", argc, argv, true, 0, &a);
+
+	if (r == EXIT_OK && a.help)
+		fputs(status_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	r = call(socket_path, new_request("status"), &result);
+	if (r != EXIT_OK)
+		goto out;
+	if (a.json)
+		print_json(result);
+	else if (json_object_object_length(result) == 0)
+		puts("(mediatord reported no status)");
+	else
+		print_flat("", result);
+	json_object_put(result);
+out:
+	free(a.args);
+	return r;
+}
+
+enum column_kind {
+	COL_TEXT,
+	COL_US,
+	COL_COUNT,
+	COL_PERCENT,
+};
+
+struct column {
+	const char *header;
+	const char *key;
+	enum column_kind kind;
+};
+
+static const struct column budget_columns[] = {
+    {"DOMAIN", "name", COL_TEXT},
+    {"CLASS", "class", COL_TEXT},
+    {"PERIOD", "period_us", COL_US},
+    {"BUDGET", "budget_us", COL_US},
+    {"REMAIN", "remaining_us", COL_US},
+    {"USED", "used_us", COL_US},
+    {"LAST", "used_last_period_us", COL_US},
+    {"PRED", "predicted_us", COL_US},
+    {"DEBT", "debt_us", COL_US},
+    {"UTIL", "utilization", COL_PERCENT},
+    {"CLI", "clients", COL_COUNT},
+    {"CTX", "contexts", COL_COUNT},
+    {"GROUPS", "groups", COL_COUNT},
+    {"OVR", "overruns", COL_COUNT},
+    {"MISS", "deadline_misses", COL_COUNT},
+    {"THR", "throttled", COL_COUNT},
+    {"TIMESTAMPS", "timestamp_source", COL_TEXT},
+};
+#define N_BUDGET_COLUMNS (sizeof(budget_columns) / sizeof(budget_columns[0]))
+#define CELL_MAX	 48
+
+static bool is_number(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+/* Formats a time in microseconds with a unit that keeps it short. */
+static void format_us(char *buf, size_t size, double us)
+{
+	if (us < 1000.0)
+		snprintf(buf, size, "%.0fus", us);
+	else if (us < 1000000.0)
+		snprintf(buf, size, "%.2fms", us / 1000.0);
+	else
+		snprintf(buf, size, "%.2fs", us / 1000000.0);
+}
+
+static void format_cell(char *buf, size_t size, struct json_object *domain,
+			const struct column *col)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(domain, col->key, &v) || !v) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	switch (col->kind) {
+	case COL_TEXT:
+		snprintf(buf, size, "%s", json_object_get_string(v));
+		for (char *p = buf; *p; p++) {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		}
+		return;
+	case COL_US:
+		if (is_number(v))
+			format_us(buf, size, json_object_get_double(v));
+		else
+			snprintf(buf, size, "-");
+		return;
+	case COL_COUNT:
+		if (json_object_is_type(v, json_type_int))
+			snprintf(buf, size, "%" PRId64, json_object_get_int64(v));
+		else
+			snprintf(buf, size, "-");
+		return;
+	case COL_PERCENT:
+		if (is_number(v))
+			snprintf(buf, size, "%.1f%%", json_object_get_double(v) * 100.0);
+		else
+			snprintf(buf, size, "-");
+		return;
+	}
+}
+
+static void print_row(char cells[][CELL_MAX], const size_t *widths)
+{
+	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
+		bool last = c + 1 == N_BUDGET_COLUMNS;
+		int w = (int)widths[c];
+
+		if (budget_columns[c].kind == COL_TEXT)
+			printf("%-*s", last ? 0 : w, cells[c]);
+		else
+			printf("%*s", w, cells[c]);
+		if (!last)
+			fputs("  ", stdout);
+	}
+	putchar('\n');
+}
+
+static int print_budgets(struct json_object *result)
+{
+	struct json_object *policy, *domains;
+	char(*cells)[N_BUDGET_COLUMNS][CELL_MAX];
+	size_t widths[N_BUDGET_COLUMNS];
+	size_t n;
+
+	if (!json_object_object_get_ex(result, "domains", &domains) ||
+	    !json_object_is_type(domains, json_type_array)) {
+		print_error("malformed reply from mediatord: no \"domains\" array");
+		return EXIT_UNREACHABLE;
+	}
+	fputs("policy: ", stdout);
+	if (json_object_object_get_ex(result, "policy", &policy) && policy)
+		print_sanitized(json_object_get_string(policy));
+	else
+		fputs("-", stdout);
+	putchar('\n');
+
+	n = json_object_array_length(domains);
+	if (n == 0) {
+		puts("(no domains)");
+		return EXIT_OK;
+	}
+	cells = calloc(n + 1, sizeof(*cells));
+	if (!cells) {
+		print_error("out of memory");
+		return EXIT_REFUSED;
+	}
+	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
+		snprintf(cells[0][c], CELL_MAX, "%s", budget_columns[c].header);
+		widths[c] = strlen(cells[0][c]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+
+		for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
+			size_t w;
+
+			if (json_object_is_type(d, json_type_object))
+				format_cell(cells[i + 1][c], CELL_MAX, d, &budget_columns[c]);
+			else
+				snprintf(cells[i + 1][c], CELL_MAX, "-");
+			w = strlen(cells[i + 1][c]);
+			if (w > widths[c])
+				widths[c] = w;
+		}
+	}
+	for (size_t i = 0; i <= n; i++)
+		print_row(cells[i], widths);
+	free(cells);
+	return EXIT_OK;
+}
+
+static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
+{
+	struct json_object *result;
+	struct sub_args a;
+	int r = parse_sub_args("show-budgets", argc, argv, true, 0, &a);
+
+	if (r == EXIT_OK && a.help)
+		fputs(show_budgets_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	r = call(socket_path, new_request("show-budgets"), &result);
+	if (r != EXIT_OK)
+		goto out;
+	if (a.json)
+		print_json(result);
+	else
+		r = print_budgets(result);
+	json_object_put(result);
+out:
+	free(a.args);
+	return r;
+}
+
+/* Returns @file made absolute against the current directory, in a new string (caller frees). */
+static char *absolute_path(const char *file)
+{
+	char *cwd, *path;
+
+	if (file[0] == '/')
+		return strdup(file);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return NULL;
+	if (asprintf(&path, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", file) < 0)
+		path = NULL;
+	free(cwd);
+	return path;
+}
+
+static int cmd_trace(const char *socket_path, int argc, char **argv)
+{
+	struct json_object *req, *result, *jpath;
+	struct sub_args a;
+	char *path;
+	int r = parse_sub_args("trace", argc, argv, false, 2, &a);
+
+	if (r == EXIT_OK && a.help)
+		fputs(trace_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	if (a.n_args == 0) {
+		r = usage_error("trace: missing 'start FILE' or 'stop'");
+		goto out;
+	}
+	if (!strcmp(a.args[0], "stop")) {
+		if (a.n_args > 1) {
+			r = usage_error("trace stop: unexpected argument '%s'", a.args[1]);
+			goto out;
+		}
+		r = call(socket_path, new_request("trace-stop"), &result);
+		if (r == EXIT_OK) {
+			puts("trace stopped");
+			json_object_put(result);
+		}
+		goto out;
+	}
+	if (strcmp(a.args[0], "start") != 0) {
+		r = usage_error("trace: unknown action '%s' (expected start or stop)", a.args[0]);
+		goto out;
+	}
+	if (a.n_args < 2 || !a.args[1][0]) {
+		r = usage_error("trace start: missing FILE");
+		goto out;
+	}
+	path = absolute_path(a.args[1]);
+	if (!path) {
+		print_error("trace start: cannot make '%s' absolute: %s", a.args[1],
+			    strerror(errno));
+		r = EXIT_REFUSED;
+		goto out;
+	}
+	req = new_request("trace-start");
+	if (req)
+		json_object_object_add(req, "path", json_object_new_string(path));
+	r = call(socket_path, req, &result);
+	if (r == EXIT_OK) {
+		fputs("tracing to ", stdout);
+		if (json_object_object_get_ex(result, "path", &jpath) &&
+		    json_object_is_type(jpath, json_type_string))
+			print_sanitized(json_object_get_string(jpath));
+		else
+			print_sanitized(path);
+		putchar('\n');
+		json_object_put(result);
+	}
+	free(path);
+out:
+	free(a.args);
+	return r;
+}
+
+static int finish(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		print_error("cannot write to standard output: %s", strerror(errno));
+		if (status == EXIT_OK)
+			status = EXIT_REFUSED;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_un addr;
+	const char *socket_path = getenv(MEDIATORCTL_SOCKET_ENV);
+	const char *cmd;
+	int i;
+
+	if (!socket_path || !socket_path[0])
+		socket_path = MEDIATOR_DEFAULT_CONTROL_SOCKET;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(main_help, stdout);
+			return finish(EXIT_OK);
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			puts("mediatorctl " MEDIATOR_VERSION);
+			return finish(EXIT_OK);
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--socket")) {
+			if (i + 1 >= argc)
+				return usage_error("option '%s' needs a PATH", a);
+			socket_path = argv[++i];
+		} else if (!strncmp(a, "--socket=", 9)) {
+			socket_path = a + 9;
+		} else {
+			return usage_error("unknown option '%s'", a);
+		}
+	}
+	if (i >= argc)
+		return usage_error("missing COMMAND (status, show-budgets or trace)");
+	if (!socket_path[0] || strlen(socket_path) >= sizeof(addr.sun_path))
+		return usage_error("socket path '%s' is empty or too long", socket_path);
+
+	cmd = argv[i++];
+	if (!strcmp(cmd, "status"))
+		return finish(cmd_status(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "show-budgets"))
+		return finish(cmd_show_budgets(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "trace"))
+		return finish(cmd_trace(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "help")) {
+		fputs(main_help, stdout);
+		return finish(EXIT_OK);
+	}
+	return usage_error("unknown command '%s'", cmd);
+}

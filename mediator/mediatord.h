@@ -1,0 +1,42 @@
+/*
+ * mediatord's core: the domains of the config, their listening sockets,
+ * one worker process per accepted connection, the records the workers
+ * send, the control socket and the trace. Everything runs on one thread,
+ * driven by a loop (loop.h); signals arrive through a signalfd.
+ *
+ * Objects: struct mediatord owns one struct domain (accounting) and one
+ * listening socket per configured domain, a list of struct client (one per
+ * live worker: its pid, record channel and what it reported), the control
+ * server and the active trace, if any.
+ */
+#ifndef MEDIATOR_MEDIATORD_H
+#define MEDIATOR_MEDIATORD_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/* Largest message a worker may send on its record channel. */
+#define MEDIATORD_MAX_RECORD 512
+/* Socket buffer of a record channel: about a thousand records in flight. */
+#define MEDIATORD_RECORD_BUFFER (1 << 20)
+/* Workers still running at shutdown get SIGTERM, then SIGKILL after this. */
+#define MEDIATORD_STOP_GRACE_MS 2000
+/* Most clients served at once, over all domains. */
+#define MEDIATORD_MAX_CLIENTS 256
+
+struct mediatord;
+
+/*
+ * Creates the sockets of @cfg (copied) and the control socket. @worker_path
+ * is the mediator-worker executable. Returns NULL and writes a reason into
+ * @err on failure.
+ */
+struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
+				   char *err, size_t err_size);
+/* Serves until SIGTERM or SIGINT. Returns 0 or a negative errno. */
+int mediatord_run(struct mediatord *md);
+/* Stops all workers, closes and unlinks all sockets. NULL is fine. */
+void mediatord_destroy(struct mediatord *md);
+
+#endif

@@ -1,0 +1,681 @@
+/*
+ * mediatord's core (see mediatord.h).
+ *
+ * Life of a client: a connection is accepted on a domain's socket; a
+ * SOCK_SEQPACKET socketpair is made for its records; mediator-worker is
+ * spawned with the connection on fd 3 and its end of the pair on fd 4;
+ * mediatord keeps its end and reads records from it. When the worker
+ * exits (SIGCHLD, however it ended), mediatord reads what records remain,
+ * takes the client's clients/contexts counts back from its domain and
+ * forgets it. mediatord never parses client bytes itself and never waits
+ * on a worker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "domain.h"
+#include "loop.h"
+#include "mediator-build-config.h"
+#include "mediatord.h"
+#include "trace.h"
+#include "util.h"
+#include "wire.h"
+
+extern char **environ;
+
+struct listener {
+	struct mediatord *md;
+	struct domain *domain;
+	int fd;
+	struct loop_source *source;
+};
+
+struct client {
+	struct mediatord *md;
+	struct listener *listener;
+	uint32_t id;
+	pid_t pid;
+	int record_fd;
+	struct loop_source *source;
+	uint32_t contexts;
+	int32_t peer_pid;
+	uint64_t last_seq;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+	struct client *next;
+};
+
+struct mediatord {
+	struct mediator_config cfg;
+	char worker_path[4096];
+	struct loop *loop;
+	int signal_fd;
+	struct loop_source *signal_source;
+	struct listener listeners[CONFIG_MAX_DOMAINS];
+	struct control *control;
+	struct trace *trace;
+	struct client *clients;
+	uint32_t n_clients;
+	uint32_t next_client_id;
+	uint64_t started_ns;
+	uint64_t bad_records;
+};
+
+/* ---- clients ----------------------------------------------------------- */
+
+static void client_free(struct client *c)
+{
+	struct mediatord *md = c->md;
+	struct client **pp;
+
+	for (pp = &md->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	md->n_clients--;
+	domain_client_removed(c->listener->domain);
+	if (c->contexts)
+		domain_contexts_changed(c->listener->domain, -(int)c->contexts);
+	loop_remove(c->source);
+	if (c->record_fd >= 0)
+		close(c->record_fd);
+	free(c);
+}
+
+static bool string_ok(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+/* Checks and applies one record. Returns false if the worker broke the protocol. */
+static bool client_take_record(struct client *c, const void *buf, size_t size)
+{
+	struct mediatord *md = c->md;
+	struct domain *domain = c->listener->domain;
+	struct wire_header hdr;
+
+	if (size < sizeof(hdr))
+		return false;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.size != size)
+		return false;
+	switch (hdr.type) {
+	case WIRE_HELLO: {
+		struct wire_hello m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.timestamp_source, sizeof(m.timestamp_source)) ||
+		    !string_ok(m.renderer, sizeof(m.renderer)))
+			return false;
+		domain_set_timestamp_source(domain, m.timestamp_source);
+		return true;
+	}
+	case WIRE_CLIENT_INFO: {
+		struct wire_client_info m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.name, sizeof(m.name)))
+			return false;
+		memcpy(c->name, m.name, sizeof(c->name));
+		c->peer_pid = m.peer_pid;
+		return true;
+	}
+	case WIRE_CONTEXT: {
+		struct wire_context m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.name, sizeof(m.name)) || m.alive > 1)
+			return false;
+		if (m.alive) {
+			c->contexts++;
+			domain_contexts_changed(domain, 1);
+		} else if (c->contexts) {
+			c->contexts--;
+			domain_contexts_changed(domain, -1);
+		}
+		return true;
+	}
+	case WIRE_GROUP: {
+		struct wire_group m;
+		uint64_t now = mono_now_ns();
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
+		    m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns || m.end_ns > now)
+			return false;
+		c->last_seq = m.seq;
+		c->groups++;
+		domain_charge_group(domain, &m, now);
+		if (md->trace &&
+		    trace_write_group(md->trace, domain_config(domain)->name, c->id, &m) < 0) {
+			log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
+			trace_close(md->trace);
+			md->trace = NULL;
+		}
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* Reads every record waiting. Returns false when the channel is closed or broken. */
+static bool client_read_records(struct client *c)
+{
+	uint8_t buf[MEDIATORD_MAX_RECORD];
+
+	for (;;) {
+		ssize_t n = recv(c->record_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (n == 0)
+			return false;
+		if ((size_t)n > sizeof(buf) || !client_take_record(c, buf, (size_t)n)) {
+			c->md->bad_records++;
+			log_error("domain %s client %u: worker %d sent a malformed record; "
+				  "stopping it",
+				  domain_config(c->listener->domain)->name, c->id, (int)c->pid);
+			kill(c->pid, SIGKILL);
+			return false;
+		}
+	}
+}
+
+static void on_record(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	if (!client_read_records(c)) {
+		/* The worker is gone or cut off; it is forgotten when reaped. */
+		loop_remove(c->source);
+		c->source = NULL;
+		close(c->record_fd);
+		c->record_fd = -1;
+	}
+}
+
+static int move_fd_above(int fd, int min)
+{
+	int nfd;
+
+	if (fd >= min)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+	close(fd);
+	return nfd;
+}
+
+static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, int client_fd,
+			  int worker_fd)
+{
+	char id_str[16], inflight_str[16];
+	const char *argv[] = {
+		md->worker_path,
+		"--domain",
+		domain_config(l->domain)->name,
+		"--client-id",
+		id_str,
+		"--renderer",
+		config_renderer_name(md->cfg.renderer),
+		"--render-node",
+		md->cfg.render_node,
+		"--max-inflight",
+		inflight_str,
+		NULL,
+	};
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	pid_t pid = -1;
+	int r;
+
+	snprintf(id_str, sizeof(id_str), "%u", id);
+	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* dup2 onto the fixed numbers clears close-on-exec there; everything
+	 * else of mediatord's is close-on-exec. */
+	posix_spawn_file_actions_adddup2(&fa, client_fd, WIRE_CLIENT_FD);
+	posix_spawn_file_actions_adddup2(&fa, worker_fd, WIRE_WORKER_FD);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	{
+		sigset_t def;
+
+		sigemptyset(&def);
+		sigaddset(&def, SIGPIPE);
+		sigaddset(&def, SIGCHLD);
+		sigaddset(&def, SIGTERM);
+		sigaddset(&def, SIGINT);
+		sigaddset(&def, SIGHUP);
+		posix_spawnattr_setsigdefault(&attr, &def);
+	}
+	r = posix_spawn(&pid, md->worker_path, &fa, &attr, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		errno = r;
+		return -1;
+	}
+	return pid;
+}
+
+static void accept_client(struct listener *l)
+{
+	struct mediatord *md = l->md;
+	const char *dname = domain_config(l->domain)->name;
+	int client_fd, pair[2];
+	int bufsize = MEDIATORD_RECORD_BUFFER;
+	struct client *c;
+
+	client_fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (client_fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("domain %s: accept: %s", dname, strerror(errno));
+		return;
+	}
+	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
+		log_warn("domain %s: refusing a client: %u clients already", dname, md->n_clients);
+		close(client_fd);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		log_error("domain %s: socketpair: %s", dname, strerror(errno));
+		close(client_fd);
+		return;
+	}
+	/* Keep the fds the worker inherits away from the numbers they get there. */
+	client_fd = move_fd_above(client_fd, WIRE_WORKER_FD + 1);
+	pair[1] = move_fd_above(pair[1], WIRE_WORKER_FD + 1);
+	setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+	setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+
+	c = calloc(1, sizeof(*c));
+	if (!c || client_fd < 0 || pair[1] < 0) {
+		log_error("domain %s: out of resources for a new client", dname);
+		goto fail;
+	}
+	c->md = md;
+	c->listener = l;
+	c->id = ++md->next_client_id;
+	c->record_fd = pair[0];
+	c->peer_pid = -1;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->pid = spawn_worker(md, l, c->id, client_fd, pair[1]);
+	if (c->pid < 0) {
+		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
+			  strerror(errno));
+		goto fail;
+	}
+	close(client_fd);
+	close(pair[1]);
+	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, on_record, c);
+	if (!c->source) {
+		kill(c->pid, SIGKILL);
+		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
+	}
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	domain_client_added(l->domain);
+	log_info("domain %s: client %u accepted, worker %d", dname, c->id, (int)c->pid);
+	return;
+fail:
+	free(c);
+	if (client_fd >= 0)
+		close(client_fd);
+	close(pair[0]);
+	if (pair[1] >= 0)
+		close(pair[1]);
+}
+
+static void on_accept(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data);
+}
+
+static void reap_workers(struct mediatord *md)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct client *c;
+
+		for (c = md->clients; c && c->pid != pid; c = c->next)
+			;
+		if (!c)
+			continue;
+		if (c->record_fd >= 0)
+			client_read_records(c);
+		if (WIFSIGNALED(status))
+			log_warn("domain %s: client %u: worker %d killed by signal %d",
+				 domain_config(c->listener->domain)->name, c->id, (int)pid,
+				 WTERMSIG(status));
+		else
+			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
+				 domain_config(c->listener->domain)->name, c->id, (int)pid,
+				 WEXITSTATUS(status), (unsigned long long)c->groups);
+		client_free(c);
+	}
+}
+
+static void on_signal(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_workers(md);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			log_info("signal %u: shutting down", si.ssi_signo);
+			loop_quit(md->loop);
+			break;
+		default:
+			break;
+		}
+	}
+	if (md->trace)
+		trace_tick(md->trace, mono_now_ns());
+}
+
+/* ---- control requests -------------------------------------------------- */
+
+static struct json_object *ctl_show_budgets(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+	uint64_t now = mono_now_ns();
+
+	if (md->trace)
+		trace_tick(md->trace, now);
+	json_object_object_add(o, "policy",
+			       json_object_new_string(config_policy_name(md->cfg.policy)));
+	for (size_t i = 0; i < md->cfg.n_domains; i++)
+		json_object_array_add(arr, domain_to_json(md->listeners[i].domain, now));
+	json_object_object_add(o, "domains", arr);
+	return o;
+}
+
+static struct json_object *ctl_status(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *workers = json_object_new_array();
+	uint64_t now = mono_now_ns();
+
+	json_object_object_add(o, "version", json_object_new_string(MEDIATOR_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "config", json_object_new_string(md->cfg.path));
+	json_object_object_add(o, "uptime_s",
+			       json_object_new_double((double)(now - md->started_ns) / 1e9));
+	json_object_object_add(o, "policy",
+			       json_object_new_string(config_policy_name(md->cfg.policy)));
+	json_object_object_add(o, "max_inflight", json_object_new_int64(md->cfg.max_inflight));
+	json_object_object_add(o, "renderer",
+			       json_object_new_string(config_renderer_name(md->cfg.renderer)));
+	json_object_object_add(o, "domains", json_object_new_int64((int64_t)md->cfg.n_domains));
+	json_object_object_add(o, "clients", json_object_new_int64(md->n_clients));
+	json_object_object_add(o, "trace", md->trace ? json_object_new_string(trace_path(md->trace))
+						      : NULL);
+	json_object_object_add(o, "bad_records", json_object_new_uint64(md->bad_records));
+	for (struct client *c = md->clients; c; c = c->next) {
+		struct json_object *w = json_object_new_object();
+
+		json_object_object_add(w, "client", json_object_new_int64(c->id));
+		json_object_object_add(
+			w, "domain", json_object_new_string(domain_config(c->listener->domain)->name));
+		json_object_object_add(w, "worker_pid", json_object_new_int(c->pid));
+		json_object_object_add(w, "peer_pid", json_object_new_int(c->peer_pid));
+		json_object_object_add(w, "name", json_object_new_string(c->name));
+		json_object_object_add(w, "groups", json_object_new_uint64(c->groups));
+		json_object_array_add(workers, w);
+	}
+	json_object_object_add(o, "workers", workers);
+	return o;
+}
+
+static int ctl_trace_start(void *data, const char *path, char *err, size_t err_size)
+{
+	struct mediatord *md = data;
+	struct trace *t;
+
+	if (md->trace) {
+		snprintf(err, err_size, "a trace is already being written to %s",
+			 trace_path(md->trace));
+		return -EBUSY;
+	}
+	t = trace_open(path, err, err_size);
+	if (!t)
+		return -EIO;
+	md->trace = t;
+	log_info("trace started: %s", path);
+	return 0;
+}
+
+static int ctl_trace_stop(void *data, char *err, size_t err_size)
+{
+	struct mediatord *md = data;
+	int r;
+
+	if (!md->trace) {
+		snprintf(err, err_size, "no trace is being written");
+		return -ENOENT;
+	}
+	log_info("trace stopped: %s", trace_path(md->trace));
+	r = trace_close(md->trace);
+	md->trace = NULL;
+	if (r < 0)
+		snprintf(err, err_size, "trace file incomplete: %s", strerror(-r));
+	return r;
+}
+
+static const struct control_ops control_ops = {
+	.version = CONTROL_OPS_VERSION,
+	.status = ctl_status,
+	.show_budgets = ctl_show_budgets,
+	.trace_start = ctl_trace_start,
+	.trace_stop = ctl_trace_stop,
+};
+
+/* ---- set-up and tear-down ---------------------------------------------- */
+
+static int make_parent_dir(const char *path)
+{
+	char dir[CONFIG_PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int listen_on(const char *path, char *err, size_t err_size)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd;
+
+	if (make_parent_dir(path) < 0) {
+		snprintf(err, err_size, "%s: cannot create its directory: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	/* Replace a stale socket, never anything else. */
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, err_size, "%s exists and is not a socket", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
+				   char *err, size_t err_size)
+{
+	struct mediatord *md = calloc(1, sizeof(*md));
+	sigset_t mask;
+
+	if (!md) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	md->cfg = *cfg;
+	md->signal_fd = -1;
+	md->started_ns = mono_now_ns();
+	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
+	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++)
+		md->listeners[i].fd = -1;
+	md->loop = loop_create();
+	if (!md->loop) {
+		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
+		goto fail;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	md->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (md->signal_fd < 0 ||
+	    !(md->signal_source = loop_add(md->loop, md->signal_fd, EPOLLIN, on_signal, md))) {
+		snprintf(err, err_size, "cannot watch signals: %s", strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		struct listener *l = &md->listeners[i];
+		const struct domain_config *dc = &cfg->domains[i];
+
+		l->md = md;
+		l->domain = domain_create(dc, md->started_ns);
+		if (!l->domain) {
+			snprintf(err, err_size, "out of memory");
+			goto fail;
+		}
+		if (dc->vhost_user_socket[0]) {
+			snprintf(err, err_size,
+				 "domain %s: vhost_user_socket is not supported by this version",
+				 dc->name);
+			goto fail;
+		}
+		l->fd = listen_on(dc->vtest_socket, err, err_size);
+		if (l->fd < 0)
+			goto fail;
+		l->source = loop_add(md->loop, l->fd, EPOLLIN, on_accept, l);
+		if (!l->source) {
+			snprintf(err, err_size, "cannot watch %s: %s", dc->vtest_socket,
+				 strerror(errno));
+			goto fail;
+		}
+		log_info("domain %s (%s): vtest on %s", dc->name, config_class_name(dc->class),
+			 dc->vtest_socket);
+	}
+	md->control = control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
+	if (!md->control)
+		goto fail;
+	return md;
+fail:
+	mediatord_destroy(md);
+	return NULL;
+}
+
+int mediatord_run(struct mediatord *md)
+{
+	return loop_run(md->loop);
+}
+
+static void stop_workers(struct mediatord *md)
+{
+	uint64_t deadline = mono_now_ns() + MEDIATORD_STOP_GRACE_MS * 1000000ull;
+
+	for (struct client *c = md->clients; c; c = c->next)
+		kill(c->pid, SIGTERM);
+	while (md->clients && mono_now_ns() < deadline) {
+		reap_workers(md);
+		if (md->clients)
+			usleep(10000);
+	}
+	for (struct client *c = md->clients; c; c = c->next)
+		kill(c->pid, SIGKILL);
+	while (md->clients) {
+		pid_t pid = md->clients->pid;
+
+		waitpid(pid, NULL, 0);
+		client_free(md->clients);
+	}
+}
+
+void mediatord_destroy(struct mediatord *md)
+{
+	if (!md)
+		return;
+	stop_workers(md);
+	control_destroy(md->control);
+	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
+		struct listener *l = &md->listeners[i];
+
+		loop_remove(l->source);
+		if (l->fd >= 0) {
+			close(l->fd);
+			unlink(md->cfg.domains[i].vtest_socket);
+		}
+		domain_destroy(l->domain);
+	}
+	if (md->trace)
+		trace_close(md->trace);
+	loop_remove(md->signal_source);
+	if (md->signal_fd >= 0)
+		close(md->signal_fd);
+	loop_destroy(md->loop);
+	free(md);
+}

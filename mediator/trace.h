@@ -1,0 +1,34 @@
+/*
+ * The per-group trace of DESIGN.md: JSON Lines, one object per command
+ * group, times in CLOCK_MONOTONIC nanoseconds:
+ *   {"domain", "client", "ctx", "seq", "dispatch_ns", "start_ns", "end_ns",
+ *    "measured_ns", "predicted_ns", "bound_ns", "model", "cmds": {...}}
+ * "cmds" has one member per predict_cmd_class that is non-zero in the group.
+ * Written by mediatord's main thread; buffered, flushed at least once per
+ * second by trace_tick() and completely by trace_close().
+ */
+#ifndef MEDIATOR_TRACE_H
+#define MEDIATOR_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct trace;
+
+/*
+ * Creates (or truncates) the file at @path, mode 0644. Returns NULL and
+ * writes a reason into @err on failure.
+ */
+struct trace *trace_open(const char *path, char *err, size_t err_size);
+/* Flushes, closes and frees. Returns 0 or a negative errno (a failed flush). NULL is fine. */
+int trace_close(struct trace *trace);
+/* Appends one record. Returns 0 or a negative errno. */
+int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
+		      const struct wire_group *group);
+/* Flushes if the last flush is older than a second. */
+void trace_tick(struct trace *trace, uint64_t now_ns);
+const char *trace_path(const struct trace *trace);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * The messages a worker process sends to mediatord over its record channel,
+ * a SOCK_SEQPACKET socketpair created by mediatord before it starts the
+ * worker (the worker's end is fd WIRE_WORKER_FD). One message per packet;
+ * every message starts with struct wire_header. Integers are host-endian:
+ * both ends are the same build on the same machine.
+ *
+ * mediatord does not trust these bytes blindly: a worker parses guest
+ * bytes and may be compromised, so mediatord checks every message's type,
+ * size, string termination and time ordering, and drops the worker's
+ * connection on the first bad message.
+ */
+#ifndef MEDIATOR_WIRE_H
+#define MEDIATOR_WIRE_H
+
+#include <stdint.h>
+
+#include "predict_cmd.h"
+
+/* File descriptors the worker inherits from mediatord. */
+#define WIRE_CLIENT_FD 3 /* the accepted client connection */
+#define WIRE_WORKER_FD 4 /* the worker's end of the record channel */
+
+#define WIRE_NAME_MAX  64
+#define WIRE_MODEL_MAX 16
+
+enum wire_type {
+	WIRE_HELLO = 1,       /* worker -> mediatord, once, when the renderer is up */
+	WIRE_CONTEXT = 2,     /* worker -> mediatord, a guest context was created or destroyed */
+	WIRE_GROUP = 3,       /* worker -> mediatord, one measured command group */
+	WIRE_CLIENT_INFO = 4, /* worker -> mediatord, the client said who it is */
+};
+
+struct wire_header {
+	uint32_t type;
+	uint32_t size; /* of the whole message, header included */
+};
+
+struct wire_hello {
+	struct wire_header hdr;
+	int32_t worker_pid;
+	uint32_t protocol; /* reserved, 0 */
+	char timestamp_source[WIRE_NAME_MAX]; /* NUL-terminated, e.g. "fence-callback" */
+	char renderer[WIRE_NAME_MAX];         /* NUL-terminated, e.g. "egl-surfaceless" */
+};
+
+struct wire_client_info {
+	struct wire_header hdr;
+	int32_t peer_pid; /* from SO_PEERCRED, -1 when unknown */
+	uint32_t reserved;
+	char name[WIRE_NAME_MAX]; /* NUL-terminated, from VCMD_CREATE_RENDERER */
+};
+
+struct wire_context {
+	struct wire_header hdr;
+	uint32_t ctx_id;
+	uint32_t alive; /* 1 created, 0 destroyed */
+	char name[WIRE_NAME_MAX];
+};
+
+struct wire_group {
+	struct wire_header hdr;
+	uint32_t ctx_id;
+	uint32_t reserved;
+	uint64_t seq;         /* per client, from 1 */
+	uint64_t dispatch_ns; /* when the worker handed it to the renderer */
+	uint64_t start_ns;    /* max(dispatch, end of the previous group) */
+	uint64_t end_ns;      /* completion of its fence */
+	uint64_t predicted_ns; /* 0 while no model predicts */
+	uint64_t bound_ns;     /* 0 while no model predicts */
+	uint32_t cmds[PREDICT_CMD_CLASS_COUNT];
+	char model[WIRE_MODEL_MAX]; /* NUL-terminated, "" while no model predicts */
+};
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * In-flight command groups of one client (see groups.h). Groups live in a
+ * ring indexed by sequence number; they complete in sequence order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "groups.h"
+
+struct pending_group {
+	uint64_t dispatch_ns;
+	struct predict_cmd_counts counts;
+};
+
+struct groups {
+	uint32_t ctx_id;
+	uint32_t limit;          /* max groups in flight */
+	uint64_t next_seq;       /* seq of the next dispatched group */
+	uint64_t oldest_seq;     /* seq of the oldest group in flight */
+	uint64_t last_end_ns;    /* end of the previous completed group */
+	struct pending_group ring[GROUPS_MAX_TRACKED];
+};
+
+struct groups *groups_create(uint32_t ctx_id, uint32_t max_inflight)
+{
+	struct groups *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->ctx_id = ctx_id;
+	g->limit = (max_inflight == 0 || max_inflight > GROUPS_MAX_TRACKED) ? GROUPS_MAX_TRACKED
+									      : max_inflight;
+	g->next_seq = 1;
+	g->oldest_seq = 1;
+	return g;
+}
+
+void groups_destroy(struct groups *groups)
+{
+	free(groups);
+}
+
+uint32_t groups_inflight(const struct groups *groups)
+{
+	return (uint32_t)(groups->next_seq - groups->oldest_seq);
+}
+
+bool groups_can_dispatch(const struct groups *groups)
+{
+	return groups_inflight(groups) < groups->limit;
+}
+
+uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns,
+			 const struct predict_cmd_counts *counts)
+{
+	uint64_t seq = groups->next_seq++;
+	struct pending_group *p = &groups->ring[seq % GROUPS_MAX_TRACKED];
+
+	p->dispatch_ns = dispatch_ns;
+	p->counts = *counts;
+	return seq;
+}
+
+uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
+			 void (*emit)(const struct wire_group *record, void *data), void *data)
+{
+	uint32_t done = 0;
+
+	if (seq < groups->oldest_seq || seq >= groups->next_seq)
+		return 0;
+	while (groups->oldest_seq <= seq) {
+		uint64_t s = groups->oldest_seq++;
+		const struct pending_group *p = &groups->ring[s % GROUPS_MAX_TRACKED];
+		struct wire_group r;
+
+		memset(&r, 0, sizeof(r));
+		r.hdr.type = WIRE_GROUP;
+		r.hdr.size = sizeof(r);
+		r.ctx_id = groups->ctx_id;
+		r.seq = s;
+		r.dispatch_ns = p->dispatch_ns;
+		r.start_ns = p->dispatch_ns > groups->last_end_ns ? p->dispatch_ns
+								   : groups->last_end_ns;
+		/* A clock read on another CPU can be a hair before dispatch. */
+		r.end_ns = end_ns > r.start_ns ? end_ns : r.start_ns;
+		groups->last_end_ns = r.end_ns;
+		memcpy(r.cmds, p->counts.n, sizeof(r.cmds));
+		emit(&r, data);
+		done++;
+	}
+	return done;
+}

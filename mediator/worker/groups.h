@@ -1,0 +1,58 @@
+/*
+ * Command groups of one client, from dispatch to completion.
+ *
+ * A command group is one submitted command buffer. The worker dispatches
+ * it to the renderer together with a fence; the fence's completion time is
+ * the group's end. As in seed 002 (§IV-F), a group's execution starts when
+ * it was dispatched or when the previous group ended, whichever is later:
+ *   start_k = max(dispatch_k, end_{k-1}),  measured_k = end_k - start_k.
+ *
+ * groups also enforces max_inflight: at most that many groups may be
+ * dispatched and not yet completed (0 = unlimited).
+ *
+ * Not thread-safe: all calls come from the worker's main thread (fence
+ * completions are handed over to it first, see renderer.h).
+ */
+#ifndef MEDIATOR_GROUPS_H
+#define MEDIATOR_GROUPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "predict_cmd.h"
+#include "wire.h"
+
+/* Most groups tracked in flight when max_inflight is 0 (unlimited): a
+ * client that outruns the GPU by more than this is throttled here. */
+#define GROUPS_MAX_TRACKED 1024u
+
+struct groups;
+
+/* @max_inflight 0 means unlimited (up to GROUPS_MAX_TRACKED). */
+struct groups *groups_create(uint32_t ctx_id, uint32_t max_inflight);
+/* NULL is fine. */
+void groups_destroy(struct groups *groups);
+
+/* True when another group may be dispatched now. */
+bool groups_can_dispatch(const struct groups *groups);
+/* Groups dispatched and not yet completed. */
+uint32_t groups_inflight(const struct groups *groups);
+
+/*
+ * Records a group dispatched at @dispatch_ns with the command counts
+ * @counts. Returns its sequence number (from 1), which is also the fence id
+ * the caller attaches to it. Call only when groups_can_dispatch().
+ */
+uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns,
+			 const struct predict_cmd_counts *counts);
+
+/*
+ * The fence of group @seq completed at @end_ns: this completes @seq and any
+ * earlier group still in flight (fences complete in order). For each
+ * completed group, @emit is called with its finished record. Returns the
+ * number of groups completed; a @seq that is not in flight completes none.
+ */
+uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
+			 void (*emit)(const struct wire_group *record, void *data), void *data);
+
+#endif

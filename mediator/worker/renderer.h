@@ -1,0 +1,57 @@
+/*
+ * The worker's renderer: libvirglrenderer, initialised once per worker
+ * process (virglrenderer keeps process-global state, one more reason for a
+ * process per client), and the completion timestamps of its fences.
+ *
+ * Timestamp source "fence-callback": virglrenderer is initialised with
+ * VIRGL_RENDERER_THREAD_SYNC | VIRGL_RENDERER_ASYNC_FENCE_CB, so its sync
+ * thread waits on each fence's GL sync object and calls our write_fence
+ * callback as soon as it signals. The callback (on that sync thread) takes
+ * the CLOCK_MONOTONIC time and queues (fence id, time) into a
+ * single-producer/single-consumer ring, then wakes the main thread through
+ * an eventfd. The main thread takes completions out with
+ * renderer_take_completions(). This is the CPU-side fence callback of the
+ * fallback chain in DESIGN.md; the kernel's IRQ-time stamps replace it when
+ * host-kmod is loaded.
+ */
+#ifndef MEDIATOR_RENDERER_H
+#define MEDIATOR_RENDERER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct renderer;
+
+/*
+ * Initialises virglrenderer with the given backend (@render_node is used by
+ * MEDIATOR_RENDERER_EGL_GBM). Only one renderer may exist per process.
+ * Returns NULL and writes a reason into @err on failure.
+ */
+struct renderer *renderer_create(enum mediator_renderer kind, const char *render_node, char *err,
+				 size_t err_size);
+/* Cleans up virglrenderer (all contexts and resources). NULL is fine. */
+void renderer_destroy(struct renderer *renderer);
+
+/* Readable (an eventfd) when fence completions are waiting. Owned by the renderer. */
+int renderer_completion_fd(const struct renderer *renderer);
+
+/* Name of the timestamp source, for show-budgets ("fence-callback"). */
+const char *renderer_timestamp_source(const struct renderer *renderer);
+
+/*
+ * Creates fence @fence_id (non-zero, increasing) after everything submitted
+ * so far on @ctx_id. Returns 0 or a negative errno.
+ */
+int renderer_fence(struct renderer *renderer, uint32_t ctx_id, uint32_t fence_id);
+
+/*
+ * Calls @fn(fence_id, end_ns, data) on the calling (main) thread for every
+ * fence completed since the last call, in completion order.
+ */
+void renderer_take_completions(struct renderer *renderer,
+			       void (*fn)(uint32_t fence_id, uint64_t end_ns, void *data),
+			       void *data);
+
+#endif

@@ -1,0 +1,807 @@
+/*
+ * vtest transport (see vtest_server.h).
+ *
+ * Objects: the server owns the client connection, a vtest_parser that
+ * frames its bytes, the renderer (created lazily on the first command
+ * that needs the GPU, so a client that only handshakes costs no GL
+ * set-up), a handle_map of the client's resources, and the client's
+ * in-flight command groups.
+ *
+ * Flow control: the server stops reading from the client while a
+ * SUBMIT_CMD waits for a free in-flight slot (max_inflight) or a
+ * RESOURCE_BUSY_WAIT with the WAIT flag waits for the GPU to go idle; the
+ * message stays in the parser's buffer until the fence completions that
+ * unblock it arrive. The client, which waits for replies anyway, sees
+ * backpressure as the GPU would give it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <virgl/virglrenderer.h>
+
+#include "groups.h"
+#include "handle_map.h"
+#include "renderer.h"
+#include "util.h"
+#include "vtest_parser.h"
+#include "vtest_server.h"
+#include "wire.h"
+
+/*
+ * virglrenderer.h declares struct virgl_box but its definition lives in
+ * virglrenderer's src/virgl_hw.h, which is not installed: six uint32, the
+ * origin and the size of a box.
+ */
+struct virgl_box {
+	uint32_t x, y, z;
+	uint32_t w, h, d;
+};
+
+/* The one virgl context of this client (one context per vtest connection). */
+#define VTEST_CTX_ID 1
+
+struct vtest_resource {
+	uint32_t handle;
+	void *shm; /* NULL when there is no backing */
+	size_t shm_size;
+	/* virglrenderer keeps a pointer to the iovec attached as backing, not
+	 * a copy: it must live as long as the resource. */
+	struct iovec iov;
+};
+
+enum blocked_on {
+	BLOCKED_NONE = 0,
+	BLOCKED_INFLIGHT, /* a SUBMIT_CMD waits for a free slot */
+	BLOCKED_IDLE,     /* a BUSY_WAIT with WAIT waits for all groups */
+};
+
+struct vtest_server {
+	struct vtest_server_options opt;
+	struct vtest_parser *parser;
+	struct renderer *renderer;
+	struct groups *groups;
+	struct handle_map *resources;
+	uint64_t shm_bytes;
+	uint32_t protocol_version;
+	bool named; /* CREATE_RENDERER was received */
+	bool have_context;
+	bool renderer_failed;
+	char client_name[WIRE_NAME_MAX];
+	enum blocked_on blocked;
+	struct vtest_msg blocked_msg;
+	uint64_t records_dropped;
+	bool mediator_gone;
+};
+
+#define srv_log(level, s, fmt, ...)                                                                \
+	log_msg(level, "domain %s client %u: " fmt, (s)->opt.domain, (s)->opt.client_id,          \
+		##__VA_ARGS__)
+
+struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
+{
+	struct vtest_server *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->opt = *options;
+	s->parser = vtest_parser_create(0);
+	s->resources = handle_map_create();
+	s->groups = groups_create(VTEST_CTX_ID, options->max_inflight);
+	if (!s->parser || !s->resources || !s->groups) {
+		vtest_parser_destroy(s->parser);
+		handle_map_destroy(s->resources);
+		groups_destroy(s->groups);
+		free(s);
+		return NULL;
+	}
+	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
+	return s;
+}
+
+static void resource_free(struct vtest_resource *res)
+{
+	if (res->shm) {
+		virgl_renderer_resource_detach_iov((int)res->handle, NULL, NULL);
+		munmap(res->shm, res->shm_size);
+	}
+	virgl_renderer_resource_unref(res->handle);
+	free(res);
+}
+
+void vtest_server_destroy(struct vtest_server *server)
+{
+	struct vtest_resource *res;
+
+	if (!server)
+		return;
+	while ((res = handle_map_pop(server->resources)))
+		resource_free(res);
+	if (server->have_context)
+		virgl_renderer_context_destroy(VTEST_CTX_ID);
+	renderer_destroy(server->renderer);
+	handle_map_destroy(server->resources);
+	groups_destroy(server->groups);
+	vtest_parser_destroy(server->parser);
+	close(server->opt.client_fd);
+	close(server->opt.mediator_fd);
+	free(server);
+}
+
+/* ---- talking to mediatord ---------------------------------------------- */
+
+static void send_to_mediator(struct vtest_server *s, const void *msg, size_t size)
+{
+	if (s->mediator_gone)
+		return;
+	if (send(s->opt.mediator_fd, msg, size, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)size)
+		return;
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		if (s->records_dropped++ == 0)
+			srv_log(LOG_LEVEL_WARN, s, "mediatord is not taking records; dropping");
+		return;
+	}
+	s->mediator_gone = true;
+}
+
+static void emit_group(const struct wire_group *record, void *data)
+{
+	send_to_mediator(data, record, sizeof(*record));
+}
+
+static void send_context(struct vtest_server *s, bool alive)
+{
+	struct wire_context m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = WIRE_CONTEXT;
+	m.hdr.size = sizeof(m);
+	m.ctx_id = VTEST_CTX_ID;
+	m.alive = alive;
+	snprintf(m.name, sizeof(m.name), "%s", s->client_name);
+	send_to_mediator(s, &m, sizeof(m));
+}
+
+/* ---- talking to the client --------------------------------------------- */
+
+/* Writes all of @buf. The socket is blocking with a send timeout. */
+static int send_all(struct vtest_server *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(s->opt.client_fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_reply(struct vtest_server *s, uint32_t len_field, uint32_t cmd, const void *body,
+		      size_t body_len)
+{
+	uint32_t hdr[VTEST_HDR_DWORDS] = {len_field, cmd};
+	int r = send_all(s, hdr, sizeof(hdr));
+
+	if (r == 0 && body_len)
+		r = send_all(s, body, body_len);
+	return r;
+}
+
+/* Sends @fd with one byte of payload, as Mesa's virgl_vtest_receive_fd() expects. */
+static int send_fd(struct vtest_server *s, int fd)
+{
+	char byte = 0;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cmsg;
+
+	memset(&u, 0, sizeof(u));
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	cmsg = CMSG_FIRSTHDR(&msg);
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	if (sendmsg(s->opt.client_fd, &msg, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- renderer, lazily ------------------------------------------------- */
+
+static int need_renderer(struct vtest_server *s)
+{
+	char err[256];
+	struct wire_hello hello;
+
+	if (s->renderer)
+		return 0;
+	if (s->renderer_failed)
+		return -ENODEV;
+	s->renderer = renderer_create(s->opt.renderer, s->opt.render_node, err, sizeof(err));
+	if (!s->renderer) {
+		s->renderer_failed = true;
+		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
+		return -ENODEV;
+	}
+	if (virgl_renderer_context_create(VTEST_CTX_ID, (uint32_t)strlen(s->client_name),
+					  s->client_name)) {
+		srv_log(LOG_LEVEL_ERROR, s, "cannot create the virgl context");
+		return -ENODEV;
+	}
+	s->have_context = true;
+	memset(&hello, 0, sizeof(hello));
+	hello.hdr.type = WIRE_HELLO;
+	hello.hdr.size = sizeof(hello);
+	hello.worker_pid = getpid();
+	snprintf(hello.timestamp_source, sizeof(hello.timestamp_source), "%s",
+		 renderer_timestamp_source(s->renderer));
+	snprintf(hello.renderer, sizeof(hello.renderer), "%s",
+		 config_renderer_name(s->opt.renderer));
+	send_to_mediator(s, &hello, sizeof(hello));
+	send_context(s, true);
+	return 0;
+}
+
+static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
+{
+	struct vtest_server *s = data;
+
+	groups_complete(s->groups, fence_id, end_ns, emit_group, s);
+}
+
+static void take_completions(struct vtest_server *s)
+{
+	if (s->renderer)
+		renderer_take_completions(s->renderer, on_fence, s);
+}
+
+/* ---- command handlers -------------------------------------------------- */
+
+/*
+ * Each handler returns 0, or a negative errno that ends the connection
+ * after *what (a static string) was logged.
+ */
+typedef int (*cmd_fn)(struct vtest_server *s, const struct vtest_msg *m, const char **what);
+
+static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m,
+			       const char **what)
+{
+	size_t n = m->payload_bytes;
+	const char *name = (const char *)m->payload;
+	struct wire_client_info info;
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+
+	/* The name is NUL-terminated within its length; keep what is printable. */
+	size_t len = strnlen(name, n);
+	size_t j = 0;
+
+	for (size_t i = 0; i < len && j + 1 < sizeof(s->client_name); i++) {
+		char c = name[i];
+
+		s->client_name[j++] = (c >= 0x20 && c < 0x7f) ? c : '?';
+	}
+	s->client_name[j] = '\0';
+	s->named = true;
+	if (j == 0)
+		snprintf(s->client_name, sizeof(s->client_name), "unnamed");
+
+	memset(&info, 0, sizeof(info));
+	info.hdr.type = WIRE_CLIENT_INFO;
+	info.hdr.size = sizeof(info);
+	info.peer_pid = -1;
+	if (getsockopt(s->opt.client_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0)
+		info.peer_pid = cred.pid;
+	snprintf(info.name, sizeof(info.name), "%s", s->client_name);
+	send_to_mediator(s, &info, sizeof(info));
+	srv_log(LOG_LEVEL_INFO, s, "client \"%s\" (pid %d) connected", s->client_name,
+		(int)info.peer_pid);
+	return 0;
+}
+
+static int cmd_ping(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	return send_reply(s, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+}
+
+static int cmd_protocol_version(struct vtest_server *s, const struct vtest_msg *m,
+				const char **what)
+{
+	uint32_t v = m->payload[0];
+
+	if (v > VTEST_PROTOCOL_VERSION_MAX)
+		v = VTEST_PROTOCOL_VERSION_MAX;
+	if (v == 1)
+		v = 0;
+	s->protocol_version = v;
+	return send_reply(s, VCMD_PROTOCOL_VERSION_SIZE, VCMD_PROTOCOL_VERSION, &v, sizeof(v));
+}
+
+/* GET_CAPS (set 1) and GET_CAPS2 (set 2). The reply's length field is the
+ * caps size in bytes plus one, and its command field the set number, as
+ * the reference server sends and Mesa's client reads. */
+static int send_caps(struct vtest_server *s, uint32_t set, const char **what)
+{
+	uint32_t max_ver = 0, max_size = 0;
+	void *caps;
+	int r;
+
+	if (need_renderer(s) < 0) {
+		*what = "renderer unavailable";
+		return -ENODEV;
+	}
+	virgl_renderer_get_cap_set(set, &max_ver, &max_size);
+	if (max_size == 0) {
+		*what = "renderer has no caps";
+		return -ENODEV;
+	}
+	caps = calloc(1, max_size);
+	if (!caps)
+		return -ENOMEM;
+	virgl_renderer_fill_caps(set, max_ver ? 1 : 0, caps);
+	r = send_reply(s, max_size + 1, set, caps, max_size);
+	free(caps);
+	return r;
+}
+
+static int cmd_get_caps(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	return send_caps(s, 1, what);
+}
+
+static int cmd_get_caps2(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	return send_caps(s, 2, what);
+}
+
+static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t shm_size,
+			   bool with_shm, const char **what)
+{
+	struct virgl_renderer_resource_create_args args = {
+		.handle = p[0],
+		.target = p[1],
+		.format = p[2],
+		.bind = p[3],
+		.width = p[4],
+		.height = p[5],
+		.depth = p[6],
+		.array_size = p[7],
+		.last_level = p[8],
+		.nr_samples = p[9],
+		.flags = 0,
+	};
+	struct vtest_resource *res;
+	int fd = -1;
+	int r;
+
+	if (need_renderer(s) < 0) {
+		*what = "renderer unavailable";
+		return -ENODEV;
+	}
+	if (args.handle == 0) {
+		*what = "resource handle 0";
+		return -EINVAL;
+	}
+	if (handle_map_get(s->resources, args.handle)) {
+		*what = "resource handle already in use";
+		return -EEXIST;
+	}
+	if (handle_map_count(s->resources) >= VTEST_MAX_RESOURCES) {
+		*what = "too many resources";
+		return -ENOSPC;
+	}
+	if (with_shm && shm_size && s->shm_bytes + shm_size > VTEST_MAX_SHM_BYTES) {
+		*what = "shared memory limit reached";
+		return -ENOSPC;
+	}
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	res->handle = args.handle;
+	if (virgl_renderer_resource_create(&args, NULL, 0)) {
+		/* virglrenderer refused the description: a client error. */
+		free(res);
+		*what = "virglrenderer refused the resource description";
+		return -EINVAL;
+	}
+	virgl_renderer_ctx_attach_resource(VTEST_CTX_ID, (int)args.handle);
+	if (with_shm && shm_size) {
+		fd = memfd_create("vtest-res", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0 || ftruncate(fd, shm_size) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		res->shm = mmap(NULL, shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (res->shm == MAP_FAILED) {
+			res->shm = NULL;
+			r = -errno;
+			goto fail;
+		}
+		res->shm_size = shm_size;
+	}
+	r = handle_map_add(s->resources, res->handle, res);
+	if (r < 0)
+		goto fail;
+	if (res->shm) {
+		res->iov.iov_base = res->shm;
+		res->iov.iov_len = res->shm_size;
+		s->shm_bytes += res->shm_size;
+		virgl_renderer_resource_attach_iov((int)res->handle, &res->iov, 1);
+		r = send_fd(s, fd);
+		close(fd);
+		if (r < 0) {
+			*what = "cannot send the backing fd";
+			return r;
+		}
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	*what = "cannot allocate the resource backing";
+	resource_free(res);
+	return r;
+}
+
+static int cmd_resource_create(struct vtest_server *s, const struct vtest_msg *m,
+			       const char **what)
+{
+	return create_resource(s, m->payload, 0, false, what);
+}
+
+static int cmd_resource_create2(struct vtest_server *s, const struct vtest_msg *m,
+				const char **what)
+{
+	return create_resource(s, m->payload, m->payload[10], true, what);
+}
+
+static struct vtest_resource *lookup(struct vtest_server *s, uint32_t handle, const char **what)
+{
+	struct vtest_resource *res = handle_map_get(s->resources, handle);
+
+	if (!res)
+		*what = "resource handle not owned by this client";
+	return res;
+}
+
+static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
+			      const char **what)
+{
+	struct vtest_resource *res = lookup(s, m->payload[0], what);
+
+	if (!res)
+		return -ENOENT;
+	handle_map_remove(s->resources, res->handle);
+	s->shm_bytes -= res->shm_size;
+	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
+	resource_free(res);
+	return 0;
+}
+
+static void box_from(struct virgl_box *box, const uint32_t *p)
+{
+	box->x = p[0];
+	box->y = p[1];
+	box->z = p[2];
+	box->w = p[3];
+	box->h = p[4];
+	box->d = p[5];
+}
+
+/* v0 transfers: data travels inline in the messages. */
+static int cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	const uint32_t *p = m->payload;
+	struct vtest_resource *res = lookup(s, p[0], what);
+	uint32_t data_size = p[10];
+	struct virgl_box box;
+	struct iovec iov;
+	int r;
+
+	if (!res)
+		return -ENOENT;
+	if (data_size > VTEST_DEFAULT_MAX_PAYLOAD) {
+		*what = "transfer size beyond the limit";
+		return -EMSGSIZE;
+	}
+	box_from(&box, p + 4);
+	iov.iov_len = data_size;
+	iov.iov_base = calloc(1, data_size ? data_size : 1);
+	if (!iov.iov_base)
+		return -ENOMEM;
+	if (data_size && virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], p[2],
+							  p[3], &box, 0, &iov, 1))
+		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_GET of resource %u refused by virglrenderer",
+			res->handle);
+	r = send_all(s, iov.iov_base, data_size);
+	free(iov.iov_base);
+	return r;
+}
+
+static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	const uint32_t *p = m->payload;
+	struct vtest_resource *res = lookup(s, p[0], what);
+	uint32_t data_size = p[10];
+	struct virgl_box box;
+	struct iovec iov;
+
+	if (!res)
+		return -ENOENT;
+	if (data_size > m->payload_bytes - VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t)) {
+		*what = "transfer size beyond the message";
+		return -EMSGSIZE;
+	}
+	box_from(&box, p + 4);
+	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
+	iov.iov_len = data_size;
+	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3], &box,
+					      0, &iov, 1))
+		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
+			res->handle);
+	return 0;
+}
+
+/* v2 transfers: data goes through the resource's shared-memory backing. */
+static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put,
+		     const char **what)
+{
+	const uint32_t *p = m->payload;
+	struct vtest_resource *res = lookup(s, p[0], what);
+	uint32_t data_size = p[8], offset = p[9];
+	struct virgl_box box;
+	int r;
+
+	if (!res)
+		return -ENOENT;
+	if (!res->shm || offset >= res->shm_size || data_size > res->shm_size - offset) {
+		*what = "transfer outside the resource's backing";
+		return -EFAULT;
+	}
+	box_from(&box, p + 2);
+	if (put)
+		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
+						      &box, offset, NULL, 0);
+	else
+		r = virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], 0, 0, &box,
+						     offset, NULL, 0);
+	if (r)
+		srv_log(LOG_LEVEL_WARN, s, "%s on resource %u refused by virglrenderer",
+			put ? "TRANSFER_PUT2" : "TRANSFER_GET2", res->handle);
+	return 0;
+}
+
+static int cmd_transfer_get2(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	return transfer2(s, m, false, what);
+}
+
+static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	return transfer2(s, m, true, what);
+}
+
+static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	struct predict_cmd_counts counts;
+	uint32_t bad_index;
+	size_t bad_offset;
+	uint64_t seq;
+	int ndw = (int)m->length_dw;
+
+	if (need_renderer(s) < 0) {
+		*what = "renderer unavailable";
+		return -ENODEV;
+	}
+	if (!groups_can_dispatch(s->groups)) {
+		s->blocked = BLOCKED_INFLIGHT;
+		return 0;
+	}
+	if (predict_cmd_count(m->payload, m->length_dw, &counts, &bad_index, &bad_offset) < 0) {
+		srv_log(LOG_LEVEL_ERROR, s,
+			"command buffer refused: command %u at byte %zu runs past the end", bad_index,
+			bad_offset);
+		*what = "malformed command buffer";
+		return -EPROTO;
+	}
+	seq = groups_dispatch(s->groups, mono_now_ns(), &counts);
+	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, ndw))
+		srv_log(LOG_LEVEL_WARN, s, "group %llu: virglrenderer reported an error in the stream",
+			(unsigned long long)seq);
+	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
+		*what = "cannot create a fence";
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, const char **what)
+{
+	uint32_t handle = m->payload[0], flags = m->payload[1];
+	uint32_t busy;
+
+	/* Handle 0 is Mesa's probe right after PING_PROTOCOL_VERSION. */
+	if (handle != 0 && !lookup(s, handle, what))
+		return -ENOENT;
+	take_completions(s);
+	busy = groups_inflight(s->groups) ? 1 : 0;
+	if (busy && (flags & VCMD_BUSY_WAIT_FLAG_WAIT)) {
+		s->blocked = BLOCKED_IDLE;
+		return 0;
+	}
+	return send_reply(s, 1, VCMD_RESOURCE_BUSY_WAIT, &busy, sizeof(busy));
+}
+
+static const struct {
+	cmd_fn fn;
+	uint32_t min_version; /* lowest protocol version the command belongs to */
+} handlers[] = {
+	[VCMD_GET_CAPS] = {cmd_get_caps, 0},
+	[VCMD_RESOURCE_CREATE] = {cmd_resource_create, 0},
+	[VCMD_RESOURCE_UNREF] = {cmd_resource_unref, 0},
+	[VCMD_TRANSFER_GET] = {cmd_transfer_get, 0},
+	[VCMD_TRANSFER_PUT] = {cmd_transfer_put, 0},
+	[VCMD_SUBMIT_CMD] = {cmd_submit, 0},
+	[VCMD_RESOURCE_BUSY_WAIT] = {cmd_busy_wait, 0},
+	[VCMD_CREATE_RENDERER] = {cmd_create_renderer, 0},
+	[VCMD_GET_CAPS2] = {cmd_get_caps2, 0},
+	[VCMD_PING_PROTOCOL_VERSION] = {cmd_ping, 0},
+	[VCMD_PROTOCOL_VERSION] = {cmd_protocol_version, 0},
+	[VCMD_RESOURCE_CREATE2] = {cmd_resource_create2, 2},
+	[VCMD_TRANSFER_GET2] = {cmd_transfer_get2, 2},
+	[VCMD_TRANSFER_PUT2] = {cmd_transfer_put2, 2},
+};
+
+/* Runs one message. Returns 0 (maybe leaving s->blocked set) or a negative errno. */
+static int handle(struct vtest_server *s, const struct vtest_msg *m)
+{
+	const char *what = NULL;
+	int r;
+
+	if (!s->named && m->cmd != VCMD_CREATE_RENDERER) {
+		what = "the first command must be CREATE_RENDERER";
+		r = -EPROTO;
+	} else if (s->named && m->cmd == VCMD_CREATE_RENDERER) {
+		what = "CREATE_RENDERER sent twice";
+		r = -EPROTO;
+	} else if (handlers[m->cmd].min_version > s->protocol_version) {
+		what = "command of a protocol version not negotiated";
+		r = -EPROTO;
+	} else {
+		r = handlers[m->cmd].fn(s, m, &what);
+	}
+	if (r < 0 && what)
+		srv_log(LOG_LEVEL_ERROR, s, "%s: %s; closing the connection",
+			vtest_cmd_name(m->cmd), what);
+	return r;
+}
+
+/* Retries a blocked message if what it waits for has happened. */
+static int unblock(struct vtest_server *s)
+{
+	enum blocked_on was = s->blocked;
+
+	if (was == BLOCKED_INFLIGHT && !groups_can_dispatch(s->groups))
+		return 0;
+	if (was == BLOCKED_IDLE && groups_inflight(s->groups))
+		return 0;
+	s->blocked = BLOCKED_NONE;
+	return handle(s, &s->blocked_msg);
+}
+
+/* Handles every whole message received, until one blocks. */
+static int drain_messages(struct vtest_server *s)
+{
+	struct vtest_msg m;
+	const char *what = NULL;
+	int r;
+
+	while (s->blocked == BLOCKED_NONE) {
+		r = vtest_parser_next(s->parser, &m, &what);
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			srv_log(LOG_LEVEL_ERROR, s, "malformed message: %s; closing the connection",
+				what);
+			return -EPROTO;
+		}
+		r = handle(s, &m);
+		if (r < 0)
+			return -EPROTO;
+		if (s->blocked != BLOCKED_NONE)
+			s->blocked_msg = m;
+	}
+	return 0;
+}
+
+static int read_client(struct vtest_server *s)
+{
+	size_t len;
+	void *space = vtest_parser_space(s->parser, &len);
+	ssize_t n;
+
+	if (!space)
+		return -ENOMEM;
+	if (len == 0)
+		return drain_messages(s);
+	n = recv(s->opt.client_fd, space, len, MSG_DONTWAIT);
+	if (n < 0)
+		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+	if (n == 0) {
+		if (vtest_parser_pending(s->parser))
+			srv_log(LOG_LEVEL_INFO, s, "client disconnected in the middle of a message");
+		return -ECONNRESET;
+	}
+	vtest_parser_commit(s->parser, (size_t)n);
+	return drain_messages(s);
+}
+
+int vtest_server_run(struct vtest_server *server)
+{
+	struct vtest_server *s = server;
+	struct timeval tv = {.tv_sec = VTEST_SEND_TIMEOUT_MS / 1000};
+
+	setsockopt(s->opt.client_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (;;) {
+		struct pollfd pfd[3] = {
+			/* While blocked, not even a hang-up is looked at: the
+			 * fences that unblock it always complete. */
+			{.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
+			{.fd = s->opt.mediator_fd, .events = POLLIN},
+			{.fd = s->renderer ? renderer_completion_fd(s->renderer) : -1,
+			 .events = POLLIN},
+		};
+		int r;
+
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
+			return -EPIPE;
+		}
+		if (pfd[2].revents & POLLIN) {
+			take_completions(s);
+			if (s->blocked) {
+				r = unblock(s);
+				if (r == 0 && !s->blocked)
+					r = drain_messages(s);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			r = read_client(s);
+			if (r == -ECONNRESET)
+				return 0;
+			if (r < 0)
+				return r;
+		}
+		if (s->mediator_gone) {
+			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
+			return -EPIPE;
+		}
+	}
+}

@@ -1,0 +1,55 @@
+/*
+ * The vtest transport of a worker: serves one vtest client connection
+ * (Mesa's virgl vtest winsys, GALLIUM_DRIVER=virpipe) with virglrenderer,
+ * turning every SUBMIT_CMD into one fenced, timed command group.
+ *
+ * Protocol versions 0 and 2 are served (version 1 is answered as 0, as the
+ * reference server does); version 3 (venus, blobs, sync objects) is not
+ * offered. Everything runs on the worker's main thread except the fence
+ * callback (see renderer.h).
+ *
+ * A protocol error — unknown command, impossible length, a handle the
+ * client never created, a command before CREATE_RENDERER — is logged once
+ * with the domain and client and ends the connection; vtest has no error
+ * reply. Only this client's resources are ever touched: virglrenderer in
+ * this process holds nothing but this client's objects.
+ */
+#ifndef MEDIATOR_VTEST_SERVER_H
+#define MEDIATOR_VTEST_SERVER_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+/* Most resources one client may hold (glmark2 uses a few hundred). */
+#define VTEST_MAX_RESOURCES 65536u
+/* Most shared memory one client may map for resource backing. */
+#define VTEST_MAX_SHM_BYTES (4ull << 30)
+/* A client that does not take its replies for this long is dropped. */
+#define VTEST_SEND_TIMEOUT_MS 10000
+
+struct vtest_server_options {
+	const char *domain;
+	uint32_t client_id;
+	enum mediator_renderer renderer;
+	const char *render_node;
+	uint32_t max_inflight; /* 0 = unlimited */
+	int client_fd;   /* the connection; the server closes it */
+	int mediator_fd; /* record channel to mediatord; the server closes it */
+};
+
+struct vtest_server;
+
+/* Returns NULL on allocation failure. Does not start the renderer yet. */
+struct vtest_server *vtest_server_create(const struct vtest_server_options *options);
+/* Frees the client's resources, stops the renderer, closes both fds. NULL is fine. */
+void vtest_server_destroy(struct vtest_server *server);
+
+/*
+ * Serves the client until it disconnects (returns 0), breaks the protocol
+ * (-EPROTO), mediatord goes away (-EPIPE), or a fatal error (negative
+ * errno).
+ */
+int vtest_server_run(struct vtest_server *server);
+
+#endif

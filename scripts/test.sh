@@ -1,0 +1,64 @@
+#!/bin/bash
+# Builds gpu-mediator and runs every test, the way CI does:
+#  1. installs missing Debian packages (scripts/install-deps.sh),
+#  2. build/: the normal build; all suites (unit and integration),
+#  3. build-asan/: AddressSanitizer + UndefinedBehaviorSanitizer build;
+#     the unit suite, then the integration suite.
+# Exits non-zero when anything fails. Run it from anywhere; it works in the
+# source tree. Set SKIP_ASAN=1 to skip step 3 and SKIP_DEPS=1 to skip step 1.
+set -euo pipefail
+
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+started=$SECONDS
+
+section() {
+  echo
+  echo "=== $* ($((SECONDS - started)) s)"
+}
+
+# setup DIR [MESON OPTIONS...]: configure DIR, or reconfigure it when it
+# already exists, so that option changes always apply.
+setup() {
+  local dir=$1
+  shift
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" "$@"
+  else
+    rm -rf -- "$dir"
+    meson setup "$dir" "$@"
+  fi
+}
+
+if [ "${SKIP_DEPS:-0}" != 1 ]; then
+  section "dependencies"
+  scripts/install-deps.sh
+fi
+
+section "build: build/"
+setup build
+ninja -C build -j "$jobs"
+
+section "tests: build/ (unit + integration)"
+meson test -C build --print-errorlogs
+
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  section "build: build-asan/ (AddressSanitizer + UndefinedBehaviorSanitizer)"
+  setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+  ninja -C build-asan -j "$jobs"
+
+  section "tests: build-asan/ unit"
+  # meson sets halt_on_error/abort_on_error for both sanitizers by default.
+  meson test -C build-asan --suite unit --print-errorlogs
+
+  section "tests: build-asan/ integration"
+  # The worker embeds virglrenderer, which loads Mesa (llvmpipe) at run
+  # time; leaks there are not ours, so leak detection is off for these.
+  # Every other ASan/UBSan error still fails the test.
+  ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1:print_summary=1 \
+    UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_summary=1:print_stacktrace=1 \
+    meson test -C build-asan --suite integration --print-errorlogs \
+    --timeout-multiplier 3
+fi
+
+section "all tests passed"

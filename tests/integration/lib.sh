@@ -1,0 +1,311 @@
+#!/bin/bash
+# Shared helpers of the integration tests. Each test sources this file, which
+#  - checks the real prerequisites (exit 77, naming what is missing),
+#  - makes a private temp dir $TMP holding the config, every socket, the
+#    control socket, logs and traces (never an installed instance's paths),
+#  - installs a cleanup trap that stops everything the test started.
+#
+# meson sets MEDIATORD, MEDIATORCTL, MEDIATOR_WORKER, VTEST_POKE and
+# TESTS_SRCDIR (tests/meson.build). Run by hand, they default to the
+# binaries of $BUILD_DIR (default: build/ at the top of the source tree).
+#
+# Domains of the default config: "cluster" (safety) on $SOCK_A and
+# "infotainment" (normal) on $SOCK_B.
+
+set -euo pipefail
+
+TEST_NAME=$(basename -- "$0" .sh)
+TESTS_SRCDIR=${TESTS_SRCDIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)}
+SRCROOT=$(cd -- "$TESTS_SRCDIR/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
+MEDIATORD=${MEDIATORD:-$BUILD_DIR/mediator/mediatord}
+MEDIATORCTL=${MEDIATORCTL:-$BUILD_DIR/mediator/mediatorctl}
+MEDIATOR_WORKER=${MEDIATOR_WORKER:-$BUILD_DIR/mediator/worker/mediator-worker}
+VTEST_POKE=${VTEST_POKE:-$BUILD_DIR/tests/vtest-poke}
+VTEST_RUN=$SRCROOT/scripts/vtest-run
+export MEDIATOR_WORKER
+
+# Seconds a glmark2 run may take beyond its scenes before it counts as hung.
+GLMARK_SLACK_S=${GLMARK_SLACK_S:-90}
+
+log() {
+  echo "[$(date +%T)] $TEST_NAME: $*" >&2
+}
+
+skip() {
+  echo "SKIP: $TEST_NAME: $*" >&2
+  exit 77
+}
+
+fail() {
+  echo "FAIL: $TEST_NAME: $*" >&2
+  exit 1
+}
+
+# require_cmd COMMAND PACKAGE: skip when a real prerequisite is missing.
+require_cmd() {
+  command -v "$1" >/dev/null 2>&1 || skip "'$1' not found (Debian package $2)"
+}
+
+require_built() {
+  local f
+  for f in "$MEDIATORD" "$MEDIATORCTL" "$MEDIATOR_WORKER" "$VTEST_POKE"; do
+    [ -x "$f" ] || fail "not built: $f"
+  done
+}
+
+# The prerequisites of tests that render: a display server, a GL ES client,
+# jq, and a mount namespace for scripts/vtest-run (see there why).
+require_rendering() {
+  require_cmd Xvfb xvfb
+  require_cmd glmark2-es2 glmark2-es2-x11
+  require_cmd jq jq
+  require_cmd unshare util-linux
+  require_cmd pgrep procps
+  if [ "$(id -u)" != 0 ] && ! unshare --user --map-root-user --mount true 2>/dev/null; then
+    skip "needs root or unprivileged user namespaces so that each client reaches its" \
+      "own domain socket (Mesa 22 ignores VTEST_SOCKET_NAME; see scripts/vtest-run)"
+  fi
+}
+
+require_built
+
+# Socket paths must fit sun_path (108 bytes): keep $TMP short.
+TMP=$(mktemp -d /tmp/gm-"$TEST_NAME".XXXXXX)
+SOCK_A=$TMP/cluster.vtest
+SOCK_B=$TMP/ivi.vtest
+CONTROL=$TMP/control.sock
+CONFIG=$TMP/mediatord.conf
+DOMAIN_A=cluster
+DOMAIN_B=infotainment
+MEDIATORD_PID=
+MEDIATORD_LOG=$TMP/mediatord.log
+XVFB_PID=
+declare -a STARTED_PIDS=()
+declare -A CLIENT_PID=()
+declare -A CLIENT_LOG=()
+
+_kill_pids() {
+  local pid sig=$1
+  shift
+  for pid in "$@"; do
+    kill "-$sig" "$pid" 2>/dev/null || true
+  done
+}
+
+_wait_gone() {
+  local pid deadline=$((SECONDS + $1))
+  shift
+  for pid in "$@"; do
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+      sleep 0.1
+    done
+  done
+}
+
+cleanup() {
+  local rc=$? workers=() printed_mediatord=0
+  set +e
+  if [ ${#STARTED_PIDS[@]} -gt 0 ]; then
+    _kill_pids TERM "${STARTED_PIDS[@]}"
+    _wait_gone 5 "${STARTED_PIDS[@]}"
+    _kill_pids KILL "${STARTED_PIDS[@]}"
+  fi
+  if [ -n "$MEDIATORD_PID" ] && kill -0 "$MEDIATORD_PID" 2>/dev/null; then
+    mapfile -t workers < <(pgrep -P "$MEDIATORD_PID")
+    kill -TERM "$MEDIATORD_PID"
+    _wait_gone 10 "$MEDIATORD_PID"
+    kill -KILL "$MEDIATORD_PID" 2>/dev/null
+    [ ${#workers[@]} -gt 0 ] && _kill_pids KILL "${workers[@]}"
+  fi
+  if [ -n "$XVFB_PID" ]; then
+    kill -TERM "$XVFB_PID" 2>/dev/null
+    _wait_gone 5 "$XVFB_PID"
+    kill -KILL "$XVFB_PID" 2>/dev/null
+  fi
+  wait 2>/dev/null
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+    local f
+    for f in "$MEDIATORD_LOG" "$TMP"/*.log; do
+      [ -s "$f" ] || continue
+      [ "$f" != "$MEDIATORD_LOG" ] || [ "$printed_mediatord" = 0 ] || continue
+      printed_mediatord=1
+      echo "----- $f (last 40 lines) -----" >&2
+      tail -n 40 "$f" >&2
+    done
+  fi
+  if [ "${KEEP_TMP:-0}" = 1 ]; then
+    echo "$TEST_NAME: kept $TMP" >&2
+  else
+    rm -rf -- "$TMP"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# start_xvfb: starts Xvfb on a free display (it picks one itself with
+# -displayfd) and exports DISPLAY.
+start_xvfb() {
+  local fifo=$TMP/xvfb.displayfd n=
+  mkfifo "$fifo"
+  Xvfb -displayfd 5 -nolisten tcp -noreset -screen 0 1024x768x24 \
+    5>"$fifo" >"$TMP/xvfb.log" 2>&1 &
+  XVFB_PID=$!
+  if ! read -r -t 15 n <"$fifo" || [ -z "$n" ]; then
+    fail "Xvfb did not report a display within 15 s"
+  fi
+  export DISPLAY=":$n"
+  log "Xvfb pid $XVFB_PID on $DISPLAY"
+}
+
+# write_config [POLICY [MAX_INFLIGHT]]: two domains, every path in $TMP.
+write_config() {
+  local policy=${1:-budget} max_inflight=${2:-1}
+  mkdir -p "$TMP/state"
+  cat >"$CONFIG" <<EOF
+[mediator]
+control_socket = $CONTROL
+state_dir = $TMP/state
+policy = $policy
+max_inflight = $max_inflight
+renderer = egl-surfaceless
+
+[domain $DOMAIN_A]
+class = safety
+period_us = 16667
+budget_us = 4000
+vtest_socket = $SOCK_A
+
+[domain $DOMAIN_B]
+class = normal
+period_us = 16667
+budget_us = 12000
+vtest_socket = $SOCK_B
+EOF
+}
+
+# start_mediatord: starts it on $CONFIG and waits until all its sockets
+# exist; fails when it exits instead.
+start_mediatord() {
+  local deadline=$((SECONDS + 20)) s rc
+  "$MEDIATORD" --config "$CONFIG" >"$MEDIATORD_LOG" 2>&1 &
+  MEDIATORD_PID=$!
+  for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
+    while [ ! -S "$s" ]; do
+      if ! kill -0 "$MEDIATORD_PID" 2>/dev/null; then
+        wait "$MEDIATORD_PID" && rc=0 || rc=$?
+        MEDIATORD_PID=
+        fail "mediatord exited with status $rc before creating $s"
+      fi
+      [ $SECONDS -lt $deadline ] || fail "mediatord did not create $s within 20 s"
+      sleep 0.1
+    done
+  done
+  log "mediatord pid $MEDIATORD_PID ready"
+}
+
+# stop_mediatord: SIGTERM, then returns its exit status (0 expected).
+stop_mediatord() {
+  local pid=$MEDIATORD_PID rc
+  [ -n "$pid" ] || fail "mediatord is not running"
+  kill -TERM "$pid"
+  _wait_gone 15 "$pid"
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "mediatord did not exit within 15 s of SIGTERM"
+  fi
+  MEDIATORD_PID=
+  wait "$pid" && rc=0 || rc=$?
+  return $rc
+}
+
+assert_mediatord_alive() {
+  [ -n "$MEDIATORD_PID" ] && kill -0 "$MEDIATORD_PID" 2>/dev/null ||
+    fail "mediatord is gone"
+  # A zombie counts as gone, too.
+  local state
+  state=$(awk '/^State:/ {print $2}' "/proc/$MEDIATORD_PID/status" 2>/dev/null || echo X)
+  [ "$state" != Z ] && [ "$state" != X ] || fail "mediatord has exited (state $state)"
+}
+
+# ctl ARGS...: mediatorctl on this test's control socket, bounded in time.
+ctl() {
+  timeout -k 5 20 "$MEDIATORCTL" --socket "$CONTROL" "$@"
+}
+
+# start_glmark NAME SOCKET SECONDS ARGS...: starts glmark2-es2 --off-screen
+# with ARGS as a client of SOCKET in the background, killed after SECONDS.
+start_glmark() {
+  local name=$1 sock=$2 secs=$3
+  shift 3
+  CLIENT_LOG[$name]=$TMP/glmark-$name.log
+  timeout -k 5 "$secs" "$VTEST_RUN" "$sock" glmark2-es2 --off-screen "$@" \
+    >"${CLIENT_LOG[$name]}" 2>&1 &
+  CLIENT_PID[$name]=$!
+  STARTED_PIDS+=("$!")
+  log "glmark2 '$name' pid $! on $(basename -- "$sock"): $*"
+}
+
+# wait_glmark NAME: waits for it; fails unless it exited 0 and printed a score.
+wait_glmark() {
+  local name=$1 rc
+  wait "${CLIENT_PID[$name]}" && rc=0 || rc=$?
+  [ $rc -eq 0 ] || fail "glmark2 '$name' exited with status $rc (log below)"
+  grep -Eq 'glmark2 Score: [0-9]+' "${CLIENT_LOG[$name]}" ||
+    fail "glmark2 '$name' printed no score"
+  log "glmark2 '$name': $(grep -Eo 'glmark2 Score: [0-9]+' "${CLIENT_LOG[$name]}")"
+}
+
+# run_glmark NAME SOCKET SECONDS ARGS...: in the foreground, must succeed.
+run_glmark() {
+  start_glmark "$@"
+  wait_glmark "$1"
+}
+
+# budgets_json: the show-budgets --json object, checked to be valid JSON
+# with every documented member (DESIGN.md "Interfaces").
+budgets_json() {
+  local out
+  out=$(ctl show-budgets --json) || fail "mediatorctl show-budgets --json failed"
+  jq -e '
+    (.policy | type == "string") and (.domains | type == "array") and
+    all(.domains[];
+      (.name | type == "string") and (.class | type == "string") and
+      ([.period_us, .budget_us, .deadline_us, .remaining_us, .used_us,
+        .used_last_period_us, .predicted_us, .debt_us, .utilization, .clients,
+        .contexts, .groups, .overruns, .deadline_misses]
+       | all(type == "number")) and
+      has("throttled") and has("timestamp_source"))' <<<"$out" >/dev/null ||
+    fail "show-budgets --json is not the documented object: $out"
+  printf '%s\n' "$out"
+}
+
+# domain_field DOMAIN FIELD: one member of one domain of show-budgets --json.
+domain_field() {
+  local v
+  v=$(budgets_json | jq -r --arg d "$1" --arg f "$2" \
+    '.domains[] | select(.name == $d) | .[$f]') || fail "jq failed"
+  [ -n "$v" ] || fail "show-budgets has no domain '$1' or no field '$2'"
+  printf '%s\n' "$v"
+}
+
+# wait_field DOMAIN FIELD VALUE SECONDS: waits until the field equals VALUE.
+wait_field() {
+  local deadline=$((SECONDS + $4)) v
+  while :; do
+    v=$(domain_field "$1" "$2")
+    [ "$v" = "$3" ] && return 0
+    [ $SECONDS -lt $deadline ] || fail "$1.$2 is $v, not $3, after $4 s"
+    sleep 0.2
+  done
+}
+
+# rss_kib PID: resident set size in KiB.
+rss_kib() {
+  awk '/^VmRSS:/ {print $2}' "/proc/$1/status"
+}
+
+fd_count() {
+  find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l
+}

@@ -1,0 +1,62 @@
+#!/bin/bash
+# The per-group trace: `mediatorctl trace start FILE`, one glmark2-es2 run
+# in one domain, `trace stop`. Every line is a JSON object with every
+# documented member (DESIGN.md "Per-group trace"), its times are ordered
+# (dispatch <= start <= end), measured_ns == end_ns - start_ns, and there is
+# exactly one record per command group the domain counted meanwhile.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+
+start_xvfb
+write_config
+start_mediatord
+
+trace=$TMP/trace.jsonl
+groups_before=$(domain_field "$DOMAIN_A" groups)
+ctl trace start "$trace" >&2 || fail "mediatorctl trace start failed"
+run_glmark a "$SOCK_A" $((3 + GLMARK_SLACK_S)) -b build:duration=1.5 -b clear:duration=1.5
+# Wait until the worker is gone, so that all of its records have arrived.
+wait_field "$DOMAIN_A" clients 0 15
+groups_after=$(domain_field "$DOMAIN_A" groups)
+ctl trace stop >&2 || fail "mediatorctl trace stop failed"
+assert_mediatord_alive
+
+[ -f "$trace" ] || fail "no trace file $trace"
+records=$(wc -l <"$trace")
+delta=$((groups_after - groups_before))
+log "trace: $records records; $DOMAIN_A groups $groups_before -> $groups_after"
+[ "$records" -gt 0 ] || fail "trace is empty"
+
+# Every line: a JSON object with every member, of the right type.
+bad=$(jq -c --arg d "$DOMAIN_A" '
+  select(
+    (type != "object") or
+    (.domain != $d) or
+    ([.ctx, .seq, .dispatch_ns, .start_ns, .end_ns, .measured_ns, .predicted_ns,
+      .bound_ns] | any(type != "number")) or
+    (has("client") | not) or
+    (.model | type != "string") or
+    (.cmds | type != "object") or
+    (.cmds | to_entries | any(.value | type != "number")))' "$trace" 2>&1) ||
+  fail "trace is not JSON Lines: $bad"
+[ -z "$bad" ] || fail "trace records without every member: $(head -c 2000 <<<"$bad")"
+
+# Times: integers compared exactly in bash (jq's doubles would round above 2^53).
+n=0
+while IFS=$'\t' read -r dispatch start end measured; do
+  n=$((n + 1))
+  [ "$start" -ge "$dispatch" ] || fail "record $n: start_ns $start < dispatch_ns $dispatch"
+  [ "$end" -ge "$start" ] || fail "record $n: end_ns $end < start_ns $start"
+  [ "$measured" -eq $((end - start)) ] ||
+    fail "record $n: measured_ns $measured != end_ns - start_ns $((end - start))"
+done < <(jq -r '[.dispatch_ns, .start_ns, .end_ns, .measured_ns] | map(tostring) | @tsv' "$trace")
+[ "$n" -eq "$records" ] || fail "read $n of $records records"
+
+# seq grows by one per record of a client.
+jq -s -e 'group_by(.client) | all(map(.seq) as $s | $s == [range($s[0]; $s[0] + ($s | length))])' \
+  "$trace" >/dev/null || fail "seq is not consecutive per client"
+
+[ "$records" -eq "$delta" ] ||
+  fail "$records trace records but $delta new groups in show-budgets"
+log "ok: $records records, all well-formed"

@@ -1,0 +1,59 @@
+#!/bin/bash
+# Two domains, one unmodified GL ES client (glmark2-es2) in each at the same
+# time: both finish and score; show-budgets shows both domains with measured
+# GPU time and command groups; status and the table answer; mediatorctl's
+# exit statuses for usage errors and an unreachable daemon; mediatord exits 0
+# on SIGTERM and removes its sockets.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+
+start_xvfb
+write_config
+start_mediatord
+
+scenes=(-b build:duration=2 -b shading:duration=2)
+start_glmark a "$SOCK_A" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
+start_glmark b "$SOCK_B" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
+wait_glmark a
+wait_glmark b
+assert_mediatord_alive
+
+json=$(budgets_json)
+log "show-budgets --json: $json"
+for d in "$DOMAIN_A" "$DOMAIN_B"; do
+  jq -e --arg d "$d" '[.domains[] | select(.name == $d)] | length == 1' <<<"$json" >/dev/null ||
+    fail "show-budgets does not list domain '$d' exactly once"
+  groups=$(jq -r --arg d "$d" '.domains[] | select(.name == $d) | .groups' <<<"$json")
+  used=$(jq -r --arg d "$d" '.domains[] | select(.name == $d) | .used_us' <<<"$json")
+  [ "$groups" -gt 0 ] 2>/dev/null || fail "domain $d: groups is '$groups', expected > 0"
+  jq -e --arg d "$d" '.domains[] | select(.name == $d) | .used_us > 0' <<<"$json" >/dev/null ||
+    fail "domain $d: used_us is '$used', expected > 0"
+  log "domain $d: groups $groups, used_us $used"
+done
+jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .class == "safety" and .period_us == 16667
+       and .budget_us == 4000' <<<"$json" >/dev/null ||
+  fail "domain cluster does not show its configured class, period and budget"
+
+# Both clients are gone, so no domain has clients left.
+wait_field "$DOMAIN_A" clients 0 10
+wait_field "$DOMAIN_B" clients 0 10
+
+table=$(ctl show-budgets) || fail "mediatorctl show-budgets failed"
+printf '%s\n' "$table" >&2
+grep -q -F "$DOMAIN_A" <<<"$table" && grep -q -F "$DOMAIN_B" <<<"$table" ||
+  fail "show-budgets table does not list both domains"
+ctl status >&2 || fail "mediatorctl status failed"
+
+# mediatorctl's exit statuses: 2 usage, 3 daemon unreachable.
+timeout 20 "$MEDIATORCTL" --socket "$CONTROL" no-such-command >/dev/null 2>&1 && rc=0 || rc=$?
+[ $rc -eq 2 ] || fail "mediatorctl no-such-command: status $rc, expected 2"
+timeout 20 "$MEDIATORCTL" --socket "$TMP/absent.sock" status >/dev/null 2>&1 && rc=0 || rc=$?
+[ $rc -eq 3 ] || fail "mediatorctl on a missing socket: status $rc, expected 3"
+
+stop_mediatord && rc=0 || rc=$?
+[ $rc -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"
+for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
+  [ ! -e "$s" ] || fail "mediatord left $s behind"
+done
+log "ok"

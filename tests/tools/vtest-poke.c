@@ -1,0 +1,674 @@
+/*
+ * vtest-poke: a tiny raw vtest client for the integration tests.
+ *
+ *   vtest-poke SOCKET MODE [N]
+ *
+ * It speaks just enough of the vtest protocol to do what Mesa's virgl vtest
+ * winsys does when it connects (the "handshake"), and then misbehaves in
+ * one of a few ways to check that a server survives hostile clients:
+ *
+ *   handshake        connect, handshake, close; 0 when every reply is well-formed
+ *   garbage [SEED]   send 64 KiB of pseudo-random bytes (seeded, default 1)
+ *   truncated        handshake, then a header promising 100 dwords, 10 sent, close
+ *   huge-length      handshake, then a SUBMIT_CMD header of 0x7fffffff dwords:
+ *                    the server must close the connection within 5 s
+ *   unknown-cmd      handshake, then command id 999: the server must close the
+ *                    connection or go on answering (a PING) sanely
+ *   bad-handle       handshake, then TRANSFER_GET2, RESOURCE_UNREF and
+ *                    RESOURCE_BUSY_WAIT on never-created handle 12345 (one
+ *                    connection each): close, or go on answering sanely
+ *   connect-close N  N times: connect, handshake, close (default 100)
+ *
+ * Every bad mode ends with a fresh connection and a full handshake, so exit
+ * status 0 means both "the server dealt with the bad connection" and "the
+ * server still serves new clients". Exit 1 means the server misbehaved
+ * (hung, crashed, or sent a malformed reply); exit 2 is a usage error.
+ *
+ * Every wait is bounded (poll with a deadline); SIGPIPE is ignored so a
+ * server closing early shows up as EPIPE instead of killing us.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Protocol facts from virglrenderer vtest/vtest_protocol.h: every message
+ * starts with two uint32: the length (in dwords, except for
+ * VCMD_CREATE_RENDERER whose length is the name's size in bytes) and the
+ * command id. Replies use the same header.
+ */
+#define VTEST_HDR_DWORDS	   2
+#define VTEST_CMD_LEN		   0
+#define VTEST_CMD_ID		   1
+#define VCMD_GET_CAPS		   1
+#define VCMD_RESOURCE_CREATE	   2
+#define VCMD_RESOURCE_UNREF	   3
+#define VCMD_TRANSFER_GET	   4
+#define VCMD_TRANSFER_PUT	   5
+#define VCMD_SUBMIT_CMD		   6
+#define VCMD_RESOURCE_BUSY_WAIT	   7
+#define VCMD_CREATE_RENDERER	   8
+#define VCMD_GET_CAPS2		   9
+#define VCMD_PING_PROTOCOL_VERSION 10
+#define VCMD_PROTOCOL_VERSION	   11
+#define VCMD_RESOURCE_CREATE2	   12
+#define VCMD_TRANSFER_GET2	   13
+#define VCMD_TRANSFER_PUT2	   14
+
+#define VCMD_RES_UNREF_SIZE	1  /* res handle */
+#define VCMD_BUSY_WAIT_SIZE	2  /* res handle, flags */
+#define VCMD_TRANSFER2_HDR_SIZE 10 /* handle, level, x, y, z, w, h, d, data size, offset */
+#define VTEST_PROTOCOL_VERSION	2  /* what Mesa 22.x asks for */
+
+/* Our own limits, not protocol facts. */
+#define POKE_NAME	      "vtest-poke"
+#define POKE_REPLY_TIMEOUT_MS 5000
+#define POKE_CLOSE_TIMEOUT_MS 5000
+/* The capability reply is a few hundred bytes; refuse anything absurd. */
+#define POKE_MAX_CAPS_BYTES (64u * 1024u)
+#define POKE_GARBAGE_BYTES  (64u * 1024u)
+#define POKE_BAD_HANDLE	    12345u
+#define POKE_UNKNOWN_CMD    999u
+#define POKE_DEFAULT_CYCLES 100ul
+
+static bool verbose;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void vlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void vlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!verbose)
+		return;
+	va_start(ap, fmt);
+	fputs("vtest-poke: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Returns a connected socket (caller closes it) or a negative errno. */
+static int poke_connect(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Waits until @fd has @events or @deadline passes: 0, -ETIMEDOUT or -errno. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		uint64_t now = now_ms();
+		int ret;
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		ret = poll(&pfd, 1, (int)(deadline - now));
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0)
+			return -errno;
+		if (ret > 0)
+			return 0;
+	}
+}
+
+/* Sends all of @buf: 0, or -EPIPE/-ECONNRESET when the peer closed, -ETIMEDOUT, -errno. */
+static int send_all(int fd, const void *buf, size_t len, int timeout_ms)
+{
+	const uint8_t *p = buf;
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+
+	while (len > 0) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLOUT, deadline);
+
+		if (ret < 0)
+			return ret;
+		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads exactly @len bytes: 0, -EPIPE at end of stream, -ETIMEDOUT, -errno. */
+static int recv_all(int fd, void *buf, size_t len, int timeout_ms)
+{
+	uint8_t *p = buf;
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+
+	while (len > 0) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLIN, deadline);
+
+		if (ret < 0)
+			return ret;
+		n = recv(fd, p, len, MSG_DONTWAIT);
+		if (n == 0)
+			return -EPIPE;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static bool is_closed_error(int err)
+{
+	return err == -EPIPE || err == -ECONNRESET;
+}
+
+static int send_cmd(int fd, uint32_t len, uint32_t cmd, const void *payload, size_t payload_size)
+{
+	uint32_t hdr[VTEST_HDR_DWORDS] = {[VTEST_CMD_LEN] = len, [VTEST_CMD_ID] = cmd};
+	int ret;
+
+	ret = send_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+	if (ret == 0 && payload_size > 0)
+		ret = send_all(fd, payload, payload_size, POKE_REPLY_TIMEOUT_MS);
+	return ret;
+}
+
+/* Reads a reply header and checks its id and, when @want_len >= 0, its length. */
+static int expect_reply(int fd, const char *what, uint32_t want_cmd, int64_t want_len,
+			uint32_t *len_out)
+{
+	uint32_t hdr[VTEST_HDR_DWORDS];
+	int ret = recv_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: %s: no reply header: %s\n", what, strerror(-ret));
+		return ret;
+	}
+	vlog("%s: reply header len=%u id=%u", what, hdr[VTEST_CMD_LEN], hdr[VTEST_CMD_ID]);
+	if (hdr[VTEST_CMD_ID] != want_cmd ||
+	    (want_len >= 0 && hdr[VTEST_CMD_LEN] != (uint32_t)want_len)) {
+		fprintf(stderr, "vtest-poke: %s: unexpected reply header len=%u id=%u\n", what,
+			hdr[VTEST_CMD_LEN], hdr[VTEST_CMD_ID]);
+		return -EPROTO;
+	}
+	if (len_out)
+		*len_out = hdr[VTEST_CMD_LEN];
+	return 0;
+}
+
+/*
+ * What Mesa's vtest winsys sends on connect: CREATE_RENDERER with its
+ * program name, then PING_PROTOCOL_VERSION followed by a non-waiting
+ * BUSY_WAIT (a server too old to know PING answers only the BUSY_WAIT),
+ * then PROTOCOL_VERSION, then GET_CAPS2.
+ */
+static int handshake(int fd)
+{
+	static const char name[] = POKE_NAME;
+	uint32_t busy_wait[VCMD_BUSY_WAIT_SIZE] = {0, 0};
+	uint32_t version = VTEST_PROTOCOL_VERSION;
+	uint32_t value, len;
+	uint8_t *caps;
+	size_t caps_bytes;
+	int ret;
+
+	ret = send_cmd(fd, sizeof(name), VCMD_CREATE_RENDERER, name, sizeof(name));
+	if (ret == 0)
+		ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+	if (ret == 0)
+		ret = send_cmd(fd, VCMD_BUSY_WAIT_SIZE, VCMD_RESOURCE_BUSY_WAIT, busy_wait,
+			       sizeof(busy_wait));
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: handshake: send: %s\n", strerror(-ret));
+		return ret;
+	}
+
+	ret = expect_reply(fd, "ping", VCMD_PING_PROTOCOL_VERSION, 0, NULL);
+	if (ret < 0)
+		return ret;
+	ret = expect_reply(fd, "busy-wait", VCMD_RESOURCE_BUSY_WAIT, 1, NULL);
+	if (ret == 0)
+		ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+	if (ret < 0)
+		return ret;
+	if (value > 1) {
+		fprintf(stderr, "vtest-poke: busy-wait: reply %u is not a boolean\n", value);
+		return -EPROTO;
+	}
+
+	ret = send_cmd(fd, 1, VCMD_PROTOCOL_VERSION, &version, sizeof(version));
+	if (ret == 0)
+		ret = expect_reply(fd, "protocol-version", VCMD_PROTOCOL_VERSION, 1, NULL);
+	if (ret == 0)
+		ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+	if (ret < 0)
+		return ret;
+	if (value > VTEST_PROTOCOL_VERSION) {
+		fprintf(stderr, "vtest-poke: protocol-version: server chose %u > asked %u\n", value,
+			VTEST_PROTOCOL_VERSION);
+		return -EPROTO;
+	}
+	vlog("protocol version %u", value);
+
+	/*
+	 * The capability reply's id is VCMD_RESOURCE_CREATE (2) for the v2
+	 * caps struct, VCMD_GET_CAPS (1) for v1; unlike other replies, its
+	 * length field is one more than the size of the caps in bytes (what
+	 * virglrenderer's vtest server sends and Mesa's winsys reads).
+	 */
+	ret = send_cmd(fd, 0, VCMD_GET_CAPS2, NULL, 0);
+	if (ret < 0)
+		return ret;
+	{
+		uint32_t hdr[VTEST_HDR_DWORDS];
+
+		ret = recv_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+		if (ret < 0) {
+			fprintf(stderr, "vtest-poke: caps: no reply: %s\n", strerror(-ret));
+			return ret;
+		}
+		len = hdr[VTEST_CMD_LEN];
+		vlog("caps: reply header len=%u id=%u", len, hdr[VTEST_CMD_ID]);
+		if ((hdr[VTEST_CMD_ID] != VCMD_GET_CAPS && hdr[VTEST_CMD_ID] != 2) || len < 2 ||
+		    len - 1 > POKE_MAX_CAPS_BYTES) {
+			fprintf(stderr, "vtest-poke: caps: unexpected reply header len=%u id=%u\n",
+				len, hdr[VTEST_CMD_ID]);
+			return -EPROTO;
+		}
+	}
+	caps_bytes = (size_t)len - 1;
+	caps = malloc(caps_bytes);
+	if (!caps)
+		return -ENOMEM;
+	ret = recv_all(fd, caps, caps_bytes, POKE_REPLY_TIMEOUT_MS);
+	if (ret < 0)
+		fprintf(stderr, "vtest-poke: caps: short payload: %s\n", strerror(-ret));
+	else
+		vlog("caps: %zu bytes, first dword (max version) %u", caps_bytes,
+		     (unsigned)(caps[0] | caps[1] << 8 | caps[2] << 16 | (uint32_t)caps[3] << 24));
+	free(caps);
+	return ret;
+}
+
+/* Connects and shakes hands; returns the connected fd or a negative errno. */
+static int connect_and_handshake(const char *path)
+{
+	int fd = poke_connect(path);
+	int ret;
+
+	if (fd < 0) {
+		fprintf(stderr, "vtest-poke: connect %s: %s\n", path, strerror(-fd));
+		return fd;
+	}
+	ret = handshake(fd);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Waits for end of stream, discarding whatever arrives: 0 when closed, -ETIMEDOUT. */
+static int wait_closed(int fd, int timeout_ms)
+{
+	uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
+	uint8_t buf[4096];
+
+	for (;;) {
+		ssize_t n;
+		int ret = wait_fd(fd, POLLIN, deadline);
+
+		if (ret < 0)
+			return ret;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			if (errno == ECONNRESET)
+				return 0;
+			return -errno;
+		}
+		vlog("discarded %zd bytes while waiting for close", n);
+	}
+}
+
+/*
+ * After a bad command: the server either closes the connection, or it is
+ * still in step with us, so a PING gets its reply (possibly after one
+ * well-formed BUSY_WAIT reply to the bad command). Anything else (silence,
+ * garbage) is a failure. Returns 0 when the server behaved.
+ */
+static int expect_closed_or_sane(int fd, const char *what)
+{
+	uint64_t deadline = now_ms() + POKE_CLOSE_TIMEOUT_MS;
+	int ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+
+	if (is_closed_error(ret)) {
+		printf("%s: server closed the connection\n", what);
+		return 0;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: %s: send ping: %s\n", what, strerror(-ret));
+		return ret;
+	}
+	for (;;) {
+		uint32_t hdr[VTEST_HDR_DWORDS], value;
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			fprintf(stderr, "vtest-poke: %s: server neither closed nor answered\n",
+				what);
+			return -ETIMEDOUT;
+		}
+		ret = recv_all(fd, hdr, sizeof(hdr), (int)(deadline - now));
+		if (is_closed_error(ret)) {
+			printf("%s: server closed the connection\n", what);
+			return 0;
+		}
+		if (ret < 0) {
+			fprintf(stderr, "vtest-poke: %s: %s\n", what, strerror(-ret));
+			return ret;
+		}
+		vlog("%s: reply header len=%u id=%u", what, hdr[VTEST_CMD_LEN], hdr[VTEST_CMD_ID]);
+		if (hdr[VTEST_CMD_ID] == VCMD_PING_PROTOCOL_VERSION && hdr[VTEST_CMD_LEN] == 0) {
+			printf("%s: server answered and is still in step\n", what);
+			return 0;
+		}
+		if (hdr[VTEST_CMD_ID] == VCMD_RESOURCE_BUSY_WAIT && hdr[VTEST_CMD_LEN] == 1) {
+			ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+			if (is_closed_error(ret))
+				continue;
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		fprintf(stderr, "vtest-poke: %s: malformed reply len=%u id=%u\n", what,
+			hdr[VTEST_CMD_LEN], hdr[VTEST_CMD_ID]);
+		return -EPROTO;
+	}
+}
+
+/* The server must still accept and serve a new client. */
+static int check_fresh_client(const char *path)
+{
+	int fd = connect_and_handshake(path);
+
+	if (fd < 0) {
+		fprintf(stderr, "vtest-poke: a fresh client was not served\n");
+		return fd;
+	}
+	close(fd);
+	printf("fresh client: handshake ok\n");
+	return 0;
+}
+
+/* xorshift64: deterministic bytes for a given seed, no libc state. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+static int mode_garbage(const char *path, unsigned long seed)
+{
+	uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+	uint8_t *buf = malloc(POKE_GARBAGE_BYTES);
+	int fd, ret;
+
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < POKE_GARBAGE_BYTES; i++)
+		buf[i] = (uint8_t)next_random(&state);
+
+	fd = poke_connect(path);
+	if (fd < 0) {
+		free(buf);
+		fprintf(stderr, "vtest-poke: connect %s: %s\n", path, strerror(-fd));
+		return fd;
+	}
+	ret = send_all(fd, buf, POKE_GARBAGE_BYTES, POKE_REPLY_TIMEOUT_MS);
+	free(buf);
+	if (ret < 0 && !is_closed_error(ret) && ret != -ETIMEDOUT) {
+		close(fd);
+		return ret;
+	}
+	/* The server may close, or wait for the rest of a message it thinks is long. */
+	ret = wait_closed(fd, 1000);
+	printf("garbage (seed %lu): %s\n", seed,
+	       ret == 0 ? "server closed the connection" : "server kept waiting; we closed");
+	close(fd);
+	return check_fresh_client(path);
+}
+
+static int mode_truncated(const char *path)
+{
+	uint32_t body[10] = {0};
+	int fd = connect_and_handshake(path);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = send_cmd(fd, 100, VCMD_SUBMIT_CMD, body, sizeof(body));
+	close(fd);
+	if (ret < 0 && !is_closed_error(ret))
+		return ret;
+	printf("truncated: sent 10 of 100 promised dwords and closed\n");
+	return check_fresh_client(path);
+}
+
+static int mode_huge_length(const char *path)
+{
+	int fd = connect_and_handshake(path);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = send_cmd(fd, 0x7fffffffu, VCMD_SUBMIT_CMD, NULL, 0);
+	if (ret == 0)
+		ret = wait_closed(fd, POKE_CLOSE_TIMEOUT_MS);
+	else if (is_closed_error(ret))
+		ret = 0;
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: huge-length: server did not close within %d ms\n",
+			POKE_CLOSE_TIMEOUT_MS);
+		return ret;
+	}
+	printf("huge-length: server closed the connection\n");
+	return check_fresh_client(path);
+}
+
+static int mode_unknown_cmd(const char *path)
+{
+	int fd = connect_and_handshake(path);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = send_cmd(fd, 0, POKE_UNKNOWN_CMD, NULL, 0);
+	if (ret == 0 || is_closed_error(ret))
+		ret = expect_closed_or_sane(fd, "unknown-cmd");
+	close(fd);
+	if (ret < 0)
+		return ret;
+	return check_fresh_client(path);
+}
+
+static int bad_handle_one(const char *path, const char *what, uint32_t cmd, const uint32_t *args,
+			  uint32_t n_args)
+{
+	int fd = connect_and_handshake(path);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = send_cmd(fd, n_args, cmd, args, n_args * sizeof(*args));
+	if (ret == 0 || is_closed_error(ret))
+		ret = expect_closed_or_sane(fd, what);
+	close(fd);
+	return ret;
+}
+
+static int mode_bad_handle(const char *path)
+{
+	uint32_t transfer[VCMD_TRANSFER2_HDR_SIZE] = {
+	    POKE_BAD_HANDLE, 0, 0, 0, 0, 16, 16, 1, 16 * 16 * 4, 0,
+	};
+	uint32_t unref[VCMD_RES_UNREF_SIZE] = {POKE_BAD_HANDLE};
+	uint32_t busy_wait[VCMD_BUSY_WAIT_SIZE] = {POKE_BAD_HANDLE, 1};
+	int ret;
+
+	ret = bad_handle_one(path, "bad-handle transfer-get2", VCMD_TRANSFER_GET2, transfer,
+			     VCMD_TRANSFER2_HDR_SIZE);
+	if (ret == 0)
+		ret = bad_handle_one(path, "bad-handle resource-unref", VCMD_RESOURCE_UNREF, unref,
+				     VCMD_RES_UNREF_SIZE);
+	if (ret == 0)
+		ret = bad_handle_one(path, "bad-handle busy-wait", VCMD_RESOURCE_BUSY_WAIT,
+				     busy_wait, VCMD_BUSY_WAIT_SIZE);
+	if (ret < 0)
+		return ret;
+	return check_fresh_client(path);
+}
+
+static int mode_connect_close(const char *path, unsigned long cycles)
+{
+	uint64_t start = now_ms();
+
+	for (unsigned long i = 0; i < cycles; i++) {
+		int fd = connect_and_handshake(path);
+
+		if (fd < 0) {
+			fprintf(stderr, "vtest-poke: connect-close: cycle %lu of %lu failed\n",
+				i + 1, cycles);
+			return fd;
+		}
+		close(fd);
+	}
+	printf("connect-close: %lu cycles ok in %llu ms\n", cycles,
+	       (unsigned long long)(now_ms() - start));
+	return 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: vtest-poke [-v] SOCKET MODE [N]\n"
+		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
+		     "       bad-handle, connect-close [N]\n"
+		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
+}
+
+static bool parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0' && s[0] != '-';
+}
+
+int main(int argc, char **argv)
+{
+	const char *path, *mode;
+	unsigned long n = 0;
+	bool have_n = false;
+	int ret;
+
+	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
+		verbose = true;
+		argv++;
+		argc--;
+	}
+	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc < 3 || argc > 4) {
+		usage(stderr);
+		return 2;
+	}
+	path = argv[1];
+	mode = argv[2];
+	if (argc == 4) {
+		if (!parse_ulong(argv[3], &n)) {
+			fprintf(stderr, "vtest-poke: N must be a non-negative integer: %s\n",
+				argv[3]);
+			return 2;
+		}
+		have_n = true;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	if (strcmp(mode, "handshake") == 0) {
+		ret = check_fresh_client(path);
+	} else if (strcmp(mode, "garbage") == 0) {
+		ret = mode_garbage(path, have_n ? n : 1);
+	} else if (strcmp(mode, "truncated") == 0) {
+		ret = mode_truncated(path);
+	} else if (strcmp(mode, "huge-length") == 0) {
+		ret = mode_huge_length(path);
+	} else if (strcmp(mode, "unknown-cmd") == 0) {
+		ret = mode_unknown_cmd(path);
+	} else if (strcmp(mode, "bad-handle") == 0) {
+		ret = mode_bad_handle(path);
+	} else if (strcmp(mode, "connect-close") == 0) {
+		ret = mode_connect_close(path, have_n ? n : POKE_DEFAULT_CYCLES);
+	} else {
+		fprintf(stderr, "vtest-poke: unknown mode '%s'\n", mode);
+		usage(stderr);
+		return 2;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: %s: FAILED (%s)\n", mode, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
