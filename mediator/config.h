@@ -25,11 +25,11 @@
 
 #define CONFIG_DEFAULT_CONTROL_SOCKET "/run/gpu-mediator/control.sock"
 #define CONFIG_DEFAULT_STATE_DIR      "/var/lib/gpu-mediator"
-#define CONFIG_DEFAULT_POLICY         MEDIATOR_POLICY_BUDGET
+#define CONFIG_DEFAULT_POLICY	      MEDIATOR_POLICY_BUDGET
 #define CONFIG_DEFAULT_MAX_INFLIGHT   1
-#define CONFIG_DEFAULT_RENDERER       MEDIATOR_RENDERER_EGL_SURFACELESS
+#define CONFIG_DEFAULT_RENDERER	      MEDIATOR_RENDERER_EGL_SURFACELESS
 #define CONFIG_DEFAULT_RENDER_NODE    "/dev/dri/renderD128"
-#define CONFIG_DEFAULT_CLASS          DOMAIN_CLASS_NORMAL
+#define CONFIG_DEFAULT_CLASS	      DOMAIN_CLASS_NORMAL
 #define CONFIG_DEFAULT_PERIOD_US      16667u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
 
@@ -61,9 +61,9 @@ struct domain_config {
 	uint32_t period_us;
 	uint32_t budget_us;
 	uint32_t deadline_us;
-	char vtest_socket[CONFIG_PATH_MAX];      /* "" when not set */
+	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */
 	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
-	int line;                                /* line of its [domain NAME] header */
+	int line;				 /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

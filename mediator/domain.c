@@ -132,9 +132,8 @@ struct json_object *domain_to_json(struct domain *domain, uint64_t now_ns)
 	if (!o)
 		return NULL;
 	domain_advance(domain, now_ns);
-	remaining_ns = domain->used_this_period_ns >= budget_ns
-			       ? 0
-			       : budget_ns - domain->used_this_period_ns;
+	remaining_ns =
+	    domain->used_this_period_ns >= budget_ns ? 0 : budget_ns - domain->used_this_period_ns;
 
 	json_object_object_add(o, "name", json_object_new_string(c->name));
 	json_object_object_add(o, "class", json_object_new_string(config_class_name(c->class)));
@@ -148,9 +147,9 @@ struct json_object *domain_to_json(struct domain *domain, uint64_t now_ns)
 	json_add_u64(o, "predicted_us", domain->predicted_total_ns / NSEC_PER_USEC);
 	json_add_u64(o, "debt_us", 0);
 	json_object_object_add(
-		o, "utilization",
-		json_object_new_double((double)domain->used_last_period_ns /
-				       ((double)c->period_us * (double)NSEC_PER_USEC)));
+	    o, "utilization",
+	    json_object_new_double((double)domain->used_last_period_ns /
+				   ((double)c->period_us * (double)NSEC_PER_USEC)));
 	json_add_u64(o, "clients", domain->clients);
 	json_add_u64(o, "contexts", domain->contexts);
 	json_add_u64(o, "groups", domain->groups);

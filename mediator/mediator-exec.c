@@ -6,8 +6,8 @@
  * /tmp/.virgl_test; it has no setting for another path. So, as a container
  * runtime would with a bind mount, mediator-exec gives the command its own
  * mount namespace with a private /tmp (a fresh tmpfs, as systemd's
- * PrivateTmp= does) in which /tmp/.virgl_test is the domain's socket. X11
- * clients are unaffected: Xvfb and Xorg also listen on abstract sockets.
+ * PrivateTmp= does) in which /tmp/.virgl_test is the domain's socket and
+ * /tmp/.X11-unix is the host's, so X11 clients still find their display.
  *
  * As root it uses a mount namespace; as another user, a user namespace
  * too (where the kernel allows unprivileged ones).
@@ -27,24 +27,28 @@
 
 /* The path Mesa's vtest winsys connects to (VTEST_DEFAULT_SOCKET_NAME). */
 #define VTEST_CLIENT_SOCKET "/tmp/.virgl_test"
+/* X11's socket directory, kept visible for clients that do not use the
+ * abstract socket. */
+#define X11_SOCKET_DIR "/tmp/.X11-unix"
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: mediator-exec --socket PATH [--] COMMAND [ARG...]\n"
-		"\n"
-		"Runs COMMAND with a private /tmp in which /tmp/.virgl_test is the vtest\n"
-		"socket PATH (a mediatord domain's vtest_socket), so that an unmodified GL ES\n"
-		"application on Mesa's virgl driver renders through that domain:\n"
-		"\n"
-		"  GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
-		"      -- glmark2-es2 --off-screen\n"
-		"\n"
-		"COMMAND sees an empty /tmp of its own. Needs root, or unprivileged user\n"
-		"namespaces.\n"
-		"\n"
-		"Exit status: that of COMMAND; 125 if the namespace could not be set up,\n"
-		"127 if COMMAND could not be run, 2 for a bad command line.\n");
+	fprintf(
+	    f,
+	    "Usage: mediator-exec --socket PATH [--] COMMAND [ARG...]\n"
+	    "\n"
+	    "Runs COMMAND with a private /tmp in which /tmp/.virgl_test is the vtest\n"
+	    "socket PATH (a mediatord domain's vtest_socket), so that an unmodified GL ES\n"
+	    "application on Mesa's virgl driver renders through that domain:\n"
+	    "\n"
+	    "  GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
+	    "      -- glmark2-es2 --off-screen\n"
+	    "\n"
+	    "COMMAND sees an empty /tmp of its own. Needs root, or unprivileged user\n"
+	    "namespaces.\n"
+	    "\n"
+	    "Exit status: that of COMMAND; 125 if the namespace could not be set up,\n"
+	    "127 if COMMAND could not be run, 2 for a bad command line.\n");
 }
 
 static int write_file(const char *path, const char *text)
@@ -80,13 +84,14 @@ static int enter_namespace(void)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *socket_path = NULL;
-	char source[64];
+	char source[64], x11_source[64];
+	int x11_fd;
 	struct stat st;
 	int c, sock_fd, fd, r;
 
@@ -125,8 +130,7 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		fprintf(stderr, "mediator-exec: cannot make mounts private: %s\n",
-			strerror(errno));
+		fprintf(stderr, "mediator-exec: cannot make mounts private: %s\n", strerror(errno));
 		return 125;
 	}
 	/* Hold the socket before /tmp is covered (it may live under /tmp), from
@@ -137,18 +141,30 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	snprintf(source, sizeof(source), "/proc/self/fd/%d", sock_fd);
+	x11_fd = open(X11_SOCKET_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(x11_source, sizeof(x11_source), "/proc/self/fd/%d", x11_fd);
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0) {
 		fprintf(stderr, "mediator-exec: cannot set up a private /tmp: %s\n",
 			strerror(errno));
 		return 125;
 	}
 	fd = open(VTEST_CLIENT_SOCKET, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
-	if (fd < 0 || close(fd) < 0 || mount(source, VTEST_CLIENT_SOCKET, NULL, MS_BIND, NULL) < 0) {
+	if (fd < 0 || close(fd) < 0 ||
+	    mount(source, VTEST_CLIENT_SOCKET, NULL, MS_BIND, NULL) < 0) {
 		fprintf(stderr, "mediator-exec: cannot place %s at %s: %s\n", socket_path,
 			VTEST_CLIENT_SOCKET, strerror(errno));
 		return 125;
 	}
 	close(sock_fd);
+	if (x11_fd >= 0) {
+		if (mkdir(X11_SOCKET_DIR, 01777) < 0 ||
+		    mount(x11_source, X11_SOCKET_DIR, NULL, MS_BIND, NULL) < 0) {
+			fprintf(stderr, "mediator-exec: cannot keep %s: %s\n", X11_SOCKET_DIR,
+				strerror(errno));
+			return 125;
+		}
+		close(x11_fd);
+	}
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "mediator-exec: %s: %s\n", argv[optind], strerror(errno));
 	return 127;

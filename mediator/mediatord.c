@@ -24,32 +24,33 @@ enum exit_code {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: mediatord --config FILE [--check] [--verbose]\n"
-		"       mediatord --help | --version\n"
-		"\n"
-		"gpu-mediator daemon: serves the GL ES command streams of several domains\n"
-		"(VMs, containers, host processes) on one GPU, one worker process per\n"
-		"client, and measures the GPU time of every command group.\n"
-		"\n"
-		"Options:\n"
-		"  -c, --config FILE  the INI configuration (see vm-configs/mediatord.example.conf)\n"
-		"      --check        validate the configuration and exit\n"
-		"  -v, --verbose      log debug messages\n"
-		"  -h, --help         show this help\n"
-		"  -V, --version      show the version\n"
-		"\n"
-		"Environment:\n"
-		"  MEDIATOR_WORKER    path of the mediator-worker executable (default: next to\n"
-		"                     mediatord, else " MEDIATOR_LIBEXECDIR "/mediator-worker)\n"
-		"\n"
-		"Runs in the foreground and logs to stderr; SIGTERM or SIGINT stop it.\n"
-		"\n"
-		"Exit status:\n"
-		"  0  stopped by a signal, or --check found the configuration valid\n"
-		"  1  the configuration is invalid (the message names file, line and key)\n"
-		"  2  invalid command line\n"
-		"  3  could not start (socket in use, no permission, worker missing)\n");
+	fprintf(
+	    f,
+	    "Usage: mediatord --config FILE [--check] [--verbose]\n"
+	    "       mediatord --help | --version\n"
+	    "\n"
+	    "gpu-mediator daemon: serves the GL ES command streams of several domains\n"
+	    "(VMs, containers, host processes) on one GPU, one worker process per\n"
+	    "client, and measures the GPU time of every command group.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -c, --config FILE  the INI configuration (see vm-configs/mediatord.example.conf)\n"
+	    "      --check        validate the configuration and exit\n"
+	    "  -v, --verbose      log debug messages\n"
+	    "  -h, --help         show this help\n"
+	    "  -V, --version      show the version\n"
+	    "\n"
+	    "Environment:\n"
+	    "  MEDIATOR_WORKER    path of the mediator-worker executable (default: next to\n"
+	    "                     mediatord, else " MEDIATOR_LIBEXECDIR "/mediator-worker)\n"
+	    "\n"
+	    "Runs in the foreground and logs to stderr; SIGTERM or SIGINT stop it.\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  0  stopped by a signal, or --check found the configuration valid\n"
+	    "  1  the configuration is invalid (the message names file, line and key)\n"
+	    "  2  invalid command line\n"
+	    "  3  could not start (socket in use, no permission, worker missing)\n");
 }
 
 static int find_worker(char *out, size_t size)
@@ -85,9 +86,9 @@ static int find_worker(char *out, size_t size)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'k'},
-		{"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'}, {"check", no_argument, NULL, 'k'},
+	    {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
 	};
 	static struct mediator_config cfg;
 	const char *config_path = NULL;
@@ -117,7 +118,8 @@ int main(int argc, char **argv)
 			printf("mediatord %s\n", MEDIATOR_VERSION);
 			return EXIT_OK;
 		case ':':
-			fprintf(stderr, "mediatord: option %s needs an argument\n", argv[optind - 1]);
+			fprintf(stderr, "mediatord: option %s needs an argument\n",
+				argv[optind - 1]);
 			return EXIT_USAGE;
 		default:
 			fprintf(stderr, "mediatord: unknown option %s (see --help)\n",

@@ -236,18 +236,18 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 {
 	char id_str[16], inflight_str[16];
 	const char *argv[] = {
-		md->worker_path,
-		"--domain",
-		domain_config(l->domain)->name,
-		"--client-id",
-		id_str,
-		"--renderer",
-		config_renderer_name(md->cfg.renderer),
-		"--render-node",
-		md->cfg.render_node,
-		"--max-inflight",
-		inflight_str,
-		NULL,
+	    md->worker_path,
+	    "--domain",
+	    domain_config(l->domain)->name,
+	    "--client-id",
+	    id_str,
+	    "--renderer",
+	    config_renderer_name(md->cfg.renderer),
+	    "--render-node",
+	    md->cfg.render_node,
+	    "--max-inflight",
+	    inflight_str,
+	    NULL,
 	};
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -448,15 +448,15 @@ static struct json_object *ctl_status(void *data)
 			       json_object_new_string(config_renderer_name(md->cfg.renderer)));
 	json_object_object_add(o, "domains", json_object_new_int64((int64_t)md->cfg.n_domains));
 	json_object_object_add(o, "clients", json_object_new_int64(md->n_clients));
-	json_object_object_add(o, "trace", md->trace ? json_object_new_string(trace_path(md->trace))
-						      : NULL);
+	json_object_object_add(o, "trace",
+			       md->trace ? json_object_new_string(trace_path(md->trace)) : NULL);
 	json_object_object_add(o, "bad_records", json_object_new_uint64(md->bad_records));
 	for (struct client *c = md->clients; c; c = c->next) {
 		struct json_object *w = json_object_new_object();
 
 		json_object_object_add(w, "client", json_object_new_int64(c->id));
 		json_object_object_add(
-			w, "domain", json_object_new_string(domain_config(c->listener->domain)->name));
+		    w, "domain", json_object_new_string(domain_config(c->listener->domain)->name));
 		json_object_object_add(w, "worker_pid", json_object_new_int(c->pid));
 		json_object_object_add(w, "peer_pid", json_object_new_int(c->peer_pid));
 		json_object_object_add(w, "name", json_object_new_string(c->name));
@@ -503,11 +503,11 @@ static int ctl_trace_stop(void *data, char *err, size_t err_size)
 }
 
 static const struct control_ops control_ops = {
-	.version = CONTROL_OPS_VERSION,
-	.status = ctl_status,
-	.show_budgets = ctl_show_budgets,
-	.trace_start = ctl_trace_start,
-	.trace_stop = ctl_trace_stop,
+    .version = CONTROL_OPS_VERSION,
+    .status = ctl_status,
+    .show_budgets = ctl_show_budgets,
+    .trace_start = ctl_trace_start,
+    .trace_stop = ctl_trace_stop,
 };
 
 /* ---- set-up and tear-down ---------------------------------------------- */
@@ -620,7 +620,8 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		log_info("domain %s (%s): vtest on %s", dc->name, config_class_name(dc->class),
 			 dc->vtest_socket);
 	}
-	md->control = control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
+	md->control =
+	    control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
 	if (!md->control)
 		goto fail;
 	return md;

@@ -25,9 +25,9 @@
 #define WIRE_MODEL_MAX 16
 
 enum wire_type {
-	WIRE_HELLO = 1,       /* worker -> mediatord, once, when the renderer is up */
+	WIRE_HELLO = 1,	      /* worker -> mediatord, once, when the renderer is up */
 	WIRE_CONTEXT = 2,     /* worker -> mediatord, a guest context was created or destroyed */
-	WIRE_GROUP = 3,       /* worker -> mediatord, one measured command group */
+	WIRE_GROUP = 3,	      /* worker -> mediatord, one measured command group */
 	WIRE_CLIENT_INFO = 4, /* worker -> mediatord, the client said who it is */
 };
 
@@ -39,9 +39,9 @@ struct wire_header {
 struct wire_hello {
 	struct wire_header hdr;
 	int32_t worker_pid;
-	uint32_t protocol; /* reserved, 0 */
+	uint32_t protocol;		      /* reserved, 0 */
 	char timestamp_source[WIRE_NAME_MAX]; /* NUL-terminated, e.g. "fence-callback" */
-	char renderer[WIRE_NAME_MAX];         /* NUL-terminated, e.g. "egl-surfaceless" */
+	char renderer[WIRE_NAME_MAX];	      /* NUL-terminated, e.g. "egl-surfaceless" */
 };
 
 struct wire_client_info {
@@ -62,10 +62,10 @@ struct wire_group {
 	struct wire_header hdr;
 	uint32_t ctx_id;
 	uint32_t reserved;
-	uint64_t seq;         /* per client, from 1 */
-	uint64_t dispatch_ns; /* when the worker handed it to the renderer */
-	uint64_t start_ns;    /* max(dispatch, end of the previous group) */
-	uint64_t end_ns;      /* completion of its fence */
+	uint64_t seq;	       /* per client, from 1 */
+	uint64_t dispatch_ns;  /* when the worker handed it to the renderer */
+	uint64_t start_ns;     /* max(dispatch, end of the previous group) */
+	uint64_t end_ns;       /* completion of its fence */
 	uint64_t predicted_ns; /* 0 while no model predicts */
 	uint64_t bound_ns;     /* 0 while no model predicts */
 	uint32_t cmds[PREDICT_CMD_CLASS_COUNT];

@@ -31,17 +31,17 @@ enum {
 #define VIRGL_OBJECT_SHADER 4
 
 static const char *const class_names[PREDICT_CMD_CLASS_COUNT] = {
-	[PREDICT_CMD_DRAW] = "draw",
-	[PREDICT_CMD_CLEAR] = "clear",
-	[PREDICT_CMD_CLEAR_TEXTURE] = "clear_texture",
-	[PREDICT_CMD_BLIT] = "blit",
-	[PREDICT_CMD_COPY] = "copy",
-	[PREDICT_CMD_TRANSFER] = "transfer",
-	[PREDICT_CMD_COMPUTE] = "compute",
-	[PREDICT_CMD_QUERY] = "query",
-	[PREDICT_CMD_SHADER] = "shader",
-	[PREDICT_CMD_STATE] = "state",
-	[PREDICT_CMD_UNKNOWN] = "unknown",
+    [PREDICT_CMD_DRAW] = "draw",
+    [PREDICT_CMD_CLEAR] = "clear",
+    [PREDICT_CMD_CLEAR_TEXTURE] = "clear_texture",
+    [PREDICT_CMD_BLIT] = "blit",
+    [PREDICT_CMD_COPY] = "copy",
+    [PREDICT_CMD_TRANSFER] = "transfer",
+    [PREDICT_CMD_COMPUTE] = "compute",
+    [PREDICT_CMD_QUERY] = "query",
+    [PREDICT_CMD_SHADER] = "shader",
+    [PREDICT_CMD_STATE] = "state",
+    [PREDICT_CMD_UNKNOWN] = "unknown",
 };
 
 const char *predict_cmd_class_name(enum predict_cmd_class cls)

@@ -14,10 +14,10 @@ struct pending_group {
 
 struct groups {
 	uint32_t ctx_id;
-	uint32_t limit;          /* max groups in flight */
-	uint64_t next_seq;       /* seq of the next dispatched group */
-	uint64_t oldest_seq;     /* seq of the oldest group in flight */
-	uint64_t last_end_ns;    /* end of the previous completed group */
+	uint32_t limit;	      /* max groups in flight */
+	uint64_t next_seq;    /* seq of the next dispatched group */
+	uint64_t oldest_seq;  /* seq of the oldest group in flight */
+	uint64_t last_end_ns; /* end of the previous completed group */
 	struct pending_group ring[GROUPS_MAX_TRACKED];
 };
 
@@ -29,7 +29,7 @@ struct groups *groups_create(uint32_t ctx_id, uint32_t max_inflight)
 		return NULL;
 	g->ctx_id = ctx_id;
 	g->limit = (max_inflight == 0 || max_inflight > GROUPS_MAX_TRACKED) ? GROUPS_MAX_TRACKED
-									      : max_inflight;
+									    : max_inflight;
 	g->next_seq = 1;
 	g->oldest_seq = 1;
 	return g;
@@ -79,8 +79,8 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
 		r.ctx_id = groups->ctx_id;
 		r.seq = s;
 		r.dispatch_ns = p->dispatch_ns;
-		r.start_ns = p->dispatch_ns > groups->last_end_ns ? p->dispatch_ns
-								   : groups->last_end_ns;
+		r.start_ns =
+		    p->dispatch_ns > groups->last_end_ns ? p->dispatch_ns : groups->last_end_ns;
 		/* A clock read on another CPU can be a hair before dispatch. */
 		r.end_ns = end_ns > r.start_ns ? end_ns : r.start_ns;
 		groups->last_end_ns = r.end_ns;

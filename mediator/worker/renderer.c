@@ -27,7 +27,8 @@
 #include "util.h"
 
 #define COMPLETION_RING_SIZE 4096u
-_Static_assert(COMPLETION_RING_SIZE > GROUPS_MAX_TRACKED, "completion ring smaller than the groups in flight");
+_Static_assert(COMPLETION_RING_SIZE > GROUPS_MAX_TRACKED,
+	       "completion ring smaller than the groups in flight");
 
 struct completion {
 	uint32_t fence_id;
@@ -76,9 +77,9 @@ static int on_get_drm_fd(void *cookie)
 }
 
 static struct virgl_renderer_callbacks callbacks = {
-	.version = 2,
-	.write_fence = on_write_fence,
-	.get_drm_fd = on_get_drm_fd,
+    .version = 2,
+    .write_fence = on_write_fence,
+    .get_drm_fd = on_get_drm_fd,
 };
 
 struct renderer *renderer_create(enum mediator_renderer kind, const char *render_node, char *err,
@@ -106,7 +107,8 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 	case MEDIATOR_RENDERER_GLX:
 		flags |= VIRGL_RENDERER_USE_GLX;
 		if (!getenv("DISPLAY")) {
-			snprintf(err, err_size, "renderer glx needs an X display (DISPLAY is not set)");
+			snprintf(err, err_size,
+				 "renderer glx needs an X display (DISPLAY is not set)");
 			return NULL;
 		}
 		break;

@@ -13,16 +13,16 @@
 
 #include "vtest_parser.h"
 
-#define HDR_BYTES          (VTEST_HDR_DWORDS * sizeof(uint32_t))
-#define INITIAL_CAPACITY   (64u * 1024u)
+#define HDR_BYTES	 (VTEST_HDR_DWORDS * sizeof(uint32_t))
+#define INITIAL_CAPACITY (64u * 1024u)
 /* Reads never ask for less than this, so that small messages batch up. */
-#define MIN_READ           4096u
+#define MIN_READ 4096u
 
 struct vtest_parser {
 	uint32_t *buf;
 	size_t capacity; /* bytes */
-	size_t start;    /* first byte not yet taken */
-	size_t end;      /* one past the last byte received */
+	size_t start;	 /* first byte not yet taken */
+	size_t end;	 /* one past the last byte received */
 	size_t max_payload;
 	int error;
 	const char *what;
@@ -35,23 +35,21 @@ struct cmd_shape {
 };
 
 static const struct cmd_shape shapes[] = {
-	[VCMD_GET_CAPS] = {"GET_CAPS", 0, 0},
-	[VCMD_RESOURCE_CREATE] = {"RESOURCE_CREATE", VCMD_RES_CREATE_SIZE, VCMD_RES_CREATE_SIZE},
-	[VCMD_RESOURCE_UNREF] = {"RESOURCE_UNREF", VCMD_RES_UNREF_SIZE, VCMD_RES_UNREF_SIZE},
-	[VCMD_TRANSFER_GET] = {"TRANSFER_GET", VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_HDR_SIZE},
-	[VCMD_TRANSFER_PUT] = {"TRANSFER_PUT", VCMD_TRANSFER_HDR_SIZE, UINT32_MAX},
-	[VCMD_SUBMIT_CMD] = {"SUBMIT_CMD", 0, UINT32_MAX},
-	[VCMD_RESOURCE_BUSY_WAIT] = {"RESOURCE_BUSY_WAIT", VCMD_BUSY_WAIT_SIZE,
-				     VCMD_BUSY_WAIT_SIZE},
-	[VCMD_CREATE_RENDERER] = {"CREATE_RENDERER", 0, VTEST_MAX_NAME_BYTES}, /* bytes */
-	[VCMD_GET_CAPS2] = {"GET_CAPS2", 0, 0},
-	[VCMD_PING_PROTOCOL_VERSION] = {"PING_PROTOCOL_VERSION", 0, 0},
-	[VCMD_PROTOCOL_VERSION] = {"PROTOCOL_VERSION", VCMD_PROTOCOL_VERSION_SIZE,
-				   VCMD_PROTOCOL_VERSION_SIZE},
-	[VCMD_RESOURCE_CREATE2] = {"RESOURCE_CREATE2", VCMD_RES_CREATE2_SIZE,
-				   VCMD_RES_CREATE2_SIZE},
-	[VCMD_TRANSFER_GET2] = {"TRANSFER_GET2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
-	[VCMD_TRANSFER_PUT2] = {"TRANSFER_PUT2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
+    [VCMD_GET_CAPS] = {"GET_CAPS", 0, 0},
+    [VCMD_RESOURCE_CREATE] = {"RESOURCE_CREATE", VCMD_RES_CREATE_SIZE, VCMD_RES_CREATE_SIZE},
+    [VCMD_RESOURCE_UNREF] = {"RESOURCE_UNREF", VCMD_RES_UNREF_SIZE, VCMD_RES_UNREF_SIZE},
+    [VCMD_TRANSFER_GET] = {"TRANSFER_GET", VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_HDR_SIZE},
+    [VCMD_TRANSFER_PUT] = {"TRANSFER_PUT", VCMD_TRANSFER_HDR_SIZE, UINT32_MAX},
+    [VCMD_SUBMIT_CMD] = {"SUBMIT_CMD", 0, UINT32_MAX},
+    [VCMD_RESOURCE_BUSY_WAIT] = {"RESOURCE_BUSY_WAIT", VCMD_BUSY_WAIT_SIZE, VCMD_BUSY_WAIT_SIZE},
+    [VCMD_CREATE_RENDERER] = {"CREATE_RENDERER", 0, VTEST_MAX_NAME_BYTES}, /* bytes */
+    [VCMD_GET_CAPS2] = {"GET_CAPS2", 0, 0},
+    [VCMD_PING_PROTOCOL_VERSION] = {"PING_PROTOCOL_VERSION", 0, 0},
+    [VCMD_PROTOCOL_VERSION] = {"PROTOCOL_VERSION", VCMD_PROTOCOL_VERSION_SIZE,
+			       VCMD_PROTOCOL_VERSION_SIZE},
+    [VCMD_RESOURCE_CREATE2] = {"RESOURCE_CREATE2", VCMD_RES_CREATE2_SIZE, VCMD_RES_CREATE2_SIZE},
+    [VCMD_TRANSFER_GET2] = {"TRANSFER_GET2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
+    [VCMD_TRANSFER_PUT2] = {"TRANSFER_PUT2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
 };
 
 const char *vtest_cmd_name(uint32_t cmd)
@@ -165,7 +163,8 @@ void *vtest_parser_space(struct vtest_parser *parser, size_t *len)
 			return NULL;
 		p->buf = nbuf;
 		p->capacity = want;
-	} else if (p->capacity > INITIAL_CAPACITY && want <= INITIAL_CAPACITY && avail <= INITIAL_CAPACITY) {
+	} else if (p->capacity > INITIAL_CAPACITY && want <= INITIAL_CAPACITY &&
+		   avail <= INITIAL_CAPACITY) {
 		/* Give back the memory of a large message once it is done. */
 		uint32_t *nbuf = realloc(p->buf, INITIAL_CAPACITY);
 

@@ -40,14 +40,14 @@ enum vtest_cmd {
 };
 
 /* Payload sizes in dwords (vtest_protocol.h). */
-#define VCMD_RES_CREATE_SIZE        10
-#define VCMD_RES_CREATE2_SIZE       11
-#define VCMD_RES_UNREF_SIZE         1
-#define VCMD_TRANSFER_HDR_SIZE      11
-#define VCMD_TRANSFER2_HDR_SIZE     10
-#define VCMD_BUSY_WAIT_SIZE         2
-#define VCMD_PROTOCOL_VERSION_SIZE  1
-#define VCMD_BUSY_WAIT_FLAG_WAIT    1
+#define VCMD_RES_CREATE_SIZE	   10
+#define VCMD_RES_CREATE2_SIZE	   11
+#define VCMD_RES_UNREF_SIZE	   1
+#define VCMD_TRANSFER_HDR_SIZE	   11
+#define VCMD_TRANSFER2_HDR_SIZE	   10
+#define VCMD_BUSY_WAIT_SIZE	   2
+#define VCMD_PROTOCOL_VERSION_SIZE 1
+#define VCMD_BUSY_WAIT_FLAG_WAIT   1
 
 /* Highest protocol version served. Version 3 adds venus, blob and sync
  * objects, which the GL client does not need; version 1 is deprecated and
@@ -72,7 +72,7 @@ struct vtest_parser;
 
 struct vtest_msg {
 	uint32_t cmd;
-	uint32_t length_dw;      /* the header's length field (bytes for CREATE_RENDERER) */
+	uint32_t length_dw; /* the header's length field (bytes for CREATE_RENDERER) */
 	size_t payload_bytes;
 	const uint32_t *payload; /* valid until the next vtest_parser_* call */
 };

@@ -60,7 +60,7 @@ struct vtest_resource {
 enum blocked_on {
 	BLOCKED_NONE = 0,
 	BLOCKED_INFLIGHT, /* a SUBMIT_CMD waits for a free slot */
-	BLOCKED_IDLE,     /* a BUSY_WAIT with WAIT waits for all groups */
+	BLOCKED_IDLE,	  /* a BUSY_WAIT with WAIT waits for all groups */
 };
 
 struct vtest_server {
@@ -82,7 +82,7 @@ struct vtest_server {
 };
 
 #define srv_log(level, s, fmt, ...)                                                                \
-	log_msg(level, "domain %s client %u: " fmt, (s)->opt.domain, (s)->opt.client_id,          \
+	log_msg(level, "domain %s client %u: " fmt, (s)->opt.domain, (s)->opt.client_id,           \
 		##__VA_ARGS__)
 
 struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
@@ -283,8 +283,7 @@ static void take_completions(struct vtest_server *s)
  */
 typedef int (*cmd_fn)(struct vtest_server *s, const struct vtest_msg *m, const char **what);
 
-static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m,
-			       const char **what)
+static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	size_t n = m->payload_bytes;
 	const char *name = (const char *)m->payload;
@@ -378,17 +377,17 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 			   bool with_shm, const char **what)
 {
 	struct virgl_renderer_resource_create_args args = {
-		.handle = p[0],
-		.target = p[1],
-		.format = p[2],
-		.bind = p[3],
-		.width = p[4],
-		.height = p[5],
-		.depth = p[6],
-		.array_size = p[7],
-		.last_level = p[8],
-		.nr_samples = p[9],
-		.flags = 0,
+	    .handle = p[0],
+	    .target = p[1],
+	    .format = p[2],
+	    .bind = p[3],
+	    .width = p[4],
+	    .height = p[5],
+	    .depth = p[6],
+	    .array_size = p[7],
+	    .last_level = p[8],
+	    .nr_samples = p[9],
+	    .flags = 0,
 	};
 	struct vtest_resource *res;
 	int fd = -1;
@@ -463,8 +462,7 @@ fail:
 	return r;
 }
 
-static int cmd_resource_create(struct vtest_server *s, const struct vtest_msg *m,
-			       const char **what)
+static int cmd_resource_create(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	return create_resource(s, m->payload, 0, false, what);
 }
@@ -484,8 +482,7 @@ static struct vtest_resource *lookup(struct vtest_server *s, uint32_t handle, co
 	return res;
 }
 
-static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
-			      const char **what)
+static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	struct vtest_resource *res = lookup(s, m->payload[0], what);
 
@@ -555,16 +552,15 @@ static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, c
 	box_from(&box, p + 4);
 	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
 	iov.iov_len = data_size;
-	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3], &box,
-					      0, &iov, 1))
+	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
+					      &box, 0, &iov, 1))
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
 			res->handle);
 	return 0;
 }
 
 /* v2 transfers: data goes through the resource's shared-memory backing. */
-static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put,
-		     const char **what)
+static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put, const char **what)
 {
 	const uint32_t *p = m->payload;
 	struct vtest_resource *res = lookup(s, p[0], what);
@@ -619,14 +615,15 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 	}
 	if (predict_cmd_count(m->payload, m->length_dw, &counts, &bad_index, &bad_offset) < 0) {
 		srv_log(LOG_LEVEL_ERROR, s,
-			"command buffer refused: command %u at byte %zu runs past the end", bad_index,
-			bad_offset);
+			"command buffer refused: command %u at byte %zu runs past the end",
+			bad_index, bad_offset);
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
 	seq = groups_dispatch(s->groups, mono_now_ns(), &counts);
 	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, ndw))
-		srv_log(LOG_LEVEL_WARN, s, "group %llu: virglrenderer reported an error in the stream",
+		srv_log(LOG_LEVEL_WARN, s,
+			"group %llu: virglrenderer reported an error in the stream",
 			(unsigned long long)seq);
 	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
 		*what = "cannot create a fence";
@@ -656,20 +653,20 @@ static const struct {
 	cmd_fn fn;
 	uint32_t min_version; /* lowest protocol version the command belongs to */
 } handlers[] = {
-	[VCMD_GET_CAPS] = {cmd_get_caps, 0},
-	[VCMD_RESOURCE_CREATE] = {cmd_resource_create, 0},
-	[VCMD_RESOURCE_UNREF] = {cmd_resource_unref, 0},
-	[VCMD_TRANSFER_GET] = {cmd_transfer_get, 0},
-	[VCMD_TRANSFER_PUT] = {cmd_transfer_put, 0},
-	[VCMD_SUBMIT_CMD] = {cmd_submit, 0},
-	[VCMD_RESOURCE_BUSY_WAIT] = {cmd_busy_wait, 0},
-	[VCMD_CREATE_RENDERER] = {cmd_create_renderer, 0},
-	[VCMD_GET_CAPS2] = {cmd_get_caps2, 0},
-	[VCMD_PING_PROTOCOL_VERSION] = {cmd_ping, 0},
-	[VCMD_PROTOCOL_VERSION] = {cmd_protocol_version, 0},
-	[VCMD_RESOURCE_CREATE2] = {cmd_resource_create2, 2},
-	[VCMD_TRANSFER_GET2] = {cmd_transfer_get2, 2},
-	[VCMD_TRANSFER_PUT2] = {cmd_transfer_put2, 2},
+    [VCMD_GET_CAPS] = {cmd_get_caps, 0},
+    [VCMD_RESOURCE_CREATE] = {cmd_resource_create, 0},
+    [VCMD_RESOURCE_UNREF] = {cmd_resource_unref, 0},
+    [VCMD_TRANSFER_GET] = {cmd_transfer_get, 0},
+    [VCMD_TRANSFER_PUT] = {cmd_transfer_put, 0},
+    [VCMD_SUBMIT_CMD] = {cmd_submit, 0},
+    [VCMD_RESOURCE_BUSY_WAIT] = {cmd_busy_wait, 0},
+    [VCMD_CREATE_RENDERER] = {cmd_create_renderer, 0},
+    [VCMD_GET_CAPS2] = {cmd_get_caps2, 0},
+    [VCMD_PING_PROTOCOL_VERSION] = {cmd_ping, 0},
+    [VCMD_PROTOCOL_VERSION] = {cmd_protocol_version, 0},
+    [VCMD_RESOURCE_CREATE2] = {cmd_resource_create2, 2},
+    [VCMD_TRANSFER_GET2] = {cmd_transfer_get2, 2},
+    [VCMD_TRANSFER_PUT2] = {cmd_transfer_put2, 2},
 };
 
 /* Runs one message. Returns 0 (maybe leaving s->blocked set) or a negative errno. */
@@ -749,7 +746,8 @@ static int read_client(struct vtest_server *s)
 		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
 	if (n == 0) {
 		if (vtest_parser_pending(s->parser))
-			srv_log(LOG_LEVEL_INFO, s, "client disconnected in the middle of a message");
+			srv_log(LOG_LEVEL_INFO, s,
+				"client disconnected in the middle of a message");
 		return -ECONNRESET;
 	}
 	vtest_parser_commit(s->parser, (size_t)n);
@@ -764,12 +762,12 @@ int vtest_server_run(struct vtest_server *server)
 	setsockopt(s->opt.client_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (;;) {
 		struct pollfd pfd[3] = {
-			/* While blocked, not even a hang-up is looked at: the
-			 * fences that unblock it always complete. */
-			{.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
-			{.fd = s->opt.mediator_fd, .events = POLLIN},
-			{.fd = s->renderer ? renderer_completion_fd(s->renderer) : -1,
-			 .events = POLLIN},
+		    /* While blocked, not even a hang-up is looked at: the
+		     * fences that unblock it always complete. */
+		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
+		    {.fd = s->opt.mediator_fd, .events = POLLIN},
+		    {.fd = s->renderer ? renderer_completion_fd(s->renderer) : -1,
+		     .events = POLLIN},
 		};
 		int r;
 

@@ -34,8 +34,8 @@ struct vtest_server_options {
 	enum mediator_renderer renderer;
 	const char *render_node;
 	uint32_t max_inflight; /* 0 = unlimited */
-	int client_fd;   /* the connection; the server closes it */
-	int mediator_fd; /* record channel to mediatord; the server closes it */
+	int client_fd;	       /* the connection; the server closes it */
+	int mediator_fd;       /* record channel to mediatord; the server closes it */
 };
 
 struct vtest_server;

@@ -22,11 +22,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
-		   "                       [--render-node PATH] [--max-inflight N] [--verbose]\n"
-		   "\n"
-		   "Serves the vtest connection on fd %d and sends command-group records to\n"
-		   "mediatord on fd %d. Started by mediatord; not meant to be run by hand.\n",
+	fprintf(f,
+		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
+		"                       [--render-node PATH] [--max-inflight N] [--verbose]\n"
+		"\n"
+		"Serves the vtest connection on fd %d and sends command-group records to\n"
+		"mediatord on fd %d. Started by mediatord; not meant to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
@@ -45,9 +46,8 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static int parse_renderer(const char *s, enum mediator_renderer *out)
 {
-	static const enum mediator_renderer all[] = {MEDIATOR_RENDERER_EGL_SURFACELESS,
-						     MEDIATOR_RENDERER_EGL_GBM,
-						     MEDIATOR_RENDERER_GLX};
+	static const enum mediator_renderer all[] = {
+	    MEDIATOR_RENDERER_EGL_SURFACELESS, MEDIATOR_RENDERER_EGL_GBM, MEDIATOR_RENDERER_GLX};
 
 	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
 		if (strcmp(s, config_renderer_name(all[i])) == 0) {
@@ -61,21 +61,21 @@ static int parse_renderer(const char *s, enum mediator_renderer *out)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"domain", required_argument, NULL, 'd'},
-		{"client-id", required_argument, NULL, 'c'},
-		{"renderer", required_argument, NULL, 'r'},
-		{"render-node", required_argument, NULL, 'n'},
-		{"max-inflight", required_argument, NULL, 'm'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"domain", required_argument, NULL, 'd'},
+	    {"client-id", required_argument, NULL, 'c'},
+	    {"renderer", required_argument, NULL, 'r'},
+	    {"render-node", required_argument, NULL, 'n'},
+	    {"max-inflight", required_argument, NULL, 'm'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct vtest_server_options opt = {
-		.renderer = CONFIG_DEFAULT_RENDERER,
-		.render_node = CONFIG_DEFAULT_RENDER_NODE,
-		.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT,
-		.client_fd = WIRE_CLIENT_FD,
-		.mediator_fd = WIRE_WORKER_FD,
+	    .renderer = CONFIG_DEFAULT_RENDERER,
+	    .render_node = CONFIG_DEFAULT_RENDER_NODE,
+	    .max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT,
+	    .client_fd = WIRE_CLIENT_FD,
+	    .mediator_fd = WIRE_WORKER_FD,
 	};
 	enum log_level level = LOG_LEVEL_INFO;
 	bool have_client = false;

@@ -140,14 +140,14 @@ static void destroy_accepts_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(idle_gpu_starts_a_group_at_its_dispatch),
-		cmocka_unit_test(queued_group_starts_when_the_previous_one_ends),
-		cmocka_unit_test(later_fence_completes_every_earlier_group),
-		cmocka_unit_test(unknown_or_repeated_fence_completes_nothing),
-		cmocka_unit_test(max_inflight_one_allows_one_group_at_a_time),
-		cmocka_unit_test(unlimited_inflight_is_capped_by_the_tracking_ring),
-		cmocka_unit_test(command_counts_travel_with_the_group),
-		cmocka_unit_test(destroy_accepts_null),
+	    cmocka_unit_test(idle_gpu_starts_a_group_at_its_dispatch),
+	    cmocka_unit_test(queued_group_starts_when_the_previous_one_ends),
+	    cmocka_unit_test(later_fence_completes_every_earlier_group),
+	    cmocka_unit_test(unknown_or_repeated_fence_completes_nothing),
+	    cmocka_unit_test(max_inflight_one_allows_one_group_at_a_time),
+	    cmocka_unit_test(unlimited_inflight_is_capped_by_the_tracking_ring),
+	    cmocka_unit_test(command_counts_travel_with_the_group),
+	    cmocka_unit_test(destroy_accepts_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

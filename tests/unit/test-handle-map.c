@@ -80,11 +80,11 @@ static void destroy_accepts_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(added_handles_are_found_and_others_are_not),
-		cmocka_unit_test(handle_zero_and_duplicates_are_refused),
-		cmocka_unit_test(removal_keeps_every_other_entry_reachable),
-		cmocka_unit_test(pop_empties_the_map),
-		cmocka_unit_test(destroy_accepts_null),
+	    cmocka_unit_test(added_handles_are_found_and_others_are_not),
+	    cmocka_unit_test(handle_zero_and_duplicates_are_refused),
+	    cmocka_unit_test(removal_keeps_every_other_entry_reachable),
+	    cmocka_unit_test(pop_empties_the_map),
+	    cmocka_unit_test(destroy_accepts_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

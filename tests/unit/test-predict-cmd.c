@@ -20,13 +20,13 @@
 static void counts_commands_by_class(void **state)
 {
 	const uint32_t buf[] = {
-		CMD0(7, 0, 8), 0, 0, 0, 0, 0, 0, 0, 0, /* CLEAR, 8 dwords */
-		CMD0(8, 0, 1), 0,                      /* DRAW_VBO */
-		CMD0(8, 0, 0),                         /* DRAW_VBO, empty payload */
-		CMD0(1, 4, 2), 0, 0,                   /* CREATE_OBJECT shader */
-		CMD0(1, 1, 0),                         /* CREATE_OBJECT blend */
-		CMD0(43, 0, 1), 0,                     /* TRANSFER3D */
-		CMD0(200, 0, 0),                       /* unknown */
+	    CMD0(7, 0, 8),   0, 0, 0, 0, 0, 0, 0, 0, /* CLEAR, 8 dwords */
+	    CMD0(8, 0, 1),   0,			     /* DRAW_VBO */
+	    CMD0(8, 0, 0),			     /* DRAW_VBO, empty payload */
+	    CMD0(1, 4, 2),   0, 0,		     /* CREATE_OBJECT shader */
+	    CMD0(1, 1, 0),			     /* CREATE_OBJECT blend */
+	    CMD0(43, 0, 1),  0,			     /* TRANSFER3D */
+	    CMD0(200, 0, 0),			     /* unknown */
 	};
 	struct predict_cmd_counts c;
 
@@ -84,11 +84,11 @@ static void class_names_match_the_trace_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(counts_commands_by_class),
-		cmocka_unit_test(empty_buffer_has_no_commands),
-		cmocka_unit_test(length_past_the_end_is_rejected_with_index_and_offset),
-		cmocka_unit_test(maximum_length_header_in_a_short_buffer_is_rejected),
-		cmocka_unit_test(class_names_match_the_trace_format),
+	    cmocka_unit_test(counts_commands_by_class),
+	    cmocka_unit_test(empty_buffer_has_no_commands),
+	    cmocka_unit_test(length_past_the_end_is_rejected_with_index_and_offset),
+	    cmocka_unit_test(maximum_length_header_in_a_short_buffer_is_rejected),
+	    cmocka_unit_test(class_names_match_the_trace_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,18 +115,18 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"unknown command number", 0, 999, -EPROTO},
-	{"command 0 does not exist", 0, 0, -EPROTO},
-	{"protocol-3 command not served", 1, 15, -EPROTO},
-	{"BUSY_WAIT shorter than its two dwords", 1, VCMD_RESOURCE_BUSY_WAIT, -EMSGSIZE},
-	{"BUSY_WAIT longer than its two dwords", 3, VCMD_RESOURCE_BUSY_WAIT, -EMSGSIZE},
-	{"RESOURCE_CREATE2 short", 10, VCMD_RESOURCE_CREATE2, -EMSGSIZE},
-	{"TRANSFER_PUT without its header", 5, VCMD_TRANSFER_PUT, -EMSGSIZE},
-	{"GET_CAPS with a payload", 1, VCMD_GET_CAPS, -EMSGSIZE},
-	{"SUBMIT_CMD beyond the size limit", 0x7fffffff, VCMD_SUBMIT_CMD, -EMSGSIZE},
-	{"SUBMIT_CMD of the largest length", 0xffffffff, VCMD_SUBMIT_CMD, -EMSGSIZE},
-	{"CREATE_RENDERER name over the limit", VTEST_MAX_NAME_BYTES + 1, VCMD_CREATE_RENDERER,
-	 -EMSGSIZE},
+    {"unknown command number", 0, 999, -EPROTO},
+    {"command 0 does not exist", 0, 0, -EPROTO},
+    {"protocol-3 command not served", 1, 15, -EPROTO},
+    {"BUSY_WAIT shorter than its two dwords", 1, VCMD_RESOURCE_BUSY_WAIT, -EMSGSIZE},
+    {"BUSY_WAIT longer than its two dwords", 3, VCMD_RESOURCE_BUSY_WAIT, -EMSGSIZE},
+    {"RESOURCE_CREATE2 short", 10, VCMD_RESOURCE_CREATE2, -EMSGSIZE},
+    {"TRANSFER_PUT without its header", 5, VCMD_TRANSFER_PUT, -EMSGSIZE},
+    {"GET_CAPS with a payload", 1, VCMD_GET_CAPS, -EMSGSIZE},
+    {"SUBMIT_CMD beyond the size limit", 0x7fffffff, VCMD_SUBMIT_CMD, -EMSGSIZE},
+    {"SUBMIT_CMD of the largest length", 0xffffffff, VCMD_SUBMIT_CMD, -EMSGSIZE},
+    {"CREATE_RENDERER name over the limit", VTEST_MAX_NAME_BYTES + 1, VCMD_CREATE_RENDERER,
+     -EMSGSIZE},
 };
 
 static void malformed_headers_are_refused_before_their_payload(void **state)
@@ -209,15 +209,15 @@ static void destroy_accepts_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(whole_message_is_returned_once),
-		cmocka_unit_test(message_split_byte_by_byte_is_reassembled),
-		cmocka_unit_test(mesa_handshake_with_odd_name_keeps_later_payloads_aligned),
-		cmocka_unit_test(malformed_headers_are_refused_before_their_payload),
-		cmocka_unit_test(truncated_message_waits_for_more),
-		cmocka_unit_test(large_message_grows_the_buffer_and_shrinks_it_after),
-		cmocka_unit_test(configured_limit_is_enforced),
-		cmocka_unit_test(command_names_are_known),
-		cmocka_unit_test(destroy_accepts_null),
+	    cmocka_unit_test(whole_message_is_returned_once),
+	    cmocka_unit_test(message_split_byte_by_byte_is_reassembled),
+	    cmocka_unit_test(mesa_handshake_with_odd_name_keeps_later_payloads_aligned),
+	    cmocka_unit_test(malformed_headers_are_refused_before_their_payload),
+	    cmocka_unit_test(truncated_message_waits_for_more),
+	    cmocka_unit_test(large_message_grows_the_buffer_and_shrinks_it_after),
+	    cmocka_unit_test(configured_limit_is_enforced),
+	    cmocka_unit_test(command_names_are_known),
+	    cmocka_unit_test(destroy_accepts_null),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
