@@ -5,9 +5,10 @@
 #    control socket, logs and traces (never an installed instance's paths),
 #  - installs a cleanup trap that stops everything the test started.
 #
-# meson sets MEDIATORD, MEDIATORCTL, MEDIATOR_WORKER, VTEST_POKE and
-# TESTS_SRCDIR (tests/meson.build). Run by hand, they default to the
-# binaries of $BUILD_DIR (default: build/ at the top of the source tree).
+# meson sets MEDIATORD, MEDIATORCTL, MEDIATOR_WORKER, MEDIATOR_EXEC,
+# VTEST_POKE and TESTS_SRCDIR (tests/meson.build). Run by hand, they
+# default to the binaries of $BUILD_DIR (default: build/ at the top of the
+# source tree). KEEP_TMP=1 keeps $TMP.
 #
 # Domains of the default config: "cluster" (safety) on $SOCK_A and
 # "infotainment" (normal) on $SOCK_B.
@@ -21,8 +22,8 @@ BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 MEDIATORD=${MEDIATORD:-$BUILD_DIR/mediator/mediatord}
 MEDIATORCTL=${MEDIATORCTL:-$BUILD_DIR/mediator/mediatorctl}
 MEDIATOR_WORKER=${MEDIATOR_WORKER:-$BUILD_DIR/mediator/worker/mediator-worker}
+MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/mediator/mediator-exec}
 VTEST_POKE=${VTEST_POKE:-$BUILD_DIR/tests/vtest-poke}
-VTEST_RUN=$SRCROOT/scripts/vtest-run
 export MEDIATOR_WORKER
 
 # Seconds a glmark2 run may take beyond its scenes before it counts as hung.
@@ -49,23 +50,19 @@ require_cmd() {
 
 require_built() {
   local f
-  for f in "$MEDIATORD" "$MEDIATORCTL" "$MEDIATOR_WORKER" "$VTEST_POKE"; do
+  for f in "$MEDIATORD" "$MEDIATORCTL" "$MEDIATOR_WORKER" "$MEDIATOR_EXEC" "$VTEST_POKE"; do
     [ -x "$f" ] || fail "not built: $f"
   done
 }
 
-# The prerequisites of tests that render: a display server, a GL ES client,
-# jq, and a mount namespace for scripts/vtest-run (see there why).
+# The prerequisites of tests that render: a display server, a GL ES client
+# and jq. start_xvfb also checks that mediator-exec can create a mount
+# namespace (Mesa 22 has no setting for the vtest socket path).
 require_rendering() {
   require_cmd Xvfb xvfb
   require_cmd glmark2-es2 glmark2-es2-x11
   require_cmd jq jq
-  require_cmd unshare util-linux
   require_cmd pgrep procps
-  if [ "$(id -u)" != 0 ] && ! unshare --user --map-root-user --mount true 2>/dev/null; then
-    skip "needs root or unprivileged user namespaces so that each client reaches its" \
-      "own domain socket (Mesa 22 ignores VTEST_SOCKET_NAME; see scripts/vtest-run)"
-  fi
 }
 
 require_built
@@ -158,6 +155,20 @@ start_xvfb() {
   fi
   export DISPLAY=":$n"
   log "Xvfb pid $XVFB_PID on $DISPLAY"
+  _probe_mediator_exec "/tmp/.X11-unix/X$n"
+}
+
+# _probe_mediator_exec SOCKET: mediator-exec needs a mount namespace; where
+# the kernel or a container forbids one, that is a missing prerequisite.
+_probe_mediator_exec() {
+  local out rc
+  [ -S "$1" ] || return 0
+  out=$("$MEDIATOR_EXEC" --socket "$1" -- true 2>&1) && rc=0 || rc=$?
+  if [ $rc -eq 125 ] && grep -q 'cannot create a mount namespace' <<<"$out"; then
+    skip "no mount namespace for mediator-exec (needs root with CAP_SYS_ADMIN," \
+      "or unprivileged user namespaces): $out"
+  fi
+  [ $rc -eq 0 ] || fail "mediator-exec --socket $1 -- true: status $rc: $out"
 }
 
 # write_config [POLICY [MAX_INFLIGHT]]: two domains, every path in $TMP.
@@ -236,11 +247,14 @@ ctl() {
 
 # start_glmark NAME SOCKET SECONDS ARGS...: starts glmark2-es2 --off-screen
 # with ARGS as a client of SOCKET in the background, killed after SECONDS.
+# The pid is timeout's, which passes signals on to the client (mediator-exec
+# execs it). VTEST_SOCKET_NAME is for Mesa releases that read it.
 start_glmark() {
   local name=$1 sock=$2 secs=$3
   shift 3
   CLIENT_LOG[$name]=$TMP/glmark-$name.log
-  timeout -k 5 "$secs" "$VTEST_RUN" "$sock" glmark2-es2 --off-screen "$@" \
+  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=$sock \
+    timeout -k 5 "$secs" "$MEDIATOR_EXEC" --socket "$sock" -- glmark2-es2 --off-screen "$@" \
     >"${CLIENT_LOG[$name]}" 2>&1 &
   CLIENT_PID[$name]=$!
   STARTED_PIDS+=("$!")

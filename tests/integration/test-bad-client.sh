@@ -23,8 +23,9 @@ for mode in garbage truncated huge-length unknown-cmd bad-handle "garbage 7" "ga
   sed "s/^/  vtest-poke $mode: /" "$TMP/poke.out" >&2
   [ $rc -eq 0 ] || fail "vtest-poke $mode: status $rc (the server misbehaved)"
   assert_mediatord_alive
-  kill -0 "${CLIENT_PID[b]}" 2>/dev/null || break # B finished already; keep checking A
 done
+kill -0 "${CLIENT_PID[b]}" 2>/dev/null ||
+  log "warning: B's client finished before the attack did (slow machine?)"
 
 wait_glmark b
 assert_mediatord_alive

@@ -22,7 +22,7 @@ rss_warm=$(rss_kib "$MEDIATORD_PID")
 fds_warm=$(fd_count "$MEDIATORD_PID")
 log "after $WARMUP cycles: VmRSS $rss_warm KiB, $fds_warm fds"
 
-timeout -k 5 270 "$VTEST_POKE" "$SOCK_A" connect-close $((CYCLES - WARMUP)) >&2 ||
+timeout -k 5 800 "$VTEST_POKE" "$SOCK_A" connect-close $((CYCLES - WARMUP)) >&2 ||
   fail "cycles $((WARMUP + 1))..$CYCLES failed"
 wait_field "$DOMAIN_A" clients 0 15
 assert_mediatord_alive

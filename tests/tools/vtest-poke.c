@@ -69,6 +69,8 @@
 #define VCMD_BUSY_WAIT_SIZE	2  /* res handle, flags */
 #define VCMD_TRANSFER2_HDR_SIZE 10 /* handle, level, x, y, z, w, h, d, data size, offset */
 #define VTEST_PROTOCOL_VERSION	2  /* what Mesa 22.x asks for */
+/* GET_CAPS2 is answered with this id for the v2 caps (VCMD_GET_CAPS for v1). */
+#define VTEST_CAPS2_REPLY_ID 2
 
 /* Our own limits, not protocol facts. */
 #define POKE_NAME	      "vtest-poke"
@@ -248,7 +250,7 @@ static int handshake(int fd)
 	static const char name[] = POKE_NAME;
 	uint32_t busy_wait[VCMD_BUSY_WAIT_SIZE] = {0, 0};
 	uint32_t version = VTEST_PROTOCOL_VERSION;
-	uint32_t value, len;
+	uint32_t value = 0, len;
 	uint8_t *caps;
 	size_t caps_bytes;
 	int ret;
@@ -292,8 +294,8 @@ static int handshake(int fd)
 	vlog("protocol version %u", value);
 
 	/*
-	 * The capability reply's id is VCMD_RESOURCE_CREATE (2) for the v2
-	 * caps struct, VCMD_GET_CAPS (1) for v1; unlike other replies, its
+	 * The capability reply's id is VTEST_CAPS2_REPLY_ID for the v2 caps
+	 * struct, VCMD_GET_CAPS for v1; unlike other replies, its
 	 * length field is one more than the size of the caps in bytes (what
 	 * virglrenderer's vtest server sends and Mesa's winsys reads).
 	 */
@@ -310,8 +312,9 @@ static int handshake(int fd)
 		}
 		len = hdr[VTEST_CMD_LEN];
 		vlog("caps: reply header len=%u id=%u", len, hdr[VTEST_CMD_ID]);
-		if ((hdr[VTEST_CMD_ID] != VCMD_GET_CAPS && hdr[VTEST_CMD_ID] != 2) || len < 2 ||
-		    len - 1 > POKE_MAX_CAPS_BYTES) {
+		if ((hdr[VTEST_CMD_ID] != VCMD_GET_CAPS &&
+		     hdr[VTEST_CMD_ID] != VTEST_CAPS2_REPLY_ID) ||
+		    len < 2 || len - 1 > POKE_MAX_CAPS_BYTES) {
 			fprintf(stderr, "vtest-poke: caps: unexpected reply header len=%u id=%u\n",
 				len, hdr[VTEST_CMD_ID]);
 			return -EPROTO;
@@ -324,9 +327,10 @@ static int handshake(int fd)
 	ret = recv_all(fd, caps, caps_bytes, POKE_REPLY_TIMEOUT_MS);
 	if (ret < 0)
 		fprintf(stderr, "vtest-poke: caps: short payload: %s\n", strerror(-ret));
-	else
+	else if (caps_bytes >= 4)
 		vlog("caps: %zu bytes, first dword (max version) %u", caps_bytes,
-		     (unsigned)(caps[0] | caps[1] << 8 | caps[2] << 16 | (uint32_t)caps[3] << 24));
+		     (uint32_t)caps[0] | (uint32_t)caps[1] << 8 | (uint32_t)caps[2] << 16 |
+			 (uint32_t)caps[3] << 24);
 	free(caps);
 	return ret;
 }
@@ -431,18 +435,24 @@ static int expect_closed_or_sane(int fd, const char *what)
 	}
 }
 
-/* The server must still accept and serve a new client. */
-static int check_fresh_client(const char *path)
+/* A new connection is accepted and served a full handshake; @who names it in messages. */
+static int check_client(const char *path, const char *who)
 {
 	int fd = connect_and_handshake(path);
 
 	if (fd < 0) {
-		fprintf(stderr, "vtest-poke: a fresh client was not served\n");
+		fprintf(stderr, "vtest-poke: %s was not served\n", who);
 		return fd;
 	}
 	close(fd);
-	printf("fresh client: handshake ok\n");
+	printf("%s: handshake ok\n", who);
 	return 0;
+}
+
+/* After a bad client, the server must still accept and serve a new one. */
+static int check_fresh_client(const char *path)
+{
+	return check_client(path, "fresh client");
 }
 
 /* xorshift64: deterministic bytes for a given seed, no libc state. */
@@ -648,7 +658,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (strcmp(mode, "handshake") == 0) {
-		ret = check_fresh_client(path);
+		ret = check_client(path, "client");
 	} else if (strcmp(mode, "garbage") == 0) {
 		ret = mode_garbage(path, have_n ? n : 1);
 	} else if (strcmp(mode, "truncated") == 0) {
