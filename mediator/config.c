@@ -638,7 +638,9 @@ static void config_validate(struct config_parser *p)
 			d->deadline_us = d->period_us;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
-				    "domain '%s': no vtest_socket or vhost_user_socket", d->name);
+				    "domain '%s': key 'vtest_socket': missing (a domain needs "
+				    "vtest_socket or vhost_user_socket)",
+				    d->name);
 		if (d->budget_us > d->period_us)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_BUDGET_US],
 				    "key 'budget_us': %u is larger than period_us (%u)",
