@@ -15,9 +15,10 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "wire.h"
 
-/* Largest message a worker may send on its record channel. */
-#define MEDIATORD_MAX_RECORD 512
+/* Largest packet a worker may send on its record channel: a full batch. */
+#define MEDIATORD_MAX_RECORD (WIRE_MAX_BATCH * sizeof(struct wire_group))
 /* Socket buffer of a record channel: about a thousand records in flight. */
 #define MEDIATORD_RECORD_BUFFER (1 << 20)
 /* Workers still running at shutdown get SIGTERM, then SIGKILL after this. */

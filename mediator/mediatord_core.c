@@ -104,16 +104,49 @@ static bool string_ok(const char *s, size_t size)
 	return memchr(s, '\0', size) != NULL;
 }
 
-/* Checks and applies one record. Returns false if the worker broke the protocol. */
-static bool client_take_record(struct client *c, const void *buf, size_t size)
+/* Checks and applies one group record. Returns false if it is malformed. */
+static bool client_take_group(struct client *c, const void *buf, uint64_t now)
 {
 	struct mediatord *md = c->md;
+	struct domain *domain = c->listener->domain;
+	struct wire_group m;
+
+	memcpy(&m, buf, sizeof(m));
+	if (m.hdr.type != WIRE_GROUP || m.hdr.size != sizeof(m) ||
+	    !string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
+	    m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns || m.end_ns > now)
+		return false;
+	c->last_seq = m.seq;
+	c->groups++;
+	domain_charge_group(domain, &m, now);
+	if (md->trace && trace_write_group(md->trace, domain_config(domain)->name, c->id, &m) < 0) {
+		log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
+		trace_close(md->trace);
+		md->trace = NULL;
+	}
+	return true;
+}
+
+/* Checks and applies one packet. Returns false if the worker broke the protocol. */
+static bool client_take_record(struct client *c, const void *buf, size_t size)
+{
 	struct domain *domain = c->listener->domain;
 	struct wire_header hdr;
 
 	if (size < sizeof(hdr))
 		return false;
 	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.type == WIRE_GROUP) {
+		uint64_t now = mono_now_ns();
+
+		if (size % sizeof(struct wire_group))
+			return false;
+		for (size_t off = 0; off < size; off += sizeof(struct wire_group)) {
+			if (!client_take_group(c, (const uint8_t *)buf + off, now))
+				return false;
+		}
+		return true;
+	}
 	if (hdr.size != size)
 		return false;
 	switch (hdr.type) {
@@ -155,27 +188,6 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 		} else if (c->contexts) {
 			c->contexts--;
 			domain_contexts_changed(domain, -1);
-		}
-		return true;
-	}
-	case WIRE_GROUP: {
-		struct wire_group m;
-		uint64_t now = mono_now_ns();
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		if (!string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
-		    m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns || m.end_ns > now)
-			return false;
-		c->last_seq = m.seq;
-		c->groups++;
-		domain_charge_group(domain, &m, now);
-		if (md->trace &&
-		    trace_write_group(md->trace, domain_config(domain)->name, c->id, &m) < 0) {
-			log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
-			trace_close(md->trace);
-			md->trace = NULL;
 		}
 		return true;
 	}

@@ -21,13 +21,24 @@
 #define WIRE_CLIENT_FD 3 /* the accepted client connection */
 #define WIRE_WORKER_FD 4 /* the worker's end of the record channel */
 
+/*
+ * A worker may send up to WIRE_MAX_BATCH struct wire_group back to back in
+ * one packet, each with its own header; it flushes a batch when it is full
+ * or WIRE_FLUSH_MS after its first record, so that mediatord wakes up
+ * about once per batch rather than once per command group.
+ */
+#define WIRE_MAX_BATCH 16
+#define WIRE_FLUSH_MS  10
+
 #define WIRE_NAME_MAX  64
 #define WIRE_MODEL_MAX 16
 
 enum wire_type {
-	WIRE_HELLO = 1,	      /* worker -> mediatord, once, when the renderer is up */
-	WIRE_CONTEXT = 2,     /* worker -> mediatord, a guest context was created or destroyed */
-	WIRE_GROUP = 3,	      /* worker -> mediatord, one measured command group */
+	WIRE_HELLO = 1,	  /* worker -> mediatord, once, when the renderer is up */
+	WIRE_CONTEXT = 2, /* worker -> mediatord, a guest context was created or destroyed */
+	WIRE_GROUP = 3,
+	/* may be batched: see WIRE_MAX_BATCH */ /* worker -> mediatord, one measured command group
+						  */
 	WIRE_CLIENT_INFO = 4, /* worker -> mediatord, the client said who it is */
 };
 

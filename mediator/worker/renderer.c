@@ -157,6 +157,15 @@ const char *renderer_timestamp_source(const struct renderer *renderer)
 	return "fence-callback";
 }
 
+void renderer_ack_wakeup(struct renderer *renderer)
+{
+	uint64_t count;
+
+	if (read(renderer->event_fd, &count, sizeof(count)) < 0) {
+		/* EAGAIN: already acknowledged. */
+	}
+}
+
 int renderer_fence(struct renderer *renderer, uint32_t ctx_id, uint32_t fence_id)
 {
 	int ret = virgl_renderer_create_fence((int)fence_id, ctx_id);
@@ -169,12 +178,8 @@ void renderer_take_completions(struct renderer *renderer,
 			       void *data)
 {
 	struct renderer *r = renderer;
-	uint64_t count;
 	unsigned tail, head, overflow;
 
-	if (read(r->event_fd, &count, sizeof(count)) < 0) {
-		/* EAGAIN: nothing new since the last call, but check the ring anyway. */
-	}
 	tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	head = atomic_load_explicit(&r->head, memory_order_acquire);
 	while (tail != head) {

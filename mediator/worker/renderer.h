@@ -34,8 +34,15 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 /* Cleans up virglrenderer (all contexts and resources). NULL is fine. */
 void renderer_destroy(struct renderer *renderer);
 
-/* Readable (an eventfd) when fence completions are waiting. Owned by the renderer. */
+/*
+ * Readable (an eventfd) when fence completions are waiting. Owned by the
+ * renderer. A caller that does not need to be woken for each completion
+ * need not watch it: completions also wait in the ring for the next
+ * renderer_take_completions(). After it polled readable, call
+ * renderer_ack_wakeup().
+ */
 int renderer_completion_fd(const struct renderer *renderer);
+void renderer_ack_wakeup(struct renderer *renderer);
 
 /* Name of the timestamp source, for show-budgets ("fence-callback"). */
 const char *renderer_timestamp_source(const struct renderer *renderer);

@@ -79,11 +79,18 @@ struct vtest_server {
 	struct vtest_msg blocked_msg;
 	uint64_t records_dropped;
 	bool mediator_gone;
+	/* Group records not yet sent to mediatord (see WIRE_MAX_BATCH). */
+	struct wire_group batch[WIRE_MAX_BATCH];
+	size_t batch_n;
+	uint64_t batch_since_ns;
 };
 
 #define srv_log(level, s, fmt, ...)                                                                \
 	log_msg(level, "domain %s client %u: " fmt, (s)->opt.domain, (s)->opt.client_id,           \
 		##__VA_ARGS__)
+
+static void take_completions(struct vtest_server *s);
+static void flush_records(struct vtest_server *s);
 
 struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
 {
@@ -122,6 +129,8 @@ void vtest_server_destroy(struct vtest_server *server)
 
 	if (!server)
 		return;
+	take_completions(server);
+	flush_records(server);
 	while ((res = handle_map_pop(server->resources)))
 		resource_free(res);
 	if (server->have_context)
@@ -151,9 +160,23 @@ static void send_to_mediator(struct vtest_server *s, const void *msg, size_t siz
 	s->mediator_gone = true;
 }
 
+static void flush_records(struct vtest_server *s)
+{
+	if (!s->batch_n)
+		return;
+	send_to_mediator(s, s->batch, s->batch_n * sizeof(s->batch[0]));
+	s->batch_n = 0;
+}
+
 static void emit_group(const struct wire_group *record, void *data)
 {
-	send_to_mediator(data, record, sizeof(*record));
+	struct vtest_server *s = data;
+
+	if (s->batch_n == 0)
+		s->batch_since_ns = mono_now_ns();
+	s->batch[s->batch_n++] = *record;
+	if (s->batch_n == WIRE_MAX_BATCH)
+		flush_records(s);
 }
 
 static void send_context(struct vtest_server *s, bool alive)
@@ -754,6 +777,23 @@ static int read_client(struct vtest_server *s)
 	return drain_messages(s);
 }
 
+/*
+ * How long poll() may sleep: forever when nothing is pending; otherwise
+ * until the record batch is due, checking fence completions at least that
+ * often while groups are in flight.
+ */
+static int poll_timeout_ms(const struct vtest_server *s)
+{
+	uint64_t age_ms;
+
+	if (s->batch_n == 0 && groups_inflight(s->groups) == 0)
+		return -1;
+	if (s->batch_n == 0)
+		return WIRE_FLUSH_MS;
+	age_ms = (mono_now_ns() - s->batch_since_ns) / 1000000u;
+	return age_ms >= WIRE_FLUSH_MS ? 0 : (int)(WIRE_FLUSH_MS - age_ms);
+}
+
 int vtest_server_run(struct vtest_server *server)
 {
 	struct vtest_server *s = server;
@@ -761,17 +801,19 @@ int vtest_server_run(struct vtest_server *server)
 
 	setsockopt(s->opt.client_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (;;) {
+		/* Fence completions wake the worker only when it waits for one;
+		 * otherwise they are taken as it passes by (below). */
 		struct pollfd pfd[3] = {
 		    /* While blocked, not even a hang-up is looked at: the
 		     * fences that unblock it always complete. */
 		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
 		    {.fd = s->opt.mediator_fd, .events = POLLIN},
-		    {.fd = s->renderer ? renderer_completion_fd(s->renderer) : -1,
+		    {.fd = s->renderer && s->blocked ? renderer_completion_fd(s->renderer) : -1,
 		     .events = POLLIN},
 		};
 		int r;
 
-		if (poll(pfd, 3, -1) < 0) {
+		if (poll(pfd, 3, s->blocked ? -1 : poll_timeout_ms(s)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -780,15 +822,15 @@ int vtest_server_run(struct vtest_server *server)
 			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
 			return -EPIPE;
 		}
-		if (pfd[2].revents & POLLIN) {
-			take_completions(s);
-			if (s->blocked) {
-				r = unblock(s);
-				if (r == 0 && !s->blocked)
-					r = drain_messages(s);
-				if (r < 0)
-					return r;
-			}
+		if (pfd[2].revents & POLLIN)
+			renderer_ack_wakeup(s->renderer);
+		take_completions(s);
+		if (s->blocked) {
+			r = unblock(s);
+			if (r == 0 && !s->blocked)
+				r = drain_messages(s);
+			if (r < 0)
+				return r;
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			r = read_client(s);
@@ -797,6 +839,8 @@ int vtest_server_run(struct vtest_server *server)
 			if (r < 0)
 				return r;
 		}
+		if (s->batch_n && poll_timeout_ms(s) == 0)
+			flush_records(s);
 		if (s->mediator_gone) {
 			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
 			return -EPIPE;
