@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "unix_listener.h"
 #include "loop.h"
 #include "util.h"
 
@@ -66,11 +67,9 @@ struct control {
 	struct loop *loop;
 	const struct control_ops *ops;
 	void *data;
-	int fd;
+	int fd; /* listener.fd */
+	struct unix_listener listener;
 	struct loop_source *source;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t path_dev; /* identity of the socket file we bound, */
-	ino_t path_ino; /* so destroy never unlinks a successor's */
 	struct control_client *clients;
 	size_t n_clients;
 	uint64_t last_accept_warning_ns;
@@ -526,76 +525,18 @@ static void control_listener_event(struct loop_source *source, int fd, uint32_t 
 	}
 }
 
-/* Creates every missing directory above @path's last component, mode 0755. */
-static int make_parent_dirs(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/*
- * Removes a socket file left at @addr by an earlier run. Refuses (-EADDRINUSE)
- * when something still accepts connections on it, and (-EEXIST) when the path
- * is not a socket, so that neither a running mediatord nor an unrelated file
- * is ever replaced by mistake.
- */
-static int remove_stale_socket(const struct sockaddr_un *addr)
-{
-	struct stat st;
-	int fd, r;
-
-	if (lstat(addr->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
-	close(fd);
-	if (r == 0 || errno == EAGAIN)
-		return -EADDRINUSE;
-	if (unlink(addr->sun_path) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 struct control *control_create(struct loop *loop, const char *socket_path,
 			       const struct control_ops *ops, void *data, char *err,
 			       size_t err_size)
 {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct control *control;
-	struct stat st;
+	char ebuf[256];
 	int r;
 
 	if (!ops || ops->version < 1) {
 		snprintf(err, err_size, "control socket: unsupported ops version");
 		return NULL;
 	}
-	if (!socket_path || !socket_path[0] || strlen(socket_path) >= sizeof(addr.sun_path)) {
-		snprintf(err, err_size, "control socket '%s': path empty or longer than %zu bytes",
-			 socket_path ? socket_path : "", sizeof(addr.sun_path) - 1);
-		return NULL;
-	}
-	memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
 
 	control = calloc(1, sizeof(*control));
 	if (!control) {
@@ -606,78 +547,34 @@ struct control *control_create(struct loop *loop, const char *socket_path,
 	control->ops = ops;
 	control->data = data;
 	control->fd = -1;
-	memcpy(control->path, addr.sun_path, sizeof(control->path));
 
-	r = make_parent_dirs(socket_path);
+	r = unix_listener_open(&control->listener, socket_path, 0660, CONTROL_BACKLOG, ebuf,
+			       sizeof(ebuf));
 	if (r < 0) {
-		snprintf(err, err_size, "control socket '%s': cannot create its directory: %s",
-			 socket_path, strerror(-r));
+		snprintf(err, err_size, "control socket %s", ebuf);
 		goto fail;
 	}
-	r = remove_stale_socket(&addr);
-	if (r == -EADDRINUSE) {
-		snprintf(err, err_size, "control socket '%s': another process is listening on it",
-			 socket_path);
-		goto fail;
-	} else if (r == -EEXIST) {
-		snprintf(err, err_size, "control socket '%s': exists and is not a socket",
-			 socket_path);
-		goto fail;
-	} else if (r < 0) {
-		snprintf(err, err_size, "control socket '%s': cannot remove the old one: %s",
-			 socket_path, strerror(-r));
-		goto fail;
-	}
-	control->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (control->fd < 0) {
-		snprintf(err, err_size, "control socket: socket: %s", strerror(errno));
-		goto fail;
-	}
-	if (bind(control->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		snprintf(err, err_size, "control socket '%s': bind: %s", socket_path,
-			 strerror(errno));
-		goto fail;
-	}
-	if (chmod(socket_path, 0660) < 0 || lstat(socket_path, &st) < 0) {
-		snprintf(err, err_size, "control socket '%s': %s", socket_path, strerror(errno));
-		unlink(socket_path);
-		goto fail;
-	}
-	control->path_dev = st.st_dev;
-	control->path_ino = st.st_ino;
-	if (listen(control->fd, CONTROL_BACKLOG) < 0) {
-		snprintf(err, err_size, "control socket '%s': listen: %s", socket_path,
-			 strerror(errno));
-		unlink(socket_path);
-		goto fail;
-	}
+	control->fd = control->listener.fd;
 	control->source = loop_add(loop, control->fd, EPOLLIN, control_listener_event, control);
 	if (!control->source) {
 		snprintf(err, err_size, "control socket '%s': %s", socket_path, strerror(errno));
-		unlink(socket_path);
 		goto fail;
 	}
 	return control;
 
 fail:
-	if (control->fd >= 0)
-		close(control->fd);
+	unix_listener_close(&control->listener);
 	free(control);
 	return NULL;
 }
 
 void control_destroy(struct control *control)
 {
-	struct stat st;
-
 	if (!control)
 		return;
 	while (control->clients)
 		client_close(control->clients);
 	loop_remove(control->source);
-	close(control->fd);
-	if (lstat(control->path, &st) == 0 && st.st_dev == control->path_dev &&
-	    st.st_ino == control->path_ino)
-		unlink(control->path);
+	unix_listener_close(&control->listener);
 	free(control);
 }

@@ -23,6 +23,8 @@
 #define MEDIATORD_RECORD_BUFFER (1 << 20)
 /* Workers still running at shutdown get SIGTERM, then SIGKILL after this. */
 #define MEDIATORD_STOP_GRACE_MS 2000
+/* Connections waiting to be accepted on one domain socket. */
+#define MEDIATORD_LISTEN_BACKLOG 64
 /* Most clients served at once, over all domains. */
 #define MEDIATORD_MAX_CLIENTS 256
 

@@ -33,6 +33,7 @@
 #include "mediator-build-config.h"
 #include "mediatord.h"
 #include "trace.h"
+#include "unix_listener.h"
 #include "util.h"
 #include "wire.h"
 
@@ -41,7 +42,7 @@ extern char **environ;
 struct listener {
 	struct mediatord *md;
 	struct domain *domain;
-	int fd;
+	struct unix_listener sock;
 	struct loop_source *source;
 };
 
@@ -307,7 +308,7 @@ static void accept_client(struct listener *l)
 	int bufsize = MEDIATORD_RECORD_BUFFER;
 	struct client *c;
 
-	client_fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+	client_fd = accept4(l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
 	if (client_fd < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			log_warn("domain %s: accept: %s", dname, strerror(errno));
@@ -524,56 +525,11 @@ static const struct control_ops control_ops = {
 
 /* ---- set-up and tear-down ---------------------------------------------- */
 
-static int make_parent_dir(const char *path)
-{
-	char dir[CONFIG_PATH_MAX];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int listen_on(const char *path, char *err, size_t err_size)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct stat st;
-	int fd;
-
-	if (make_parent_dir(path) < 0) {
-		snprintf(err, err_size, "%s: cannot create its directory: %s", path,
-			 strerror(errno));
-		return -1;
-	}
-	/* Replace a stale socket, never anything else. */
-	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, err_size, "%s exists and is not a socket", path);
-			return -1;
-		}
-		unlink(path);
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 64) < 0) {
-		snprintf(err, err_size, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
 {
 	struct mediatord *md = calloc(1, sizeof(*md));
+	char ebuf[256];
 	sigset_t mask;
 
 	if (!md) {
@@ -585,7 +541,13 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	md->started_ns = mono_now_ns();
 	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++)
-		md->listeners[i].fd = -1;
+		md->listeners[i].sock.fd = -1;
+	if (cfg->renderer == MEDIATOR_RENDERER_EGL_GBM &&
+	    access(cfg->render_node, R_OK | W_OK) < 0) {
+		snprintf(err, err_size, "renderer egl-gbm: render node %s: %s", cfg->render_node,
+			 strerror(errno));
+		goto fail;
+	}
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
@@ -620,10 +582,14 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 				 dc->name);
 			goto fail;
 		}
-		l->fd = listen_on(dc->vtest_socket, err, err_size);
-		if (l->fd < 0)
+		/* Any local user may connect, as to a GPU render node; each
+		 * connection costs only a worker of its own. */
+		if (unix_listener_open(&l->sock, dc->vtest_socket, 0666, MEDIATORD_LISTEN_BACKLOG,
+				       ebuf, sizeof(ebuf)) < 0) {
+			snprintf(err, err_size, "domain %s: vtest_socket %s", dc->name, ebuf);
 			goto fail;
-		l->source = loop_add(md->loop, l->fd, EPOLLIN, on_accept, l);
+		}
+		l->source = loop_add(md->loop, l->sock.fd, EPOLLIN, on_accept, l);
 		if (!l->source) {
 			snprintf(err, err_size, "cannot watch %s: %s", dc->vtest_socket,
 				 strerror(errno));
@@ -678,10 +644,7 @@ void mediatord_destroy(struct mediatord *md)
 		struct listener *l = &md->listeners[i];
 
 		loop_remove(l->source);
-		if (l->fd >= 0) {
-			close(l->fd);
-			unlink(md->cfg.domains[i].vtest_socket);
-		}
+		unix_listener_close(&l->sock);
 		domain_destroy(l->domain);
 	}
 	if (md->trace)

@@ -120,4 +120,20 @@ timeout -k 5 10 "$MEDIATORD" --config "$TMP/unbindable.conf" >"$TMP/unbindable.o
 [ ! -e "$CONTROL" ] || fail "unbindable socket: control socket left behind"
 log "unbindable-socket: ok ($(head -n 1 "$TMP/unbindable.out"))"
 
+# renderer = egl-gbm with a render node that is not there: status 3, named.
+cat >"$TMP/gbm.conf" <<EOF
+[mediator]
+control_socket = $CONTROL
+renderer = egl-gbm
+render_node = $TMP/no-such-renderD128
+[domain a]
+vtest_socket = $SOCK_A
+EOF
+timeout -k 5 10 "$MEDIATORD" --config "$TMP/gbm.conf" >"$TMP/gbm.out" 2>&1 && rc=0 || rc=$?
+[ $rc -eq 3 ] || fail "missing render node: exit status $rc, expected 3: $(cat "$TMP/gbm.out")"
+grep -q -F "$TMP/no-such-renderD128" "$TMP/gbm.out" ||
+  fail "missing render node: message does not name it: $(cat "$TMP/gbm.out")"
+[ ! -e "$SOCK_A" ] || fail "missing render node: domain socket left behind"
+log "missing-render-node: ok ($(head -n 1 "$TMP/gbm.out"))"
+
 log "all bad configs refused"

@@ -2,8 +2,9 @@
 # Two domains, one unmodified GL ES client (glmark2-es2) in each at the same
 # time: both finish and score; show-budgets shows both domains with measured
 # GPU time and command groups; status and the table answer; mediatorctl's
-# exit statuses for usage errors and an unreachable daemon; mediatord exits 0
-# on SIGTERM and removes its sockets.
+# exit statuses for usage errors and an unreachable daemon; a second
+# mediatord on the same sockets refuses to start and disturbs nothing;
+# mediatord exits 0 on SIGTERM and removes its sockets.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -50,6 +51,19 @@ timeout 20 "$MEDIATORCTL" --socket "$CONTROL" no-such-command >/dev/null 2>&1 &&
 [ $rc -eq 2 ] || fail "mediatorctl no-such-command: status $rc, expected 2"
 timeout 20 "$MEDIATORCTL" --socket "$TMP/absent.sock" status >/dev/null 2>&1 && rc=0 || rc=$?
 [ $rc -eq 3 ] || fail "mediatorctl on a missing socket: status $rc, expected 3"
+
+# A second mediatord on the same config must refuse the live sockets
+# (exit 3) and leave the running one untouched.
+timeout 20 "$MEDIATORD" --config "$CONFIG" >"$TMP/second.log" 2>&1 && rc=0 || rc=$?
+[ $rc -eq 3 ] || fail "a second mediatord on the same sockets exited $rc, expected 3"
+grep -q "another process is listening" "$TMP/second.log" ||
+  fail "the second mediatord did not say why: $(cat "$TMP/second.log")"
+for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
+  [ -S "$s" ] || fail "the second mediatord removed $s"
+done
+timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
+  fail "the first mediatord stopped serving after a second one tried to start"
+ctl status >/dev/null || fail "the first mediatord's control socket stopped answering"
 
 stop_mediatord && rc=0 || rc=$?
 [ $rc -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"

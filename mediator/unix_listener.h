@@ -1,0 +1,34 @@
+/*
+ * Listening unix stream sockets at a path, for the control socket and the
+ * domains' vtest sockets.
+ *
+ * Opening creates missing parent directories (mode 0755) and replaces only
+ * a stale socket file: it refuses when another process still accepts
+ * connections on the path (a running mediatord) and when the path is not a
+ * socket. Closing unlinks the path only if it is still the socket this
+ * listener created, never a successor's.
+ */
+#ifndef MEDIATOR_UNIX_LISTENER_H
+#define MEDIATOR_UNIX_LISTENER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct unix_listener {
+	int fd; /* nonblocking, close-on-exec; -1 when closed */
+	char path[108];
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * Binds and listens at @path with file mode @mode. Returns 0, or a negative
+ * errno with a one-line reason naming the path in @err (-EADDRINUSE:
+ * another process listens there; -EEXIST: not a socket).
+ */
+int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, int backlog,
+		       char *err, size_t err_size);
+/* Closes the socket and unlinks its path if it is still ours. Fine on a closed listener. */
+void unix_listener_close(struct unix_listener *l);
+
+#endif
