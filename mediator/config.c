@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "predict_model.h"
 #include "util.h"
 
 /*
@@ -81,6 +82,7 @@ enum value_kind {
 	VALUE_U32,	/* plain decimal in [min, max], into uint32_t */
 	VALUE_POLICY,	/* one of policy_names, into enum mediator_policy */
 	VALUE_RENDERER, /* one of renderer_names, into enum mediator_renderer */
+	VALUE_MODEL,	/* the name of a cost model of libpredict */
 	VALUE_CLASS,	/* one of class_names, into enum domain_class */
 };
 
@@ -98,6 +100,7 @@ enum mediator_key {
 	MEDIATOR_KEY_MAX_INFLIGHT,
 	MEDIATOR_KEY_RENDERER,
 	MEDIATOR_KEY_RENDER_NODE,
+	MEDIATOR_KEY_MODEL,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -122,6 +125,9 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_RENDER_NODE] = {.name = "render_node",
 				  .kind = VALUE_PATH,
 				  .offset = offsetof(struct mediator_config, render_node)},
+    [MEDIATOR_KEY_MODEL] = {.name = "model",
+			    .kind = VALUE_MODEL,
+			    .offset = offsetof(struct mediator_config, model)},
 };
 
 enum domain_key {
@@ -505,6 +511,15 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		i = config_choice(p, key, value, renderer_names, ARRAY_SIZE(renderer_names));
 		if (i >= 0)
 			*(enum mediator_renderer *)(void *)field = (enum mediator_renderer)i;
+		return;
+	case VALUE_MODEL:
+		if (!predict_model_find(value)) {
+			config_fail(p, -EINVAL, p->line,
+				    "key '%s': unknown model '%s' (history, linear, sgd, rls)",
+				    key->name, value);
+			return;
+		}
+		snprintf(field, CONFIG_MODEL_MAX, "%s", value);
 		return;
 	case VALUE_CLASS:
 		i = config_choice(p, key, value, class_names, ARRAY_SIZE(class_names));

@@ -20,6 +20,8 @@
 #define CONFIG_PATH_MAX 108
 /* Longest domain name; names appear in logs, JSON and trace records. */
 #define CONFIG_NAME_MAX 32
+/* Longest cost model name ("history", "linear", "sgd", "rls"). */
+#define CONFIG_MODEL_MAX 16
 /* Most domains one mediatord serves (a car has a handful of VMs). */
 #define CONFIG_MAX_DOMAINS 16
 
@@ -74,6 +76,7 @@ struct mediator_config {
 	uint32_t max_inflight; /* 0 = unlimited */
 	enum mediator_renderer renderer;
 	char render_node[CONFIG_PATH_MAX]; /* used by renderer = egl-gbm */
+	char model[CONFIG_MODEL_MAX];	   /* cost model; "" = the worker's default */
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

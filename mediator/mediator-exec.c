@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 	};
 	const char *socket_path = NULL;
 	char source[64], x11_source[64];
-	int x11_fd;
+	int x11_fd, cmd_fd = -1;
 	struct stat st;
 	int c, sock_fd, fd, r;
 
@@ -141,6 +141,9 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	snprintf(source, sizeof(source), "/proc/self/fd/%d", sock_fd);
+	/* A COMMAND given by path may live under /tmp too: hold it as well. */
+	if (strchr(argv[optind], '/'))
+		cmd_fd = open(argv[optind], O_PATH | O_CLOEXEC);
 	x11_fd = open(X11_SOCKET_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(x11_source, sizeof(x11_source), "/proc/self/fd/%d", x11_fd);
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0) {
@@ -164,6 +167,12 @@ int main(int argc, char **argv)
 			return 125;
 		}
 		close(x11_fd);
+	}
+	if (cmd_fd >= 0) {
+		extern char **environ;
+
+		fexecve(cmd_fd, argv + optind, environ);
+		/* A script cannot be run from a close-on-exec fd: try its path. */
 	}
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "mediator-exec: %s: %s\n", argv[optind], strerror(errno));

@@ -18,6 +18,8 @@ packages=(
   glmark2-es2-x11 mesa-utils-bin xvfb xauth virgl-server
   # test and demo tooling: timeout, pgrep, unshare/mount, JSON checks
   coreutils procps util-linux jq
+  # CDF plots of bench/accuracy
+  gnuplot-nox
 )
 
 missing=()

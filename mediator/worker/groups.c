@@ -2,6 +2,7 @@
  * In-flight command groups of one client (see groups.h). Groups live in a
  * ring indexed by sequence number; they complete in sequence order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,7 @@
 
 struct pending_group {
 	uint64_t dispatch_ns;
-	struct predict_cmd_counts counts;
+	struct group_info info;
 };
 
 struct groups {
@@ -50,19 +51,28 @@ bool groups_can_dispatch(const struct groups *groups)
 	return groups_inflight(groups) < groups->limit;
 }
 
-uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns,
-			 const struct predict_cmd_counts *counts)
+uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns, const struct group_info *info)
 {
 	uint64_t seq = groups->next_seq++;
 	struct pending_group *p = &groups->ring[seq % GROUPS_MAX_TRACKED];
 
 	p->dispatch_ns = dispatch_ns;
-	p->counts = *counts;
+	p->info = *info;
 	return seq;
 }
 
-uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
-			 void (*emit)(const struct wire_group *record, void *data), void *data)
+/* Nanoseconds as an integer, for records: never negative, never past UINT64_MAX. */
+static uint64_t to_ns(double ns)
+{
+	if (!(ns > 0))
+		return 0;
+	if (ns >= 1.8e19)
+		return UINT64_MAX;
+	return (uint64_t)ns;
+}
+
+uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, groups_emit_fn emit,
+			 void *data)
 {
 	uint32_t done = 0;
 
@@ -84,8 +94,11 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
 		/* A clock read on another CPU can be a hair before dispatch. */
 		r.end_ns = end_ns > r.start_ns ? end_ns : r.start_ns;
 		groups->last_end_ns = r.end_ns;
-		memcpy(r.cmds, p->counts.n, sizeof(r.cmds));
-		emit(&r, data);
+		memcpy(r.cmds, p->info.counts.n, sizeof(r.cmds));
+		r.predicted_ns = to_ns(p->info.predicted_ns);
+		r.bound_ns = to_ns(p->info.bound_ns);
+		snprintf(r.model, sizeof(r.model), "%s", p->info.model ? p->info.model : "");
+		emit(&r, &p->info, data);
 		done++;
 	}
 	return done;

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "predict_cmd.h"
+#include "predict_features.h"
 #include "wire.h"
 
 /* Most groups tracked in flight when max_inflight is 0 (unlimited): a
@@ -38,21 +39,37 @@ bool groups_can_dispatch(const struct groups *groups);
 /* Groups dispatched and not yet completed. */
 uint32_t groups_inflight(const struct groups *groups);
 
+/* What was known of a group before dispatch. */
+struct group_info {
+	struct predict_cmd_counts counts;
+	struct predict_features features;
+	double predicted_ns; /* 0 when no model predicted */
+	double bound_ns;     /* 0 when no model predicted */
+	const char *model;   /* static string, "" when no model predicted */
+};
+
 /*
- * Records a group dispatched at @dispatch_ns with the command counts
- * @counts. Returns its sequence number (from 1), which is also the fence id
- * the caller attaches to it. Call only when groups_can_dispatch().
+ * Records a group dispatched at @dispatch_ns, described by @info (copied).
+ * Returns its sequence number (from 1), which is also the fence id the
+ * caller attaches to it. Call only when groups_can_dispatch().
  */
 uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns,
-			 const struct predict_cmd_counts *counts);
+			 const struct group_info *info);
+
+/*
+ * Called once per completed group with its finished record and what was
+ * known of it at dispatch (for the model to learn from).
+ */
+typedef void (*groups_emit_fn)(const struct wire_group *record, const struct group_info *info,
+			       void *data);
 
 /*
  * The fence of group @seq completed at @end_ns: this completes @seq and any
- * earlier group still in flight (fences complete in order). For each
- * completed group, @emit is called with its finished record. Returns the
- * number of groups completed; a @seq that is not in flight completes none.
+ * earlier group still in flight (fences complete in order), calling @emit
+ * for each. Returns the number of groups completed; a @seq that is not in
+ * flight completes none.
  */
-uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns,
-			 void (*emit)(const struct wire_group *record, void *data), void *data);
+uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, groups_emit_fn emit,
+			 void *data);
 
 #endif

@@ -29,6 +29,7 @@
 
 #include "groups.h"
 #include "handle_map.h"
+#include "predictor.h"
 #include "renderer.h"
 #include "util.h"
 #include "vtest_parser.h"
@@ -45,12 +46,16 @@ struct virgl_box {
 	uint32_t w, h, d;
 };
 
+/* gallium's PIPE_BUFFER target (virgl_hw.h / p_defines.h): a plain buffer. */
+#define PIPE_BUFFER 0
+
 /* The one virgl context of this client (one context per vtest connection). */
 #define VTEST_CTX_ID 1
 
 struct vtest_resource {
 	uint32_t handle;
-	void *shm; /* NULL when there is no backing */
+	uint32_t target; /* PIPE_BUFFER (0) holds vertex data worth watching */
+	void *shm;	 /* NULL when there is no backing */
 	size_t shm_size;
 	/* virglrenderer keeps a pointer to the iovec attached as backing, not
 	 * a copy: it must live as long as the resource. */
@@ -68,6 +73,7 @@ struct vtest_server {
 	struct vtest_parser *parser;
 	struct renderer *renderer;
 	struct groups *groups;
+	struct predictor *predictor;
 	struct handle_map *resources;
 	uint64_t shm_bytes;
 	uint32_t protocol_version;
@@ -102,14 +108,24 @@ struct vtest_server *vtest_server_create(const struct vtest_server_options *opti
 	s->parser = vtest_parser_create(0);
 	s->resources = handle_map_create();
 	s->groups = groups_create(VTEST_CTX_ID, options->max_inflight);
-	if (!s->parser || !s->resources || !s->groups) {
+	s->predictor = predictor_create(options->model);
+	if (!s->parser || !s->resources || !s->groups || !s->predictor) {
 		vtest_parser_destroy(s->parser);
 		handle_map_destroy(s->resources);
 		groups_destroy(s->groups);
+		predictor_destroy(s->predictor);
 		free(s);
 		return NULL;
 	}
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
+	if (options->feature_dump_dir) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s-%u.jsonl", options->feature_dump_dir,
+			 options->domain, options->client_id);
+		if (predictor_dump_to(s->predictor, path) < 0)
+			srv_log(LOG_LEVEL_WARN, s, "cannot write features to %s", path);
+	}
 	return s;
 }
 
@@ -138,6 +154,7 @@ void vtest_server_destroy(struct vtest_server *server)
 	renderer_destroy(server->renderer);
 	handle_map_destroy(server->resources);
 	groups_destroy(server->groups);
+	predictor_destroy(server->predictor);
 	vtest_parser_destroy(server->parser);
 	close(server->opt.client_fd);
 	close(server->opt.mediator_fd);
@@ -168,10 +185,11 @@ static void flush_records(struct vtest_server *s)
 	s->batch_n = 0;
 }
 
-static void emit_group(const struct wire_group *record, void *data)
+static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)
 {
 	struct vtest_server *s = data;
 
+	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns));
 	if (s->batch_n == 0)
 		s->batch_since_ns = mono_now_ns();
 	s->batch[s->batch_n++] = *record;
@@ -440,6 +458,7 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 	if (!res)
 		return -ENOMEM;
 	res->handle = args.handle;
+	res->target = args.target;
 	if (virgl_renderer_resource_create(&args, NULL, 0)) {
 		/* virglrenderer refused the description: a client error. */
 		free(res);
@@ -464,6 +483,22 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 	r = handle_map_add(s->resources, res->handle, res);
 	if (r < 0)
 		goto fail;
+	{
+		const struct predict_resource_desc desc = {
+		    .target = args.target,
+		    .format = args.format,
+		    .bind = args.bind,
+		    .width = args.width,
+		    .height = args.height,
+		    .depth = args.depth,
+		    .array_size = args.array_size,
+		    .last_level = args.last_level,
+		    .nr_samples = args.nr_samples,
+		};
+
+		/* Prediction only loses this resource's size if it fails. */
+		predictor_resource_create(s->predictor, res->handle, &desc);
+	}
 	if (res->shm) {
 		res->iov.iov_base = res->shm;
 		res->iov.iov_len = res->shm_size;
@@ -512,6 +547,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 	if (!res)
 		return -ENOENT;
 	handle_map_remove(s->resources, res->handle);
+	predictor_resource_destroy(s->predictor, res->handle);
 	s->shm_bytes -= res->shm_size;
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
 	resource_free(res);
@@ -575,6 +611,8 @@ static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, c
 	box_from(&box, p + 4);
 	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
 	iov.iov_len = data_size;
+	if (res->target == PIPE_BUFFER)
+		predictor_resource_write(s->predictor, res->handle, box.x, iov.iov_base, data_size);
 	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
 					      &box, 0, &iov, 1))
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
@@ -598,6 +636,9 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 		return -EFAULT;
 	}
 	box_from(&box, p + 2);
+	if (put && res->target == PIPE_BUFFER)
+		predictor_resource_write(s->predictor, res->handle, box.x,
+					 (const uint8_t *)res->shm + offset, data_size);
 	if (put)
 		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
 						      &box, offset, NULL, 0);
@@ -622,9 +663,8 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
-	struct predict_cmd_counts counts;
-	uint32_t bad_index;
-	size_t bad_offset;
+	struct group_info info;
+	struct predict_decode_error err = {0};
 	uint64_t seq;
 	int ndw = (int)m->length_dw;
 
@@ -636,14 +676,15 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 		s->blocked = BLOCKED_INFLIGHT;
 		return 0;
 	}
-	if (predict_cmd_count(m->payload, m->length_dw, &counts, &bad_index, &bad_offset) < 0) {
-		srv_log(LOG_LEVEL_ERROR, s,
-			"command buffer refused: command %u at byte %zu runs past the end",
-			bad_index, bad_offset);
+	/* A group is decoded and predicted before it may reach the GPU; a
+	 * stream the decoder rejects never does. */
+	if (predictor_group(s->predictor, m->payload, m->length_dw, &info, &err) < 0) {
+		srv_log(LOG_LEVEL_ERROR, s, "command buffer refused: command %u at byte %zu: %s",
+			err.index, err.offset, err.what ? err.what : "malformed");
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
-	seq = groups_dispatch(s->groups, mono_now_ns(), &counts);
+	seq = groups_dispatch(s->groups, mono_now_ns(), &info);
 	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, ndw))
 		srv_log(LOG_LEVEL_WARN, s,
 			"group %llu: virglrenderer reported an error in the stream",

@@ -33,9 +33,11 @@ struct vtest_server_options {
 	uint32_t client_id;
 	enum mediator_renderer renderer;
 	const char *render_node;
-	uint32_t max_inflight; /* 0 = unlimited */
-	int client_fd;	       /* the connection; the server closes it */
-	int mediator_fd;       /* record channel to mediatord; the server closes it */
+	uint32_t max_inflight;	      /* 0 = unlimited */
+	const char *model;	      /* cost model name, NULL for the default */
+	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
+	int client_fd;		      /* the connection; the server closes it */
+	int mediator_fd;	      /* record channel to mediatord; the server closes it */
 };
 
 struct vtest_server;

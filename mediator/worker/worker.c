@@ -24,7 +24,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
-		"                       [--render-node PATH] [--max-inflight N] [--verbose]\n"
+		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
+		"                       [--verbose]\n"
 		"\n"
 		"Serves the vtest connection on fd %d and sends command-group records to\n"
 		"mediatord on fd %d. Started by mediatord; not meant to be run by hand.\n",
@@ -104,6 +105,9 @@ int main(int argc, char **argv)
 			if (parse_u32(optarg, &opt.max_inflight) < 0)
 				goto bad;
 			break;
+		case 'M':
+			opt.model = optarg;
+			break;
 		case 'v':
 			level = LOG_LEVEL_DEBUG;
 			break;
@@ -120,6 +124,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("mediator-worker", level);
+	/* For bench/accuracy: per-group features of every client, replayed
+	 * offline through every model. */
+	opt.feature_dump_dir = getenv("MEDIATOR_FEATURE_DUMP");
 	/* Never outlive mediatord, even if the record channel is not polled. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);

@@ -59,4 +59,15 @@ jq -s -e 'group_by(.client) | all(map(.seq) as $s | $s == [range($s[0]; $s[0] + 
 
 [ "$records" -eq "$delta" ] ||
   fail "$records trace records but $delta new groups in show-budgets"
+
+# Every group was predicted before dispatch: a model name, a bound no
+# lower than the prediction, and (once the model has seen a few groups)
+# a non-zero prediction.
+jq -s -e 'all(.model != "" and .bound_ns >= .predicted_ns)' "$trace" >/dev/null ||
+  fail "a record has no model or a bound below its prediction"
+jq -s -e '.[10:] | all(.predicted_ns > 0)' "$trace" >/dev/null ||
+  fail "groups after the 10th have no prediction"
+log "predictions: model $(jq -r -s '.[0].model' "$trace"), median |error| $(jq -s \
+  '[.[10:][] | (.predicted_ns - .measured_ns) | fabs] | sort | .[length/2|floor] / 1000 | floor' \
+  "$trace") us"
 log "ok: $records records, all well-formed"

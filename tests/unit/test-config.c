@@ -129,6 +129,7 @@ static void every_mediator_key_is_read(void **state)
 			       "max_inflight = 0\n"
 			       "renderer = egl-gbm\n"
 			       "render_node = /dev/dri/renderD129\n"
+			       "model = rls\n"
 			       "[domain a]\n"
 			       "vtest_socket = /tmp/m/a\n",
 			       err, sizeof(err)),
@@ -139,6 +140,7 @@ static void every_mediator_key_is_read(void **state)
 	assert_int_equal(cfg.max_inflight, 0);
 	assert_int_equal(cfg.renderer, MEDIATOR_RENDERER_EGL_GBM);
 	assert_string_equal(cfg.render_node, "/dev/dri/renderD129");
+	assert_string_equal(cfg.model, "rls");
 
 	assert_int_equal(parse(&cfg,
 			       "[mediator]\nrenderer = glx\nmax_inflight = 64\n"
@@ -338,6 +340,8 @@ static const struct bad_case bad_cases[] = {
      NAME ":2: key 'state_dir': './state' is not an absolute path"},
     {"relative render_node", "[mediator]\nrender_node = renderD128\n" DOMAIN_A, -EINVAL,
      NAME ":2: key 'render_node': 'renderD128' is not an absolute path"},
+    {"unknown cost model", "[mediator]\nmodel = oracle\n" DOMAIN_A, -EINVAL,
+     NAME ":2: key 'model': unknown model 'oracle'"},
     {"socket path that does not fit sun_path",
      "[domain a]\nvtest_socket = /"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -17,7 +17,7 @@ struct sink {
 	size_t n;
 };
 
-static void collect(const struct wire_group *r, void *data)
+static void collect(const struct wire_group *r, const struct group_info *info, void *data)
 {
 	struct sink *s = data;
 
@@ -25,7 +25,7 @@ static void collect(const struct wire_group *r, void *data)
 	s->records[s->n++] = *r;
 }
 
-static const struct predict_cmd_counts no_cmds;
+static const struct group_info no_cmds;
 
 static void idle_gpu_starts_a_group_at_its_dispatch(void **state)
 {
@@ -116,19 +116,25 @@ static void unlimited_inflight_is_capped_by_the_tracking_ring(void **state)
 	groups_destroy(g);
 }
 
-static void command_counts_travel_with_the_group(void **state)
+static void counts_and_prediction_travel_with_the_group(void **state)
 {
 	struct groups *g = groups_create(1, 1);
 	struct sink s = {.n = 0};
-	struct predict_cmd_counts c;
+	struct group_info info;
 
-	memset(&c, 0, sizeof(c));
-	c.n[PREDICT_CMD_DRAW] = 12;
-	c.n[PREDICT_CMD_CLEAR] = 1;
-	groups_dispatch(g, 10, &c);
+	memset(&info, 0, sizeof(info));
+	info.counts.n[PREDICT_CMD_DRAW] = 12;
+	info.counts.n[PREDICT_CMD_CLEAR] = 1;
+	info.predicted_ns = 1234.7;
+	info.bound_ns = 2000.0;
+	info.model = "rls";
+	groups_dispatch(g, 10, &info);
 	groups_complete(g, 1, 20, collect, &s);
 	assert_int_equal(s.records[0].cmds[PREDICT_CMD_DRAW], 12);
 	assert_int_equal(s.records[0].cmds[PREDICT_CMD_CLEAR], 1);
+	assert_int_equal(s.records[0].predicted_ns, 1234);
+	assert_int_equal(s.records[0].bound_ns, 2000);
+	assert_string_equal(s.records[0].model, "rls");
 	groups_destroy(g);
 }
 
@@ -146,7 +152,7 @@ int main(void)
 	    cmocka_unit_test(unknown_or_repeated_fence_completes_nothing),
 	    cmocka_unit_test(max_inflight_one_allows_one_group_at_a_time),
 	    cmocka_unit_test(unlimited_inflight_is_capped_by_the_tracking_ring),
-	    cmocka_unit_test(command_counts_travel_with_the_group),
+	    cmocka_unit_test(counts_and_prediction_travel_with_the_group),
 	    cmocka_unit_test(destroy_accepts_null),
 	};
 

@@ -1,0 +1,119 @@
+#!/bin/bash
+# Accuracy benchmark of the cost models (not a test).
+#
+# Runs, through mediatord (policy fifo, max_inflight 1, so every group
+# runs alone), these unmodified workloads, each as its own client:
+#   glmark2-es2 scenes build, shading, texture, buffer   (DURATION s each)
+#   gl-clears random        1..500 random clears per group (seed 002 clearspd)
+#   gl-clears two-contexts  640x480 / 1920x1080 alternating (seed 002 §VI-E)
+# The workers dump every group's features and measured time
+# (MEDIATOR_FEATURE_DUMP); predict-replay then runs every model over the
+# same groups and prints, per workload and model: MAPE (groups >= 100 us,
+# and their share), mean and p99 absolute error, share of groups over the
+# bound, mean bound / mean measured, and CPU ns per predict+update. With
+# gnuplot installed it writes one CDF plot (PNG) of the prediction error
+# per workload, one curve per model, into OUT (default bench-accuracy-out/).
+#
+# Environment: DURATION (default 20), CLEAR_GROUPS (default 2000),
+# BUILD_DIR (default build/), OUT.
+set -euo pipefail
+
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+SRCROOT=$PWD
+DURATION=${DURATION:-20}
+CLEAR_GROUPS=${CLEAR_GROUPS:-2000}
+BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
+OUT=${OUT:-$SRCROOT/bench-accuracy-out}
+
+die() {
+  echo "bench: $*" >&2
+  exit 1
+}
+for cmd in Xvfb glmark2-es2; do
+  command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
+done
+if [ ! -x "$BUILD_DIR/bench/accuracy/predict-replay" ]; then
+  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" >/dev/null
+  ninja -C "$BUILD_DIR" >/dev/null
+fi
+B=$BUILD_DIR
+export MEDIATOR_WORKER=$B/mediator/worker/mediator-worker
+
+TMP=$(mktemp -d /tmp/gm-accuracy.XXXXXX)
+mkdir -p "$OUT" "$TMP/dump"
+pids=()
+cleanup() {
+  set +e
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf -- "$TMP"
+}
+trap cleanup EXIT
+
+display=:$((100 + RANDOM % 400))
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
+pids+=($!)
+sleep 1
+
+cat >"$TMP/mediatord.conf" <<CONF
+[mediator]
+control_socket = $TMP/control.sock
+policy = fifo
+max_inflight = 1
+[domain bench]
+vtest_socket = $TMP/bench.vtest
+CONF
+MEDIATOR_FEATURE_DUMP=$TMP/dump "$B/mediator/mediatord" --config "$TMP/mediatord.conf" \
+  >"$TMP/mediatord.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$TMP/bench.vtest" ] && break; sleep 0.1; done
+[ -S "$TMP/bench.vtest" ] || die "mediatord did not start: $(cat "$TMP/mediatord.log")"
+
+# run NAME COMMAND...: runs one workload as one client; its dump becomes NAME.jsonl
+run() {
+  local name=$1 before after
+  shift
+  before=$(ls "$TMP/dump" | wc -l)
+  DISPLAY=$display GALLIUM_DRIVER=virpipe \
+    timeout -k 5 $((DURATION * 3 + 120)) "$B/mediator/mediator-exec" --socket "$TMP/bench.vtest" \
+    -- "$@" >"$TMP/$name.out" 2>&1 || die "$name failed: $(tail -5 "$TMP/$name.out")"
+  sleep 0.5 # the worker writes its last records as it exits
+  after=$(ls -t "$TMP/dump" | head -n 1)
+  [ "$(ls "$TMP/dump" | wc -l)" -gt "$before" ] || die "$name left no feature dump"
+  mv "$TMP/dump/$after" "$TMP/$name.jsonl"
+  echo "  $name: $(wc -l <"$TMP/$name.jsonl") groups"
+}
+
+echo "gpu-mediator accuracy benchmark ($(nproc) CPUs, llvmpipe)"
+for scene in build shading texture buffer; do
+  run "glmark2-$scene" glmark2-es2 --off-screen -b "$scene:duration=$DURATION"
+done
+run clears-random "$B/bench/accuracy/gl-clears" random "$CLEAR_GROUPS" 1
+run clears-two-contexts "$B/bench/accuracy/gl-clears" two-contexts "$CLEAR_GROUPS"
+
+echo
+printf '%-14s %-8s %7s %7s %8s %9s %9s %8s %8s %7s\n' workload model groups big% mape \
+  mae_us p99_us over% bound/m ns/op
+for w in glmark2-build glmark2-shading glmark2-texture glmark2-buffer clears-random \
+  clears-two-contexts; do
+  "$B/bench/accuracy/predict-replay" --cdf "$OUT" "$w" "$TMP/$w.jsonl"
+done
+
+if command -v gnuplot >/dev/null; then
+  for w in glmark2-build glmark2-shading glmark2-texture glmark2-buffer clears-random \
+    clears-two-contexts; do
+    plot=""
+    for f in "$OUT/$w"-*.dat; do
+      m=${f##*/$w-}
+      m=${m%.dat}
+      plot+="${plot:+, }'$f' using 1:2 with lines title '$m'"
+    done
+    gnuplot -e "set terminal pngcairo size 900,600; set output '$OUT/$w-cdf.png';
+      set title 'prediction error CDF: $w'; set xlabel 'predicted - measured (us)';
+      set ylabel 'share of groups'; set grid; set key bottom right; plot $plot"
+  done
+  echo
+  echo "CDF plots: $OUT/*-cdf.png"
+else
+  echo "gnuplot not installed: no CDF plots (data in $OUT/*.dat)"
+fi

@@ -1,0 +1,120 @@
+/*
+ * Worker-side prediction glue (see predictor.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict_model.h"
+#include "predictor.h"
+
+struct predictor {
+	struct predict_ctx *ctx;
+	const struct predict_model_ops *ops;
+	struct predict_model *model;
+	struct predict_bound *bound;
+	FILE *dump;
+	uint64_t learned;
+};
+
+struct predictor *predictor_create(const char *model)
+{
+	struct predictor *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->ops = predict_model_find(model ? model : PREDICTOR_DEFAULT_MODEL);
+	if (!p->ops) {
+		free(p);
+		return NULL;
+	}
+	p->ctx = predict_ctx_create();
+	p->model = p->ops->create();
+	p->bound = predict_bound_create(PREDICTOR_BOUND_QUANTILE);
+	if (!p->ctx || !p->model || !p->bound) {
+		predictor_destroy(p);
+		return NULL;
+	}
+	return p;
+}
+
+void predictor_destroy(struct predictor *p)
+{
+	if (!p)
+		return;
+	if (p->dump)
+		fclose(p->dump);
+	predict_bound_destroy(p->bound);
+	if (p->model)
+		p->ops->destroy(p->model);
+	predict_ctx_destroy(p->ctx);
+	free(p);
+}
+
+const char *predictor_model_name(const struct predictor *p)
+{
+	return p->ops->name;
+}
+
+int predictor_resource_create(struct predictor *p, uint32_t handle,
+			      const struct predict_resource_desc *desc)
+{
+	return predict_ctx_resource_create(p->ctx, handle, desc);
+}
+
+void predictor_resource_destroy(struct predictor *p, uint32_t handle)
+{
+	predict_ctx_resource_destroy(p->ctx, handle);
+}
+
+void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t offset,
+			      const void *data, size_t len)
+{
+	predict_ctx_resource_write(p->ctx, handle, offset, data, len);
+}
+
+int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
+		    struct predict_decode_error *err)
+{
+	int r;
+
+	memset(info, 0, sizeof(*info));
+	r = predict_ctx_submit(p->ctx, buf, ndw, &info->features, &info->counts, err);
+	if (r < 0)
+		return r;
+	info->predicted_ns = p->ops->predict(p->model, &info->features);
+	info->bound_ns = predict_bound_of(p->bound, info->predicted_ns);
+	info->model = p->ops->name;
+	return 0;
+}
+
+void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns)
+{
+	p->ops->update(p->model, &info->features, measured_ns);
+	predict_bound_update(p->bound, info->predicted_ns, measured_ns);
+	p->learned++;
+	if (p->dump) {
+		fprintf(p->dump,
+			"{\"seq\":%llu,\"hash\":\"%016llx\",\"flags\":%u,\"measured_ns\":%.0f,"
+			"\"predicted_ns\":%.0f,\"x\":[",
+			(unsigned long long)p->learned,
+			(unsigned long long)info->features.content_hash, info->features.flags,
+			measured_ns, info->predicted_ns);
+		for (int i = 0; i < PF_COUNT; i++)
+			fprintf(p->dump, "%s%.17g", i ? "," : "", info->features.x[i]);
+		fputs("]}\n", p->dump);
+	}
+}
+
+int predictor_dump_to(struct predictor *p, const char *path)
+{
+	FILE *f = fopen(path, "ae");
+
+	if (!f)
+		return -errno;
+	if (p->dump)
+		fclose(p->dump);
+	p->dump = f;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * The worker's predictor: the glue between a transport and libpredict.
+ *
+ * One struct predictor per guest context. Before a group is dispatched,
+ * predictor_group() decodes it (tracking the context's state), extracts
+ * its features and asks the active cost model for a prediction and the
+ * context's bound; after its fence completed, predictor_learn() feeds the
+ * measured time back to the model and the bound. Transports report
+ * resources and transfers so that sizes and vertex bounding boxes are
+ * known. Runs on the worker's main thread.
+ */
+#ifndef MEDIATOR_PREDICTOR_H
+#define MEDIATOR_PREDICTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "groups.h"
+#include "predict_ctx.h"
+
+/* The model used when none is configured; chosen by bench/accuracy (README). */
+#define PREDICTOR_DEFAULT_MODEL "sgd"
+/* Quantile of recent residuals added to a prediction to make its bound. */
+#define PREDICTOR_BOUND_QUANTILE 0.995
+
+struct predictor;
+
+/* @model: a name from predict_models[], or NULL for the default. NULL on failure. */
+struct predictor *predictor_create(const char *model);
+/* NULL is fine. */
+void predictor_destroy(struct predictor *p);
+
+const char *predictor_model_name(const struct predictor *p);
+
+int predictor_resource_create(struct predictor *p, uint32_t handle,
+			      const struct predict_resource_desc *desc);
+void predictor_resource_destroy(struct predictor *p, uint32_t handle);
+void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t offset,
+			      const void *data, size_t len);
+
+/*
+ * Decodes the group at @buf (@ndw dwords) and fills @info: command counts,
+ * features, prediction and bound. Returns 0, or -EINVAL for a stream the
+ * decoder rejects (then *@err says where; the group must not be
+ * dispatched).
+ */
+int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
+		    struct predict_decode_error *err);
+
+/* The group described by @info took @measured_ns on the GPU. */
+void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns);
+
+/*
+ * From now on, appends one JSON line per learned group to @path (created
+ * or appended to): {"seq", "hash", "flags", "measured_ns", "predicted_ns",
+ * "x": [PF_COUNT features]}. bench/accuracy replays these files through
+ * every model. Returns 0 or a negative errno.
+ */
+int predictor_dump_to(struct predictor *p, const char *path);
+
+#endif

@@ -1,0 +1,1164 @@
+/*
+ * Per-context state tracking and feature extraction (see predict_ctx.h).
+ *
+ * Objects and their relations:
+ *
+ *   predict_ctx ── resources (map handle → struct pc_resource: desc, bbox)
+ *        │
+ *        └─ sub-contexts (struct pc_sub, up to PREDICT_CTX_MAX_SUB_CTX; one is
+ *           current) ── objects (map handle → struct pc_object: shader with
+ *           its TGSI histogram, surface, sampler view, vertex elements, ...)
+ *           and the bound state: framebuffer, viewport 0, shaders, vertex
+ *           elements, vertex buffers, the vertex shader's constant buffer 0.
+ *
+ * As in virglrenderer, objects belong to a sub-context and resources to
+ * the context. predict_ctx_submit() runs the decoder (predict_decode.h)
+ * over the group, applies each command to the current sub-context and adds
+ * its features (predict_features.h).
+ *
+ * Bounding boxes of vertex data. When data reaches a buffer resource (an
+ * inline write in the stream, or predict_ctx_resource_write() from the
+ * transport), it is read as positions: attribute 0 of the currently bound
+ * vertex elements if its format is R32G32_FLOAT, R32G32B32_FLOAT or
+ * R32G32B32A32_FLOAT and the written resource is the vertex buffer that
+ * attribute reads (then its stride and offsets apply); otherwise as tightly
+ * packed float vec3 from byte 0. A write that starts at byte 0 of the
+ * buffer starts a new box; later writes grow it. Vertices with a NaN or
+ * infinite coordinate are skipped. At most PREDICT_CTX_BBOX_VERTICES_MAX
+ * vertices are read per write (evenly spaced when there are more).
+ *
+ * The MVP. The first 16 floats of the vertex shader's constant buffer 0
+ * (SET_CONSTANT_BUFFER, the default uniform block) are taken as a
+ * column-major 4x4 matrix, the way a GLSL mat4 uniform is laid out and a
+ * vertex shader's MUL/MAD chain over CONST[0..3] uses it. This is right
+ * when the MVP is the first uniform (es2gears, glmark2's simple scenes) and
+ * a guess otherwise; a matrix with a NaN/Inf element, or all zeros, counts
+ * as no MVP.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict_ctx.h"
+#include "predict_decode.h"
+#include "predict_tgsi.h"
+
+/*
+ * Sub-contexts per context: Mesa's virgl driver creates one per
+ * pipe_context; applications use one or two. Creations past this are
+ * ignored (their commands then act on the current sub-context).
+ */
+#define PREDICT_CTX_MAX_SUB_CTX 64u
+/* Vertices read per write for the bounding box (bounds the work of one write). */
+#define PREDICT_CTX_BBOX_VERTICES_MAX 65536u
+/* Observations kept for the fragments-per-vertex ratio (seed 000: recent history). */
+#define PREDICT_CTX_HISTORY 8u
+/* Coverage of the projected box by fragments (seed 002 §V: 0.5). */
+#define PREDICT_CTX_COVERAGE 0.5
+/* Points closer to the eye plane than this (clip w) are clipped away. */
+#define PREDICT_CTX_NEAR_W 1e-5
+
+/* virgl formats (virglrenderer src/virgl_hw.h, enum virgl_formats). */
+#define VIRGL_FORMAT_R32G32_FLOAT	29u
+#define VIRGL_FORMAT_R32G32B32_FLOAT	30u
+#define VIRGL_FORMAT_R32G32B32A32_FLOAT 31u
+/* pipe_texture_target PIPE_BUFFER (p_defines.h). */
+#define PIPE_BUFFER_TARGET 0u
+/* PIPE_CLEAR_* (p_defines.h). */
+#define PIPE_CLEAR_DEPTH   (1u << 0)
+#define PIPE_CLEAR_STENCIL (1u << 1)
+#define PIPE_CLEAR_COLOR   (0xffu << 2) /* COLOR0..COLOR7 */
+/* Bytes per texel assumed for TRANSFER3D of textures (the format table is not tracked). */
+#define PREDICT_CTX_TEXEL_BYTES 4.0
+
+/* ---- a small open-addressing map: handle → pointer ---- */
+
+struct pmap_slot {
+	uint32_t key;
+	void *val; /* NULL: empty */
+};
+
+struct pmap {
+	struct pmap_slot *slots;
+	uint32_t cap; /* power of two, or 0 */
+	uint32_t n;
+};
+
+static uint32_t pmap_hash(uint32_t key, uint32_t cap)
+{
+	return (key * 2654435761u) & (cap - 1);
+}
+
+static void *pmap_get(const struct pmap *m, uint32_t key)
+{
+	if (!m->cap)
+		return NULL;
+	for (uint32_t i = pmap_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slots[i].val)
+			return NULL;
+		if (m->slots[i].key == key)
+			return m->slots[i].val;
+	}
+}
+
+static void pmap_insert_slot(struct pmap *m, uint32_t key, void *val)
+{
+	uint32_t i = pmap_hash(key, m->cap);
+
+	while (m->slots[i].val)
+		i = (i + 1) & (m->cap - 1);
+	m->slots[i].key = key;
+	m->slots[i].val = val;
+	m->n++;
+}
+
+/* Inserts a key that is not in the map. Returns 0 or -ENOMEM. */
+static int pmap_put(struct pmap *m, uint32_t key, void *val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 16;
+		struct pmap old = *m;
+
+		m->slots = calloc(cap, sizeof(*m->slots));
+		if (!m->slots) {
+			*m = old;
+			return -ENOMEM;
+		}
+		m->cap = cap;
+		m->n = 0;
+		for (uint32_t i = 0; i < old.cap; i++)
+			if (old.slots[i].val)
+				pmap_insert_slot(m, old.slots[i].key, old.slots[i].val);
+		free(old.slots);
+	}
+	pmap_insert_slot(m, key, val);
+	return 0;
+}
+
+/* Removes @key; returns its value or NULL. Backward-shift deletion keeps probes short. */
+static void *pmap_del(struct pmap *m, uint32_t key)
+{
+	uint32_t i, j;
+	void *val;
+
+	if (!m->cap)
+		return NULL;
+	for (i = pmap_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slots[i].val)
+			return NULL;
+		if (m->slots[i].key == key)
+			break;
+	}
+	val = m->slots[i].val;
+	m->slots[i].val = NULL;
+	m->n--;
+	for (j = (i + 1) & (m->cap - 1); m->slots[j].val; j = (j + 1) & (m->cap - 1)) {
+		uint32_t home = pmap_hash(m->slots[j].key, m->cap);
+
+		/* Move j back to the hole i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+			m->slots[i] = m->slots[j];
+			m->slots[j].val = NULL;
+			i = j;
+		}
+	}
+	return val;
+}
+
+static void pmap_clear(struct pmap *m, void (*free_val)(void *))
+{
+	for (uint32_t i = 0; i < m->cap; i++)
+		if (m->slots[i].val)
+			free_val(m->slots[i].val);
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->n = 0;
+}
+
+/* ---- state ---- */
+
+struct pc_resource {
+	struct predict_resource_desc desc;
+	bool has_bbox;
+	float bmin[3], bmax[3];
+};
+
+struct pc_object {
+	uint32_t type; /* enum predict_virgl_object */
+	union {
+		struct {
+			uint32_t type;		  /* PIPE_SHADER_* */
+			uint32_t total, received; /* text bytes announced / seen so far */
+			struct predict_tgsi_stats st;
+		} shader;
+		struct {
+			uint32_t res, level, samples;
+		} surface;
+		struct {
+			uint32_t count, offset0, vb0, format0;
+		} ve;
+	} u;
+};
+
+struct pc_vbuf {
+	uint32_t stride, offset, handle;
+};
+
+struct pc_sub {
+	uint32_t id;
+	struct pmap objects;
+	uint32_t nr_cbufs, cbuf0, zsurf;
+	uint32_t noattach_w, noattach_h, noattach_samples;
+	bool has_viewport;
+	float vp_scale[2], vp_translate[2];
+	uint32_t vs, fs; /* bound shader handles */
+	uint32_t ve;	 /* bound vertex elements handle */
+	struct pc_vbuf vb[PREDICT_PIPE_MAX_ATTRIBS];
+	uint32_t nr_vb;
+	float vs_const[16];
+	uint32_t vs_const_n; /* dwords of constant buffer 0 of the vertex shader, up to 16 */
+};
+
+struct predict_ctx {
+	struct pmap resources;
+	struct pc_sub *subs[PREDICT_CTX_MAX_SUB_CTX];
+	struct pc_sub *cur;
+	uint32_t nobjects; /* over all sub-contexts, <= PREDICT_CTX_MAX_OBJECTS */
+	enum predict_fragment_mode mode;
+	double hist_frag[PREDICT_CTX_HISTORY], hist_vert[PREDICT_CTX_HISTORY];
+	uint32_t hist_n, hist_next;
+	/*
+	 * Buffers (bit 0 colour, 1 depth, 2 stencil) already cleared since
+	 * the last command that used the framebuffer. A clear of a buffer
+	 * that is cleared again before anything draws to it is superseded:
+	 * llvmpipe (and tiling GPUs) keep only the last clear value, so on
+	 * these machines a group of 500 clears of one target costs about what
+	 * one does (measured with bench/accuracy's gl-clears). Its pixels are
+	 * therefore counted once.
+	 */
+	unsigned cleared;
+};
+
+static double clamp_feature(double v)
+{
+	if (!(v >= 0.0)) /* negative or NaN */
+		return 0.0;
+	return v > PREDICT_FEATURE_MAX ? PREDICT_FEATURE_MAX : v;
+}
+
+static void add_feature(struct predict_features *f, enum predict_feature k, double v)
+{
+	f->x[k] = clamp_feature(f->x[k] + clamp_feature(v));
+}
+
+static bool finite_f(double v)
+{
+	return v == v && v <= 1e300 && v >= -1e300;
+}
+
+static double absd(double v)
+{
+	return v < 0 ? -v : v;
+}
+
+/* ---- lifecycle ---- */
+
+static struct pc_sub *sub_create(uint32_t id)
+{
+	struct pc_sub *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->id = id;
+	return s;
+}
+
+static void sub_destroy(struct predict_ctx *ctx, struct pc_sub *s)
+{
+	if (!s)
+		return;
+	ctx->nobjects -= s->objects.n;
+	pmap_clear(&s->objects, free);
+	free(s);
+}
+
+struct predict_ctx *predict_ctx_create(void)
+{
+	struct predict_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		return NULL;
+	ctx->subs[0] = sub_create(0);
+	if (!ctx->subs[0]) {
+		free(ctx);
+		return NULL;
+	}
+	ctx->cur = ctx->subs[0];
+	return ctx;
+}
+
+void predict_ctx_destroy(struct predict_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++)
+		sub_destroy(ctx, ctx->subs[i]);
+	pmap_clear(&ctx->resources, free);
+	free(ctx);
+}
+
+/* ---- resources and their bounding boxes ---- */
+
+int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
+				const struct predict_resource_desc *desc)
+{
+	struct pc_resource *r;
+	int ret;
+
+	if (pmap_get(&ctx->resources, handle))
+		return -EEXIST;
+	if (ctx->resources.n >= PREDICT_CTX_MAX_RESOURCES)
+		return -ENOSPC;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->desc = *desc;
+	ret = pmap_put(&ctx->resources, handle, r);
+	if (ret)
+		free(r);
+	return ret;
+}
+
+void predict_ctx_resource_destroy(struct predict_ctx *ctx, uint32_t handle)
+{
+	free(pmap_del(&ctx->resources, handle));
+}
+
+struct pos_layout {
+	uint64_t base;	 /* byte offset of vertex 0's position in the buffer */
+	uint64_t stride; /* bytes between vertices */
+	uint32_t ncomp;	 /* floats per position read: 2 or 3 */
+};
+
+static uint32_t format_components(uint32_t format)
+{
+	switch (format) {
+	case VIRGL_FORMAT_R32G32_FLOAT:
+		return 2;
+	case VIRGL_FORMAT_R32G32B32_FLOAT:
+	case VIRGL_FORMAT_R32G32B32A32_FLOAT:
+		return 3; /* w is not needed for the box */
+	default:
+		return 0;
+	}
+}
+
+/* How positions lie in buffer @handle, per attribute 0 of the bound vertex elements. */
+static void position_layout(const struct pc_sub *s, uint32_t handle, struct pos_layout *l)
+{
+	const struct pc_object *ve = s->ve ? pmap_get(&s->objects, s->ve) : NULL;
+
+	l->base = 0;
+	l->stride = 3 * sizeof(float);
+	l->ncomp = 3;
+	if (!ve || ve->type != PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS || !ve->u.ve.count)
+		return;
+	if (!format_components(ve->u.ve.format0) || ve->u.ve.vb0 >= s->nr_vb ||
+	    s->vb[ve->u.ve.vb0].handle != handle)
+		return;
+	l->ncomp = format_components(ve->u.ve.format0);
+	l->base = (uint64_t)s->vb[ve->u.ve.vb0].offset + ve->u.ve.offset0;
+	l->stride = s->vb[ve->u.ve.vb0].stride;
+	if (!l->stride)
+		l->stride = (ve->u.ve.format0 == VIRGL_FORMAT_R32G32B32A32_FLOAT ? 4 : l->ncomp) *
+			    sizeof(float);
+}
+
+static void bbox_add(struct pc_resource *r, const float p[3])
+{
+	for (int k = 0; k < 3; k++) {
+		if (!r->has_bbox || p[k] < r->bmin[k])
+			r->bmin[k] = p[k];
+		if (!r->has_bbox || p[k] > r->bmax[k])
+			r->bmax[k] = p[k];
+	}
+	r->has_bbox = true;
+}
+
+static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
+			   const uint8_t *data, size_t len)
+{
+	struct pc_resource *r = pmap_get(&ctx->resources, handle);
+	struct pos_layout l;
+	uint64_t end, psize, first, last, n, step;
+
+	if (!r || r->desc.target != PIPE_BUFFER_TARGET || !data || !len)
+		return;
+	if (offset > UINT64_MAX - len)
+		return;
+	end = offset + len;
+	position_layout(ctx->cur, handle, &l);
+	psize = (uint64_t)l.ncomp * sizeof(float);
+	if (offset == 0)
+		r->has_bbox = false;
+	/* Vertices i with base + i stride in [offset, end - psize]. */
+	if (end < psize || end - psize < l.base)
+		return;
+	first = offset <= l.base ? 0 : (offset - l.base + l.stride - 1) / (l.stride ? l.stride : 1);
+	if (!l.stride) {
+		if (l.base < offset)
+			return;
+		last = 0;
+	} else {
+		last = (end - psize - l.base) / l.stride;
+	}
+	if (first > last)
+		return;
+	n = last - first + 1;
+	step = n > PREDICT_CTX_BBOX_VERTICES_MAX
+		   ? (n + PREDICT_CTX_BBOX_VERTICES_MAX - 1) / PREDICT_CTX_BBOX_VERTICES_MAX
+		   : 1;
+	for (uint64_t i = first; i <= last; i += step) {
+		uint64_t at = l.base + i * l.stride - offset;
+		float p[3] = {0, 0, 0};
+		bool ok = true;
+
+		memcpy(p, data + at, psize);
+		for (uint32_t k = 0; k < l.ncomp; k++)
+			ok = ok && finite_f(p[k]);
+		if (ok)
+			bbox_add(r, p);
+		if (last - i < step)
+			break;
+	}
+}
+
+void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
+				const void *data, size_t len)
+{
+	resource_write(ctx, handle, offset, data, len);
+}
+
+/* ---- objects ---- */
+
+static struct pc_object *object_get(struct pc_sub *s, uint32_t handle, uint32_t type)
+{
+	struct pc_object *o = pmap_get(&s->objects, handle);
+
+	return o && o->type == type ? o : NULL;
+}
+
+static void object_destroy(struct predict_ctx *ctx, uint32_t handle)
+{
+	struct pc_object *o = pmap_del(&ctx->cur->objects, handle);
+
+	if (o) {
+		ctx->nobjects--;
+		free(o);
+	}
+}
+
+/* A new object of @type under @handle (replacing one there), or NULL when the map is full. */
+static struct pc_object *object_new(struct predict_ctx *ctx, uint32_t handle, uint32_t type)
+{
+	struct pc_object *o;
+
+	object_destroy(ctx, handle);
+	if (ctx->nobjects >= PREDICT_CTX_MAX_OBJECTS)
+		return NULL;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	if (pmap_put(&ctx->cur->objects, handle, o)) {
+		free(o);
+		return NULL;
+	}
+	ctx->nobjects++;
+	o->type = type;
+	return o;
+}
+
+static void stats_add(struct predict_tgsi_stats *a, const struct predict_tgsi_stats *b)
+{
+	a->alu += b->alu;
+	a->tex += b->tex;
+	a->flow += b->flow;
+	a->decl += b->decl;
+	a->imm += b->imm;
+	a->props += b->props;
+	a->loops += b->loops;
+	a->tokens += b->tokens;
+	a->has_loop = a->has_loop || b->has_loop;
+	a->unbounded_loop = a->unbounded_loop || b->unbounded_loop;
+}
+
+/*
+ * A shader arrives in one CREATE_OBJECT, or (long shaders) in a first part
+ * whose offset field holds the total length followed by continuations
+ * whose offset field holds VIRGL_OBJ_SHADER_OFFSET_CONT | byte offset. Each
+ * part is parsed on its own and the histograms summed, so nothing is
+ * buffered; a line split between two parts may count as two.
+ */
+static void create_shader(struct predict_ctx *ctx, const struct predict_dcmd *c,
+			  struct predict_features *f)
+{
+	struct predict_tgsi_stats st;
+	struct pc_object *o;
+
+	predict_tgsi_parse(c->u.shader.text, c->u.shader.text_len, &st);
+	if (c->u.shader.continuation) {
+		o = object_get(ctx->cur, c->u.shader.handle, PREDICT_VIRGL_OBJECT_SHADER);
+		if (!o || o->u.shader.received != c->u.shader.offlen ||
+		    o->u.shader.received >= o->u.shader.total)
+			return; /* the renderer rejects it too */
+		stats_add(&o->u.shader.st, &st);
+		o->u.shader.received += (uint32_t)c->u.shader.text_len;
+	} else {
+		o = object_new(ctx, c->u.shader.handle, PREDICT_VIRGL_OBJECT_SHADER);
+		if (!o)
+			return;
+		o->u.shader.type = c->u.shader.type;
+		o->u.shader.st = st;
+		o->u.shader.total = c->u.shader.offlen;
+		o->u.shader.received = (uint32_t)c->u.shader.text_len;
+	}
+	add_feature(f, PF_SHADER_TOKENS, st.tokens);
+}
+
+static void create_object(struct predict_ctx *ctx, const struct predict_dcmd *c,
+			  struct predict_features *f)
+{
+	struct pc_object *o;
+
+	switch (c->obj) {
+	case PREDICT_VIRGL_OBJECT_SHADER:
+		create_shader(ctx, c, f);
+		return;
+	case PREDICT_VIRGL_OBJECT_SURFACE:
+	case PREDICT_VIRGL_OBJECT_MSAA_SURFACE:
+		o = object_new(ctx, c->u.surface.handle, PREDICT_VIRGL_OBJECT_SURFACE);
+		if (o) {
+			o->u.surface.res = c->u.surface.res_handle;
+			o->u.surface.level = c->u.surface.level_or_first;
+			o->u.surface.samples = c->u.surface.nr_samples;
+		}
+		return;
+	case PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS:
+		o = object_new(ctx, c->u.vertex_elements.handle, c->obj);
+		if (o) {
+			o->u.ve.count = c->u.vertex_elements.count;
+			if (o->u.ve.count) {
+				o->u.ve.offset0 = c->u.vertex_elements.elems[0];
+				o->u.ve.vb0 = c->u.vertex_elements.elems[2];
+				o->u.ve.format0 = c->u.vertex_elements.elems[3];
+			}
+		}
+		return;
+	default:
+		/* Sampler views, queries, blend/dsa/rasterizer state: tracked by handle only. */
+		object_new(ctx, c->u.object.handle, c->obj);
+		return;
+	}
+}
+
+/* ---- sub-contexts ---- */
+
+static struct pc_sub **sub_slot(struct predict_ctx *ctx, uint32_t id)
+{
+	for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++)
+		if (ctx->subs[i] && ctx->subs[i]->id == id)
+			return &ctx->subs[i];
+	return NULL;
+}
+
+static void sub_ctx_cmd(struct predict_ctx *ctx, const struct predict_dcmd *c)
+{
+	uint32_t id = c->u.object.handle;
+	struct pc_sub **slot = sub_slot(ctx, id);
+
+	switch (c->cmd) {
+	case PREDICT_VIRGL_CREATE_SUB_CTX:
+		if (slot)
+			return;
+		for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++) {
+			if (!ctx->subs[i]) {
+				ctx->subs[i] = sub_create(id);
+				return;
+			}
+		}
+		return;
+	case PREDICT_VIRGL_SET_SUB_CTX:
+		if (slot)
+			ctx->cur = *slot;
+		return;
+	case PREDICT_VIRGL_DESTROY_SUB_CTX:
+		/* Sub-context 0 stays, as in virglrenderer; destroying the current one
+		 * makes 0 current. */
+		if (!slot || id == 0)
+			return;
+		if (ctx->cur == *slot)
+			ctx->cur = ctx->subs[0];
+		sub_destroy(ctx, *slot);
+		*slot = NULL;
+		return;
+	default:
+		return;
+	}
+}
+
+/* ---- framebuffer geometry ---- */
+
+struct rect {
+	double x0, y0, x1, y1;
+};
+
+/* Size of the resource behind surface @handle, at the surface's level; false if unknown. */
+static bool surface_size(struct predict_ctx *ctx, uint32_t handle, double *w, double *h,
+			 uint32_t *samples)
+{
+	const struct pc_object *s = object_get(ctx->cur, handle, PREDICT_VIRGL_OBJECT_SURFACE);
+	const struct pc_resource *r;
+	uint32_t level;
+
+	if (!handle || !s)
+		return false;
+	r = pmap_get(&ctx->resources, s->u.surface.res);
+	if (!r)
+		return false;
+	level = s->u.surface.level < 31 ? s->u.surface.level : 31;
+	*w = (double)(r->desc.width >> level ? r->desc.width >> level : 1);
+	*h = (double)(r->desc.height >> level ? r->desc.height >> level : 1);
+	*samples =
+	    s->u.surface.samples > r->desc.nr_samples ? s->u.surface.samples : r->desc.nr_samples;
+	return true;
+}
+
+/* The framebuffer's size (cbuf 0, else zsurf, else the no-attachment size). */
+static bool framebuffer_size(struct predict_ctx *ctx, double *w, double *h, uint32_t *samples)
+{
+	struct pc_sub *s = ctx->cur;
+
+	*samples = 0;
+	if (s->nr_cbufs && surface_size(ctx, s->cbuf0, w, h, samples))
+		return true;
+	if (surface_size(ctx, s->zsurf, w, h, samples))
+		return true;
+	if (s->noattach_w && s->noattach_h) {
+		*w = s->noattach_w;
+		*h = s->noattach_h;
+		*samples = s->noattach_samples;
+		return true;
+	}
+	return false;
+}
+
+/* The area draws can touch: viewport 0 clipped to the framebuffer; false if neither is known. */
+static bool draw_rect(struct predict_ctx *ctx, struct rect *r, uint32_t *samples)
+{
+	struct pc_sub *s = ctx->cur;
+	double fw, fh;
+	bool has_fb = framebuffer_size(ctx, &fw, &fh, samples);
+
+	if (s->has_viewport) {
+		double sx = absd(s->vp_scale[0]), sy = absd(s->vp_scale[1]);
+
+		r->x0 = s->vp_translate[0] - sx;
+		r->x1 = s->vp_translate[0] + sx;
+		r->y0 = s->vp_translate[1] - sy;
+		r->y1 = s->vp_translate[1] + sy;
+		if (has_fb) {
+			r->x0 = r->x0 < 0 ? 0 : r->x0;
+			r->y0 = r->y0 < 0 ? 0 : r->y0;
+			r->x1 = r->x1 > fw ? fw : r->x1;
+			r->y1 = r->y1 > fh ? fh : r->y1;
+		}
+		if (r->x1 < r->x0)
+			r->x1 = r->x0;
+		if (r->y1 < r->y0)
+			r->y1 = r->y0;
+		return true;
+	}
+	if (has_fb) {
+		*r = (struct rect){0, 0, fw, fh};
+		return true;
+	}
+	return false;
+}
+
+static double rect_area(const struct rect *r)
+{
+	return (r->x1 - r->x0) * (r->y1 - r->y0);
+}
+
+/* ---- bounding-box projection (seed 002 §IV-E) ---- */
+
+struct pt {
+	double x, y;
+};
+
+static double cross(struct pt o, struct pt a, struct pt b)
+{
+	return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+static int pt_cmp(const void *a, const void *b)
+{
+	const struct pt *p = a, *q = b;
+
+	if (p->x != q->x)
+		return p->x < q->x ? -1 : 1;
+	if (p->y != q->y)
+		return p->y < q->y ? -1 : 1;
+	return 0;
+}
+
+/* Convex hull of @n points (n <= 20) into @hull (counter-clockwise); returns its size. */
+static int convex_hull(struct pt *p, int n, struct pt *hull)
+{
+	int k = 0;
+
+	qsort(p, (size_t)n, sizeof(*p), pt_cmp);
+	for (int i = 0; i < n; i++) {
+		while (k >= 2 && cross(hull[k - 2], hull[k - 1], p[i]) <= 0)
+			k--;
+		hull[k++] = p[i];
+	}
+	for (int i = n - 2, t = k + 1; i >= 0; i--) {
+		while (k >= t && cross(hull[k - 2], hull[k - 1], p[i]) <= 0)
+			k--;
+		hull[k++] = p[i];
+	}
+	return k > 1 ? k - 1 : k;
+}
+
+/* Clips polygon @in (n points) by the half-plane where side(p) >= 0; returns the new count. */
+static int clip_edge(const struct pt *in, int n, struct pt *out, int axis, double bound,
+		     int keep_ge)
+{
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pt a = in[i], b = in[(i + 1) % n];
+		double va = axis ? a.y : a.x, vb = axis ? b.y : b.x;
+		bool ina = keep_ge ? va >= bound : va <= bound;
+		bool inb = keep_ge ? vb >= bound : vb <= bound;
+
+		if (ina)
+			out[m++] = a;
+		if (ina != inb) {
+			double t = (bound - va) / (vb - va);
+			struct pt q = {a.x + t * (b.x - a.x), a.y + t * (b.y - a.y)};
+
+			if (axis)
+				q.y = bound;
+			else
+				q.x = bound;
+			out[m++] = q;
+		}
+	}
+	return m;
+}
+
+static double polygon_area(const struct pt *p, int n)
+{
+	double a = 0;
+
+	for (int i = 0; i < n; i++)
+		a += p[i].x * p[(i + 1) % n].y - p[(i + 1) % n].x * p[i].y;
+	return absd(a) / 2;
+}
+
+struct viewport {
+	double sx, sy, tx, ty;
+};
+
+static struct pt to_window(const double c[4], const struct viewport *vp)
+{
+	struct pt p = {c[0] / c[3] * vp->sx + vp->tx, c[1] / c[3] * vp->sy + vp->ty};
+
+	return p;
+}
+
+/*
+ * Pixels covered by the box [bmin, bmax] transformed by the column-major
+ * @m, seen through @vp and clipped to @clip: the convex hull of the
+ * corners in front of the eye and of the points where the box's edges
+ * cross the near plane (w = PREDICT_CTX_NEAR_W).
+ */
+static double project_box(const float m[16], const float bmin[3], const float bmax[3],
+			  const struct viewport *vp, const struct rect *clip)
+{
+	double corner[8][4];
+	struct pt pts[20], hull[48], tmp[48];
+	int n = 0, k;
+
+	for (int i = 0; i < 8; i++) {
+		double v[4] = {i & 1 ? bmax[0] : bmin[0], i & 2 ? bmax[1] : bmin[1],
+			       i & 4 ? bmax[2] : bmin[2], 1.0};
+
+		for (int r = 0; r < 4; r++)
+			corner[i][r] = m[r] * v[0] + m[4 + r] * v[1] + m[8 + r] * v[2] + m[12 + r];
+		if (corner[i][3] > PREDICT_CTX_NEAR_W)
+			pts[n++] = to_window(corner[i], vp);
+	}
+	/* The 12 edges: corners that differ in one bit. */
+	for (int i = 0; i < 8; i++) {
+		for (int bit = 1; bit < 8; bit <<= 1) {
+			int j = i | bit;
+			double wi = corner[i][3] - PREDICT_CTX_NEAR_W, wj, t, q[4];
+
+			if (j == i)
+				continue;
+			wj = corner[j][3] - PREDICT_CTX_NEAR_W;
+			if ((wi > 0) == (wj > 0))
+				continue;
+			t = wi / (wi - wj);
+			for (int r = 0; r < 4; r++)
+				q[r] = corner[i][r] + t * (corner[j][r] - corner[i][r]);
+			q[3] = PREDICT_CTX_NEAR_W;
+			pts[n++] = to_window(q, vp);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (!finite_f(pts[i].x) || !finite_f(pts[i].y))
+			return 0;
+	if (n < 3)
+		return 0;
+	k = convex_hull(pts, n, hull);
+	k = clip_edge(hull, k, tmp, 0, clip->x0, 1);
+	k = clip_edge(tmp, k, hull, 0, clip->x1, 0);
+	k = clip_edge(hull, k, tmp, 1, clip->y0, 1);
+	k = clip_edge(tmp, k, hull, 1, clip->y1, 0);
+	return k >= 3 ? polygon_area(hull, k) : 0;
+}
+
+/* The MVP of the bound vertex shader, if constant buffer 0 holds a usable one. */
+static bool find_mvp(const struct pc_sub *s, float m[16])
+{
+	bool nonzero = false;
+
+	if (s->vs_const_n < 16)
+		return false;
+	for (int i = 0; i < 16; i++) {
+		m[i] = s->vs_const[i];
+		if (!finite_f(m[i]))
+			return false;
+		nonzero = nonzero || m[i] != 0;
+	}
+	return nonzero;
+}
+
+/* The bounding box of the buffer attribute 0 reads, if one is known. */
+static const struct pc_resource *position_buffer(struct predict_ctx *ctx)
+{
+	const struct pc_sub *s = ctx->cur;
+	const struct pc_object *ve =
+	    object_get(ctx->cur, s->ve, PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS);
+	const struct pc_resource *r;
+	uint32_t vb = 0;
+
+	if (ve && ve->u.ve.count)
+		vb = ve->u.ve.vb0;
+	if (vb >= s->nr_vb || !s->vb[vb].handle)
+		return NULL;
+	r = pmap_get(&ctx->resources, s->vb[vb].handle);
+	return r && r->has_bbox ? r : NULL;
+}
+
+/* Fragments of a draw of @vertices vertices, before MSAA. */
+static double draw_fragments(struct predict_ctx *ctx, double vertices, const struct rect *clip,
+			     bool has_rect, struct predict_features *f)
+{
+	const struct pc_sub *s = ctx->cur;
+	const struct pc_resource *r;
+	double fsum = 0, vsum = 0;
+	float m[16];
+
+	if (ctx->mode == PREDICT_FRAGMENTS_HISTORY && ctx->hist_n) {
+		for (uint32_t i = 0; i < ctx->hist_n; i++) {
+			fsum += ctx->hist_frag[i];
+			vsum += ctx->hist_vert[i];
+		}
+		if (vsum > 0)
+			return fsum / vsum * vertices;
+	}
+	r = position_buffer(ctx);
+	if (has_rect && s->has_viewport && r && find_mvp(s, m)) {
+		struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
+				      s->vp_translate[1]};
+
+		return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE;
+	}
+	f->flags |= PFF_NO_MVP;
+	return has_rect ? rect_area(clip) / 2 : 0;
+}
+
+static void draw(struct predict_ctx *ctx, const struct predict_dcmd *c, struct predict_features *f)
+{
+	const struct pc_sub *s = ctx->cur;
+	const struct pc_object *vs = object_get(ctx->cur, s->vs, PREDICT_VIRGL_OBJECT_SHADER);
+	const struct pc_object *fs = object_get(ctx->cur, s->fs, PREDICT_VIRGL_OBJECT_SHADER);
+	double inst = c->u.draw.instance_count ? c->u.draw.instance_count : 1;
+	double vertices = (double)c->u.draw.count * inst, frags;
+	uint32_t samples = 0;
+	struct rect clip;
+	bool has_rect = draw_rect(ctx, &clip, &samples);
+
+	add_feature(f, PF_DRAWS, 1);
+	add_feature(f, PF_VERTICES, vertices);
+	if (vs) {
+		add_feature(f, PF_VS_WORK,
+			    clamp_feature(vertices) *
+				(double)(vs->u.shader.st.alu + vs->u.shader.st.tex));
+		if (vs->u.shader.st.unbounded_loop)
+			f->flags |= PFF_UNBOUNDED_LOOP;
+	}
+	frags = clamp_feature(draw_fragments(ctx, vertices, &clip, has_rect, f));
+	frags = clamp_feature(frags * (samples > 1 ? samples : 1));
+	add_feature(f, PF_FRAGMENTS, frags);
+	if (fs) {
+		add_feature(f, PF_FS_ALU_WORK, frags * fs->u.shader.st.alu);
+		add_feature(f, PF_FS_TEX_WORK, frags * fs->u.shader.st.tex);
+		if (fs->u.shader.st.unbounded_loop)
+			f->flags |= PFF_UNBOUNDED_LOOP;
+	}
+}
+
+static void clear(struct predict_ctx *ctx, uint32_t buffers, struct predict_features *f)
+{
+	static const enum predict_feature by_mask[8] = {
+	    [1] = PF_CLEAR_C,  [2] = PF_CLEAR_D,  [3] = PF_CLEAR_CD,  [4] = PF_CLEAR_S,
+	    [5] = PF_CLEAR_CS, [6] = PF_CLEAR_DS, [7] = PF_CLEAR_CDS,
+	};
+	unsigned idx = (buffers & PIPE_CLEAR_COLOR ? 1u : 0u) |
+		       (buffers & PIPE_CLEAR_DEPTH ? 2u : 0u) |
+		       (buffers & PIPE_CLEAR_STENCIL ? 4u : 0u);
+	uint32_t samples;
+	double w, h;
+
+	idx &= ~ctx->cleared;
+	ctx->cleared |= idx;
+	if (!idx || !framebuffer_size(ctx, &w, &h, &samples))
+		return;
+	add_feature(f, by_mask[idx], w * h);
+}
+
+static double box_pixels(const struct predict_box *b)
+{
+	double w = absd((double)b->w), h = absd((double)b->h), d = absd((double)b->d);
+
+	return w * (h ? h : 1) * (d ? d : 1);
+}
+
+static void set_framebuffer(struct pc_sub *s, const struct predict_dcmd *c)
+{
+	s->nr_cbufs = c->u.framebuffer.nr_cbufs;
+	s->cbuf0 = s->nr_cbufs ? c->u.framebuffer.cbufs[0] : 0;
+	s->zsurf = c->u.framebuffer.zsurf;
+	s->noattach_w = s->noattach_h = s->noattach_samples = 0;
+}
+
+static void set_vertex_buffers(struct pc_sub *s, const struct predict_dcmd *c)
+{
+	s->nr_vb = c->u.vertex_buffers.count;
+	for (uint32_t i = 0; i < s->nr_vb; i++) {
+		s->vb[i].stride = c->u.vertex_buffers.vb[3 * i];
+		s->vb[i].offset = c->u.vertex_buffers.vb[3 * i + 1];
+		s->vb[i].handle = c->u.vertex_buffers.vb[3 * i + 2];
+	}
+}
+
+static void set_constants(struct pc_sub *s, const struct predict_dcmd *c)
+{
+	if (c->u.constant_buffer.shader_type != PREDICT_PIPE_SHADER_VERTEX ||
+	    c->u.constant_buffer.index != 0)
+		return;
+	s->vs_const_n = c->u.constant_buffer.count < 16 ? c->u.constant_buffer.count : 16;
+	for (uint32_t i = 0; i < s->vs_const_n; i++)
+		s->vs_const[i] = predict_decode_f32(c->u.constant_buffer.data[i]);
+}
+
+static void transfer3d(struct predict_ctx *ctx, const struct predict_dcmd *c,
+		       struct predict_features *f)
+{
+	const struct pc_resource *r = pmap_get(&ctx->resources, c->u.transfer.handle);
+	double bytes = box_pixels(&c->u.transfer.box);
+
+	/* A buffer's box is in bytes; a texture's in texels. */
+	if (!r || r->desc.target != PIPE_BUFFER_TARGET)
+		bytes *= PREDICT_CTX_TEXEL_BYTES;
+	add_feature(f, PF_TRANSFER_BYTES, bytes);
+}
+
+/* Applies one decoded command to the state and adds its features. */
+static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct predict_features *f)
+{
+	struct pc_sub *s = ctx->cur;
+
+	/* Anything but another clear or plain state setting ends a run of
+	 * clears (see struct predict_ctx's cleared). */
+	switch (c->cmd) {
+	case PREDICT_VIRGL_CLEAR:
+	case PREDICT_VIRGL_CREATE_OBJECT:
+	case PREDICT_VIRGL_BIND_OBJECT:
+	case PREDICT_VIRGL_BIND_SHADER:
+	case PREDICT_VIRGL_SET_VIEWPORT_STATE:
+	case PREDICT_VIRGL_SET_VERTEX_BUFFERS:
+	case PREDICT_VIRGL_SET_CONSTANT_BUFFER:
+		break;
+	default:
+		ctx->cleared = 0;
+		break;
+	}
+	switch (c->cmd) {
+	case PREDICT_VIRGL_CREATE_OBJECT:
+		create_object(ctx, c, f);
+		break;
+	case PREDICT_VIRGL_DESTROY_OBJECT:
+		object_destroy(ctx, c->u.object.handle);
+		break;
+	case PREDICT_VIRGL_BIND_OBJECT:
+		if (c->obj == PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS)
+			s->ve = c->u.object.handle;
+		break;
+	case PREDICT_VIRGL_BIND_SHADER:
+		if (c->u.bind_shader.type == PREDICT_PIPE_SHADER_VERTEX)
+			s->vs = c->u.bind_shader.handle;
+		else if (c->u.bind_shader.type == PREDICT_PIPE_SHADER_FRAGMENT)
+			s->fs = c->u.bind_shader.handle;
+		break;
+	case PREDICT_VIRGL_SET_FRAMEBUFFER_STATE:
+		set_framebuffer(s, c);
+		break;
+	case PREDICT_VIRGL_SET_FRAMEBUFFER_STATE_NO_ATTACH:
+		s->nr_cbufs = s->cbuf0 = s->zsurf = 0;
+		s->noattach_w = c->u.framebuffer_no_attach.width;
+		s->noattach_h = c->u.framebuffer_no_attach.height;
+		s->noattach_samples = c->u.framebuffer_no_attach.samples;
+		break;
+	case PREDICT_VIRGL_SET_VIEWPORT_STATE:
+		if (c->u.viewport.start_slot == 0 && c->u.viewport.count) {
+			float v[4] = {predict_decode_f32(c->u.viewport.vp[0]),
+				      predict_decode_f32(c->u.viewport.vp[1]),
+				      predict_decode_f32(c->u.viewport.vp[3]),
+				      predict_decode_f32(c->u.viewport.vp[4])};
+			bool ok = true;
+
+			for (int i = 0; i < 4; i++)
+				ok = ok && finite_f(v[i]);
+			s->has_viewport = ok;
+			s->vp_scale[0] = v[0];
+			s->vp_scale[1] = v[1];
+			s->vp_translate[0] = v[2];
+			s->vp_translate[1] = v[3];
+		}
+		break;
+	case PREDICT_VIRGL_SET_VERTEX_BUFFERS:
+		set_vertex_buffers(s, c);
+		break;
+	case PREDICT_VIRGL_SET_CONSTANT_BUFFER:
+		set_constants(s, c);
+		break;
+	case PREDICT_VIRGL_SET_SUB_CTX:
+	case PREDICT_VIRGL_CREATE_SUB_CTX:
+	case PREDICT_VIRGL_DESTROY_SUB_CTX:
+		sub_ctx_cmd(ctx, c);
+		break;
+	case PREDICT_VIRGL_CLEAR:
+		clear(ctx, c->u.clear.buffers, f);
+		break;
+	case PREDICT_VIRGL_DRAW_VBO:
+		draw(ctx, c, f);
+		break;
+	case PREDICT_VIRGL_CLEAR_TEXTURE:
+		add_feature(f, PF_CLEAR_TEX_PIXELS, box_pixels(&c->u.clear_texture.box));
+		break;
+	case PREDICT_VIRGL_BLIT:
+		add_feature(f, PF_BLIT_PIXELS, box_pixels(&c->u.blit.dst));
+		break;
+	case PREDICT_VIRGL_RESOURCE_COPY_REGION:
+		add_feature(f, PF_COPY_PIXELS, box_pixels(&c->u.copy_region.src));
+		break;
+	case PREDICT_VIRGL_RESOURCE_INLINE_WRITE:
+		add_feature(f, PF_TRANSFER_BYTES, (double)c->u.transfer.data_len);
+		if (c->u.transfer.box.x >= 0)
+			resource_write(ctx, c->u.transfer.handle, (uint64_t)c->u.transfer.box.x,
+				       c->u.transfer.data, c->u.transfer.data_len);
+		break;
+	case PREDICT_VIRGL_TRANSFER3D:
+		transfer3d(ctx, c, f);
+		break;
+	default:
+		break;
+	}
+}
+
+/* FNV-1a, 64 bit. */
+#define FNV_OFFSET 14695981039346656037ull
+#define FNV_PRIME  1099511628211ull
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
+		       struct predict_features *features, struct predict_cmd_counts *counts,
+		       struct predict_decode_error *err)
+{
+	struct predict_decode d;
+	struct predict_dcmd c;
+	const char *why = NULL;
+	uint32_t fb[2] = {0, 0}, samples;
+	double w, h;
+	int r;
+
+	memset(features, 0, sizeof(*features));
+	/* A group ends with a flush: the clears before it reached memory. */
+	ctx->cleared = 0;
+	predict_decode_init(&d, buf, ndw);
+	while ((r = predict_decode_next(&d, &c, &why)) > 0)
+		apply(ctx, &c, features);
+	if (counts)
+		predict_cmd_count(buf, d.pos, counts, NULL, NULL);
+	features->x[PF_GROUP] = 1;
+	features->x[PF_CMDS] = d.index;
+	if (framebuffer_size(ctx, &w, &h, &samples)) {
+		fb[0] = (uint32_t)w;
+		fb[1] = (uint32_t)h;
+	}
+	features->content_hash =
+	    fnv1a(fnv1a(FNV_OFFSET, buf, buf ? ndw * sizeof(*buf) : 0), fb, sizeof(fb));
+	if (r < 0) {
+		if (err) {
+			err->index = c.index;
+			err->offset = c.offset;
+			err->what = why;
+		}
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode)
+{
+	ctx->mode =
+	    mode == PREDICT_FRAGMENTS_HISTORY ? PREDICT_FRAGMENTS_HISTORY : PREDICT_FRAGMENTS_BBOX;
+}
+
+void predict_ctx_observe_fragments(struct predict_ctx *ctx, double fragments, double vertices)
+{
+	if (!finite_f(fragments) || !finite_f(vertices) || fragments < 0 || vertices <= 0)
+		return;
+	ctx->hist_frag[ctx->hist_next] = clamp_feature(fragments);
+	ctx->hist_vert[ctx->hist_next] = clamp_feature(vertices);
+	ctx->hist_next = (ctx->hist_next + 1) % PREDICT_CTX_HISTORY;
+	if (ctx->hist_n < PREDICT_CTX_HISTORY)
+		ctx->hist_n++;
+}

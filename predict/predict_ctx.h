@@ -1,0 +1,95 @@
+/*
+ * Per-context state tracking and feature extraction.
+ *
+ * A struct predict_ctx follows one guest virgl context the way the host
+ * renderer sees it: the objects it creates (shaders, with their TGSI
+ * parsed into an instruction histogram; surfaces; sampler views; vertex
+ * elements; blend/depth-stencil-alpha/rasterizer state), what is bound
+ * (framebuffer, viewport, scissor, shaders, vertex and index buffers,
+ * constant buffers — where the model-view-projection matrix is found —,
+ * sampler views, queries), and per resource its size and format and, for
+ * buffers that hold positions, the bounding box of their contents when
+ * the data arrives (inline writes in the stream, or transfers reported by
+ * the transport with predict_ctx_resource_write()).
+ *
+ * predict_ctx_submit() decodes one command buffer (one group), updates
+ * the state command by command and sums the group's features. It is pure
+ * C with no GL and no I/O, never reads outside the buffer, and accepts any
+ * bytes: a malformed stream yields -EINVAL with the command index and
+ * byte offset of the first bad command (and the state is left as it was
+ * after the last good command).
+ *
+ * Fragments of a draw are estimated two ways (the caller picks per draw
+ * whichever has been more accurate lately through
+ * predict_ctx_set_fragment_mode()): the bounding box of the bound position
+ * buffer projected with the MVP found in the vertex shader's constant
+ * buffer and clipped to the viewport (seed 002 §IV-E), and the recent
+ * fragments-per-vertex ratio fed by measured fragment counts
+ * (predict_ctx_observe_fragments(), seed 000).
+ *
+ * One thread at a time (the worker's main thread).
+ */
+#ifndef PREDICT_CTX_H
+#define PREDICT_CTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "predict_cmd.h"
+#include "predict_features.h"
+
+/* Most objects and resources tracked per context (guest-controlled counts). */
+#define PREDICT_CTX_MAX_OBJECTS	  65536u
+#define PREDICT_CTX_MAX_RESOURCES 65536u
+
+struct predict_ctx;
+
+/* A resource as the transport creates it (vtest RESOURCE_CREATE, virtio-gpu RESOURCE_CREATE_3D). */
+struct predict_resource_desc {
+	uint32_t target; /* PIPE_BUFFER = 0, PIPE_TEXTURE_2D = 2, ... */
+	uint32_t format; /* virgl format */
+	uint32_t bind;
+	uint32_t width, height, depth, array_size, last_level, nr_samples;
+};
+
+struct predict_decode_error {
+	uint32_t index; /* of the bad command in the buffer */
+	size_t offset;	/* byte offset of its header */
+	const char *what;
+};
+
+enum predict_fragment_mode {
+	PREDICT_FRAGMENTS_BBOX = 0, /* projected bounding box (seed 002) */
+	PREDICT_FRAGMENTS_HISTORY,  /* recent fragments per vertex (seed 000) */
+};
+
+struct predict_ctx *predict_ctx_create(void);
+/* NULL is fine. */
+void predict_ctx_destroy(struct predict_ctx *ctx);
+
+/* Returns 0, -EEXIST, -ENOSPC or -ENOMEM. */
+int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
+				const struct predict_resource_desc *desc);
+void predict_ctx_resource_destroy(struct predict_ctx *ctx, uint32_t handle);
+/*
+ * @len bytes at @data were written to buffer resource @handle at byte
+ * @offset outside the command stream (a transfer). The data is only read
+ * during the call.
+ */
+void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
+				const void *data, size_t len);
+
+/*
+ * Decodes the group of @ndw dwords at @buf, updates the state and fills
+ * @features (zeroed first) and @counts (may be NULL). Returns 0 or -EINVAL
+ * (then *@err says where).
+ */
+int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
+		       struct predict_features *features, struct predict_cmd_counts *counts,
+		       struct predict_decode_error *err);
+
+void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode);
+/* Measured fragments of the last group (from occlusion/pipeline-statistics queries). */
+void predict_ctx_observe_fragments(struct predict_ctx *ctx, double fragments, double vertices);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * Persistent model state (seed 003 §4.6): one file holds the learned
+ * states of several models for one GPU/driver identity, so that a worker
+ * starts with trained models instead of learning from scratch.
+ *
+ * File format (all integers little endian):
+ *   "GMPRED"            6 bytes magic
+ *   u16 version         PREDICT_PERSIST_VERSION
+ *   u32 identity length, identity bytes (no NUL)
+ *   u32 model count     <= PREDICT_PERSIST_MODELS_MAX
+ *   per model: u32 name length, name bytes, u32 state length, state bytes
+ *              (the model's save() output, <= PREDICT_MODEL_STATE_MAX)
+ *   u32 CRC-32 (IEEE, as zlib's crc32()) of every byte before it
+ *
+ * The file is not trusted: load checks the whole structure and the CRC
+ * before touching any model, and each model's load() checks its state
+ * again. Only the calling thread touches the models passed in.
+ */
+#ifndef PREDICT_PERSIST_H
+#define PREDICT_PERSIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "predict_model.h"
+
+#define PREDICT_PERSIST_VERSION 1
+/* Longest identity string (GPU + driver + version), bytes without NUL. */
+#define PREDICT_PERSIST_IDENTITY_MAX 256
+/* Longest model name, bytes without NUL. */
+#define PREDICT_PERSIST_NAME_MAX 64
+/* Most models in one file: the four models with room to spare. */
+#define PREDICT_PERSIST_MODELS_MAX 16
+
+struct predict_persist_entry {
+	const struct predict_model_ops *ops; /* saved/loaded under ops->name */
+	struct predict_model *model;	     /* owned by the caller */
+	/*
+	 * Out, set by predict_persist_load(): 0 loaded, -ENOENT no state of
+	 * that name in the file (model unchanged), -EINVAL the model refused
+	 * its state (model unchanged), -ENOMEM.
+	 */
+	int status;
+};
+
+/*
+ * Writes the states of @n models (@entries[i].status is not used) and
+ * @identity to @path atomically: a temporary file next to it, fsync,
+ * rename. Returns 0, -EINVAL (bad arguments, duplicate names, identity or
+ * name too long), -ENOSPC (a state too large) or the errno of the failed
+ * file operation. @path keeps its old content on failure.
+ */
+int predict_persist_save(const char *path, const char *identity,
+			 const struct predict_persist_entry *entries, size_t n);
+
+/*
+ * Loads the models of @entries from @path, matching by name; models not
+ * in the file are left as they are.
+ * Returns:
+ *   0        the file is valid and every state present was loaded
+ *            (see each entry's status);
+ *   -ENOENT  no file at @path;
+ *   -EINVAL  the file is corrupt, truncated, has a bad CRC or unknown
+ *            version (no model changed), or some model refused its
+ *            state (that entry's status says so; the others loaded);
+ *   -ESTALE  the file is valid but for another @identity (no model
+ *            changed): the GPU or driver changed, learn again;
+ *   or another negative errno from open/read.
+ */
+int predict_persist_load(const char *path, const char *identity,
+			 struct predict_persist_entry *entries, size_t n);
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32()) of @len bytes. */
+uint32_t predict_persist_crc32(const void *data, size_t len);
+
+#endif

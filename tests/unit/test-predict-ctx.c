@@ -1,0 +1,629 @@
+/*
+ * Tests of per-context state tracking and features: clears per mask and
+ * framebuffer size, draw vertex counts and shader work, fragments from the
+ * projected bounding box against hand-computed areas, the fallbacks, NaN
+ * and Inf from the guest, sub-context switches, history mode, and errors.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "predict_ctx.h"
+
+#define CMD0(cmd, obj, len) ((uint32_t)(cmd) | ((uint32_t)(obj) << 8) | ((uint32_t)(len) << 16))
+#define N(a)		    (sizeof(a) / sizeof((a)[0]))
+
+enum {
+	CREATE = 1,
+	BIND = 2,
+	VIEWPORT = 4,
+	FRAMEBUFFER = 5,
+	VBUFS = 6,
+	CLEAR = 7,
+	DRAW = 8,
+	INLINE_WRITE = 9,
+	CBUF = 12,
+	BLIT = 16,
+	SET_SUB = 28,
+	CREATE_SUB = 29,
+	BIND_SHADER = 31,
+};
+enum { O_SHADER = 4, O_VE = 5, O_SURFACE = 8 };
+enum { FMT_RGB32F = 30, FMT_RGBA8 = 67 };
+
+/* A command stream being built. */
+struct sb {
+	uint32_t d[8192];
+	size_t n;
+};
+
+static void emit(struct sb *s, uint32_t cmd, uint32_t obj, uint32_t n, ...)
+{
+	va_list ap;
+
+	assert_true(s->n + n + 1 <= N(s->d));
+	s->d[s->n++] = CMD0(cmd, obj, n);
+	va_start(ap, n);
+	for (uint32_t i = 0; i < n; i++)
+		s->d[s->n++] = va_arg(ap, uint32_t);
+	va_end(ap);
+}
+
+static uint32_t fb(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u;
+}
+
+static int submit(struct predict_ctx *ctx, struct sb *s, struct predict_features *f)
+{
+	struct predict_decode_error err;
+	/* At the end of a heap block of exactly its size (ASan). */
+	uint32_t *buf = malloc(s->n ? s->n * sizeof(uint32_t) : 1);
+	int r;
+
+	assert_non_null(buf);
+	memcpy(buf, s->d, s->n * sizeof(uint32_t));
+	r = predict_ctx_submit(ctx, buf, s->n, f, NULL, &err);
+	free(buf);
+	s->n = 0;
+	return r;
+}
+
+static void add_texture(struct predict_ctx *ctx, uint32_t handle, uint32_t w, uint32_t h)
+{
+	struct predict_resource_desc d = {
+	    .target = 2, .format = FMT_RGBA8, .width = w, .height = h, .depth = 1, .array_size = 1};
+
+	assert_int_equal(predict_ctx_resource_create(ctx, handle, &d), 0);
+}
+
+static void add_buffer(struct predict_ctx *ctx, uint32_t handle, uint32_t bytes)
+{
+	struct predict_resource_desc d = {
+	    .target = 0, .width = bytes, .height = 1, .depth = 1, .array_size = 1};
+
+	assert_int_equal(predict_ctx_resource_create(ctx, handle, &d), 0);
+}
+
+/* Surface 10 on a w x h texture 100 as color buffer 0 and the matching viewport. */
+static void frame(struct predict_ctx *ctx, struct sb *s, uint32_t w, uint32_t h)
+{
+	add_texture(ctx, 100, w, h);
+	emit(s, CREATE, O_SURFACE, 5, 10, 100, FMT_RGBA8, 0, 0);
+	emit(s, FRAMEBUFFER, 0, 3, 1, 0, 10);
+	emit(s, VIEWPORT, 0, 7, 0, fb(w / 2.0f), fb(h / 2.0f), fb(0.5f), fb(w / 2.0f), fb(h / 2.0f),
+	     fb(0.5f));
+}
+
+static void clear_mask(struct sb *s, uint32_t buffers)
+{
+	emit(s, CLEAR, 0, 8, buffers, 0, 0, 0, 0, 0, 0, 0);
+}
+
+static void all_finite(const struct predict_features *f)
+{
+	for (int i = 0; i < PF_COUNT; i++) {
+		assert_true(isfinite(f->x[i]));
+		assert_true(f->x[i] >= 0);
+		assert_true(f->x[i] <= PREDICT_FEATURE_MAX);
+	}
+}
+
+struct clear_case {
+	const char *description;
+	uint32_t buffers;
+	enum predict_feature feature; /* PF_COUNT: none */
+};
+
+static const struct clear_case clear_cases[] = {
+    {"color0", 0x4, PF_CLEAR_C},
+    {"color1 alone is color", 0x8, PF_CLEAR_C},
+    {"depth", 0x1, PF_CLEAR_D},
+    {"stencil", 0x2, PF_CLEAR_S},
+    {"color and depth", 0x5, PF_CLEAR_CD},
+    {"color and stencil", 0x6, PF_CLEAR_CS},
+    {"depth and stencil", 0x3, PF_CLEAR_DS},
+    {"color, depth and stencil", 0x7, PF_CLEAR_CDS},
+    {"all colors, depth and stencil", 0x3ff, PF_CLEAR_CDS},
+    {"empty mask clears nothing", 0x0, PF_COUNT},
+};
+
+static void clear_adds_framebuffer_pixels_to_its_mask(void **state)
+{
+	for (size_t i = 0; i < N(clear_cases); i++) {
+		const struct clear_case *t = &clear_cases[i];
+		struct predict_ctx *ctx = predict_ctx_create();
+		struct predict_features f;
+		struct sb s = {.n = 0};
+
+		print_message("%s\n", t->description);
+		frame(ctx, &s, 640, 480);
+		clear_mask(&s, t->buffers);
+		assert_int_equal(submit(ctx, &s, &f), 0);
+		for (int k = PF_CLEAR_C; k <= PF_CLEAR_CDS; k++)
+			assert_true(f.x[k] == (k == (int)t->feature ? 640.0 * 480.0 : 0.0));
+		assert_true(f.x[PF_GROUP] == 1);
+		assert_true(f.x[PF_CMDS] == 4);
+		predict_ctx_destroy(ctx);
+	}
+}
+
+static void clear_without_color_buffer_uses_the_depth_surface(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	add_texture(ctx, 7, 320, 200);
+	emit(&s, CREATE, O_SURFACE, 5, 11, 7, 19, 0, 0);
+	emit(&s, FRAMEBUFFER, 0, 2, 0, 11);
+	clear_mask(&s, 0x3);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_DS] == 320.0 * 200.0);
+	predict_ctx_destroy(ctx);
+}
+
+/* A buffer cleared again before anything draws keeps only the last clear
+ * value (llvmpipe, tilers): its pixels count once; another buffer, or a
+ * clear after a draw, counts again. */
+static void superseded_clears_count_once(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	frame(ctx, &s, 640, 480);
+	clear_mask(&s, 0x4); /* colour */
+	clear_mask(&s, 0x4); /* colour again: superseded */
+	clear_mask(&s, 0x5); /* colour and depth: only depth is new */
+	emit(&s, DRAW, 0, 12, 0, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	clear_mask(&s, 0x4); /* after a draw: counts again */
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 2 * 640.0 * 480.0);
+	assert_true(f.x[PF_CLEAR_D] == 640.0 * 480.0);
+	assert_true(f.x[PF_CLEAR_CD] == 0);
+	/* The next group starts afresh: the flush wrote the clears out. */
+	s.n = 0;
+	clear_mask(&s, 0x4);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 640.0 * 480.0);
+	predict_ctx_destroy(ctx);
+}
+
+struct draw_case {
+	const char *description;
+	uint32_t count, instances, indexed;
+	double vertices;
+};
+
+static const struct draw_case draw_cases[] = {
+    {"plain draw", 300, 0, 0, 300},
+    {"instance count 1 is one instance", 300, 1, 0, 300},
+    {"three instances", 300, 3, 0, 900},
+    {"indexed draw counts indices", 36, 2, 1, 72},
+    {"huge counts are clamped", 0xffffffffu, 0xffffffffu, 0, PREDICT_FEATURE_MAX},
+};
+
+static void draw_vertices_are_count_times_instances(void **state)
+{
+	for (size_t i = 0; i < N(draw_cases); i++) {
+		const struct draw_case *t = &draw_cases[i];
+		struct predict_ctx *ctx = predict_ctx_create();
+		struct predict_features f;
+		struct sb s = {.n = 0};
+
+		print_message("%s\n", t->description);
+		frame(ctx, &s, 100, 100);
+		emit(&s, DRAW, 0, 12, 0, t->count, 4, t->indexed, t->instances, 0, 0, 0, 0, 0, 0,
+		     0);
+		assert_int_equal(submit(ctx, &s, &f), 0);
+		assert_true(f.x[PF_DRAWS] == 1);
+		assert_true(f.x[PF_VERTICES] == t->vertices);
+		all_finite(&f);
+		predict_ctx_destroy(ctx);
+	}
+}
+
+/* Creates and binds shader @handle of @type from @text (padded to dwords). */
+static void shader(struct sb *s, uint32_t handle, uint32_t type, const char *text)
+{
+	size_t len = strlen(text) + 1, ndw = (len + 3) / 4;
+
+	assert_true(s->n + 6 + ndw + 3 <= N(s->d));
+	s->d[s->n++] = CMD0(CREATE, O_SHADER, 5 + ndw);
+	s->d[s->n++] = handle;
+	s->d[s->n++] = type;
+	s->d[s->n++] = (uint32_t)len;
+	s->d[s->n++] = 100;
+	s->d[s->n++] = 0;
+	memset(&s->d[s->n], 0, ndw * 4);
+	memcpy(&s->d[s->n], text, len);
+	s->n += ndw;
+	emit(s, BIND_SHADER, 0, 2, handle, type);
+}
+
+static const char vs_text[] = "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\nDCL CONST[0][0..3]\n"
+			      "  0: MUL TEMP[0], CONST[0][0], IN[0].xxxx\n"
+			      "  1: MAD TEMP[0], CONST[0][1], IN[0].yyyy, TEMP[0]\n"
+			      "  2: MAD TEMP[0], CONST[0][2], IN[0].zzzz, TEMP[0]\n"
+			      "  3: ADD OUT[0], TEMP[0], CONST[0][3]\n"
+			      "  4: END\n";
+static const char fs_text[] = "FRAG\nDCL IN[0], GENERIC[9], PERSPECTIVE\nDCL OUT[0], COLOR\n"
+			      "  0: TEX TEMP[0], IN[0].xyyy, SAMP[0], 2D\n"
+			      "  1: TEX TEMP[1], IN[0].yxxx, SAMP[0], 2D\n"
+			      "  2: MUL OUT[0], TEMP[0], TEMP[1]\n"
+			      "  3: END\n";
+
+static void corners(float v[24], const float lo[3], const float hi[3])
+{
+	for (int i = 0; i < 8; i++) {
+		v[3 * i] = i & 1 ? hi[0] : lo[0];
+		v[3 * i + 1] = i & 2 ? hi[1] : lo[1];
+		v[3 * i + 2] = i & 4 ? hi[2] : lo[2];
+	}
+}
+
+/* Position buffer 1 with the 8 corners of [lo, hi], bound as attribute 0. */
+static void box_buffer(struct predict_ctx *ctx, struct sb *s, const float lo[3], const float hi[3])
+{
+	float v[24];
+
+	corners(v, lo, hi);
+	add_buffer(ctx, 1, sizeof(v));
+	emit(s, CREATE, O_VE, 5, 3, 0, 0, 0, FMT_RGB32F);
+	emit(s, BIND, O_VE, 1, 3);
+	emit(s, VBUFS, 0, 3, 12, 0, 1);
+	/* Vertex data arrives from the transport (a transfer). */
+	predict_ctx_resource_write(ctx, 1, 0, v, sizeof(v));
+}
+
+static void mvp(struct sb *s, const float m[16])
+{
+	emit(s, CBUF, 0, 18, 0, 0, fb(m[0]), fb(m[1]), fb(m[2]), fb(m[3]), fb(m[4]), fb(m[5]),
+	     fb(m[6]), fb(m[7]), fb(m[8]), fb(m[9]), fb(m[10]), fb(m[11]), fb(m[12]), fb(m[13]),
+	     fb(m[14]), fb(m[15]));
+}
+
+static void draw36(struct sb *s)
+{
+	emit(s, DRAW, 0, 12, 0, 36, 4, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+}
+
+static void shader_work_scales_with_vertices_and_fragments(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	const float lo[3] = {-0.5f, -0.5f, -0.5f}, hi[3] = {0.5f, 0.5f, 0.5f};
+
+	frame(ctx, &s, 100, 100);
+	shader(&s, 20, 0, vs_text);
+	shader(&s, 21, 1, fs_text);
+	box_buffer(ctx, &s, lo, hi);
+	mvp(&s, id);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_VERTICES] == 36);
+	assert_true(f.x[PF_VS_WORK] == 36 * 4); /* MUL MAD MAD ADD */
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 1250) < 1e-6);
+	assert_true(fabs(f.x[PF_FS_ALU_WORK] - 1250 * 1) < 1e-6);
+	assert_true(fabs(f.x[PF_FS_TEX_WORK] - 1250 * 2) < 1e-6);
+	assert_true(f.x[PF_SHADER_TOKENS] > 0);
+	assert_int_equal(f.flags & PFF_NO_MVP, 0);
+	assert_int_equal(f.flags & PFF_UNBOUNDED_LOOP, 0);
+	predict_ctx_destroy(ctx);
+}
+
+struct bbox_case {
+	const char *description;
+	float m[16]; /* column-major */
+	float lo[3], hi[3];
+	double fragments; /* projected area in the 100 x 100 viewport x 0.5 */
+};
+
+static const struct bbox_case bbox_cases[] = {
+    {"identity: [-0.5, 0.5] covers [25, 75] squared",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
+     {-0.5f, -0.5f, -0.5f},
+     {0.5f, 0.5f, 0.5f},
+     2500 * 0.5},
+    {"translation by 1 in x: [75, 125] clipped to [75, 100]",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 1},
+     {-0.5f, -0.5f, -0.5f},
+     {0.5f, 0.5f, 0.5f},
+     25 * 50 * 0.5},
+    {"perspective (w = -z), box in front: the near face z = -2 spans [25, 75]",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0},
+     {-1, -1, -4},
+     {1, 1, -2},
+     2500 * 0.5},
+    {"perspective, box partly behind the eye: it surrounds the eye, whole viewport",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0},
+     {-1, -1, -3},
+     {1, 1, 1},
+     10000 * 0.5},
+    /* Front corners (z = -2) project to x in [0.25, 0.75], y in [-0.25, 0.25] (NDC); the
+     * z edges cross the eye plane at x / w -> +inf along y = +-x, so the clipped area is
+     * the integral of 2x over [0.25, 1] = 0.9375 NDC units = 2343.75 pixels. */
+    {"perspective, box partly behind the eye and partly off screen",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0},
+     {0.5f, -0.5f, -2},
+     {1.5f, 0.5f, 1},
+     2343.75 * 0.5},
+    {"perspective, box entirely behind the eye",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0},
+     {-1, -1, 1},
+     {1, 1, 3},
+     0},
+    {"box outside the viewport",
+     {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 3, 0, 0, 1},
+     {-0.5f, -0.5f, -0.5f},
+     {0.5f, 0.5f, 0.5f},
+     0},
+};
+
+static void projected_bounding_box_gives_hand_computed_fragments(void **state)
+{
+	for (size_t i = 0; i < N(bbox_cases); i++) {
+		const struct bbox_case *t = &bbox_cases[i];
+		struct predict_ctx *ctx = predict_ctx_create();
+		struct predict_features f;
+		struct sb s = {.n = 0};
+
+		print_message("%s\n", t->description);
+		frame(ctx, &s, 100, 100);
+		box_buffer(ctx, &s, t->lo, t->hi);
+		mvp(&s, t->m);
+		draw36(&s);
+		assert_int_equal(submit(ctx, &s, &f), 0);
+		print_message("  fragments %f, expected %f\n", f.x[PF_FRAGMENTS], t->fragments);
+		assert_true(fabs(f.x[PF_FRAGMENTS] - t->fragments) < 1e-3);
+		assert_int_equal(f.flags & PFF_NO_MVP, 0);
+		predict_ctx_destroy(ctx);
+	}
+}
+
+static void inline_written_vertices_give_the_box_too(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+
+	frame(ctx, &s, 100, 100);
+	add_buffer(ctx, 2, 24);
+	emit(&s, CREATE, O_VE, 5, 3, 0, 0, 0, FMT_RGB32F);
+	emit(&s, BIND, O_VE, 1, 3);
+	emit(&s, VBUFS, 0, 3, 12, 0, 2);
+	/* Two vertices (-1, -1, 0) and (0, 0, 0): [0, 50] squared. */
+	emit(&s, INLINE_WRITE, 0, 17, 2, 0, 0, 0, 0, 0, 0, 0, 24, 1, 1, fb(-1), fb(-1), fb(0),
+	     fb(0), fb(0), fb(0));
+	mvp(&s, id);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_TRANSFER_BYTES] == 24);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 2500 * 0.5) < 1e-3);
+	predict_ctx_destroy(ctx);
+}
+
+static void without_mvp_half_the_viewport_is_assumed(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	frame(ctx, &s, 200, 100);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_FRAGMENTS] == 200 * 100 / 2);
+	assert_true(f.flags & PFF_NO_MVP);
+	predict_ctx_destroy(ctx);
+}
+
+static void nan_and_inf_from_the_guest_stay_finite(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float lo[3] = {-0.5f, -0.5f, -0.5f}, hi[3] = {0.5f, 0.5f, 0.5f};
+	float bad[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	float verts[6] = {NAN, 0, 0, INFINITY, -INFINITY, 0}, v[24];
+	const float huge[16] = {3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f,
+				3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f, 3e38f};
+
+	frame(ctx, &s, 100, 100);
+	box_buffer(ctx, &s, lo, hi);
+	bad[5] = NAN;
+	mvp(&s, bad);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	all_finite(&f);
+	assert_true(f.flags & PFF_NO_MVP);
+
+	/* Non-finite vertices are skipped: a write of only those leaves no box. */
+	predict_ctx_resource_write(ctx, 1, 0, verts, sizeof(verts));
+	bad[5] = INFINITY;
+	mvp(&s, bad);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	all_finite(&f);
+	assert_true(f.flags & PFF_NO_MVP);
+
+	/* Huge but finite: the box and matrix are used and the result stays finite. */
+	corners(v, (const float[3]){-3e38f, -3e38f, -3e38f}, (const float[3]){3e38f, 3e38f, 3e38f});
+	predict_ctx_resource_write(ctx, 1, 0, v, sizeof(v));
+	mvp(&s, huge);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	all_finite(&f);
+
+	/* A NaN viewport falls back to the framebuffer. */
+	emit(&s, VIEWPORT, 0, 7, 0, fb(NAN), fb(INFINITY), 0, fb(NAN), 0, 0);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	all_finite(&f);
+	predict_ctx_destroy(ctx);
+}
+
+static void sub_context_switch_changes_the_framebuffer(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	frame(ctx, &s, 640, 480);
+	emit(&s, CREATE_SUB, 0, 1, 1);
+	emit(&s, SET_SUB, 0, 1, 1);
+	add_texture(ctx, 101, 100, 50);
+	/* Surface handle 10 again: objects are per sub-context. */
+	emit(&s, CREATE, O_SURFACE, 5, 10, 101, FMT_RGBA8, 0, 0);
+	emit(&s, FRAMEBUFFER, 0, 3, 1, 0, 10);
+	clear_mask(&s, 0x4);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 100 * 50);
+
+	emit(&s, SET_SUB, 0, 1, 0);
+	clear_mask(&s, 0x4);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 640 * 480);
+
+	/* An unknown sub-context leaves the current one. */
+	emit(&s, SET_SUB, 0, 1, 77);
+	clear_mask(&s, 0x4);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 640 * 480);
+	predict_ctx_destroy(ctx);
+}
+
+static void same_stream_on_other_framebuffer_hashes_differently(void **state)
+{
+	struct predict_ctx *a = predict_ctx_create(), *b = predict_ctx_create();
+	struct predict_features fa, fb2, fa2;
+	struct sb s = {.n = 0};
+
+	add_texture(a, 100, 640, 480);
+	add_texture(b, 100, 1920, 1080);
+	emit(&s, CREATE, O_SURFACE, 5, 10, 100, FMT_RGBA8, 0, 0);
+	emit(&s, FRAMEBUFFER, 0, 3, 1, 0, 10);
+	clear_mask(&s, 0x4);
+	size_t n = s.n;
+	assert_int_equal(submit(a, &s, &fa), 0);
+	s.n = n;
+	assert_int_equal(submit(b, &s, &fb2), 0);
+	assert_true(fa.content_hash != fb2.content_hash);
+	assert_true(fa.x[PF_CLEAR_C] < fb2.x[PF_CLEAR_C]);
+	s.n = n;
+	assert_int_equal(submit(a, &s, &fa2), 0);
+	assert_true(fa.content_hash == fa2.content_hash);
+	predict_ctx_destroy(a);
+	predict_ctx_destroy(b);
+}
+
+static void malformed_command_keeps_features_before_it(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct predict_cmd_counts counts;
+	struct predict_decode_error err;
+	struct sb s = {.n = 0};
+	uint32_t *buf;
+
+	frame(ctx, &s, 100, 100);
+	clear_mask(&s, 0x4);
+	emit(&s, DRAW, 0, 3, 0, 0, 0); /* too short */
+	clear_mask(&s, 0x4);
+	buf = malloc(s.n * sizeof(uint32_t));
+	assert_non_null(buf);
+	memcpy(buf, s.d, s.n * sizeof(uint32_t));
+	assert_int_equal(predict_ctx_submit(ctx, buf, s.n, &f, &counts, &err), -EINVAL);
+	assert_int_equal(err.index, 4);
+	assert_int_equal(err.offset, (6 + 4 + 8 + 9) * 4);
+	assert_non_null(err.what);
+	assert_true(f.x[PF_CLEAR_C] == 100 * 100);
+	assert_true(f.x[PF_CMDS] == 4);
+	assert_true(f.x[PF_DRAWS] == 0);
+	assert_int_equal(counts.total, 4);
+	assert_int_equal(counts.n[PREDICT_CMD_CLEAR], 1);
+	free(buf);
+	predict_ctx_destroy(ctx);
+}
+
+static void history_mode_uses_the_recent_fragments_per_vertex(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	frame(ctx, &s, 100, 100);
+	predict_ctx_set_fragment_mode(ctx, PREDICT_FRAGMENTS_HISTORY);
+	predict_ctx_observe_fragments(ctx, 1000, 100);
+	predict_ctx_observe_fragments(ctx, 3000, 100);
+	predict_ctx_observe_fragments(ctx, NAN, 100); /* ignored */
+	predict_ctx_observe_fragments(ctx, 5, 0);     /* ignored */
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 20.0 * 36) < 1e-9);
+	predict_ctx_destroy(ctx);
+}
+
+static void other_commands_add_their_pixels(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	emit(&s, BLIT, 0, 21, 0, 0, 0, 1, 0, 67, 0, 0, 0, 64, 32, 1, 2, 0, 67, 0, 0, 0, 128, 64, 1);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_BLIT_PIXELS] == 64 * 32);
+	predict_ctx_destroy(ctx);
+}
+
+static void resources_are_unique_and_destroy_accepts_null(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_resource_desc d = {.width = 4};
+
+	assert_int_equal(predict_ctx_resource_create(ctx, 5, &d), 0);
+	assert_int_equal(predict_ctx_resource_create(ctx, 5, &d), -EEXIST);
+	predict_ctx_resource_destroy(ctx, 5);
+	predict_ctx_resource_destroy(ctx, 5);
+	assert_int_equal(predict_ctx_resource_create(ctx, 5, &d), 0);
+	predict_ctx_resource_write(ctx, 99, 0, &d, sizeof(d)); /* unknown: ignored */
+	predict_ctx_resource_write(ctx, 5, UINT64_MAX, &d, sizeof(d));
+	predict_ctx_destroy(ctx);
+	predict_ctx_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(clear_adds_framebuffer_pixels_to_its_mask),
+	    cmocka_unit_test(clear_without_color_buffer_uses_the_depth_surface),
+	    cmocka_unit_test(superseded_clears_count_once),
+	    cmocka_unit_test(draw_vertices_are_count_times_instances),
+	    cmocka_unit_test(shader_work_scales_with_vertices_and_fragments),
+	    cmocka_unit_test(projected_bounding_box_gives_hand_computed_fragments),
+	    cmocka_unit_test(inline_written_vertices_give_the_box_too),
+	    cmocka_unit_test(without_mvp_half_the_viewport_is_assumed),
+	    cmocka_unit_test(nan_and_inf_from_the_guest_stay_finite),
+	    cmocka_unit_test(sub_context_switch_changes_the_framebuffer),
+	    cmocka_unit_test(same_stream_on_other_framebuffer_hashes_differently),
+	    cmocka_unit_test(malformed_command_keeps_features_before_it),
+	    cmocka_unit_test(history_mode_uses_the_recent_fragments_per_vertex),
+	    cmocka_unit_test(other_commands_add_their_pixels),
+	    cmocka_unit_test(resources_are_unique_and_destroy_accepts_null),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,277 @@
+/*
+ * Tests of the model state file (predict_persist.h): round trip of
+ * several models, and refusal of corrupt, truncated and foreign files
+ * without touching any model. Files live in a fresh directory under
+ * $TMPDIR (or /tmp) that the test removes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "predict_model.h"
+#include "predict_persist.h"
+
+#define IDENTITY "NVIDIA H100 / nouveau 1.0 / virgl 0.10.4"
+
+struct fixture {
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 32];
+	struct predict_persist_entry e[4];
+};
+
+static void train(struct predict_persist_entry *e, int n, unsigned seed)
+{
+	for (int k = 0; k < n; k++) {
+		struct predict_features f = {.x = {[PF_GROUP] = 1}};
+
+		f.x[PF_DRAWS] = (k * 7 + seed) % 13;
+		f.x[PF_VERTICES] = f.x[PF_DRAWS] * (1000 + (k * 31 + seed) % 997);
+		f.content_hash = (uint64_t)(k % 50);
+		e->ops->update(e->model, &f, 30000 + 2000 * f.x[PF_DRAWS] + 0.5 * f.x[PF_VERTICES]);
+	}
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	const char *tmp = getenv("TMPDIR");
+
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "%s/test-predict-persist.XXXXXX", tmp ? tmp : "/tmp");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/models.state", fx->dir);
+	for (int i = 0; i < 4; i++) {
+		fx->e[i].ops = predict_models[i];
+		fx->e[i].model = predict_models[i]->create();
+		train(&fx->e[i], 500, (unsigned)i);
+	}
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char tmp[PATH_MAX + 64];
+
+	for (int i = 0; i < 4; i++)
+		fx->e[i].ops->destroy(fx->e[i].model);
+	unlink(fx->path);
+	snprintf(tmp, sizeof(tmp), "%s/other", fx->dir);
+	unlink(tmp);
+	rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
+/* Fresh, untrained models of the same kinds. */
+static void fresh(struct predict_persist_entry out[4])
+{
+	for (int i = 0; i < 4; i++) {
+		out[i].ops = predict_models[i];
+		out[i].model = predict_models[i]->create();
+		out[i].status = 1;
+	}
+}
+
+static void drop(struct predict_persist_entry e[4])
+{
+	for (int i = 0; i < 4; i++)
+		e[i].ops->destroy(e[i].model);
+}
+
+static void same_predictions(struct predict_persist_entry *a, struct predict_persist_entry *b,
+			     bool equal)
+{
+	bool all = true;
+
+	for (int k = 0; k < 40; k++) {
+		struct predict_features f = {
+		    .x = {[PF_GROUP] = 1, [PF_DRAWS] = k % 9, [PF_VERTICES] = 1500.0 * (k % 9)},
+		    .content_hash = (uint64_t)k};
+
+		if (a->ops->predict(a->model, &f) != b->ops->predict(b->model, &f))
+			all = false;
+	}
+	assert_true(all == equal);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = malloc(1 << 20);
+
+	assert_non_null(f);
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+static void spit(const char *path, const uint8_t *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+static void several_models_survive_a_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 4), 0);
+	fresh(back);
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), 0);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(back[i].status, 0);
+		same_predictions(&fx->e[i], &back[i], true);
+	}
+	drop(back);
+}
+
+static void models_missing_from_the_file_are_left_alone(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, &fx->e[2], 1), 0); /* sgd */
+	fresh(back);
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), 0);
+	assert_int_equal(back[0].status, -ENOENT);
+	assert_int_equal(back[2].status, 0);
+	same_predictions(&fx->e[2], &back[2], true);
+	drop(back);
+}
+
+static void every_corrupt_byte_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+	size_t len;
+	uint8_t *buf;
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 4), 0);
+	buf = slurp(fx->path, &len);
+	fresh(back);
+	for (size_t i = 0; i < len; i += (i < 64 ? 1 : 97)) {
+		buf[i] ^= 0x40;
+		spit(fx->path, buf, len);
+		assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), -EINVAL);
+		buf[i] ^= 0x40;
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(back[i].status, 1); /* not even looked at */
+		same_predictions(&fx->e[i], &back[i], false);
+	}
+	drop(back);
+	free(buf);
+}
+
+static void truncated_files_are_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+	size_t len;
+	uint8_t *buf;
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 4), 0);
+	buf = slurp(fx->path, &len);
+	fresh(back);
+	for (size_t n = 0; n < len; n += (n < 64 ? 1 : 89)) {
+		spit(fx->path, buf, n);
+		assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), -EINVAL);
+	}
+	/* Extra bytes after the CRC too. */
+	buf[len] = 0;
+	spit(fx->path, buf, len + 1);
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), -EINVAL);
+	drop(back);
+	free(buf);
+}
+
+static void a_file_of_another_gpu_is_refused(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+
+	assert_int_equal(predict_persist_save(fx->path, "Mali-G52 / panfrost", fx->e, 4), 0);
+	fresh(back);
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, back, 4), -ESTALE);
+	for (int i = 0; i < 4; i++)
+		same_predictions(&fx->e[i], &back[i], false);
+	drop(back);
+}
+
+static void a_missing_file_is_enoent(void **state)
+{
+	struct fixture *fx = *state;
+	char other[PATH_MAX + 64];
+
+	snprintf(other, sizeof(other), "%s/other", fx->dir);
+	assert_int_equal(predict_persist_load(other, IDENTITY, fx->e, 4), -ENOENT);
+}
+
+static void save_replaces_the_file_atomically_and_leaves_no_temporary(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[PATH_MAX + 64];
+	int n = 0;
+	FILE *ls;
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 4), 0);
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 2), 0);
+	snprintf(cmd, sizeof(cmd), "ls -A '%s'", fx->dir);
+	ls = popen(cmd, "r");
+	assert_non_null(ls);
+	while (fgets(cmd, sizeof(cmd), ls))
+		n++;
+	pclose(ls);
+	assert_int_equal(n, 1);
+	/* Bad arguments are refused before anything is written. */
+	assert_int_equal(predict_persist_save(fx->path, NULL, fx->e, 4), -EINVAL);
+	{
+		struct predict_persist_entry dup[2] = {fx->e[1], fx->e[1]};
+
+		assert_int_equal(predict_persist_save(fx->path, IDENTITY, dup, 2), -EINVAL);
+	}
+}
+
+static void crc32_matches_the_standard_check_value(void **state)
+{
+	assert_int_equal(predict_persist_crc32("123456789", 9), 0xcbf43926u);
+	assert_int_equal(predict_persist_crc32("", 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(several_models_survive_a_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(models_missing_from_the_file_are_left_alone, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(every_corrupt_byte_is_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(truncated_files_are_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_file_of_another_gpu_is_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_missing_file_is_enoent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		save_replaces_the_file_atomically_and_leaves_no_temporary, setup, teardown),
+	    cmocka_unit_test(crc32_matches_the_standard_check_value),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
