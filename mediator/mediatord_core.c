@@ -260,6 +260,11 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    md->cfg.render_node,
 	    "--max-inflight",
 	    inflight_str,
+	    "--state-dir",
+	    md->cfg.state_dir,
+	    /* Last: without a configured model the list ends here. */
+	    md->cfg.model[0] ? "--model" : NULL,
+	    md->cfg.model,
 	    NULL,
 	};
 	posix_spawn_file_actions_t fa;
@@ -548,6 +553,10 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			 strerror(errno));
 		goto fail;
 	}
+	/* Learned model state lives here; without it, models learn afresh. */
+	if (mkdir(cfg->state_dir, 0755) < 0 && errno != EEXIST)
+		log_warn("state_dir %s: %s; learned models will not be kept", cfg->state_dir,
+			 strerror(errno));
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));

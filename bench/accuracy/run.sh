@@ -12,7 +12,9 @@
 # and their share), mean and p99 absolute error, share of groups over the
 # bound, mean bound / mean measured, and CPU ns per predict+update. With
 # gnuplot installed it writes one CDF plot (PNG) of the prediction error
-# per workload, one curve per model, into OUT (default bench-accuracy-out/).
+# per workload, one curve per model, into OUT (default bench-accuracy-out/),
+# and keeps the recorded groups in OUT/dumps/ for replaying them again
+# (build/bench/accuracy/predict-replay NAME OUT/dumps/NAME.jsonl).
 #
 # Environment: DURATION (default 20), CLEAR_GROUPS (default 2000),
 # BUILD_DIR (default build/), OUT.
@@ -40,7 +42,7 @@ B=$BUILD_DIR
 export MEDIATOR_WORKER=$B/mediator/worker/mediator-worker
 
 TMP=$(mktemp -d /tmp/gm-accuracy.XXXXXX)
-mkdir -p "$OUT" "$TMP/dump"
+mkdir -p "$OUT/dumps" "$TMP/dump"
 pids=()
 cleanup() {
   set +e
@@ -58,6 +60,7 @@ sleep 1
 cat >"$TMP/mediatord.conf" <<CONF
 [mediator]
 control_socket = $TMP/control.sock
+state_dir = $TMP/state
 policy = fifo
 max_inflight = 1
 [domain bench]
@@ -81,6 +84,7 @@ run() {
   after=$(ls -t "$TMP/dump" | head -n 1)
   [ "$(ls "$TMP/dump" | wc -l)" -gt "$before" ] || die "$name left no feature dump"
   mv "$TMP/dump/$after" "$TMP/$name.jsonl"
+  cp "$TMP/$name.jsonl" "$OUT/dumps/$name.jsonl"
   echo "  $name: $(wc -l <"$TMP/$name.jsonl") groups"
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "predict_model.h"
+#include "predict_persist.h"
 #include "predictor.h"
 
 struct predictor {
@@ -105,6 +106,28 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 			fprintf(p->dump, "%s%.17g", i ? "," : "", info->features.x[i]);
 		fputs("]}\n", p->dump);
 	}
+}
+
+int predictor_load(struct predictor *p, const char *path, const char *identity)
+{
+	struct predict_persist_entry e = {.ops = p->ops, .model = p->model};
+	int r = predict_persist_load(path, identity, &e, 1);
+
+	if (r < 0)
+		return r;
+	return e.status;
+}
+
+int predictor_save(struct predictor *p, const char *path, const char *identity)
+{
+	struct predict_persist_entry e = {.ops = p->ops, .model = p->model};
+
+	return predict_persist_save(path, identity, &e, 1);
+}
+
+uint64_t predictor_learned(const struct predictor *p)
+{
+	return p->learned;
 }
 
 int predictor_dump_to(struct predictor *p, const char *path)

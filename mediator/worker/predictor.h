@@ -51,6 +51,18 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns);
 
 /*
+ * Learned state (seed 003 §4.6). predictor_load() replaces the model's
+ * state with the one saved in @path for @identity (the GPU and driver):
+ * returns 0, -ENOENT (no file), -ESTALE (saved for another GPU/driver) or
+ * -EINVAL (corrupt: ignored); in every error case the model is unchanged.
+ * predictor_save() writes it atomically; returns 0 or a negative errno.
+ */
+int predictor_load(struct predictor *p, const char *path, const char *identity);
+int predictor_save(struct predictor *p, const char *path, const char *identity);
+/* Groups learned since the predictor was created. */
+uint64_t predictor_learned(const struct predictor *p);
+
+/*
  * From now on, appends one JSON line per learned group to @path (created
  * or appended to): {"seq", "hash", "flags", "measured_ns", "predicted_ns",
  * "x": [PF_COUNT features]}. bench/accuracy replays these files through

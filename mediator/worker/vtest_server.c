@@ -85,6 +85,9 @@ struct vtest_server {
 	struct vtest_msg blocked_msg;
 	uint64_t records_dropped;
 	bool mediator_gone;
+	/* Learned model state: file and GPU/driver identity, once the renderer is up. */
+	char state_path[4096];
+	char identity[128];
 	/* Group records not yet sent to mediatord (see WIRE_MAX_BATCH). */
 	struct wire_group batch[WIRE_MAX_BATCH];
 	size_t batch_n;
@@ -97,6 +100,8 @@ struct vtest_server {
 
 static void take_completions(struct vtest_server *s);
 static void flush_records(struct vtest_server *s);
+static void save_state(struct vtest_server *s);
+static void load_state(struct vtest_server *s);
 
 struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
 {
@@ -147,6 +152,7 @@ void vtest_server_destroy(struct vtest_server *server)
 		return;
 	take_completions(server);
 	flush_records(server);
+	save_state(server);
 	while ((res = handle_map_pop(server->resources)))
 		resource_free(res);
 	if (server->have_context)
@@ -190,6 +196,8 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 	struct vtest_server *s = data;
 
 	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns));
+	if (predictor_learned(s->predictor) % VTEST_SAVE_STATE_EVERY == 0)
+		save_state(s);
 	if (s->batch_n == 0)
 		s->batch_since_ns = mono_now_ns();
 	s->batch[s->batch_n++] = *record;
@@ -290,6 +298,7 @@ static int need_renderer(struct vtest_server *s)
 		return -ENODEV;
 	}
 	s->have_context = true;
+	load_state(s);
 	memset(&hello, 0, sizeof(hello));
 	hello.hdr.type = WIRE_HELLO;
 	hello.hdr.size = sizeof(hello);
@@ -301,6 +310,65 @@ static int need_renderer(struct vtest_server *s)
 	send_to_mediator(s, &hello, sizeof(hello));
 	send_context(s, true);
 	return 0;
+}
+
+/*
+ * The GPU/driver identity of learned state: the renderer backend and a
+ * hash of the capability set the renderer reports to guests (it changes
+ * with the GPU, the driver and their versions).
+ */
+static void make_identity(struct vtest_server *s)
+{
+	uint32_t max_ver = 0, max_size = 0;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
+	uint8_t *caps;
+
+	virgl_renderer_get_cap_set(2, &max_ver, &max_size);
+	caps = max_size ? calloc(1, max_size) : NULL;
+	if (caps) {
+		virgl_renderer_fill_caps(2, max_ver ? 1 : 0, caps);
+		for (uint32_t i = 0; i < max_size; i++) {
+			h ^= caps[i];
+			h *= 1099511628211ull;
+		}
+		free(caps);
+	}
+	snprintf(s->identity, sizeof(s->identity), "virglrenderer %s caps2 %016llx",
+		 config_renderer_name(s->opt.renderer), (unsigned long long)h);
+}
+
+/* Loads the domain's learned model state, if any; bad files are reported and ignored. */
+static void load_state(struct vtest_server *s)
+{
+	int r;
+
+	if (!s->opt.state_dir)
+		return;
+	make_identity(s);
+	snprintf(s->state_path, sizeof(s->state_path), "%s/%s.%s.state", s->opt.state_dir,
+		 s->opt.domain, predictor_model_name(s->predictor));
+	r = predictor_load(s->predictor, s->state_path, s->identity);
+	if (r == 0)
+		srv_log(LOG_LEVEL_INFO, s, "model %s: learned state loaded from %s",
+			predictor_model_name(s->predictor), s->state_path);
+	else if (r == -ESTALE)
+		srv_log(LOG_LEVEL_WARN, s, "%s was learned on another GPU or driver; ignored",
+			s->state_path);
+	else if (r != -ENOENT)
+		srv_log(LOG_LEVEL_WARN, s, "%s is corrupt or unreadable (%s); ignored",
+			s->state_path, strerror(-r));
+}
+
+static void save_state(struct vtest_server *s)
+{
+	int r;
+
+	if (!s->state_path[0] || predictor_learned(s->predictor) == 0)
+		return;
+	r = predictor_save(s->predictor, s->state_path, s->identity);
+	if (r < 0)
+		srv_log(LOG_LEVEL_WARN, s, "cannot save the learned state to %s: %s", s->state_path,
+			strerror(-r));
 }
 
 static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)

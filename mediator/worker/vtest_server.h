@@ -25,6 +25,9 @@
 #define VTEST_MAX_RESOURCES 65536u
 /* Most shared memory one client may map for resource backing. */
 #define VTEST_MAX_SHM_BYTES (4ull << 30)
+/* The learned model state is also saved every this many groups, so that a
+ * worker that is killed loses little. */
+#define VTEST_SAVE_STATE_EVERY 2000u
 /* A client that does not take its replies for this long is dropped. */
 #define VTEST_SEND_TIMEOUT_MS 10000
 
@@ -36,6 +39,7 @@ struct vtest_server_options {
 	uint32_t max_inflight;	      /* 0 = unlimited */
 	const char *model;	      /* cost model name, NULL for the default */
 	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
+	const char *state_dir;	      /* learned model state; NULL: not kept */
 	int client_fd;		      /* the connection; the server closes it */
 	int mediator_fd;	      /* record channel to mediatord; the server closes it */
 };

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
-		"                       [--verbose]\n"
+		"                       [--state-dir DIR] [--verbose]\n"
 		"\n"
 		"Serves the vtest connection on fd %d and sends command-group records to\n"
 		"mediatord on fd %d. Started by mediatord; not meant to be run by hand.\n",
@@ -67,6 +67,8 @@ int main(int argc, char **argv)
 	    {"renderer", required_argument, NULL, 'r'},
 	    {"render-node", required_argument, NULL, 'n'},
 	    {"max-inflight", required_argument, NULL, 'm'},
+	    {"model", required_argument, NULL, 'M'},
+	    {"state-dir", required_argument, NULL, 'S'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -107,6 +109,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			opt.model = optarg;
+			break;
+		case 'S':
+			opt.state_dir = optarg;
 			break;
 		case 'v':
 			level = LOG_LEVEL_DEBUG;

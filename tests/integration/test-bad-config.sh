@@ -124,6 +124,7 @@ log "unbindable-socket: ok ($(head -n 1 "$TMP/unbindable.out"))"
 cat >"$TMP/gbm.conf" <<EOF
 [mediator]
 control_socket = $CONTROL
+state_dir = $TMP/state
 renderer = egl-gbm
 render_node = $TMP/no-such-renderD128
 [domain a]
