@@ -112,7 +112,12 @@ if command -v gnuplot >/dev/null; then
       m=${m%.dat}
       plot+="${plot:+, }'$f' using 1:2 with lines title '$m'"
     done
-    gnuplot -e "set terminal pngcairo size 900,600; set output '$OUT/$w-cdf.png';
+    # x range: the 1st to 99th percentile of the learned models' errors
+    # (history's can be orders of magnitude off and would flatten the rest).
+    range=$(cat "$OUT/$w"-linear.dat "$OUT/$w"-sgd.dat "$OUT/$w"-rls.dat |
+      awk '$2 >= 0.01 && $2 <= 0.99 { if (lo == "" || $1 < lo) lo = $1; if (hi == "" || $1 > hi) hi = $1 }
+           END { printf "[%d:%d]", lo * 1.5 - 1, hi * 1.5 + 1 }')
+    gnuplot -e "set terminal pngcairo size 900,600; set output '$OUT/$w-cdf.png'; set xrange $range;
       set title 'prediction error CDF: $w'; set xlabel 'predicted - measured (us)';
       set ylabel 'share of groups'; set grid; set key bottom right; plot $plot"
   done
