@@ -327,6 +327,11 @@ static struct json_object *handle_request(struct control *control, struct json_o
 			return reply_error("show-budgets is not supported");
 		return reply_ok(control->ops->show_budgets(control->data));
 	}
+	if (!strcmp(cmd, "model")) {
+		if (!control->ops->model)
+			return reply_error("model is not supported");
+		return reply_ok(control->ops->model(control->data));
+	}
 	if (!strcmp(cmd, "trace-start"))
 		return handle_trace_start(control, req);
 	if (!strcmp(cmd, "trace-stop"))

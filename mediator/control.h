@@ -8,6 +8,7 @@
  *   {"cmd": "show-budgets"}
  *   {"cmd": "trace-start", "path": "/absolute/file.jsonl"}
  *   {"cmd": "trace-stop"}
+ *   {"cmd": "model"}
  * For each request mediatord answers one line, a JSON object:
  *   {"ok": true, "result": {...}}   or   {"ok": false, "error": "message"}
  * Requests longer than CONTROL_MAX_REQUEST bytes, malformed JSON and
@@ -44,6 +45,8 @@ struct control_ops {
 	struct json_object *(*show_budgets)(void *data);
 	int (*trace_start)(void *data, const char *path, char *err, size_t err_size);
 	int (*trace_stop)(void *data, char *err, size_t err_size);
+	/* {"domains": [{"name", "contexts": [...]}]}: each context's cost model (may be NULL). */
+	struct json_object *(*model)(void *data);
 };
 
 /*

@@ -44,6 +44,7 @@ static const char main_help[] =
     "SYNOPSIS\n"
     "    mediatorctl [--socket PATH] status [--json]\n"
     "    mediatorctl [--socket PATH] show-budgets [--json]\n"
+    "    mediatorctl [--socket PATH] model [--json]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
     "    mediatorctl --help | --version\n"
@@ -66,6 +67,13 @@ static const char main_help[] =
     "        utilization and counters. With --json print the object mediatord\n"
     "        sent, {\"policy\": ..., \"domains\": [...]}, times in microseconds.\n"
     "        'mediatorctl show-budgets --help' explains the columns.\n"
+    "\n"
+    "    model [--json]\n"
+    "        Print, per domain and guest context, the cost model that predicts\n"
+    "        its command groups: its error so far (mean absolute error, MAPE),\n"
+    "        its bound's margin and how often the bound was exceeded, whether a\n"
+    "        shader with an unbounded loop was seen, and the learned\n"
+    "        coefficients (ns per unit of each feature).\n"
     "\n"
     "    trace start FILE\n"
     "        Make mediatord write one JSON line per GPU command group to FILE\n"
@@ -108,6 +116,19 @@ static const char status_help[] =
     "object (nested members as 'outer.inner').\n"
     "\n"
     "    --json      print the status object exactly as mediatord sent it\n"
+    "    -h, --help  print this help\n";
+
+static const char model_help[] =
+    "Usage: mediatorctl [--socket PATH] model [--json]\n"
+    "\n"
+    "Print per domain each guest context's cost model: groups learned from,\n"
+    "mean absolute error, MAPE (groups of 100 us or more), the bound's current\n"
+    "margin and the share of groups that exceeded their bound, whether a shader\n"
+    "with an unbounded loop was seen (its estimate is conservative), and the\n"
+    "learned coefficients in ns per unit of each feature. A context whose\n"
+    "client has gone is shown with its last report.\n"
+    "\n"
+    "    --json      print the object mediatord sent\n"
     "    -h, --help  print this help\n";
 
 static const char show_budgets_help[] =
@@ -706,6 +727,96 @@ out:
 	return r;
 }
 
+/* Member @key of @o, or NULL (json-c's getters treat NULL as 0 / ""). */
+static struct json_object *json_get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	json_object_object_get_ex(o, key, &v);
+	return v;
+}
+
+static void print_context_model(struct json_object *c)
+{
+	struct json_object *coef = NULL;
+	int n = 0;
+
+	printf("  client %" PRId64 " %s%s: model %s, %" PRId64 " groups, mean |error| %.0f us, "
+	       "MAPE %.1f %%, bound margin %.0f us, exceeded by %.2f %% of groups%s\n",
+	       json_object_get_int64(json_get(c, "client")),
+	       json_object_get_string(json_get(c, "name")),
+	       json_object_get_boolean(json_get(c, "live")) ? "" : " (gone)",
+	       json_object_get_string(json_get(c, "model")),
+	       json_object_get_int64(json_get(c, "groups")),
+	       json_object_get_double(json_get(c, "mae_us")),
+	       100.0 * json_object_get_double(json_get(c, "mape")),
+	       json_object_get_double(json_get(c, "bound_margin_us")),
+	       100.0 * json_object_get_double(json_get(c, "bound_exceeded")),
+	       json_object_get_boolean(json_get(c, "unbounded_loops"))
+		   ? ", unbounded shader loops seen (conservative estimate)"
+		   : "");
+	if (!json_object_object_get_ex(c, "coefficients_ns", &coef) ||
+	    json_object_object_length(coef) == 0)
+		return;
+	printf("    coefficients (ns per unit):");
+	json_object_object_foreach(coef, key, val)
+	{
+		double v = json_object_get_double(val);
+
+		if (v == 0)
+			continue;
+		printf("%s %s=%.4g", n++ % 4 == 0 ? "\n     " : "", key, v);
+	}
+	printf("\n");
+}
+
+static int print_models(struct json_object *result)
+{
+	struct json_object *domains;
+
+	if (!json_object_object_get_ex(result, "domains", &domains) ||
+	    !json_object_is_type(domains, json_type_array)) {
+		fprintf(stderr, "mediatorctl: malformed answer from mediatord\n");
+		return EXIT_UNREACHABLE;
+	}
+	for (size_t i = 0; i < json_object_array_length(domains); i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i), *ctxs;
+
+		printf("domain %s:\n", json_object_get_string(json_get(d, "name")));
+		if (!json_object_object_get_ex(d, "contexts", &ctxs) ||
+		    json_object_array_length(ctxs) == 0) {
+			printf("  (no context has reported a model yet)\n");
+			continue;
+		}
+		for (size_t k = 0; k < json_object_array_length(ctxs); k++)
+			print_context_model(json_object_array_get_idx(ctxs, k));
+	}
+	return EXIT_OK;
+}
+
+static int cmd_model(const char *socket_path, int argc, char **argv)
+{
+	struct json_object *result;
+	struct sub_args a;
+	int r = parse_sub_args("model", argc, argv, true, 0, &a);
+
+	if (r == EXIT_OK && a.help)
+		fputs(model_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	r = call(socket_path, new_request("model"), &result);
+	if (r != EXIT_OK)
+		goto out;
+	if (a.json)
+		print_json(result);
+	else
+		r = print_models(result);
+	json_object_put(result);
+out:
+	free(a.args);
+	return r;
+}
+
 /* Returns @file made absolute against the current directory, in a new string (caller frees). */
 static char *absolute_path(const char *file)
 {
@@ -836,6 +947,8 @@ int main(int argc, char **argv)
 		return finish(cmd_status(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "show-budgets"))
 		return finish(cmd_show_budgets(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "model"))
+		return finish(cmd_model(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "trace"))
 		return finish(cmd_trace(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "help")) {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -39,9 +40,18 @@
 
 extern char **environ;
 
+/* The latest cost-model report of a context, as its worker sent it. */
+struct model_report {
+	bool valid;
+	uint32_t client;
+	char client_name[WIRE_NAME_MAX];
+	struct wire_model m;
+};
+
 struct listener {
 	struct mediatord *md;
 	struct domain *domain;
+	struct model_report last_model; /* of the domain's most recent reporter */
 	struct unix_listener sock;
 	struct loop_source *source;
 };
@@ -58,6 +68,7 @@ struct client {
 	uint64_t last_seq;
 	uint64_t groups;
 	char name[WIRE_NAME_MAX];
+	struct model_report model;
 	struct client *next;
 };
 
@@ -173,6 +184,28 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 			return false;
 		memcpy(c->name, m.name, sizeof(c->name));
 		c->peer_pid = m.peer_pid;
+		return true;
+	}
+	case WIRE_MODEL: {
+		struct wire_model m;
+		bool ok;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		ok = string_ok(m.model, sizeof(m.model)) && m.n_coef <= PF_COUNT &&
+		     isfinite(m.mae_ns) && m.mae_ns >= 0 && isfinite(m.mape) && m.mape >= 0 &&
+		     m.over_share >= 0 && m.over_share <= 1 && isfinite(m.margin_ns) &&
+		     m.margin_ns >= 0;
+		for (int i = 0; ok && i < PF_COUNT; i++)
+			ok = isfinite(m.coef[i]);
+		if (!ok)
+			return false;
+		c->model.valid = true;
+		c->model.client = c->id;
+		memcpy(c->model.client_name, c->name, sizeof(c->model.client_name));
+		c->model.m = m;
+		c->listener->last_model = c->model;
 		return true;
 	}
 	case WIRE_CONTEXT: {
@@ -430,6 +463,9 @@ static void on_signal(struct loop_source *source, int fd, uint32_t events, void 
 
 /* ---- control requests -------------------------------------------------- */
 
+static struct json_object *domain_models(struct mediatord *md, struct listener *l,
+					 double *max_margin_ns);
+
 static struct json_object *ctl_show_budgets(void *data)
 {
 	struct mediatord *md = data;
@@ -441,8 +477,83 @@ static struct json_object *ctl_show_budgets(void *data)
 		trace_tick(md->trace, now);
 	json_object_object_add(o, "policy",
 			       json_object_new_string(config_policy_name(md->cfg.policy)));
-	for (size_t i = 0; i < md->cfg.n_domains; i++)
-		json_object_array_add(arr, domain_to_json(md->listeners[i].domain, now));
+	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+		struct json_object *d = domain_to_json(md->listeners[i].domain, now);
+		struct json_object *models;
+		double margin;
+
+		/* The widest bound margin of the domain's live contexts: a
+		 * context whose groups keep overrunning their bound shows here. */
+		models = domain_models(md, &md->listeners[i], &margin);
+		json_object_put(models);
+		json_object_object_add(d, "bound_margin_us",
+				       json_object_new_double(margin / 1000.0));
+		json_object_array_add(arr, d);
+	}
+	json_object_object_add(o, "domains", arr);
+	return o;
+}
+
+static struct json_object *model_report_to_json(const struct model_report *r, bool live)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *coef = json_object_new_object();
+	const struct wire_model *m = &r->m;
+
+	json_object_object_add(o, "client", json_object_new_int64(r->client));
+	json_object_object_add(o, "name", json_object_new_string(r->client_name));
+	json_object_object_add(o, "live", json_object_new_boolean(live));
+	json_object_object_add(o, "model", json_object_new_string(m->model));
+	json_object_object_add(o, "groups", json_object_new_uint64(m->groups));
+	json_object_object_add(o, "mae_us", json_object_new_double(m->mae_ns / 1000.0));
+	json_object_object_add(o, "mape", json_object_new_double(m->mape));
+	json_object_object_add(o, "bound_exceeded", json_object_new_double(m->over_share));
+	json_object_object_add(o, "bound_margin_us", json_object_new_double(m->margin_ns / 1000.0));
+	json_object_object_add(o, "unbounded_loops",
+			       json_object_new_boolean(m->flags & PFF_UNBOUNDED_LOOP));
+	for (uint32_t i = 0; i < m->n_coef; i++)
+		json_object_object_add(coef, predict_feature_name((enum predict_feature)i),
+				       json_object_new_double(m->coef[i]));
+	json_object_object_add(o, "coefficients_ns", coef);
+	return o;
+}
+
+/* Every live context's model report of @l's domain, and its last one if that client is gone. */
+static struct json_object *domain_models(struct mediatord *md, struct listener *l,
+					 double *max_margin_ns)
+{
+	struct json_object *arr = json_object_new_array();
+	bool last_is_live = false;
+
+	*max_margin_ns = 0;
+	for (struct client *c = md->clients; c; c = c->next) {
+		if (c->listener != l || !c->model.valid)
+			continue;
+		json_object_array_add(arr, model_report_to_json(&c->model, true));
+		if (c->model.m.margin_ns > *max_margin_ns)
+			*max_margin_ns = c->model.m.margin_ns;
+		last_is_live |= c->id == l->last_model.client;
+	}
+	if (l->last_model.valid && !last_is_live)
+		json_object_array_add(arr, model_report_to_json(&l->last_model, false));
+	return arr;
+}
+
+static struct json_object *ctl_model(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+		struct json_object *d = json_object_new_object();
+		double margin;
+
+		json_object_object_add(d, "name", json_object_new_string(md->cfg.domains[i].name));
+		json_object_object_add(d, "contexts",
+				       domain_models(md, &md->listeners[i], &margin));
+		json_object_array_add(arr, d);
+	}
 	json_object_object_add(o, "domains", arr);
 	return o;
 }
@@ -526,6 +637,7 @@ static const struct control_ops control_ops = {
     .show_budgets = ctl_show_budgets,
     .trace_start = ctl_trace_start,
     .trace_stop = ctl_trace_stop,
+    .model = ctl_model,
 };
 
 /* ---- set-up and tear-down ---------------------------------------------- */

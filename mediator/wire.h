@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "predict_cmd.h"
+#include "predict_features.h"
 
 /* File descriptors the worker inherits from mediatord. */
 #define WIRE_CLIENT_FD 3 /* the accepted client connection */
@@ -40,6 +41,7 @@ enum wire_type {
 	/* may be batched: see WIRE_MAX_BATCH */ /* worker -> mediatord, one measured command group
 						  */
 	WIRE_CLIENT_INFO = 4, /* worker -> mediatord, the client said who it is */
+	WIRE_MODEL = 5,	      /* worker -> mediatord, its cost model, about once a second */
 };
 
 struct wire_header {
@@ -82,5 +84,23 @@ struct wire_group {
 	uint32_t cmds[PREDICT_CMD_CLASS_COUNT];
 	char model[WIRE_MODEL_MAX]; /* NUL-terminated, "" while no model predicts */
 };
+
+/* How often a worker reports its cost model (and when it exits). */
+#define WIRE_MODEL_REPORT_MS 1000
+
+struct wire_model {
+	struct wire_header hdr;
+	uint32_t ctx_id;
+	uint32_t flags;	       /* predict_feature_flag bits seen so far (unbounded loops, ...) */
+	uint64_t groups;       /* groups learned from */
+	double mae_ns;	       /* mean |predicted - measured| so far */
+	double mape;	       /* mean |error| / measured over groups >= 100 us, 0..inf */
+	double over_share;     /* share of groups that exceeded their bound */
+	double margin_ns;      /* the bound's current margin */
+	double coef[PF_COUNT]; /* learned ns per unit of each feature (0 if none) */
+	uint32_t n_coef;       /* how many of coef the model has */
+	char model[WIRE_MODEL_MAX];
+};
+_Static_assert(PF_COUNT <= 64, "wire_model.coef is sized by PF_COUNT");
 
 #endif

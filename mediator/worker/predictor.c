@@ -17,7 +17,14 @@ struct predictor {
 	struct predict_bound *bound;
 	FILE *dump;
 	uint64_t learned;
+	/* Accuracy so far, for predictor_report(). */
+	double abs_err_sum, ape_sum;
+	uint64_t big, over;
+	uint32_t flags;
 };
+
+/* Groups measured at least this long count for the MAPE (as in bench/accuracy). */
+#define PREDICTOR_MAPE_MIN_NS 100000.0
 
 struct predictor *predictor_create(const char *model)
 {
@@ -92,9 +99,18 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 
 void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns)
 {
+	double err = info->predicted_ns - measured_ns;
+
 	p->ops->update(p->model, &info->features, measured_ns);
 	predict_bound_update(p->bound, info->predicted_ns, measured_ns);
 	p->learned++;
+	p->abs_err_sum += err < 0 ? -err : err;
+	if (measured_ns >= PREDICTOR_MAPE_MIN_NS) {
+		p->ape_sum += (err < 0 ? -err : err) / measured_ns;
+		p->big++;
+	}
+	p->over += measured_ns > info->bound_ns;
+	p->flags |= info->features.flags;
 	if (p->dump) {
 		fprintf(p->dump,
 			"{\"seq\":%llu,\"hash\":\"%016llx\",\"flags\":%u,\"measured_ns\":%.0f,"
@@ -123,6 +139,24 @@ int predictor_save(struct predictor *p, const char *path, const char *identity)
 	struct predict_persist_entry e = {.ops = p->ops, .model = p->model};
 
 	return predict_persist_save(path, identity, &e, 1);
+}
+
+void predictor_report(const struct predictor *p, struct wire_model *out)
+{
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	out->hdr.type = WIRE_MODEL;
+	out->hdr.size = sizeof(*out);
+	out->flags = p->flags;
+	out->groups = p->learned;
+	out->mae_ns = p->learned ? p->abs_err_sum / (double)p->learned : 0;
+	out->mape = p->big ? p->ape_sum / (double)p->big : 0;
+	out->over_share = p->learned ? (double)p->over / (double)p->learned : 0;
+	out->margin_ns = predict_bound_margin(p->bound);
+	n = p->ops->coefficients(p->model, out->coef, PF_COUNT);
+	out->n_coef = (uint32_t)(n > PF_COUNT ? PF_COUNT : n);
+	snprintf(out->model, sizeof(out->model), "%s", p->ops->name);
 }
 
 uint64_t predictor_learned(const struct predictor *p)

@@ -17,6 +17,7 @@
 
 #include "groups.h"
 #include "predict_ctx.h"
+#include "wire.h"
 
 /* The model used when none is configured; chosen by bench/accuracy (README). */
 #define PREDICTOR_DEFAULT_MODEL "sgd"
@@ -59,6 +60,9 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
  */
 int predictor_load(struct predictor *p, const char *path, const char *identity);
 int predictor_save(struct predictor *p, const char *path, const char *identity);
+/* What the model has learned so far, for mediatorctl model. */
+void predictor_report(const struct predictor *p, struct wire_model *out);
+
 /* Groups learned since the predictor was created. */
 uint64_t predictor_learned(const struct predictor *p);
 

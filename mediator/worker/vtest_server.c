@@ -92,6 +92,7 @@ struct vtest_server {
 	struct wire_group batch[WIRE_MAX_BATCH];
 	size_t batch_n;
 	uint64_t batch_since_ns;
+	uint64_t model_reported_ns;
 };
 
 #define srv_log(level, s, fmt, ...)                                                                \
@@ -102,6 +103,7 @@ static void take_completions(struct vtest_server *s);
 static void flush_records(struct vtest_server *s);
 static void save_state(struct vtest_server *s);
 static void load_state(struct vtest_server *s);
+static void report_model(struct vtest_server *s);
 
 struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
 {
@@ -152,6 +154,8 @@ void vtest_server_destroy(struct vtest_server *server)
 		return;
 	take_completions(server);
 	flush_records(server);
+	if (predictor_learned(server->predictor))
+		report_model(server);
 	save_state(server);
 	while ((res = handle_map_pop(server->resources)))
 		resource_free(res);
@@ -183,12 +187,25 @@ static void send_to_mediator(struct vtest_server *s, const void *msg, size_t siz
 	s->mediator_gone = true;
 }
 
+/* Tells mediatord what the cost model has learned (mediatorctl model). */
+static void report_model(struct vtest_server *s)
+{
+	struct wire_model m;
+
+	predictor_report(s->predictor, &m);
+	m.ctx_id = VTEST_CTX_ID;
+	send_to_mediator(s, &m, sizeof(m));
+	s->model_reported_ns = mono_now_ns();
+}
+
 static void flush_records(struct vtest_server *s)
 {
 	if (!s->batch_n)
 		return;
 	send_to_mediator(s, s->batch, s->batch_n * sizeof(s->batch[0]));
 	s->batch_n = 0;
+	if (mono_now_ns() - s->model_reported_ns >= WIRE_MODEL_REPORT_MS * 1000000ull)
+		report_model(s);
 }
 
 static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)

@@ -67,6 +67,12 @@ jq -s -e 'all(.model != "" and .bound_ns >= .predicted_ns)' "$trace" >/dev/null 
   fail "a record has no model or a bound below its prediction"
 jq -s -e '.[10:] | all(.predicted_ns > 0)' "$trace" >/dev/null ||
   fail "groups after the 10th have no prediction"
+# mediatorctl model shows the domain's model, its error and coefficients.
+model_json=$(ctl model --json) || fail "mediatorctl model --json failed"
+jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts | length >= 1 and
+    all(.model != "" and .groups > 0 and .mae_us >= 0 and (.coefficients_ns | length) > 0)' \
+  <<<"$model_json" >/dev/null || fail "mediatorctl model does not show domain A's model: $model_json"
+ctl model >&2 || fail "mediatorctl model failed"
 log "predictions: model $(jq -r -s '.[0].model' "$trace"), median |error| $(jq -s \
   '[.[10:][] | (.predicted_ns - .measured_ns) | fabs] | sort | .[length/2|floor] / 1000 | floor' \
   "$trace") us"
