@@ -716,10 +716,15 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 
 	if (!res)
 		return -ENOENT;
-	if (!res->shm || offset >= res->shm_size || data_size > res->shm_size - offset) {
-		*what = "transfer outside the resource's backing";
+	/* The transfer starts inside the backing; virglrenderer checks that
+	 * the box, with the resource's strides, fits the backing it was
+	 * given (Mesa's data_size may count padding past its end). */
+	if (!res->shm || offset >= res->shm_size) {
+		*what = "transfer offset outside the resource's backing";
 		return -EFAULT;
 	}
+	if (data_size > res->shm_size - offset)
+		data_size = (uint32_t)(res->shm_size - offset);
 	box_from(&box, p + 2);
 	if (put && res->target == PIPE_BUFFER)
 		predictor_resource_write(s->predictor, res->handle, box.x,

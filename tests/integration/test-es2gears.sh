@@ -1,0 +1,25 @@
+#!/bin/bash
+# es2gears renders to an X window, so unlike glmark2 --off-screen it reads
+# its frames back through TRANSFER_GET2 to present them: it must run
+# through mediatord without any client error, and its groups are measured.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+# Debian installs it with an architecture suffix.
+gears=$(compgen -G '/usr/bin/es2gears_x11*' | head -n 1) ||
+  skip "es2gears_x11 is not installed (package mesa-utils-bin)"
+
+start_xvfb
+write_config
+start_mediatord
+
+# es2gears runs until killed: 4 s of it, then timeout's status 124.
+GALLIUM_DRIVER=virpipe timeout -k 5 4 "$MEDIATOR_EXEC" --socket "$SOCK_A" -- "$gears" \
+  >"$TMP/gears.log" 2>&1 && rc=0 || rc=$?
+[ $rc -eq 124 ] || fail "es2gears ended with status $rc before it was stopped: $(tail -5 "$TMP/gears.log")"
+wait_field "$DOMAIN_A" clients 0 10
+! grep -q "closing the connection" "$MEDIATORD_LOG" ||
+  fail "the worker refused es2gears: $(grep 'closing the connection' "$MEDIATORD_LOG")"
+groups=$(domain_field "$DOMAIN_A" groups)
+[ "$groups" -gt 100 ] || fail "only $groups groups from 4 s of es2gears"
+log "ok: $groups groups"
