@@ -51,7 +51,7 @@ const char *predict_cmd_class_name(enum predict_cmd_class cls)
 	return class_names[cls];
 }
 
-static enum predict_cmd_class classify(uint32_t cmd, uint32_t obj)
+enum predict_cmd_class predict_cmd_classify(uint32_t cmd, uint32_t obj)
 {
 	switch (cmd) {
 	case VIRGL_CCMD_DRAW_VBO:
@@ -102,7 +102,7 @@ int predict_cmd_count(const uint32_t *buf, size_t ndw, struct predict_cmd_counts
 				*bad_offset = pos * sizeof(uint32_t);
 			return -EINVAL;
 		}
-		counts->n[classify(hdr & 0xff, (hdr >> 8) & 0xff)]++;
+		counts->n[predict_cmd_classify(hdr & 0xff, (hdr >> 8) & 0xff)]++;
 		counts->total++;
 		pos += len + 1;
 		index++;

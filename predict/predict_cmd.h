@@ -35,6 +35,9 @@ struct predict_cmd_counts {
 	uint32_t total;
 };
 
+/* The class of a command from its header's command and object-type fields. */
+enum predict_cmd_class predict_cmd_classify(uint32_t cmd, uint32_t obj);
+
 /* Name of a class as used in trace records: "draw", "clear", ... */
 const char *predict_cmd_class_name(enum predict_cmd_class cls);
 

@@ -1122,11 +1122,17 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 	memset(features, 0, sizeof(*features));
 	/* A group ends with a flush: the clears before it reached memory. */
 	ctx->cleared = 0;
-	predict_decode_init(&d, buf, ndw);
-	while ((r = predict_decode_next(&d, &c, &why)) > 0)
-		apply(ctx, &c, features);
 	if (counts)
-		predict_cmd_count(buf, d.pos, counts, NULL, NULL);
+		memset(counts, 0, sizeof(*counts));
+	predict_decode_init(&d, buf, ndw);
+	/* One walk of the buffer: state, features and command counts. */
+	while ((r = predict_decode_next(&d, &c, &why)) > 0) {
+		apply(ctx, &c, features);
+		if (counts) {
+			counts->n[predict_cmd_classify(c.cmd, c.obj)]++;
+			counts->total++;
+		}
+	}
 	features->x[PF_GROUP] = 1;
 	features->x[PF_CMDS] = d.index;
 	if (framebuffer_size(ctx, &w, &h, &samples)) {
