@@ -736,6 +736,31 @@ static struct json_object *json_get(struct json_object *o, const char *key)
 	return v;
 }
 
+/* An estimator's error as "x1.23" (estimates off by that factor lately), or "-". */
+static void format_fragment_error(double factor, char *buf, size_t size)
+{
+	if (factor < 0)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "x%.2f", factor);
+}
+
+static void print_fragment_estimators(struct json_object *c)
+{
+	char bbox[32], hist[32];
+
+	if (json_object_get_int64(json_get(c, "fragments_measured")) == 0)
+		return;
+	format_fragment_error(json_object_get_double(json_get(c, "fragment_error_bbox")), bbox,
+			      sizeof(bbox));
+	format_fragment_error(json_object_get_double(json_get(c, "fragment_error_history")), hist,
+			      sizeof(hist));
+	printf("    fragments: measured in %" PRId64 " groups; recent error bbox %s, history %s; "
+	       "using %s\n",
+	       json_object_get_int64(json_get(c, "fragments_measured")), bbox, hist,
+	       json_object_get_string(json_get(c, "fragment_estimator")));
+}
+
 static void print_context_model(struct json_object *c)
 {
 	struct json_object *coef = NULL;
@@ -755,6 +780,7 @@ static void print_context_model(struct json_object *c)
 	       json_object_get_boolean(json_get(c, "unbounded_loops"))
 		   ? ", unbounded shader loops seen (conservative estimate)"
 		   : "");
+	print_fragment_estimators(c);
 	if (!json_object_object_get_ex(c, "coefficients_ns", &coef) ||
 	    json_object_object_length(coef) == 0)
 		return;

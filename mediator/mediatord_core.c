@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "predict_ctx.h"
 #include "control.h"
 #include "domain.h"
 #include "loop.h"
@@ -196,7 +197,10 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 		ok = string_ok(m.model, sizeof(m.model)) && m.n_coef <= PF_COUNT &&
 		     isfinite(m.mae_ns) && m.mae_ns >= 0 && isfinite(m.mape) && m.mape >= 0 &&
 		     m.over_share >= 0 && m.over_share <= 1 && isfinite(m.margin_ns) &&
-		     m.margin_ns >= 0;
+		     m.margin_ns >= 0 && isfinite(m.frag_bbox_error) && m.frag_bbox_error >= -1 &&
+		     isfinite(m.frag_history_error) && m.frag_history_error >= -1 &&
+		     (m.frag_preferred == PREDICT_FRAGMENTS_BBOX ||
+		      m.frag_preferred == PREDICT_FRAGMENTS_HISTORY);
 		for (int i = 0; ok && i < PF_COUNT; i++)
 			ok = isfinite(m.coef[i]);
 		if (!ok)
@@ -511,6 +515,19 @@ static struct json_object *model_report_to_json(const struct model_report *r, bo
 	json_object_object_add(o, "bound_margin_us", json_object_new_double(m->margin_ns / 1000.0));
 	json_object_object_add(o, "unbounded_loops",
 			       json_object_new_boolean(m->flags & PFF_UNBOUNDED_LOOP));
+	json_object_object_add(o, "fragments_measured", json_object_new_uint64(m->frag_observed));
+	json_object_object_add(o, "fragment_estimator",
+			       json_object_new_string(m->frag_preferred == PREDICT_FRAGMENTS_HISTORY
+							  ? "history"
+							  : "bbox"));
+	/* As the factor the estimates were off by lately (exp of the mean |ln ratio|), -1 if none.
+	 */
+	json_object_object_add(
+	    o, "fragment_error_bbox",
+	    json_object_new_double(m->frag_bbox_error < 0 ? -1 : exp(m->frag_bbox_error)));
+	json_object_object_add(
+	    o, "fragment_error_history",
+	    json_object_new_double(m->frag_history_error < 0 ? -1 : exp(m->frag_history_error)));
 	for (uint32_t i = 0; i < m->n_coef; i++)
 		json_object_object_add(coef, predict_feature_name((enum predict_feature)i),
 				       json_object_new_double(m->coef[i]));

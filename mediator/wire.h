@@ -100,6 +100,12 @@ struct wire_model {
 	double coef[PF_COUNT]; /* learned ns per unit of each feature (0 if none) */
 	uint32_t n_coef;       /* how many of coef the model has */
 	char model[WIRE_MODEL_MAX];
+	/* Fragment estimators (predict_fragment_stats): groups measured, errors, preference. */
+	uint64_t frag_observed;
+	double frag_bbox_error;	   /* -1 before the first score */
+	double frag_history_error; /* -1 before the first score */
+	uint32_t frag_preferred;   /* enum predict_fragment_mode: BBOX or HISTORY */
+	uint32_t pad;
 };
 _Static_assert(PF_COUNT <= 64, "wire_model.coef is sized by PF_COUNT");
 

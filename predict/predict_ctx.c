@@ -36,6 +36,7 @@
  * as no MVP.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,9 @@ struct predict_ctx {
 	enum predict_fragment_mode mode;
 	double hist_frag[PREDICT_CTX_HISTORY], hist_vert[PREDICT_CTX_HISTORY];
 	uint32_t hist_n, hist_next;
+	/* Recent mean |ln(estimate/measured)| per estimator; < 0 before the first score. */
+	double err_bbox, err_hist;
+	uint64_t frag_observed;
 	/*
 	 * Buffers (bit 0 colour, 1 depth, 2 stencil) already cleared since
 	 * the last command that used the framebuffer. A clear of a buffer
@@ -294,6 +298,7 @@ struct predict_ctx *predict_ctx_create(void)
 		return NULL;
 	}
 	ctx->cur = ctx->subs[0];
+	ctx->err_bbox = ctx->err_hist = -1;
 	return ctx;
 }
 
@@ -571,7 +576,12 @@ static struct pc_sub **sub_slot(struct predict_ctx *ctx, uint32_t id)
 	return NULL;
 }
 
-static void sub_ctx_cmd(struct predict_ctx *ctx, const struct predict_dcmd *c)
+/*
+ * Applies a sub-context command. Returns true when it changed which
+ * sub-contexts exist or which one is current (Mesa starts every command
+ * buffer by setting the current one again, which changes nothing).
+ */
+static bool sub_ctx_cmd(struct predict_ctx *ctx, const struct predict_dcmd *c)
 {
 	uint32_t id = c->u.object.handle;
 	struct pc_sub **slot = sub_slot(ctx, id);
@@ -579,30 +589,32 @@ static void sub_ctx_cmd(struct predict_ctx *ctx, const struct predict_dcmd *c)
 	switch (c->cmd) {
 	case PREDICT_VIRGL_CREATE_SUB_CTX:
 		if (slot)
-			return;
+			return true;
 		for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++) {
 			if (!ctx->subs[i]) {
 				ctx->subs[i] = sub_create(id);
-				return;
+				return true;
 			}
 		}
-		return;
+		return true;
 	case PREDICT_VIRGL_SET_SUB_CTX:
+		if (slot && *slot == ctx->cur)
+			return false;
 		if (slot)
 			ctx->cur = *slot;
-		return;
+		return true;
 	case PREDICT_VIRGL_DESTROY_SUB_CTX:
 		/* Sub-context 0 stays, as in virglrenderer; destroying the current one
 		 * makes 0 current. */
 		if (!slot || id == 0)
-			return;
+			return true;
 		if (ctx->cur == *slot)
 			ctx->cur = ctx->subs[0];
 		sub_destroy(ctx, *slot);
 		*slot = NULL;
-		return;
+		return true;
 	default:
-		return;
+		return false;
 	}
 }
 
@@ -865,32 +877,79 @@ static const struct pc_resource *position_buffer(struct predict_ctx *ctx)
 	return r && r->has_bbox ? r : NULL;
 }
 
-/* Fragments of a draw of @vertices vertices, before MSAA. */
-static double draw_fragments(struct predict_ctx *ctx, double vertices, const struct rect *clip,
-			     bool has_rect, struct predict_features *f)
+/* Fragments per vertex of the recent measured groups, or -1 when none was measured. */
+static double history_ratio(const struct predict_ctx *ctx)
+{
+	double fsum = 0, vsum = 0;
+
+	for (uint32_t i = 0; i < ctx->hist_n; i++) {
+		fsum += ctx->hist_frag[i];
+		vsum += ctx->hist_vert[i];
+	}
+	return vsum > 0 ? fsum / vsum : -1;
+}
+
+/* Fragments of @vertices vertices inside the projected bounding box, or -1 when unknown. */
+static double bbox_fragments(struct predict_ctx *ctx, const struct rect *clip, bool has_rect)
 {
 	const struct pc_sub *s = ctx->cur;
-	const struct pc_resource *r;
-	double fsum = 0, vsum = 0;
+	const struct pc_resource *r = position_buffer(ctx);
 	float m[16];
 
-	if (ctx->mode == PREDICT_FRAGMENTS_HISTORY && ctx->hist_n) {
-		for (uint32_t i = 0; i < ctx->hist_n; i++) {
-			fsum += ctx->hist_frag[i];
-			vsum += ctx->hist_vert[i];
-		}
-		if (vsum > 0)
-			return fsum / vsum * vertices;
-	}
-	r = position_buffer(ctx);
-	if (has_rect && s->has_viewport && r && find_mvp(s, m)) {
-		struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
-				      s->vp_translate[1]};
+	if (!has_rect || !s->has_viewport || !r || !find_mvp(s, m))
+		return -1;
+	struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
+			      s->vp_translate[1]};
+	return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE;
+}
 
-		return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE;
+/* The estimator a draw both can estimate uses (ties and no scores yet: the box). */
+static enum predict_fragment_mode preferred_estimator(const struct predict_ctx *ctx)
+{
+	if (ctx->mode != PREDICT_FRAGMENTS_AUTO)
+		return ctx->mode;
+	if (ctx->err_hist >= 0 && (ctx->err_bbox < 0 || ctx->err_hist < ctx->err_bbox))
+		return PREDICT_FRAGMENTS_HISTORY;
+	return PREDICT_FRAGMENTS_BBOX;
+}
+
+/*
+ * Fragments of a draw of @vertices vertices with @samples samples each:
+ * both estimates are recorded in f->frag; the one returned is the
+ * preferred estimator's where both exist, else whichever exists, else half
+ * the clip rectangle.
+ */
+static double draw_fragments(struct predict_ctx *ctx, double vertices, double samples,
+			     const struct rect *clip, bool has_rect, struct predict_features *f)
+{
+	double ratio = history_ratio(ctx);
+	double hist = ratio >= 0 ? clamp_feature(ratio * vertices) : -1;
+	double box = bbox_fragments(ctx, clip, has_rect);
+	struct predict_fragment_estimates *e = &f->frag;
+
+	if (!has_rect)
+		return 0; /* nothing to rasterize into */
+	if (box >= 0)
+		box = clamp_feature(box * samples);
+	e->draws++;
+	e->vertices = clamp_feature(e->vertices + vertices);
+	if (box >= 0) {
+		e->bbox_draws++;
+		e->bbox = clamp_feature(e->bbox + box);
 	}
-	f->flags |= PFF_NO_MVP;
-	return has_rect ? rect_area(clip) / 2 : 0;
+	if (hist >= 0) {
+		e->history_draws++;
+		e->history = clamp_feature(e->history + hist);
+	}
+	if (box < 0)
+		f->flags |= PFF_NO_MVP;
+	if (box >= 0 && hist >= 0)
+		return preferred_estimator(ctx) == PREDICT_FRAGMENTS_HISTORY ? hist : box;
+	if (box >= 0)
+		return box;
+	if (hist >= 0)
+		return hist;
+	return clamp_feature(rect_area(clip) / 2 * samples);
 }
 
 static void draw(struct predict_ctx *ctx, const struct predict_dcmd *c, struct predict_features *f)
@@ -913,8 +972,7 @@ static void draw(struct predict_ctx *ctx, const struct predict_dcmd *c, struct p
 		if (vs->u.shader.st.unbounded_loop)
 			f->flags |= PFF_UNBOUNDED_LOOP;
 	}
-	frags = clamp_feature(draw_fragments(ctx, vertices, &clip, has_rect, f));
-	frags = clamp_feature(frags * (samples > 1 ? samples : 1));
+	frags = draw_fragments(ctx, vertices, samples > 1 ? samples : 1, &clip, has_rect, f);
 	add_feature(f, PF_FRAGMENTS, frags);
 	if (fs) {
 		add_feature(f, PF_FS_ALU_WORK, frags * fs->u.shader.st.alu);
@@ -1062,7 +1120,14 @@ static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct 
 	case PREDICT_VIRGL_SET_SUB_CTX:
 	case PREDICT_VIRGL_CREATE_SUB_CTX:
 	case PREDICT_VIRGL_DESTROY_SUB_CTX:
-		sub_ctx_cmd(ctx, c);
+		if (sub_ctx_cmd(ctx, c))
+			f->flags |= PFF_SUB_CTX;
+		break;
+	case PREDICT_VIRGL_BEGIN_QUERY:
+	case PREDICT_VIRGL_END_QUERY:
+	case PREDICT_VIRGL_GET_QUERY_RESULT:
+	case PREDICT_VIRGL_GET_QUERY_RESULT_QBO:
+		f->flags |= PFF_QUERY;
 		break;
 	case PREDICT_VIRGL_CLEAR:
 		clear(ctx, c->u.clear.buffers, f);
@@ -1154,17 +1219,50 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 
 void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode)
 {
-	ctx->mode =
-	    mode == PREDICT_FRAGMENTS_HISTORY ? PREDICT_FRAGMENTS_HISTORY : PREDICT_FRAGMENTS_BBOX;
+	ctx->mode = mode == PREDICT_FRAGMENTS_HISTORY ? PREDICT_FRAGMENTS_HISTORY
+		    : mode == PREDICT_FRAGMENTS_BBOX  ? PREDICT_FRAGMENTS_BBOX
+						      : PREDICT_FRAGMENTS_AUTO;
 }
 
-void predict_ctx_observe_fragments(struct predict_ctx *ctx, double fragments, double vertices)
+/* Weight of the newest score in an estimator's recent error. */
+#define PREDICT_CTX_ERROR_WEIGHT 0.2
+/* Fragments added to both sides of a ratio so that tiny counts do not dominate. */
+#define PREDICT_CTX_ERROR_FLOOR 64.0
+
+static void score(double *err, double estimate, double measured)
 {
-	if (!finite_f(fragments) || !finite_f(vertices) || fragments < 0 || vertices <= 0)
+	double e =
+	    fabs(log((estimate + PREDICT_CTX_ERROR_FLOOR) / (measured + PREDICT_CTX_ERROR_FLOOR)));
+
+	*err = *err < 0 ? e : *err + PREDICT_CTX_ERROR_WEIGHT * (e - *err);
+}
+
+void predict_ctx_observe_fragments(struct predict_ctx *ctx, double measured,
+				   const struct predict_features *f)
+{
+	const struct predict_fragment_estimates *e = &f->frag;
+
+	if (!finite_f(measured) || measured < 0 || !e->draws || !finite_f(e->vertices) ||
+	    e->vertices <= 0 || !finite_f(e->bbox) || !finite_f(e->history))
 		return;
-	ctx->hist_frag[ctx->hist_next] = clamp_feature(fragments);
-	ctx->hist_vert[ctx->hist_next] = clamp_feature(vertices);
+	measured = clamp_feature(measured);
+	ctx->frag_observed++;
+	/* An estimator is scored only on groups where it estimated every draw. */
+	if (e->bbox_draws == e->draws)
+		score(&ctx->err_bbox, e->bbox, measured);
+	if (e->history_draws == e->draws)
+		score(&ctx->err_hist, e->history, measured);
+	ctx->hist_frag[ctx->hist_next] = measured;
+	ctx->hist_vert[ctx->hist_next] = e->vertices;
 	ctx->hist_next = (ctx->hist_next + 1) % PREDICT_CTX_HISTORY;
 	if (ctx->hist_n < PREDICT_CTX_HISTORY)
 		ctx->hist_n++;
+}
+
+void predict_ctx_fragment_stats(const struct predict_ctx *ctx, struct predict_fragment_stats *out)
+{
+	out->observed = ctx->frag_observed;
+	out->bbox_error = ctx->err_bbox;
+	out->history_error = ctx->err_hist;
+	out->preferred = preferred_estimator(ctx);
 }

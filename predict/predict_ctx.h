@@ -19,9 +19,8 @@
  * byte offset of the first bad command (and the state is left as it was
  * after the last good command).
  *
- * Fragments of a draw are estimated two ways (the caller picks per draw
- * whichever has been more accurate lately through
- * predict_ctx_set_fragment_mode()): the bounding box of the bound position
+ * Fragments of a draw are estimated two ways, and each draw uses whichever
+ * has been more accurate lately on this context: the bounding box of the bound position
  * buffer projected with the MVP found in the vertex shader's constant
  * buffer and clipped to the viewport (seed 002 §IV-E), and the recent
  * fragments-per-vertex ratio fed by measured fragment counts
@@ -59,8 +58,17 @@ struct predict_decode_error {
 };
 
 enum predict_fragment_mode {
-	PREDICT_FRAGMENTS_BBOX = 0, /* projected bounding box (seed 002) */
+	PREDICT_FRAGMENTS_AUTO = 0, /* per draw, whichever estimator has been more accurate */
+	PREDICT_FRAGMENTS_BBOX,	    /* projected bounding box (seed 002) */
 	PREDICT_FRAGMENTS_HISTORY,  /* recent fragments per vertex (seed 000) */
+};
+
+/* How the fragment estimators of a context have done (see predict_ctx_observe_fragments()). */
+struct predict_fragment_stats {
+	uint64_t observed;    /* groups with a measured fragment count */
+	double bbox_error;    /* recent mean |ln(estimate / measured)|, -1 before the first */
+	double history_error; /* same for the fragments-per-vertex history */
+	enum predict_fragment_mode preferred; /* BBOX or HISTORY: used where both can estimate */
 };
 
 struct predict_ctx *predict_ctx_create(void);
@@ -88,8 +96,17 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		       struct predict_features *features, struct predict_cmd_counts *counts,
 		       struct predict_decode_error *err);
 
+/* Forces one estimator (for comparisons); the default is PREDICT_FRAGMENTS_AUTO. */
 void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode);
-/* Measured fragments of the last group (from occlusion/pipeline-statistics queries). */
-void predict_ctx_observe_fragments(struct predict_ctx *ctx, double fragments, double vertices);
+/*
+ * The group whose features were @f rasterized @measured fragments (an
+ * occlusion query around the group, counting samples). Feeds the
+ * fragments-per-vertex history and scores both estimators on the draws
+ * they estimated; from then on each draw that both can estimate uses the
+ * one with the lower recent error.
+ */
+void predict_ctx_observe_fragments(struct predict_ctx *ctx, double measured,
+				   const struct predict_features *f);
+void predict_ctx_fragment_stats(const struct predict_ctx *ctx, struct predict_fragment_stats *out);
 
 #endif

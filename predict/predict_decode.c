@@ -133,6 +133,8 @@ static const char *decode_create(struct predict_dcmd *c)
 		return "create_object without a handle";
 	if (op(c, 1) == 0)
 		return "create_object with handle 0";
+	if (op(c, 1) >= PREDICT_HOST_HANDLE_MIN)
+		return "create_object with a handle reserved for the host";
 	switch (c->obj) {
 	case PREDICT_VIRGL_OBJECT_SHADER:
 		return decode_shader(c);

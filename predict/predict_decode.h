@@ -28,7 +28,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* enum virgl_context_cmd (virgl_protocol.h). */
+/*
+ * Object handles from here up are the host's: the worker creates its own
+ * objects (the occlusion query that measures a group's fragments) in the
+ * guest's context with them, so a guest stream that creates one is
+ * rejected. Mesa's virgl driver numbers objects from 1 up.
+ */
+#define PREDICT_HOST_HANDLE_MIN 0xffffff00u
+
+/* Command numbers: enum virgl_context_cmd (virgl_protocol.h). */
 enum predict_virgl_cmd {
 	PREDICT_VIRGL_NOP = 0,
 	PREDICT_VIRGL_CREATE_OBJECT = 1,

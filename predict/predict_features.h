@@ -55,6 +55,8 @@ enum predict_feature {
 enum predict_feature_flag {
 	PFF_UNBOUNDED_LOOP = 1u << 0, /* a bound shader has a loop whose trip count is unknown */
 	PFF_NO_MVP = 1u << 1,	      /* a draw's fragments could not be projected (no MVP found) */
+	PFF_SUB_CTX = 1u << 2, /* the group creates, destroys or changes the current sub-context */
+	PFF_QUERY = 1u << 3,   /* the group uses queries of its own */
 };
 
 struct predict_features {
@@ -69,6 +71,17 @@ struct predict_features {
 	 */
 	uint64_t content_hash;
 	uint32_t flags;
+	/*
+	 * The group's fragments as each estimator saw them (MSAA samples
+	 * included), kept so that the estimators can be scored once the
+	 * measured count is known (predict_ctx_observe_fragments()). Not model
+	 * inputs: PF_FRAGMENTS holds the estimate chosen per draw.
+	 */
+	struct predict_fragment_estimates {
+		double vertices;      /* of the draws that rasterize */
+		double bbox, history; /* summed over the draws each could estimate */
+		uint32_t draws, bbox_draws, history_draws;
+	} frag;
 };
 
 /* Name of a feature ("clear_cd", "fs_alu_work", ...), for `mediatorctl model`. */

@@ -97,9 +97,13 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 	return 0;
 }
 
-void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns)
+void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns,
+		     double fragments)
 {
 	double err = info->predicted_ns - measured_ns;
+
+	if (fragments >= 0)
+		predict_ctx_observe_fragments(p->ctx, fragments, &info->features);
 
 	p->ops->update(p->model, &info->features, measured_ns);
 	predict_bound_update(p->bound, info->predicted_ns, measured_ns);
@@ -114,10 +118,10 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 	if (p->dump) {
 		fprintf(p->dump,
 			"{\"seq\":%llu,\"hash\":\"%016llx\",\"flags\":%u,\"measured_ns\":%.0f,"
-			"\"predicted_ns\":%.0f,\"x\":[",
+			"\"predicted_ns\":%.0f,\"fragments\":%.0f,\"x\":[",
 			(unsigned long long)p->learned,
 			(unsigned long long)info->features.content_hash, info->features.flags,
-			measured_ns, info->predicted_ns);
+			measured_ns, info->predicted_ns, fragments);
 		for (int i = 0; i < PF_COUNT; i++)
 			fprintf(p->dump, "%s%.17g", i ? "," : "", info->features.x[i]);
 		fputs("]}\n", p->dump);
@@ -143,6 +147,7 @@ int predictor_save(struct predictor *p, const char *path, const char *identity)
 
 void predictor_report(const struct predictor *p, struct wire_model *out)
 {
+	struct predict_fragment_stats fs;
 	size_t n;
 
 	memset(out, 0, sizeof(*out));
@@ -157,6 +162,11 @@ void predictor_report(const struct predictor *p, struct wire_model *out)
 	n = p->ops->coefficients(p->model, out->coef, PF_COUNT);
 	out->n_coef = (uint32_t)(n > PF_COUNT ? PF_COUNT : n);
 	snprintf(out->model, sizeof(out->model), "%s", p->ops->name);
+	predict_ctx_fragment_stats(p->ctx, &fs);
+	out->frag_observed = fs.observed;
+	out->frag_bbox_error = fs.bbox_error;
+	out->frag_history_error = fs.history_error;
+	out->frag_preferred = fs.preferred;
 }
 
 uint64_t predictor_learned(const struct predictor *p)

@@ -48,8 +48,12 @@ void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t off
 int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
 		    struct predict_decode_error *err);
 
-/* The group described by @info took @measured_ns on the GPU. */
-void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns);
+/*
+ * The group described by @info took @measured_ns on the GPU and
+ * rasterized @fragments samples (< 0: not measured).
+ */
+void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns,
+		     double fragments);
 
 /*
  * Learned state (seed 003 §4.6). predictor_load() replaces the model's
@@ -69,8 +73,8 @@ uint64_t predictor_learned(const struct predictor *p);
 /*
  * From now on, appends one JSON line per learned group to @path (created
  * or appended to): {"seq", "hash", "flags", "measured_ns", "predicted_ns",
- * "x": [PF_COUNT features]}. bench/accuracy replays these files through
- * every model. Returns 0 or a negative errno.
+ * "fragments" (measured, -1 if not), "x": [PF_COUNT features]}. bench/accuracy replays these files
+ * through every model. Returns 0 or a negative errno.
  */
 int predictor_dump_to(struct predictor *p, const char *path);
 

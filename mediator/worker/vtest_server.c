@@ -27,8 +27,10 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "fragment_query.h"
 #include "groups.h"
 #include "handle_map.h"
+#include "predict_decode.h"
 #include "predictor.h"
 #include "renderer.h"
 #include "util.h"
@@ -74,12 +76,14 @@ struct vtest_server {
 	struct renderer *renderer;
 	struct groups *groups;
 	struct predictor *predictor;
+	struct fragment_query *fragments;
 	struct handle_map *resources;
 	uint64_t shm_bytes;
 	uint32_t protocol_version;
 	bool named; /* CREATE_RENDERER was received */
 	bool have_context;
 	bool renderer_failed;
+	bool fragments_stopped_logged;
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
@@ -116,10 +120,12 @@ struct vtest_server *vtest_server_create(const struct vtest_server_options *opti
 	s->resources = handle_map_create();
 	s->groups = groups_create(VTEST_CTX_ID, options->max_inflight);
 	s->predictor = predictor_create(options->model);
-	if (!s->parser || !s->resources || !s->groups || !s->predictor) {
+	s->fragments = fragment_query_create(VTEST_CTX_ID);
+	if (!s->parser || !s->resources || !s->groups || !s->predictor || !s->fragments) {
 		vtest_parser_destroy(s->parser);
 		handle_map_destroy(s->resources);
 		groups_destroy(s->groups);
+		fragment_query_destroy(s->fragments);
 		predictor_destroy(s->predictor);
 		free(s);
 		return NULL;
@@ -161,6 +167,7 @@ void vtest_server_destroy(struct vtest_server *server)
 		resource_free(res);
 	if (server->have_context)
 		virgl_renderer_context_destroy(VTEST_CTX_ID);
+	fragment_query_destroy(server->fragments);
 	renderer_destroy(server->renderer);
 	handle_map_destroy(server->resources);
 	groups_destroy(server->groups);
@@ -212,7 +219,8 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 {
 	struct vtest_server *s = data;
 
-	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns));
+	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns),
+			fragment_query_take(s->fragments, record->seq));
 	if (predictor_learned(s->predictor) % VTEST_SAVE_STATE_EVERY == 0)
 		save_state(s);
 	if (s->batch_n == 0)
@@ -527,6 +535,10 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		*what = "resource handle 0";
 		return -EINVAL;
 	}
+	if (args.handle >= PREDICT_HOST_HANDLE_MIN) {
+		*what = "resource handle reserved for the host";
+		return -EINVAL;
+	}
 	if (handle_map_get(s->resources, args.handle)) {
 		*what = "resource handle already in use";
 		return -EEXIST;
@@ -757,6 +769,7 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 	struct predict_decode_error err = {0};
 	uint64_t seq;
 	int ndw = (int)m->length_dw;
+	bool wrapped;
 
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
@@ -775,10 +788,18 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 		return -EPROTO;
 	}
 	seq = groups_dispatch(s->groups, mono_now_ns(), &info);
+	wrapped = fragment_query_begin(s->fragments, seq, &info);
 	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, ndw))
 		srv_log(LOG_LEVEL_WARN, s,
 			"group %llu: virglrenderer reported an error in the stream",
 			(unsigned long long)seq);
+	if (wrapped)
+		fragment_query_end(s->fragments);
+	if (!s->fragments_stopped_logged && fragment_query_stopped(s->fragments)) {
+		srv_log(LOG_LEVEL_INFO, s, "fragment counts no longer measured: %s",
+			fragment_query_stopped(s->fragments));
+		s->fragments_stopped_logged = true;
+	}
 	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
 		*what = "cannot create a fence";
 		return -EIO;

@@ -49,8 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	predict_ctx_resource_create(ctx, 1, &tex);
 	predict_ctx_resource_create(ctx, 2, &buf);
 	predict_ctx_resource_create(ctx, 3, &buf);
-	predict_ctx_set_fragment_mode(ctx, data[0] & 1 ? PREDICT_FRAGMENTS_HISTORY
-						       : PREDICT_FRAGMENTS_BBOX);
+	predict_ctx_set_fragment_mode(ctx, (enum predict_fragment_mode)(data[0] % 3));
 	data++;
 	size--;
 	ndw = size / 4;
@@ -75,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			predict_ctx_submit(ctx, g, n, &f, &c, &err);
 			check(&f);
 			predict_ctx_resource_write(ctx, 2, start * 4, g, n * 4);
-			predict_ctx_observe_fragments(ctx, f.x[PF_FRAGMENTS], f.x[PF_VERTICES]);
+			predict_ctx_observe_fragments(ctx, f.x[PF_FRAGMENTS] * (data[0] >> 2), &f);
 			free(g);
 			start = i + 1;
 		}

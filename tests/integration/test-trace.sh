@@ -72,6 +72,12 @@ model_json=$(ctl model --json) || fail "mediatorctl model --json failed"
 jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts | length >= 1 and
     all(.model != "" and .groups > 0 and .mae_us >= 0 and (.coefficients_ns | length) > 0)' \
   <<<"$model_json" >/dev/null || fail "mediatorctl model does not show domain A's model: $model_json"
+# The worker measured fragment counts (its occlusion query around each
+# drawing group) and scored the fragment estimators with them.
+jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts |
+    any(.fragments_measured > 100 and (.fragment_estimator == "bbox" or
+        .fragment_estimator == "history"))' <<<"$model_json" >/dev/null ||
+  fail "no measured fragment counts in mediatorctl model: $model_json"
 ctl model >&2 || fail "mediatorctl model failed"
 log "predictions: model $(jq -r -s '.[0].model' "$trace"), median |error| $(jq -s \
   '[.[10:][] | (.predicted_ns - .measured_ns) | fabs] | sort | .[length/2|floor] / 1000 | floor' \

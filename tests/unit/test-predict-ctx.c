@@ -562,18 +562,75 @@ static void malformed_command_keeps_features_before_it(void **state)
 static void history_mode_uses_the_recent_fragments_per_vertex(void **state)
 {
 	struct predict_ctx *ctx = predict_ctx_create();
-	struct predict_features f;
+	struct predict_features f, seen = {.frag = {.vertices = 100, .draws = 1}};
 	struct sb s = {.n = 0};
 
 	frame(ctx, &s, 100, 100);
 	predict_ctx_set_fragment_mode(ctx, PREDICT_FRAGMENTS_HISTORY);
-	predict_ctx_observe_fragments(ctx, 1000, 100);
-	predict_ctx_observe_fragments(ctx, 3000, 100);
-	predict_ctx_observe_fragments(ctx, NAN, 100); /* ignored */
-	predict_ctx_observe_fragments(ctx, 5, 0);     /* ignored */
+	predict_ctx_observe_fragments(ctx, 1000, &seen);
+	predict_ctx_observe_fragments(ctx, 3000, &seen);
+	predict_ctx_observe_fragments(ctx, NAN, &seen); /* ignored */
+	predict_ctx_observe_fragments(ctx, -5, &seen);	/* ignored */
+	seen.frag.draws = 0;
+	predict_ctx_observe_fragments(ctx, 5, &seen); /* no draw: ignored */
 	draw36(&s);
 	assert_int_equal(submit(ctx, &s, &f), 0);
 	assert_true(fabs(f.x[PF_FRAGMENTS] - 20.0 * 36) < 1e-9);
+	assert_true(fabs(f.frag.history - 20.0 * 36) < 1e-9);
+	assert_int_equal(f.frag.history_draws, 1);
+	assert_int_equal(f.frag.bbox_draws, 0);
+	predict_ctx_destroy(ctx);
+}
+
+/* Each draw uses the estimator that was closer to the measured counts lately. */
+static void the_more_accurate_estimator_is_chosen(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct predict_fragment_stats st;
+	struct sb s = {.n = 0};
+	const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	const float lo[3] = {-0.5f, -0.5f, -0.5f}, hi[3] = {0.5f, 0.5f, 0.5f};
+
+	frame(ctx, &s, 100, 100);
+	box_buffer(ctx, &s, lo, hi);
+	mvp(&s, id);
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	/* Nothing measured yet: the box (1250 fragments). */
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 1250) < 1e-6);
+	assert_int_equal(f.frag.bbox_draws, 1);
+	assert_int_equal(f.frag.history_draws, 0);
+	predict_ctx_fragment_stats(ctx, &st);
+	assert_int_equal(st.preferred, PREDICT_FRAGMENTS_BBOX);
+	assert_true(st.bbox_error < 0 && st.history_error < 0);
+
+	/* The draw really covers 5000 fragments (a guest fooling the box). */
+	predict_ctx_observe_fragments(ctx, 5000, &f);
+	s.n = 0;
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	/* History has not been scored yet: still the box, both recorded. */
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 1250) < 1e-6);
+	assert_true(fabs(f.frag.history - 5000) < 1e-6);
+	predict_ctx_observe_fragments(ctx, 5000, &f);
+	predict_ctx_fragment_stats(ctx, &st);
+	assert_int_equal(st.observed, 2);
+	assert_true(fabs(st.bbox_error - log((1250.0 + 64) / (5000 + 64))) < 1e-9 ||
+		    fabs(st.bbox_error + log((1250.0 + 64) / (5000 + 64))) < 1e-9);
+	assert_true(st.history_error < 1e-9);
+	assert_int_equal(st.preferred, PREDICT_FRAGMENTS_HISTORY);
+	s.n = 0;
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 5000) < 1e-6);
+
+	/* A forced estimator wins over the scores. */
+	predict_ctx_set_fragment_mode(ctx, PREDICT_FRAGMENTS_BBOX);
+	s.n = 0;
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 1250) < 1e-6);
 	predict_ctx_destroy(ctx);
 }
 
@@ -621,6 +678,7 @@ int main(void)
 	    cmocka_unit_test(same_stream_on_other_framebuffer_hashes_differently),
 	    cmocka_unit_test(malformed_command_keeps_features_before_it),
 	    cmocka_unit_test(history_mode_uses_the_recent_fragments_per_vertex),
+	    cmocka_unit_test(the_more_accurate_estimator_is_chosen),
 	    cmocka_unit_test(other_commands_add_their_pixels),
 	    cmocka_unit_test(resources_are_unique_and_destroy_accepts_null),
 	};

@@ -274,6 +274,7 @@ static const struct bad_case bad_cases[] = {
      0,
      0},
     {"create_object with handle 0", {CMD0(CREATE, O_BLEND, 11), 0}, 12, 0, 0},
+    {"create_object with a host handle", {CMD0(CREATE, O_BLEND, 11), 0xffffff00u}, 12, 0, 0},
     {"create_object without a handle", {GOOD_CLEAR, CMD0(CREATE, O_BLEND, 0)}, 10, 1, 36},
     {"create_object of an unknown type", {CMD0(CREATE, 12, 1), 1}, 2, 0, 0},
     {"blend object too short", {CMD0(CREATE, O_BLEND, 10), 1}, 11, 0, 0},

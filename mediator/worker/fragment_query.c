@@ -1,0 +1,165 @@
+/*
+ * Occlusion queries around command groups (see fragment_query.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <virgl/virglrenderer.h>
+
+#include "fragment_query.h"
+#include "predict_decode.h"
+
+/* The host's query object and the resource its result goes to. */
+#define FRAGMENT_QUERY_HANDLE	PREDICT_HOST_HANDLE_MIN
+#define FRAGMENT_QUERY_RESOURCE PREDICT_HOST_HANDLE_MIN
+
+/* virgl_protocol.h / virgl_hw.h / p_defines.h facts. */
+#define VIRGL_CMD(cmd, obj, len)     ((uint32_t)(cmd) | (uint32_t)(obj) << 8 | (uint32_t)(len) << 16)
+#define VIRGL_BIND_CUSTOM	     (1u << 17)
+#define VIRGL_FORMAT_R8_UNORM	     64u
+#define PIPE_BUFFER		     0u
+#define PIPE_QUERY_OCCLUSION_COUNTER 0u
+#define VIRGL_QUERY_STATE_DONE	     1u
+
+/* struct virgl_host_query_state (virgl_protocol.h): what the host writes. */
+struct host_query_state {
+	uint32_t query_state;
+	uint32_t result_size;
+	uint64_t result;
+};
+
+struct fragment_query {
+	uint32_t ctx_id;
+	bool have_resource, have_object;
+	const char *stopped;
+	uint64_t pending; /* seq of the wrapped group in flight, 0 if none */
+	struct host_query_state state;
+	struct iovec iov;
+};
+
+struct fragment_query *fragment_query_create(uint32_t ctx_id)
+{
+	struct fragment_query *fq = calloc(1, sizeof(*fq));
+
+	if (fq)
+		fq->ctx_id = ctx_id;
+	return fq;
+}
+
+void fragment_query_destroy(struct fragment_query *fq)
+{
+	if (!fq)
+		return;
+	if (fq->have_resource)
+		virgl_renderer_resource_unref(FRAGMENT_QUERY_RESOURCE);
+	free(fq);
+}
+
+static bool submit(struct fragment_query *fq, uint32_t *cmds, int ndw)
+{
+	if (virgl_renderer_submit_cmd(cmds, (int)fq->ctx_id, ndw) == 0)
+		return true;
+	fq->stopped = "virglrenderer refused the query commands";
+	return false;
+}
+
+/* The result resource and, in the current sub-context, the query object. */
+static bool set_up(struct fragment_query *fq)
+{
+	struct virgl_renderer_resource_create_args args = {
+	    .handle = FRAGMENT_QUERY_RESOURCE,
+	    .target = PIPE_BUFFER,
+	    .format = VIRGL_FORMAT_R8_UNORM,
+	    .bind = VIRGL_BIND_CUSTOM,
+	    .width = sizeof(struct host_query_state),
+	    .height = 1,
+	    .depth = 1,
+	    .array_size = 1,
+	};
+	uint32_t create[] = {
+	    VIRGL_CMD(PREDICT_VIRGL_CREATE_OBJECT, PREDICT_VIRGL_OBJECT_QUERY, 4),
+	    FRAGMENT_QUERY_HANDLE,
+	    PIPE_QUERY_OCCLUSION_COUNTER,
+	    0,
+	    FRAGMENT_QUERY_RESOURCE,
+	};
+
+	if (!fq->have_resource) {
+		if (virgl_renderer_resource_create(&args, NULL, 0)) {
+			fq->stopped = "virglrenderer refused the query resource";
+			return false;
+		}
+		fq->have_resource = true;
+		/* virglrenderer writes results straight into attached memory. */
+		fq->iov.iov_base = &fq->state;
+		fq->iov.iov_len = sizeof(fq->state);
+		virgl_renderer_resource_attach_iov((int)FRAGMENT_QUERY_RESOURCE, &fq->iov, 1);
+		virgl_renderer_ctx_attach_resource((int)fq->ctx_id, (int)FRAGMENT_QUERY_RESOURCE);
+	}
+	if (!submit(fq, create, (int)(sizeof(create) / sizeof(create[0]))))
+		return false;
+	fq->have_object = true;
+	return true;
+}
+
+bool fragment_query_begin(struct fragment_query *fq, uint64_t seq, const struct group_info *info)
+{
+	uint32_t begin[] = {VIRGL_CMD(PREDICT_VIRGL_BEGIN_QUERY, 0, 1), FRAGMENT_QUERY_HANDLE};
+	uint32_t flags = info->features.flags;
+
+	if (fq->stopped)
+		return false;
+	if (flags & PFF_QUERY) {
+		fq->stopped = "the guest uses queries itself";
+		return false;
+	}
+	if (flags & PFF_SUB_CTX) {
+		if (fq->have_object)
+			fq->stopped = "the guest changed sub-contexts";
+		return false;
+	}
+	if (fq->pending || !info->features.frag.draws)
+		return false;
+	if (!fq->have_object && !set_up(fq))
+		return false;
+	memset(&fq->state, 0, sizeof(fq->state));
+	if (!submit(fq, begin, 2))
+		return false;
+	fq->pending = seq;
+	return true;
+}
+
+void fragment_query_end(struct fragment_query *fq)
+{
+	uint32_t end[] = {VIRGL_CMD(PREDICT_VIRGL_END_QUERY, 0, 1), FRAGMENT_QUERY_HANDLE};
+
+	if (!submit(fq, end, 2))
+		fq->pending = 0;
+}
+
+double fragment_query_take(struct fragment_query *fq, uint64_t seq)
+{
+	/* The group's fence signalled, so the result is available: virglrenderer
+	 * reads it in the guest's GL context (current on this thread) and writes
+	 * it into our memory before returning. */
+	uint32_t get[] = {
+	    VIRGL_CMD(PREDICT_VIRGL_GET_QUERY_RESULT, 0, 2), FRAGMENT_QUERY_HANDLE, 0, /* no wait */
+	};
+
+	if (!fq->pending || seq < fq->pending)
+		return -1;
+	if (seq > fq->pending) { /* ours completed without being taken */
+		fq->pending = 0;
+		return -1;
+	}
+	fq->pending = 0;
+	if (!submit(fq, get, 3) || fq->state.query_state != VIRGL_QUERY_STATE_DONE)
+		return -1;
+	return (double)fq->state.result;
+}
+
+const char *fragment_query_stopped(const struct fragment_query *fq)
+{
+	return fq->stopped;
+}
