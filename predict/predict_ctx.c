@@ -64,6 +64,15 @@
 #define VIRGL_FORMAT_R32G32_FLOAT	29u
 #define VIRGL_FORMAT_R32G32B32_FLOAT	30u
 #define VIRGL_FORMAT_R32G32B32A32_FLOAT 31u
+/* VIRGL_OBJ_RS_S0 fields (virgl_protocol.h) and pipe_face (p_defines.h). */
+#define RS_S0_DISCARD_SHIFT	 3
+#define RS_S0_CULL_FACE_SHIFT	 8
+#define PIPE_FACE_FRONT_AND_BACK 3u
+/* pipe_prim_type (p_defines.h): the triangle types, which face culling applies to. */
+#define PIPE_PRIM_TRIANGLES	     4u
+#define PIPE_PRIM_POLYGON	     9u
+#define PIPE_PRIM_TRIANGLES_ADJ	     12u
+#define PIPE_PRIM_TRIANGLE_STRIP_ADJ 13u
 /* pipe_texture_target PIPE_BUFFER (p_defines.h). */
 #define PIPE_BUFFER_TARGET 0u
 /* PIPE_CLEAR_* (p_defines.h). */
@@ -199,6 +208,10 @@ struct pc_object {
 		struct {
 			uint32_t count, offset0, vb0, format0;
 		} ve;
+		struct {
+			bool discard;  /* rasterizer discard: nothing is rasterized */
+			bool cull_all; /* both faces culled: no triangle is rasterized */
+		} rs;
 	} u;
 };
 
@@ -215,6 +228,7 @@ struct pc_sub {
 	float vp_scale[2], vp_translate[2];
 	uint32_t vs, fs; /* bound shader handles */
 	uint32_t ve;	 /* bound vertex elements handle */
+	uint32_t rs;	 /* bound rasterizer state handle */
 	struct pc_vbuf vb[PREDICT_PIPE_MAX_ATTRIBS];
 	uint32_t nr_vb;
 	float vs_const[16];
@@ -559,8 +573,19 @@ static void create_object(struct predict_ctx *ctx, const struct predict_dcmd *c,
 			}
 		}
 		return;
+	case PREDICT_VIRGL_OBJECT_RASTERIZER:
+		o = object_new(ctx, c->u.object.handle, c->obj);
+		if (o) {
+			/* VIRGL_OBJ_RS_S0 (the decoder checked the length). */
+			uint32_t s0 = c->payload[1];
+
+			o->u.rs.discard = (s0 >> RS_S0_DISCARD_SHIFT) & 1;
+			o->u.rs.cull_all =
+			    ((s0 >> RS_S0_CULL_FACE_SHIFT) & 3) == PIPE_FACE_FRONT_AND_BACK;
+		}
+		return;
 	default:
-		/* Sampler views, queries, blend/dsa/rasterizer state: tracked by handle only. */
+		/* Sampler views, queries, blend/dsa state: tracked by handle only. */
 		object_new(ctx, c->u.object.handle, c->obj);
 		return;
 	}
@@ -952,6 +977,20 @@ static double draw_fragments(struct predict_ctx *ctx, double vertices, double sa
 	return clamp_feature(rect_area(clip) / 2 * samples);
 }
 
+/* False when the bound rasterizer state lets nothing of a draw of @mode reach the fragments. */
+static bool rasterizes(struct predict_ctx *ctx, uint32_t mode)
+{
+	const struct pc_object *rs =
+	    object_get(ctx->cur, ctx->cur->rs, PREDICT_VIRGL_OBJECT_RASTERIZER);
+
+	if (!rs)
+		return true;
+	bool triangles = (mode >= PIPE_PRIM_TRIANGLES && mode <= PIPE_PRIM_POLYGON) ||
+			 mode == PIPE_PRIM_TRIANGLES_ADJ || mode == PIPE_PRIM_TRIANGLE_STRIP_ADJ;
+
+	return !rs->u.rs.discard && !(rs->u.rs.cull_all && triangles);
+}
+
 static void draw(struct predict_ctx *ctx, const struct predict_dcmd *c, struct predict_features *f)
 {
 	const struct pc_sub *s = ctx->cur;
@@ -961,7 +1000,7 @@ static void draw(struct predict_ctx *ctx, const struct predict_dcmd *c, struct p
 	double vertices = (double)c->u.draw.count * inst, frags;
 	uint32_t samples = 0;
 	struct rect clip;
-	bool has_rect = draw_rect(ctx, &clip, &samples);
+	bool has_rect = draw_rect(ctx, &clip, &samples) && rasterizes(ctx, c->u.draw.mode);
 
 	add_feature(f, PF_DRAWS, 1);
 	add_feature(f, PF_VERTICES, vertices);
@@ -1078,6 +1117,8 @@ static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct 
 	case PREDICT_VIRGL_BIND_OBJECT:
 		if (c->obj == PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS)
 			s->ve = c->u.object.handle;
+		else if (c->obj == PREDICT_VIRGL_OBJECT_RASTERIZER)
+			s->rs = c->u.object.handle;
 		break;
 	case PREDICT_VIRGL_BIND_SHADER:
 		if (c->u.bind_shader.type == PREDICT_PIPE_SHADER_VERTEX)

@@ -35,7 +35,7 @@ enum {
 	CREATE_SUB = 29,
 	BIND_SHADER = 31,
 };
-enum { O_SHADER = 4, O_VE = 5, O_SURFACE = 8 };
+enum { O_RS = 2, O_SHADER = 4, O_VE = 5, O_SURFACE = 8 };
 enum { FMT_RGB32F = 30, FMT_RGBA8 = 67 };
 
 /* A command stream being built. */
@@ -417,6 +417,35 @@ static void inline_written_vertices_give_the_box_too(void **state)
 	predict_ctx_destroy(ctx);
 }
 
+/* Rasterizer state that culls both faces (seed 002's culled-vertex calibration) or discards. */
+static void culled_and_discarded_draws_have_no_fragments(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	frame(ctx, &s, 200, 100);
+	emit(&s, CREATE, O_RS, 9, 7, 3u << 8, 0, 0, 0, 0, 0, 0, 0); /* cull front and back */
+	emit(&s, CREATE, O_RS, 9, 8, 1u << 3, 0, 0, 0, 0, 0, 0, 0); /* rasterizer discard */
+	emit(&s, BIND, O_RS, 1, 7);
+	draw36(&s); /* triangles: culled */
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_VERTICES] == 36);
+	assert_true(f.x[PF_FRAGMENTS] == 0);
+	assert_int_equal(f.frag.draws, 0);
+	s.n = 0;
+	emit(&s, DRAW, 0, 12, 0, 36, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0); /* lines: not culled */
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_FRAGMENTS] == 200 * 100 / 2);
+	s.n = 0;
+	emit(&s, BIND, O_RS, 1, 8);
+	emit(&s, DRAW, 0, 12, 0, 36, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0); /* discarded */
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_FRAGMENTS] == 0);
+	assert_true(f.x[PF_VERTICES] == 36);
+	predict_ctx_destroy(ctx);
+}
+
 static void without_mvp_half_the_viewport_is_assumed(void **state)
 {
 	struct predict_ctx *ctx = predict_ctx_create();
@@ -673,6 +702,7 @@ int main(void)
 	    cmocka_unit_test(projected_bounding_box_gives_hand_computed_fragments),
 	    cmocka_unit_test(inline_written_vertices_give_the_box_too),
 	    cmocka_unit_test(without_mvp_half_the_viewport_is_assumed),
+	    cmocka_unit_test(culled_and_discarded_draws_have_no_fragments),
 	    cmocka_unit_test(nan_and_inf_from_the_guest_stay_finite),
 	    cmocka_unit_test(sub_context_switch_changes_the_framebuffer),
 	    cmocka_unit_test(same_stream_on_other_framebuffer_hashes_differently),
