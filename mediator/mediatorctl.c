@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,7 @@ static const char main_help[] =
     "    mediatorctl [--socket PATH] status [--json]\n"
     "    mediatorctl [--socket PATH] show-budgets [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
+    "    mediatorctl [--socket PATH] calibrate DOMAIN [--rounds N]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
     "    mediatorctl --help | --version\n"
@@ -74,6 +77,13 @@ static const char main_help[] =
     "        its bound's margin and how often the bound was exceeded, whether a\n"
     "        shader with an unbounded loop was seen, and the learned\n"
     "        coefficients (ns per unit of each feature).\n"
+    "\n"
+    "    calibrate DOMAIN [--rounds N]\n"
+    "        Seed DOMAIN's cost model with seed 002's microbenchmarks (empty\n"
+    "        flushes, 100 clears of a 1200x1000 target, up to a million culled\n"
+    "        vertices, up to 100 half-target triangles; N rounds, default 40),\n"
+    "        run as a client of the domain in a context of its own, then print\n"
+    "        the seeded model. Later contexts of the domain start from it.\n"
     "\n"
     "    trace start FILE\n"
     "        Make mediatord write one JSON line per GPU command group to FILE\n"
@@ -153,6 +163,25 @@ static const char show_budgets_help[] =
     "    --json      print {\"policy\": ..., \"domains\": [...]} exactly as\n"
     "                mediatord sent it, times in microseconds\n"
     "    -h, --help  print this help\n";
+
+static const char calibrate_help[] =
+    "usage: mediatorctl calibrate DOMAIN [--rounds N]\n"
+    "\n"
+    "Runs mediator-calibrate (seed 002's calibration microbenchmarks, an\n"
+    "OpenGL ES program on Mesa's virgl driver) through DOMAIN's vtest socket\n"
+    "with mediator-exec, so that it gets a virgl context of its own in that\n"
+    "domain. The worker serving it derives per-group, per-pixel-cleared,\n"
+    "per-vertex and per-fragment costs from the measured groups, seeds the\n"
+    "domain's model with them and saves it in state_dir; contexts that start\n"
+    "later load it. Prints the microbenchmarks' timings and the seeded model.\n"
+    "Needs the rights mediator-exec needs (a private mount namespace).\n"
+    "\n"
+    "  --rounds N   groups of each microbenchmark (1..100000, default 40)\n"
+    "\n"
+    "Environment: MEDIATOR_EXEC and MEDIATOR_CALIBRATE name the programs\n"
+    "(default: next to mediatorctl, else in " MEDIATOR_LIBEXECDIR ").\n"
+    "Exit status: 0 calibrated, 1 the run or the calibration failed, 2 usage,\n"
+    "3 mediatord cannot be reached.\n";
 
 static const char trace_help[] =
     "Usage: mediatorctl [--socket PATH] trace start FILE\n"
@@ -843,6 +872,221 @@ out:
 	return r;
 }
 
+/* ---- calibrate ---------------------------------------------------------- */
+
+/* Longest a calibration run may take before it is stopped. */
+#define CALIBRATE_TIMEOUT_S 600
+
+/*
+ * Finds helper program @name: $@env, else next to mediatorctl (also in
+ * @build_subdir there, for the build tree), else in the libexec directory.
+ */
+static int find_helper(const char *env, const char *build_subdir, const char *name, char *out,
+		       size_t size)
+{
+	const char *e = getenv(env);
+	char self[PATH_MAX - 64];
+	ssize_t n;
+
+	if (e && *e) {
+		snprintf(out, size, "%s", e);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, size, "%s/%s%s", self, build_subdir, name);
+			if (access(out, X_OK) == 0)
+				return 0;
+			snprintf(out, size, "%s/%s", self, name);
+			if (access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/%s", MEDIATOR_LIBEXECDIR, name);
+	return access(out, X_OK) == 0 ? 0 : -errno;
+}
+
+/* The vtest socket of domain @name from a show-budgets answer, or NULL. */
+static const char *domain_socket(struct json_object *status, const char *name)
+{
+	struct json_object *domains;
+
+	if (!json_object_object_get_ex(status, "domains", &domains) ||
+	    !json_object_is_type(domains, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(domains); i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+		const char *s = json_object_get_string(json_get(d, "vtest_socket"));
+
+		if (!strcmp(json_object_get_string(json_get(d, "name")) ?: "", name))
+			return s ? s : "";
+	}
+	return NULL;
+}
+
+/* Runs mediator-exec --socket @sock -- @calib --rounds @rounds; returns its exit status or -1. */
+static int run_calibration(const char *exec_path, const char *calib_path, const char *sock,
+			   const char *rounds)
+{
+	char *args[] = {(char *)exec_path,  "--socket", (char *)sock,	"--",
+			(char *)calib_path, "--rounds", (char *)rounds, NULL};
+	pid_t pid, w;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		/* Mesa's virgl driver over vtest, rendering without a display. */
+		setenv("GALLIUM_DRIVER", "virpipe", 1);
+		setenv("EGL_PLATFORM", "surfaceless", 0);
+		alarm(CALIBRATE_TIMEOUT_S);
+		execv(exec_path, args);
+		fprintf(stderr, "mediatorctl: cannot run %s: %s\n", exec_path, strerror(errno));
+		_exit(127);
+	}
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		return -1;
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "mediatorctl: calibration run killed by signal %d\n",
+			WTERMSIG(status));
+		return -1;
+	}
+	return WEXITSTATUS(status);
+}
+
+/*
+ * The entry of a calibration context of @domain in a model answer whose
+ * client id is above @after and which is gone, or NULL.
+ */
+static struct json_object *calibrated_context(struct json_object *models, const char *domain,
+					      int64_t after)
+{
+	struct json_object *domains, *ctxs, *found = NULL;
+
+	if (!json_object_object_get_ex(models, "domains", &domains) ||
+	    !json_object_is_type(domains, json_type_array))
+		return NULL;
+	for (size_t i = 0; i < json_object_array_length(domains); i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+
+		if (strcmp(json_object_get_string(json_get(d, "name")) ?: "", domain) ||
+		    !json_object_object_get_ex(d, "contexts", &ctxs))
+			continue;
+		for (size_t k = 0; k < json_object_array_length(ctxs); k++) {
+			struct json_object *c = json_object_array_get_idx(ctxs, k);
+
+			if (!strcmp(json_object_get_string(json_get(c, "name")) ?: "",
+				    "mediator-calibrate") &&
+			    !json_object_get_boolean(json_get(c, "live")) &&
+			    json_object_get_int64(json_get(c, "client")) > after)
+				found = c;
+		}
+	}
+	return found;
+}
+
+static int cmd_calibrate(const char *socket_path, int argc, char **argv)
+{
+	char exec_path[PATH_MAX], calib_path[PATH_MAX];
+	const char *rounds = "40", *sock;
+	struct json_object *status = NULL, *models = NULL, *c = NULL;
+	struct sub_args a;
+	int64_t earlier;
+	char *end;
+	int r, run;
+
+	/* --rounds N is taken out before the common parsing. */
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--rounds"))
+			continue;
+		if (i + 1 >= argc || strtol(argv[i + 1], &end, 10) < 1 || *end ||
+		    strtol(argv[i + 1], NULL, 10) > 100000)
+			return usage_error("calibrate: --rounds needs a number 1..100000");
+		rounds = argv[i + 1];
+		memmove(&argv[i], &argv[i + 2], sizeof(char *) * (size_t)(argc - i - 2));
+		argc -= 2;
+		i--;
+	}
+	r = parse_sub_args("calibrate", argc, argv, false, 1, &a);
+	if (r == EXIT_OK && a.help)
+		fputs(calibrate_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	if (a.n_args != 1) {
+		r = usage_error("calibrate: missing DOMAIN");
+		goto out;
+	}
+	if (find_helper("MEDIATOR_EXEC", "", "mediator-exec", exec_path, sizeof(exec_path)) < 0 ||
+	    find_helper("MEDIATOR_CALIBRATE", "calibrate/", "mediator-calibrate", calib_path,
+			sizeof(calib_path)) < 0) {
+		print_error("calibrate: cannot find %s", exec_path[0] ? calib_path : exec_path);
+		r = EXIT_REFUSED;
+		goto out;
+	}
+	r = call(socket_path, new_request("show-budgets"), &status);
+	if (r != EXIT_OK)
+		goto out;
+	sock = domain_socket(status, a.args[0]);
+	if (!sock || !sock[0]) {
+		print_error("calibrate: %s",
+			    sock ? "domain has no vtest socket" : "no such domain");
+		r = EXIT_REFUSED;
+		goto out;
+	}
+	/* A calibration context from an earlier run may still be listed. */
+	r = call(socket_path, new_request("model"), &models);
+	if (r != EXIT_OK)
+		goto out;
+	c = calibrated_context(models, a.args[0], -1);
+	earlier = c ? json_object_get_int64(json_get(c, "client")) : -1;
+	c = NULL;
+	printf("calibrating domain %s through %s (%s rounds)\n", a.args[0], sock, rounds);
+	run = run_calibration(exec_path, calib_path, sock, rounds);
+	if (run != 0) {
+		print_error("calibrate: the calibration run failed (exit status %d)", run);
+		r = EXIT_REFUSED;
+		goto out;
+	}
+	/* The worker reports the seeded model as its client leaves. */
+	for (int64_t deadline = now_ms() + MEDIATORCTL_TIMEOUT_MS; !c && now_ms() < deadline;) {
+		if (models)
+			json_object_put(models);
+		models = NULL;
+		r = call(socket_path, new_request("model"), &models);
+		if (r != EXIT_OK)
+			goto out;
+		c = calibrated_context(models, a.args[0], earlier);
+		if (!c)
+			usleep(100000);
+	}
+	if (!c) {
+		print_error("calibrate: the calibration context's model did not arrive");
+		r = EXIT_REFUSED;
+		goto out;
+	}
+	printf("seeded model of domain %s (its error figures are from the run, before the seed):\n",
+	       a.args[0]);
+	print_context_model(c);
+	r = EXIT_OK;
+out:
+	if (status)
+		json_object_put(status);
+	if (models)
+		json_object_put(models);
+	free(a.args);
+	return r;
+}
+
 /* Returns @file made absolute against the current directory, in a new string (caller frees). */
 static char *absolute_path(const char *file)
 {
@@ -977,6 +1221,8 @@ int main(int argc, char **argv)
 		return finish(cmd_model(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "trace"))
 		return finish(cmd_trace(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "calibrate"))
+		return finish(cmd_calibrate(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "help")) {
 		fputs(main_help, stdout);
 		return finish(EXIT_OK);

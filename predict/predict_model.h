@@ -63,6 +63,15 @@ struct predict_model_ops {
 	 * (0 for models without coefficients, such as history).
 	 */
 	size_t (*coefficients)(const struct predict_model *model, double *out, size_t n);
+	/*
+	 * Replaces the coefficient of each feature i with @coef[i] ns per
+	 * unit where @coef[i] >= 0 (calibration, predict_calibrate.h);
+	 * @xmax and @ymax are the largest feature values and time the
+	 * calibration saw (for models that scale their inputs). NULL for
+	 * models without coefficients.
+	 */
+	void (*seed)(struct predict_model *model, const double coef[PF_COUNT],
+		     const double xmax[PF_COUNT], double ymax);
 };
 
 extern const struct predict_model_ops predict_model_history_ops;

@@ -152,6 +152,18 @@ static int linear_load(struct predict_model *m, const uint8_t *buf, size_t size)
 	return 0;
 }
 
+static void linear_seed(struct predict_model *m, const double coef[PF_COUNT],
+			const double xmax[PF_COUNT], double ymax)
+{
+	for (int i = 0; i < PF_COUNT; i++) {
+		if (xmax[i] > m->s[i] && xmax[i] <= PREDICT_FEATURE_MAX)
+			m->s[i] = xmax[i];
+		if (coef[i] >= 0 && isfinite(coef[i]))
+			m->c[i] = coef[i];
+	}
+	m->calibrated = 1;
+}
+
 static size_t linear_coefficients(const struct predict_model *m, double *out, size_t n)
 {
 	for (size_t i = 0; i < n && i < PF_COUNT; i++)
@@ -169,4 +181,5 @@ const struct predict_model_ops predict_model_linear_ops = {
     .save = linear_save,
     .load = linear_load,
     .coefficients = linear_coefficients,
+    .seed = linear_seed,
 };

@@ -228,6 +228,17 @@ out:
 	return ret;
 }
 
+static void rls_seed(struct predict_model *m, const double coef[PF_COUNT],
+		     const double xmax[PF_COUNT], double ymax)
+{
+	rls_rescale(m, xmax);
+	for (int i = 0; i < PF_COUNT; i++)
+		if (coef[i] >= 0 && isfinite(coef[i]) && m->s[i] > 0)
+			m->theta[i] = coef[i] * m->s[i];
+	/* Fresh confidence: what follows refines the seed quickly. */
+	rls_reset_p(m);
+}
+
 static size_t rls_coefficients(const struct predict_model *m, double *out, size_t n)
 {
 	for (size_t i = 0; i < n && i < PF_COUNT; i++)
@@ -245,4 +256,5 @@ const struct predict_model_ops predict_model_rls_ops = {
     .save = rls_save,
     .load = rls_load,
     .coefficients = rls_coefficients,
+    .seed = rls_seed,
 };

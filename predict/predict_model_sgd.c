@@ -92,15 +92,9 @@ static double sgd_predict(struct predict_model *m, const struct predict_features
 	return predict_time_clamp(sgd_dot(m, x, z) * m->sy);
 }
 
-static void sgd_update(struct predict_model *m, const struct predict_features *f,
-		       double measured_ns)
+/* Grows the scales to cover @x and @y, keeping each c_i = u_i sy / s_i. */
+static void sgd_rescale(struct predict_model *m, const double x[PF_COUNT], double y)
 {
-	double x[PF_COUNT], z[PF_COUNT], y, e, norm = 0, rate;
-
-	if (!predict_time_valid(measured_ns))
-		return;
-	y = predict_time_clamp(measured_ns);
-	predict_features_sanitize(f, x);
 	for (int i = 0; i < PF_COUNT; i++) {
 		if (x[i] > m->s[i]) {
 			/* Keep c_i = u_i sy / s_i: scale u_i by new / old. */
@@ -118,6 +112,18 @@ static void sgd_update(struct predict_model *m, const struct predict_features *f
 		}
 		m->sy = y;
 	}
+}
+
+static void sgd_update(struct predict_model *m, const struct predict_features *f,
+		       double measured_ns)
+{
+	double x[PF_COUNT], z[PF_COUNT], y, e, norm = 0, rate;
+
+	if (!predict_time_valid(measured_ns))
+		return;
+	y = predict_time_clamp(measured_ns);
+	predict_features_sanitize(f, x);
+	sgd_rescale(m, x, y);
 	if (m->sy == 0)
 		return; /* only zero times so far: nothing to scale by */
 	e = sgd_dot(m, x, z) - y / m->sy;
@@ -191,6 +197,25 @@ static int sgd_load(struct predict_model *m, const uint8_t *buf, size_t size)
 	return 0;
 }
 
+static void sgd_seed(struct predict_model *m, const double coef[PF_COUNT],
+		     const double xmax[PF_COUNT], double ymax)
+{
+	double x[PF_COUNT];
+
+	for (int i = 0; i < PF_COUNT; i++)
+		x[i] = xmax[i] > 0 && xmax[i] <= PREDICT_FEATURE_MAX ? xmax[i] : 0;
+	sgd_rescale(m, x, predict_time_valid(ymax) ? predict_time_clamp(ymax) : 0);
+	if (m->sy == 0)
+		return;
+	for (int i = 0; i < PF_COUNT; i++) {
+		if (coef[i] >= 0 && isfinite(coef[i]) && m->s[i] > 0) {
+			m->u[i] = coef[i] * m->s[i] / m->sy;
+			/* ADADELTA starts over for the seeded weights. */
+			m->eg2[i] = m->edw2[i] = 0;
+		}
+	}
+}
+
 static size_t sgd_coefficients(const struct predict_model *m, double *out, size_t n)
 {
 	for (size_t i = 0; i < n && i < PF_COUNT; i++)
@@ -208,4 +233,5 @@ const struct predict_model_ops predict_model_sgd_ops = {
     .save = sgd_save,
     .load = sgd_load,
     .coefficients = sgd_coefficients,
+    .seed = sgd_seed,
 };

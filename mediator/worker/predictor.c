@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "predict_calibrate.h"
 #include "predict_model.h"
 #include "predict_persist.h"
 #include "predictor.h"
@@ -16,6 +17,7 @@ struct predictor {
 	struct predict_model *model;
 	struct predict_bound *bound;
 	FILE *dump;
+	struct predict_calibration *calibration; /* NULL unless a calibration client */
 	uint64_t learned;
 	/* Accuracy so far, for predictor_report(). */
 	double abs_err_sum, ape_sum;
@@ -53,6 +55,7 @@ void predictor_destroy(struct predictor *p)
 		return;
 	if (p->dump)
 		fclose(p->dump);
+	predict_calibration_destroy(p->calibration);
 	predict_bound_destroy(p->bound);
 	if (p->model)
 		p->ops->destroy(p->model);
@@ -106,6 +109,8 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 		predict_ctx_observe_fragments(p->ctx, fragments, &info->features);
 
 	p->ops->update(p->model, &info->features, measured_ns);
+	if (p->calibration)
+		predict_calibration_add(p->calibration, &info->features, measured_ns);
 	predict_bound_update(p->bound, info->predicted_ns, measured_ns);
 	p->learned++;
 	p->abs_err_sum += err < 0 ? -err : err;
@@ -167,6 +172,48 @@ void predictor_report(const struct predictor *p, struct wire_model *out)
 	out->frag_bbox_error = fs.bbox_error;
 	out->frag_history_error = fs.history_error;
 	out->frag_preferred = fs.preferred;
+}
+
+int predictor_calibration_start(struct predictor *p)
+{
+	if (!p->calibration)
+		p->calibration = predict_calibration_create();
+	return p->calibration ? 0 : -ENOMEM;
+}
+
+int predictor_calibration_finish(struct predictor *p, char *summary, size_t size)
+{
+	struct predict_calibration_result r;
+	int n;
+
+	if (!p->calibration)
+		return -ENOENT;
+	n = predict_calibration_solve(p->calibration, &r);
+	predict_calibration_destroy(p->calibration);
+	p->calibration = NULL;
+	if (n == -EAGAIN) {
+		snprintf(summary, size,
+			 "too few groups (flush %u, clears %u, culled %u, triangles %u; %u of "
+			 "each needed)",
+			 r.samples[0], r.samples[1], r.samples[2], r.samples[3],
+			 PREDICT_CALIBRATION_MIN);
+		return n;
+	}
+	if (n < 0) {
+		snprintf(summary, size, "out of memory");
+		return n;
+	}
+	n = predict_calibration_seed(p->ops, p->model, &r);
+	if (n < 0) {
+		snprintf(summary, size, "model %s has no coefficients to seed", p->ops->name);
+		return n;
+	}
+	snprintf(summary, size,
+		 "%.1f us per group, %.3f ns per pixel cleared (colour), %.2f ns per vertex, "
+		 "%.3f ns per fragment, from %u groups",
+		 r.coef[PF_GROUP] / 1000, r.coef[PF_CLEAR_C], r.coef[PF_VERTICES],
+		 r.coef[PF_FRAGMENTS], r.samples[0] + r.samples[1] + r.samples[2] + r.samples[3]);
+	return 0;
 }
 
 uint64_t predictor_learned(const struct predictor *p)

@@ -67,6 +67,19 @@ int predictor_save(struct predictor *p, const char *path, const char *identity);
 /* What the model has learned so far, for mediatorctl model. */
 void predictor_report(const struct predictor *p, struct wire_model *out);
 
+/*
+ * Calibration (predict_calibrate.h). A client with this name (the program
+ * `mediatorctl calibrate` runs) sends seed 002's microbenchmarks; its
+ * measured groups are collected from predictor_calibration_start() on, and
+ * predictor_calibration_finish() derives the coefficients and seeds the
+ * model with them. finish returns 0 (then @summary lists the coefficients),
+ * -ENOENT when no calibration was started, or another negative errno with
+ * the reason in @summary.
+ */
+#define PREDICTOR_CALIBRATION_CLIENT "mediator-calibrate"
+int predictor_calibration_start(struct predictor *p);
+int predictor_calibration_finish(struct predictor *p, char *summary, size_t size);
+
 /* Groups learned since the predictor was created. */
 uint64_t predictor_learned(const struct predictor *p);
 

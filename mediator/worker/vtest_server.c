@@ -104,6 +104,7 @@ struct vtest_server {
 		##__VA_ARGS__)
 
 static void take_completions(struct vtest_server *s);
+static void finish_calibration(struct vtest_server *s);
 static void flush_records(struct vtest_server *s);
 static void save_state(struct vtest_server *s);
 static void load_state(struct vtest_server *s);
@@ -160,6 +161,7 @@ void vtest_server_destroy(struct vtest_server *server)
 		return;
 	take_completions(server);
 	flush_records(server);
+	finish_calibration(server);
 	if (predictor_learned(server->predictor))
 		report_model(server);
 	save_state(server);
@@ -179,6 +181,21 @@ void vtest_server_destroy(struct vtest_server *server)
 }
 
 /* ---- talking to mediatord ---------------------------------------------- */
+
+/* A calibration client is gone: seed the model with what its groups measured. */
+static void finish_calibration(struct vtest_server *s)
+{
+	char summary[512];
+	int r = predictor_calibration_finish(s->predictor, summary, sizeof(summary));
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0)
+		srv_log(LOG_LEVEL_WARN, s, "calibration not applied: %s", summary);
+	else
+		srv_log(LOG_LEVEL_INFO, s, "calibration applied to model %s: %s",
+			predictor_model_name(s->predictor), summary);
+}
 
 static void send_to_mediator(struct vtest_server *s, const void *msg, size_t size)
 {
@@ -449,6 +466,9 @@ static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m
 	send_to_mediator(s, &info, sizeof(info));
 	srv_log(LOG_LEVEL_INFO, s, "client \"%s\" (pid %d) connected", s->client_name,
 		(int)info.peer_pid);
+	if (strcmp(s->client_name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
+	    predictor_calibration_start(s->predictor) == 0)
+		srv_log(LOG_LEVEL_INFO, s, "calibration client: its groups will seed the model");
 	return 0;
 }
 
