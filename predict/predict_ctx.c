@@ -246,6 +246,8 @@ struct predict_ctx {
 	/* Recent mean |ln(estimate/measured)| per estimator; < 0 before the first score. */
 	double err_bbox, err_hist;
 	uint64_t frag_observed;
+	predict_resource_data_fn resource_data;
+	void *resource_data_arg;
 	/*
 	 * Buffers (bit 0 colour, 1 depth, 2 stencil) already cleared since
 	 * the last command that used the framebuffer. A clear of a buffer
@@ -1087,6 +1089,25 @@ static void transfer3d(struct predict_ctx *ctx, const struct predict_dcmd *c,
 	add_feature(f, PF_TRANSFER_BYTES, bytes);
 }
 
+/*
+ * Data of a buffer upload that the stream names but does not carry: @len
+ * bytes at @src_offset of resource @src's memory (see
+ * predict_ctx_set_resource_data()) were written to buffer @dst at @box.
+ */
+static void upload_from_memory(struct predict_ctx *ctx, uint32_t dst, const struct predict_box *b,
+			       uint32_t src, uint32_t src_offset)
+{
+	const uint8_t *mem;
+	size_t size = 0;
+
+	if (!ctx->resource_data || b->x < 0 || b->w <= 0)
+		return;
+	mem = ctx->resource_data(ctx->resource_data_arg, src, &size);
+	if (!mem || src_offset > size || (size_t)b->w > size - src_offset)
+		return;
+	resource_write(ctx, dst, (uint64_t)b->x, mem + src_offset, (size_t)b->w);
+}
+
 /* Applies one decoded command to the state and adds its features. */
 static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct predict_features *f)
 {
@@ -1192,7 +1213,18 @@ static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct 
 				       c->u.transfer.data, c->u.transfer.data_len);
 		break;
 	case PREDICT_VIRGL_TRANSFER3D:
+		/* Encoded transfers (vtest protocol 2, virtio-gpu): the data is
+		 * in the resource's own memory at data_offset. */
 		transfer3d(ctx, c, f);
+		if (c->u.transfer.direction == PREDICT_TRANSFER_TO_HOST)
+			upload_from_memory(ctx, c->u.transfer.handle, &c->u.transfer.box,
+					   c->u.transfer.handle, c->u.transfer.data_offset);
+		break;
+	case PREDICT_VIRGL_COPY_TRANSFER3D:
+		/* From a staging resource. */
+		transfer3d(ctx, c, f);
+		upload_from_memory(ctx, c->u.transfer.handle, &c->u.transfer.box,
+				   c->u.transfer.src_handle, c->u.transfer.data_offset);
 		break;
 	default:
 		break;
@@ -1256,6 +1288,12 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void predict_ctx_set_resource_data(struct predict_ctx *ctx, predict_resource_data_fn fn, void *data)
+{
+	ctx->resource_data = fn;
+	ctx->resource_data_arg = data;
 }
 
 void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode)

@@ -88,6 +88,18 @@ void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64
 				const void *data, size_t len);
 
 /*
+ * Where the transport keeps resources' guest-visible memory (vtest shared
+ * memory, virtio-gpu backing): returns the bytes of resource @handle and
+ * their number in *@size, or NULL. COPY_TRANSFER3D, with which Mesa's
+ * virgl driver uploads buffers from a staging resource, is followed
+ * through it, so that vertex data arriving that way gets its bounding box.
+ * The memory is only read during predict_ctx_submit().
+ */
+typedef const void *(*predict_resource_data_fn)(void *data, uint32_t handle, size_t *size);
+void predict_ctx_set_resource_data(struct predict_ctx *ctx, predict_resource_data_fn fn,
+				   void *data);
+
+/*
  * Decodes the group of @ndw dwords at @buf, updates the state and fills
  * @features (zeroed first) and @counts (may be NULL). Returns 0 or -EINVAL
  * (then *@err says where).

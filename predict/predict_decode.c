@@ -14,46 +14,43 @@
 
 /* Minimum payload lengths (dwords) of virgl_protocol.h, as vrend_decode.c checks them. */
 enum {
-	MIN_CREATE_OBJECT = 1,	 /* handle */
-	MIN_SHADER = 5,		 /* VIRGL_OBJ_SHADER_HDR_SIZE(0) */
-	SHADER_SO_EXTRA = 4,	 /* VIRGL_OBJ_SHADER_HDR_SIZE(nso): + 2 nso + 4 */
-	MIN_SURFACE = 5,	 /* VIRGL_OBJ_SURFACE_SIZE */
-	MIN_MSAA_SURFACE = 6,	 /* VIRGL_OBJ_MSAA_SURFACE_SIZE */
-	MIN_SAMPLER_VIEW = 6,	 /* VIRGL_OBJ_SAMPLER_VIEW_SIZE */
-	MIN_BLEND = 11,		 /* VIRGL_OBJ_BLEND_SIZE */
-	MIN_DSA = 5,		 /* VIRGL_OBJ_DSA_SIZE */
-	MIN_RASTERIZER = 9,	 /* VIRGL_OBJ_RS_SIZE */
-	MIN_SAMPLER_STATE = 9,	 /* VIRGL_OBJ_SAMPLER_STATE_SIZE */
-	MIN_QUERY_OBJ = 4,	 /* VIRGL_OBJ_QUERY_SIZE */
-	MIN_STREAMOUT = 4,	 /* VIRGL_OBJ_STREAMOUT_SIZE */
-	VE_DWORDS = 4,		 /* VIRGL_OBJ_VERTEX_ELEMENTS_SIZE(n) = 4 n + 1 */
-	MIN_HANDLE_ONLY = 1,	 /* bind/destroy object, begin/end query, sub ctx */
-	MIN_BIND_SHADER = 2,	 /* VIRGL_BIND_SHADER_SIZE */
-	MIN_FRAMEBUFFER = 2,	 /* VIRGL_SET_FRAMEBUFFER_STATE_SIZE(0) */
-	MIN_FB_NO_ATTACH = 2,	 /* VIRGL_SET_FRAMEBUFFER_STATE_NO_ATTACH_SIZE */
-	VIEWPORT_DWORDS = 6,	 /* VIRGL_SET_VIEWPORT_STATE_SIZE(n) = 6 n + 1 */
-	SCISSOR_DWORDS = 2,	 /* VIRGL_SET_SCISSOR_STATE_SIZE(n) = 2 n + 1 */
-	VB_DWORDS = 3,		 /* VIRGL_SET_VERTEX_BUFFERS_SIZE(n) = 3 n */
-	MIN_INDEX_BUFFER = 1,	 /* VIRGL_SET_INDEX_BUFFER_SIZE(0) */
-	FULL_INDEX_BUFFER = 3,	 /* VIRGL_SET_INDEX_BUFFER_SIZE(1) */
-	MIN_CONSTANT_BUFFER = 2, /* shader type, index */
-	MIN_UNIFORM_BUFFER = 5,	 /* VIRGL_SET_UNIFORM_BUFFER_SIZE */
-	MIN_SAMPLER_VIEWS = 2,	 /* VIRGL_SET_SAMPLER_VIEWS_SIZE(0) */
-	MIN_CLEAR = 8,		 /* VIRGL_OBJ_CLEAR_SIZE */
-	MIN_CLEAR_TEXTURE = 12,	 /* VIRGL_CLEAR_TEXTURE_SIZE */
-	MIN_DRAW = 12,		 /* VIRGL_DRAW_VBO_SIZE */
-	DRAW_INDIRECT = 20,	 /* VIRGL_DRAW_VBO_SIZE_INDIRECT */
-	MIN_BLIT = 21,		 /* VIRGL_CMD_BLIT_SIZE */
-	MIN_COPY_REGION = 13,	 /* VIRGL_CMD_RESOURCE_COPY_REGION_SIZE */
-	MIN_INLINE_WRITE = 12,	 /* vrend_decode_resource_inline_write: length < 12 */
-	INLINE_WRITE_DATA = 12,	 /* VIRGL_RESOURCE_IW_DATA_START */
-	MIN_TRANSFER3D = 13,	 /* VIRGL_TRANSFER3D_SIZE */
-	MIN_LAUNCH_GRID = 8,	 /* VIRGL_LAUNCH_GRID_SIZE */
+	MIN_CREATE_OBJECT = 1,	  /* handle */
+	MIN_SHADER = 5,		  /* VIRGL_OBJ_SHADER_HDR_SIZE(0) */
+	SHADER_SO_EXTRA = 4,	  /* VIRGL_OBJ_SHADER_HDR_SIZE(nso): + 2 nso + 4 */
+	MIN_SURFACE = 5,	  /* VIRGL_OBJ_SURFACE_SIZE */
+	MIN_MSAA_SURFACE = 6,	  /* VIRGL_OBJ_MSAA_SURFACE_SIZE */
+	MIN_SAMPLER_VIEW = 6,	  /* VIRGL_OBJ_SAMPLER_VIEW_SIZE */
+	MIN_BLEND = 11,		  /* VIRGL_OBJ_BLEND_SIZE */
+	MIN_DSA = 5,		  /* VIRGL_OBJ_DSA_SIZE */
+	MIN_RASTERIZER = 9,	  /* VIRGL_OBJ_RS_SIZE */
+	MIN_SAMPLER_STATE = 9,	  /* VIRGL_OBJ_SAMPLER_STATE_SIZE */
+	MIN_QUERY_OBJ = 4,	  /* VIRGL_OBJ_QUERY_SIZE */
+	MIN_STREAMOUT = 4,	  /* VIRGL_OBJ_STREAMOUT_SIZE */
+	VE_DWORDS = 4,		  /* VIRGL_OBJ_VERTEX_ELEMENTS_SIZE(n) = 4 n + 1 */
+	MIN_HANDLE_ONLY = 1,	  /* bind/destroy object, begin/end query, sub ctx */
+	MIN_BIND_SHADER = 2,	  /* VIRGL_BIND_SHADER_SIZE */
+	MIN_FRAMEBUFFER = 2,	  /* VIRGL_SET_FRAMEBUFFER_STATE_SIZE(0) */
+	MIN_FB_NO_ATTACH = 2,	  /* VIRGL_SET_FRAMEBUFFER_STATE_NO_ATTACH_SIZE */
+	VIEWPORT_DWORDS = 6,	  /* VIRGL_SET_VIEWPORT_STATE_SIZE(n) = 6 n + 1 */
+	SCISSOR_DWORDS = 2,	  /* VIRGL_SET_SCISSOR_STATE_SIZE(n) = 2 n + 1 */
+	VB_DWORDS = 3,		  /* VIRGL_SET_VERTEX_BUFFERS_SIZE(n) = 3 n */
+	MIN_INDEX_BUFFER = 1,	  /* VIRGL_SET_INDEX_BUFFER_SIZE(0) */
+	FULL_INDEX_BUFFER = 3,	  /* VIRGL_SET_INDEX_BUFFER_SIZE(1) */
+	MIN_CONSTANT_BUFFER = 2,  /* shader type, index */
+	MIN_UNIFORM_BUFFER = 5,	  /* VIRGL_SET_UNIFORM_BUFFER_SIZE */
+	MIN_SAMPLER_VIEWS = 2,	  /* VIRGL_SET_SAMPLER_VIEWS_SIZE(0) */
+	MIN_CLEAR = 8,		  /* VIRGL_OBJ_CLEAR_SIZE */
+	MIN_CLEAR_TEXTURE = 12,	  /* VIRGL_CLEAR_TEXTURE_SIZE */
+	MIN_DRAW = 12,		  /* VIRGL_DRAW_VBO_SIZE */
+	DRAW_INDIRECT = 20,	  /* VIRGL_DRAW_VBO_SIZE_INDIRECT */
+	MIN_BLIT = 21,		  /* VIRGL_CMD_BLIT_SIZE */
+	MIN_COPY_REGION = 13,	  /* VIRGL_CMD_RESOURCE_COPY_REGION_SIZE */
+	MIN_INLINE_WRITE = 12,	  /* vrend_decode_resource_inline_write: length < 12 */
+	INLINE_WRITE_DATA = 12,	  /* VIRGL_RESOURCE_IW_DATA_START */
+	MIN_TRANSFER3D = 13,	  /* VIRGL_TRANSFER3D_SIZE */
+	MIN_COPY_TRANSFER3D = 14, /* VIRGL_COPY_TRANSFER3D_SIZE */
+	MIN_LAUNCH_GRID = 8,	  /* VIRGL_LAUNCH_GRID_SIZE */
 };
-
-/* TRANSFER3D directions (VIRGL_TRANSFER_TO_HOST, VIRGL_TRANSFER_FROM_HOST). */
-#define TRANSFER_TO_HOST   1u
-#define TRANSFER_FROM_HOST 2u
 
 void predict_decode_init(struct predict_decode *d, const uint32_t *buf, size_t ndw)
 {
@@ -435,9 +432,16 @@ static const char *decode_operands(struct predict_dcmd *c)
 		decode_transfer_common(c);
 		c->u.transfer.data_offset = op(c, 12);
 		c->u.transfer.direction = op(c, 13);
-		if (c->u.transfer.direction != TRANSFER_TO_HOST &&
-		    c->u.transfer.direction != TRANSFER_FROM_HOST)
+		if (c->u.transfer.direction != PREDICT_TRANSFER_TO_HOST &&
+		    c->u.transfer.direction != PREDICT_TRANSFER_FROM_HOST)
 			return "transfer3d direction is neither to nor from host";
+		return NULL;
+	case PREDICT_VIRGL_COPY_TRANSFER3D:
+		if (c->len < MIN_COPY_TRANSFER3D)
+			return "copy_transfer3d too short";
+		decode_transfer_common(c);
+		c->u.transfer.src_handle = op(c, 12);
+		c->u.transfer.data_offset = op(c, 13);
 		return NULL;
 	case PREDICT_VIRGL_LAUNCH_GRID:
 		if (c->len < MIN_LAUNCH_GRID)

@@ -36,6 +36,10 @@
  */
 #define PREDICT_HOST_HANDLE_MIN 0xffffff00u
 
+/* TRANSFER3D directions (VIRGL_TRANSFER_TO_HOST, VIRGL_TRANSFER_FROM_HOST). */
+#define PREDICT_TRANSFER_TO_HOST   1u
+#define PREDICT_TRANSFER_FROM_HOST 2u
+
 /* Command numbers: enum virgl_context_cmd (virgl_protocol.h). */
 enum predict_virgl_cmd {
 	PREDICT_VIRGL_NOP = 0,
@@ -213,13 +217,15 @@ struct predict_dcmd {
 			int32_t dst_x, dst_y, dst_z;
 			struct predict_box src;
 		} copy_region;
-		/* RESOURCE_INLINE_WRITE (data, data_len) and TRANSFER3D (data_offset, direction) */
+		/* RESOURCE_INLINE_WRITE (data, data_len), TRANSFER3D (data_offset,
+		 * direction) and COPY_TRANSFER3D (from src_handle at data_offset) */
 		struct {
 			uint32_t handle, level, usage, stride, layer_stride;
 			struct predict_box box;
 			const void *data;
 			size_t data_len;
 			uint32_t data_offset, direction;
+			uint32_t src_handle;
 		} transfer;
 		struct {
 			uint32_t block[3], grid[3], indirect_handle, indirect_offset;

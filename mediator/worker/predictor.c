@@ -85,6 +85,11 @@ void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t off
 	predict_ctx_resource_write(p->ctx, handle, offset, data, len);
 }
 
+void predictor_set_resource_data(struct predictor *p, predict_resource_data_fn fn, void *data)
+{
+	predict_ctx_set_resource_data(p->ctx, fn, data);
+}
+
 int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
 		    struct predict_decode_error *err)
 {

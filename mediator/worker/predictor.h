@@ -38,6 +38,8 @@ int predictor_resource_create(struct predictor *p, uint32_t handle,
 void predictor_resource_destroy(struct predictor *p, uint32_t handle);
 void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t offset,
 			      const void *data, size_t len);
+/* Where the transport keeps resources' memory (predict_ctx_set_resource_data()). */
+void predictor_set_resource_data(struct predictor *p, predict_resource_data_fn fn, void *data);
 
 /*
  * Decodes the group at @buf (@ndw dwords) and fills @info: command counts,

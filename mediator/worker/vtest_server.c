@@ -110,6 +110,18 @@ static void save_state(struct vtest_server *s);
 static void load_state(struct vtest_server *s);
 static void report_model(struct vtest_server *s);
 
+/* The client-visible memory of resource @handle (predict_resource_data_fn). */
+static const void *resource_memory(void *data, uint32_t handle, size_t *size)
+{
+	struct vtest_server *s = data;
+	const struct vtest_resource *res = handle_map_get(s->resources, handle);
+
+	if (!res || !res->shm)
+		return NULL;
+	*size = res->shm_size;
+	return res->shm;
+}
+
 struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
 {
 	struct vtest_server *s = calloc(1, sizeof(*s));
@@ -131,6 +143,7 @@ struct vtest_server *vtest_server_create(const struct vtest_server_options *opti
 		free(s);
 		return NULL;
 	}
+	predictor_set_resource_data(s->predictor, resource_memory, s);
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
 	if (options->feature_dump_dir) {
 		char path[4096];

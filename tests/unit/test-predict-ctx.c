@@ -446,6 +446,61 @@ static void culled_and_discarded_draws_have_no_fragments(void **state)
 	predict_ctx_destroy(ctx);
 }
 
+/* The transport's resource memory, for uploads the stream names but does not carry. */
+static uint8_t test_memory[2][256];
+
+static const void *memory_of(void *data, uint32_t handle, size_t *size)
+{
+	if (handle < 1 || handle > 2)
+		return NULL;
+	*size = sizeof(test_memory[0]);
+	return test_memory[handle - 1];
+}
+
+/* Vertex data uploaded by TRANSFER3D (vtest protocol 2) or COPY_TRANSFER3D (staging). */
+static void uploads_from_resource_memory_give_the_bbox(void **state)
+{
+	const float id[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+	const float lo[3] = {-0.5f, -0.5f, -0.5f}, hi[3] = {0.5f, 0.5f, 0.5f};
+	float v[24];
+
+	corners(v, lo, hi);
+	memcpy(test_memory[0] + 40, v, sizeof(v));
+	memcpy(test_memory[1] + 8, v, sizeof(v));
+	/* copy (45) from resource 2 at 8; transfer (43) from its own memory at 40; beyond the end.
+	 */
+	for (int how = 0; how < 3; how++) {
+		struct predict_ctx *ctx = predict_ctx_create();
+		struct predict_features f;
+		struct sb s = {.n = 0};
+		struct predict_resource_desc staging = {.width = 256, .height = 1};
+
+		predict_ctx_set_resource_data(ctx, memory_of, NULL);
+		frame(ctx, &s, 100, 100);
+		add_buffer(ctx, 1, 256);
+		assert_int_equal(predict_ctx_resource_create(ctx, 2, &staging), 0);
+		emit(&s, CREATE, O_VE, 5, 3, 0, 0, 0, FMT_RGB32F);
+		emit(&s, BIND, O_VE, 1, 3);
+		emit(&s, VBUFS, 0, 3, 12, 0, 1);
+		if (how == 0)
+			emit(&s, 45, 0, 14, 1, 0, 0, 0, 0, 0, 0, 0, 96, 1, 1, 2, 8, 0);
+		else
+			emit(&s, 43, 0, 13, 1, 0, 0, 0, 0, 0, 0, 0, 96, 1, 1, how == 1 ? 40 : 200,
+			     1);
+		mvp(&s, id);
+		draw36(&s);
+		assert_int_equal(submit(ctx, &s, &f), 0);
+		assert_true(f.x[PF_TRANSFER_BYTES] == 96);
+		if (how < 2) {
+			assert_true(fabs(f.x[PF_FRAGMENTS] - 1250) < 1e-6);
+			assert_int_equal(f.flags & PFF_NO_MVP, 0);
+		} else {
+			assert_true(f.flags & PFF_NO_MVP); /* 200 + 96 > 256: not read */
+		}
+		predict_ctx_destroy(ctx);
+	}
+}
+
 static void without_mvp_half_the_viewport_is_assumed(void **state)
 {
 	struct predict_ctx *ctx = predict_ctx_create();
@@ -702,6 +757,7 @@ int main(void)
 	    cmocka_unit_test(projected_bounding_box_gives_hand_computed_fragments),
 	    cmocka_unit_test(inline_written_vertices_give_the_box_too),
 	    cmocka_unit_test(without_mvp_half_the_viewport_is_assumed),
+	    cmocka_unit_test(uploads_from_resource_memory_give_the_bbox),
 	    cmocka_unit_test(culled_and_discarded_draws_have_no_fragments),
 	    cmocka_unit_test(nan_and_inf_from_the_guest_stay_finite),
 	    cmocka_unit_test(sub_context_switch_changes_the_framebuffer),
