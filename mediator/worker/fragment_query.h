@@ -14,7 +14,8 @@
  * thread, which cannot read it: query objects are not shared between GL
  * contexts.) The guest never sees the query.
  *
- * A group is not wrapped when it uses queries itself (GL allows one active
+ * At most one drawing group in FRAGMENT_QUERY_EVERY (fragment_query.c) is
+ * wrapped. A group is not wrapped when it uses queries itself (GL allows one active
  * occlusion query, so wrapping stops for good), when it creates, switches
  * or destroys sub-contexts (our query object lives in one sub-context;
  * after such a group, wrapping stops for good, except before the first

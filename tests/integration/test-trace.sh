@@ -75,7 +75,7 @@ jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts | length
 # The worker measured fragment counts (its occlusion query around each
 # drawing group) and scored the fragment estimators with them.
 jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts |
-    any(.fragments_measured > 100 and (.fragment_estimator == "bbox" or
+    any(.fragments_measured > 20 and (.fragment_estimator == "bbox" or
         .fragment_estimator == "history"))' <<<"$model_json" >/dev/null ||
   fail "no measured fragment counts in mediatorctl model: $model_json"
 ctl model >&2 || fail "mediatorctl model failed"
