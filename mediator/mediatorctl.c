@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helper_path.h"
 #include "mediator-build-config.h"
 
 /* How long mediatorctl waits for mediatord, connect to reply, so a hung daemon cannot hang scripts.
@@ -877,41 +878,6 @@ out:
 /* Longest a calibration run may take before it is stopped. */
 #define CALIBRATE_TIMEOUT_S 600
 
-/*
- * Finds helper program @name: $@env, else next to mediatorctl (also in
- * @build_subdir there, for the build tree), else in the libexec directory.
- */
-static int find_helper(const char *env, const char *build_subdir, const char *name, char *out,
-		       size_t size)
-{
-	const char *e = getenv(env);
-	char self[PATH_MAX - 64];
-	ssize_t n;
-
-	if (e && *e) {
-		snprintf(out, size, "%s", e);
-		return access(out, X_OK) == 0 ? 0 : -errno;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, size, "%s/%s%s", self, build_subdir, name);
-			if (access(out, X_OK) == 0)
-				return 0;
-			snprintf(out, size, "%s/%s", self, name);
-			if (access(out, X_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(out, size, "%s/%s", MEDIATOR_LIBEXECDIR, name);
-	return access(out, X_OK) == 0 ? 0 : -errno;
-}
-
 /* The vtest socket of domain @name from a show-budgets answer, or NULL. */
 static const char *domain_socket(struct json_object *status, const char *name)
 {
@@ -1026,8 +992,8 @@ static int cmd_calibrate(const char *socket_path, int argc, char **argv)
 		r = usage_error("calibrate: missing DOMAIN");
 		goto out;
 	}
-	if (find_helper("MEDIATOR_EXEC", "", "mediator-exec", exec_path, sizeof(exec_path)) < 0 ||
-	    find_helper("MEDIATOR_CALIBRATE", "calibrate/", "mediator-calibrate", calib_path,
+	if (helper_path("MEDIATOR_EXEC", "", "mediator-exec", exec_path, sizeof(exec_path)) < 0 ||
+	    helper_path("MEDIATOR_CALIBRATE", "calibrate/", "mediator-calibrate", calib_path,
 			sizeof(calib_path)) < 0) {
 		print_error("calibrate: cannot find %s", exec_path[0] ? calib_path : exec_path);
 		r = EXIT_REFUSED;

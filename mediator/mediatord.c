@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "helper_path.h"
 #include "mediator-build-config.h"
 #include "mediatord.h"
 #include "util.h"
@@ -51,36 +52,6 @@ static void usage(FILE *f)
 	    "  1  the configuration is invalid (the message names file, line and key)\n"
 	    "  2  invalid command line\n"
 	    "  3  could not start (socket in use, no permission, worker missing)\n");
-}
-
-static int find_worker(char *out, size_t size)
-{
-	const char *env = getenv("MEDIATOR_WORKER");
-	char self[PATH_MAX - 64];
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(out, size, "%s", env);
-		return access(out, X_OK) == 0 ? 0 : -errno;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(out, size, "%s/worker/mediator-worker", self);
-			if (access(out, X_OK) == 0)
-				return 0;
-			snprintf(out, size, "%s/mediator-worker", self);
-			if (access(out, X_OK) == 0)
-				return 0;
-		}
-	}
-	snprintf(out, size, "%s/mediator-worker", MEDIATOR_LIBEXECDIR);
-	return access(out, X_OK) == 0 ? 0 : -errno;
 }
 
 int main(int argc, char **argv)
@@ -145,7 +116,7 @@ int main(int argc, char **argv)
 		printf("%s: configuration valid, %zu domain(s)\n", config_path, cfg.n_domains);
 		return EXIT_OK;
 	}
-	r = find_worker(worker, sizeof(worker));
+	r = helper_path("MEDIATOR_WORKER", "worker/", "mediator-worker", worker, sizeof(worker));
 	if (r < 0) {
 		fprintf(stderr, "mediatord: worker executable %s: %s\n", worker, strerror(-r));
 		return EXIT_STARTUP;
