@@ -17,6 +17,8 @@ int helper_path(const char *env, const char *build_subdir, const char *name, cha
 	char self[PATH_MAX - 64];
 	ssize_t n;
 
+	if (!out || size == 0)
+		return -EINVAL;
 	if (e && *e) {
 		snprintf(out, size, "%s", e);
 		return access(out, X_OK) == 0 ? 0 : -errno;
