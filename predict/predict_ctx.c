@@ -43,6 +43,7 @@
 
 #include "predict_ctx.h"
 #include "predict_decode.h"
+#include "predict_model_priv.h"
 #include "predict_tgsi.h"
 
 /*
@@ -245,6 +246,15 @@ struct predict_ctx {
 	uint32_t hist_n, hist_next;
 	/* Recent mean |ln(estimate/measured)| per estimator; < 0 before the first score. */
 	double err_bbox, err_hist;
+	/*
+	 * Recent mean ln(box estimate / measured): how much of the projected
+	 * box the draws of this context cover. Seed 002 assumes half
+	 * (PREDICT_CTX_COVERAGE); a model of a horse covers less of its box
+	 * than a quad. The box estimate is divided by exp(bbox_bias), so that
+	 * the estimators are compared on how well they follow the fragment
+	 * count, not on a constant factor a linear model absorbs anyway.
+	 */
+	double bbox_bias;
 	uint64_t frag_observed;
 	predict_resource_data_fn resource_data;
 	void *resource_data_arg;
@@ -927,7 +937,8 @@ static double bbox_fragments(struct predict_ctx *ctx, const struct rect *clip, b
 		return -1;
 	struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
 			      s->vp_translate[1]};
-	return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE;
+	return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE *
+	       exp(-ctx->bbox_bias);
 }
 
 /* The estimator a draw both can estimate uses (ties and no scores yet: the box). */
@@ -1308,12 +1319,16 @@ void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragmen
 /* Fragments added to both sides of a ratio so that tiny counts do not dominate. */
 #define PREDICT_CTX_ERROR_FLOOR 64.0
 
-static void score(double *err, double estimate, double measured)
-{
-	double e =
-	    fabs(log((estimate + PREDICT_CTX_ERROR_FLOOR) / (measured + PREDICT_CTX_ERROR_FLOOR)));
+/* Largest |bbox_bias|: a box covered a 150th or 150 times over. */
+#define PREDICT_CTX_BIAS_MAX 5.0
 
-	*err = *err < 0 ? e : *err + PREDICT_CTX_ERROR_WEIGHT * (e - *err);
+/* Scores an estimate against the measured count; returns ln(estimate / measured). */
+static double score(double *err, double estimate, double measured)
+{
+	double l = log((estimate + PREDICT_CTX_ERROR_FLOOR) / (measured + PREDICT_CTX_ERROR_FLOOR));
+
+	*err = *err < 0 ? fabs(l) : *err + PREDICT_CTX_ERROR_WEIGHT * (fabs(l) - *err);
+	return l;
 }
 
 void predict_ctx_observe_fragments(struct predict_ctx *ctx, double measured,
@@ -1327,8 +1342,13 @@ void predict_ctx_observe_fragments(struct predict_ctx *ctx, double measured,
 	measured = clamp_feature(measured);
 	ctx->frag_observed++;
 	/* An estimator is scored only on groups where it estimated every draw. */
-	if (e->bbox_draws == e->draws)
-		score(&ctx->err_bbox, e->bbox, measured);
+	if (e->bbox_draws == e->draws) {
+		double l = score(&ctx->err_bbox, e->bbox, measured);
+
+		ctx->bbox_bias += PREDICT_CTX_ERROR_WEIGHT * l;
+		ctx->bbox_bias =
+		    fmax(-PREDICT_CTX_BIAS_MAX, fmin(PREDICT_CTX_BIAS_MAX, ctx->bbox_bias));
+	}
 	if (e->history_draws == e->draws)
 		score(&ctx->err_hist, e->history, measured);
 	ctx->hist_frag[ctx->hist_next] = measured;
@@ -1344,4 +1364,68 @@ void predict_ctx_fragment_stats(const struct predict_ctx *ctx, struct predict_fr
 	out->bbox_error = ctx->err_bbox;
 	out->history_error = ctx->err_hist;
 	out->preferred = preferred_estimator(ctx);
+}
+
+#define FRAGMENTS_MAGIC	  0x47415246u /* "FRAG" */
+#define FRAGMENTS_VERSION 1u
+
+int predict_ctx_save_fragments(const void *arg, uint8_t *buf, size_t size)
+{
+	const struct predict_ctx *ctx = arg;
+	struct predict_wr w;
+
+	predict_wr_begin(&w, buf, size, FRAGMENTS_MAGIC, FRAGMENTS_VERSION);
+	predict_wr_f64(&w, ctx->err_bbox);
+	predict_wr_f64(&w, ctx->err_hist);
+	predict_wr_f64(&w, ctx->bbox_bias);
+	predict_wr_u32(&w, ctx->hist_n);
+	/* Oldest first. */
+	for (uint32_t i = 0; i < ctx->hist_n; i++) {
+		uint32_t k =
+		    (ctx->hist_next + PREDICT_CTX_HISTORY - ctx->hist_n + i) % PREDICT_CTX_HISTORY;
+
+		predict_wr_f64(&w, ctx->hist_frag[k]);
+		predict_wr_f64(&w, ctx->hist_vert[k]);
+	}
+	return predict_wr_end(&w);
+}
+
+static bool valid_error(double e)
+{
+	return e == -1 || (e >= 0 && e < 1e6);
+}
+
+int predict_ctx_load_fragments(void *arg, const uint8_t *buf, size_t size)
+{
+	struct predict_ctx *ctx = arg;
+	double frag[PREDICT_CTX_HISTORY], vert[PREDICT_CTX_HISTORY], eb, eh, bias;
+	struct predict_rd r;
+	uint32_t n;
+
+	if (predict_rd_begin(&r, buf, size, FRAGMENTS_MAGIC, FRAGMENTS_VERSION))
+		return -EINVAL;
+	eb = predict_rd_f64(&r);
+	eh = predict_rd_f64(&r);
+	bias = predict_rd_f64(&r);
+	n = predict_rd_u32(&r);
+	if (!valid_error(eb) || !valid_error(eh) || !(fabs(bias) <= PREDICT_CTX_BIAS_MAX) ||
+	    n > PREDICT_CTX_HISTORY)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		frag[i] = predict_rd_f64(&r);
+		vert[i] = predict_rd_f64(&r);
+		if (!(frag[i] >= 0 && frag[i] <= PREDICT_FEATURE_MAX && vert[i] > 0 &&
+		      vert[i] <= PREDICT_FEATURE_MAX))
+			return -EINVAL;
+	}
+	if (predict_rd_end(&r))
+		return -EINVAL;
+	ctx->err_bbox = eb;
+	ctx->err_hist = eh;
+	ctx->bbox_bias = bias;
+	ctx->hist_n = n;
+	ctx->hist_next = n % PREDICT_CTX_HISTORY;
+	memcpy(ctx->hist_frag, frag, n * sizeof(double));
+	memcpy(ctx->hist_vert, vert, n * sizeof(double));
+	return 0;
 }

@@ -121,4 +121,16 @@ void predict_ctx_observe_fragments(struct predict_ctx *ctx, double measured,
 				   const struct predict_features *f);
 void predict_ctx_fragment_stats(const struct predict_ctx *ctx, struct predict_fragment_stats *out);
 
+/*
+ * What the fragment estimators learned (the recent measured fragments per
+ * vertex and both estimators' recent errors), saved with the model state
+ * so that the next context of the same domain starts with the estimator
+ * that worked: predict_ctx_save_fragments() returns the bytes written or
+ * -ENOSPC; predict_ctx_load_fragments() returns 0 or -EINVAL (nothing
+ * changed). Takes plain pointers so that it fits struct
+ * predict_persist_section.
+ */
+int predict_ctx_save_fragments(const void *ctx, uint8_t *buf, size_t size);
+int predict_ctx_load_fragments(void *ctx, const uint8_t *buf, size_t size);
+
 #endif

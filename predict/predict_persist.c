@@ -50,6 +50,19 @@ struct buf {
 	size_t len, cap;
 };
 
+/* An entry names exactly one model or one section, complete. */
+static bool entry_valid(const struct predict_persist_entry *e)
+{
+	if (e->ops)
+		return e->model && !e->section && e->ops->name;
+	return e->section && e->obj && e->section->name && e->section->save && e->section->load;
+}
+
+static const char *entry_name(const struct predict_persist_entry *e)
+{
+	return e->ops ? e->ops->name : e->section->name;
+}
+
 static void put(struct buf *b, const void *p, size_t n)
 {
 	memcpy(b->data + b->len, p, n);
@@ -123,11 +136,11 @@ int predict_persist_save(const char *path, const char *identity,
 	if (id_len > PREDICT_PERSIST_IDENTITY_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		if (!entries[i].ops || !entries[i].model ||
-		    strlen(entries[i].ops->name) > PREDICT_PERSIST_NAME_MAX)
+		if (!entry_valid(&entries[i]) ||
+		    strlen(entry_name(&entries[i])) > PREDICT_PERSIST_NAME_MAX)
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++) {
-			if (strcmp(entries[i].ops->name, entries[j].ops->name) == 0)
+			if (strcmp(entry_name(&entries[i]), entry_name(&entries[j])) == 0)
 				return -EINVAL;
 		}
 	}
@@ -141,7 +154,7 @@ int predict_persist_save(const char *path, const char *identity,
 	put(&b, identity, id_len);
 	put_u32(&b, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		const char *name = entries[i].ops->name;
+		const char *name = entry_name(&entries[i]);
 		size_t len_at;
 		int len;
 
@@ -149,8 +162,10 @@ int predict_persist_save(const char *path, const char *identity,
 		put(&b, name, strlen(name));
 		len_at = b.len;
 		put_u32(&b, 0);
-		len =
-		    entries[i].ops->save(entries[i].model, b.data + b.len, PREDICT_MODEL_STATE_MAX);
+		len = entries[i].ops ? entries[i].ops->save(entries[i].model, b.data + b.len,
+							    PREDICT_MODEL_STATE_MAX)
+				     : entries[i].section->save(entries[i].obj, b.data + b.len,
+								PREDICT_MODEL_STATE_MAX);
 		if (len < 0) {
 			ret = len;
 			goto out;
@@ -308,11 +323,11 @@ int predict_persist_load(const char *path, const char *identity,
 	}
 	ret = 0;
 	for (size_t e = 0; e < n; e++) {
-		const char *name = entries[e].ops ? entries[e].ops->name : "";
+		const char *name = entry_valid(&entries[e]) ? entry_name(&entries[e]) : "";
 		size_t name_len = strlen(name);
 
 		entries[e].status = -ENOENT;
-		if (!entries[e].ops || !entries[e].model) {
+		if (!entry_valid(&entries[e])) {
 			entries[e].status = -EINVAL;
 			ret = -EINVAL;
 			continue;
@@ -321,7 +336,10 @@ int predict_persist_load(const char *path, const char *identity,
 			if (ms[i].name_len != name_len || memcmp(ms[i].name, name, name_len) != 0)
 				continue;
 			entries[e].status =
-			    entries[e].ops->load(entries[e].model, ms[i].state, ms[i].state_len);
+			    entries[e].ops ? entries[e].ops->load(entries[e].model, ms[i].state,
+								  ms[i].state_len)
+					   : entries[e].section->load(entries[e].obj, ms[i].state,
+								      ms[i].state_len);
 			if (entries[e].status)
 				ret = -EINVAL;
 			break;

@@ -8,8 +8,8 @@
  *   u16 version         PREDICT_PERSIST_VERSION
  *   u32 identity length, identity bytes (no NUL)
  *   u32 model count     <= PREDICT_PERSIST_MODELS_MAX
- *   per model: u32 name length, name bytes, u32 state length, state bytes
- *              (the model's save() output, <= PREDICT_MODEL_STATE_MAX)
+ *   per model or section: u32 name length, name bytes, u32 state length,
+ *              state bytes (its save() output, <= PREDICT_MODEL_STATE_MAX)
  *   u32 CRC-32 (IEEE, as zlib's crc32()) of every byte before it
  *
  * The file is not trusted: load checks the whole structure and the CRC
@@ -32,9 +32,23 @@
 /* Most models in one file: the four models with room to spare. */
 #define PREDICT_PERSIST_MODELS_MAX 16
 
+/*
+ * State other than a model's kept in the same file (what a context's
+ * fragment estimators learned, the memo of under-predicted groups):
+ * save() and load() as in struct predict_model_ops.
+ */
+struct predict_persist_section {
+	const char *name;
+	int (*save)(const void *obj, uint8_t *buf, size_t size);
+	int (*load)(void *obj, const uint8_t *buf, size_t size);
+};
+
+/* One model (@ops and @model) or one other section (@section and @obj). */
 struct predict_persist_entry {
-	const struct predict_model_ops *ops; /* saved/loaded under ops->name */
-	struct predict_model *model;	     /* owned by the caller */
+	const struct predict_model_ops *ops;	       /* saved/loaded under ops->name */
+	struct predict_model *model;		       /* owned by the caller */
+	const struct predict_persist_section *section; /* saved/loaded under section->name */
+	void *obj;				       /* owned by the caller */
 	/*
 	 * Out, set by predict_persist_load(): 0 loaded, -ENOENT no state of
 	 * that name in the file (model unchanged), -EINVAL the model refused

@@ -5,7 +5,11 @@
  * what the worker does live — and prints the accuracy of each model on
  * the same data.
  *
- *   predict-replay [--skip N] [--cdf DIR] NAME FILE [FILE...]
+ *   predict-replay [--skip N] [--cdf DIR] [--plain] NAME FILE [FILE...]
+ *
+ * Each model runs inside a context estimator (predict_estimator.h) as in
+ * the worker, with its memo of under-predicted groups, or without it
+ * (--plain) to measure what the memo adds.
  *
  * NAME labels the workload. Per model it prints, over the groups after the
  * first N (default 200, warm-up):
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "predict_estimator.h"
 #include "predict_model.h"
 
 /* Groups measured at least this long count for MAPE (the rule). */
@@ -102,11 +107,10 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void evaluate(const char *name, const struct predict_model_ops *ops, const struct samples *s,
-		     size_t skip, const char *cdf_dir)
+static void evaluate(const char *name, const struct predict_model_ops *ops, unsigned flags,
+		     const struct samples *s, size_t skip, const char *cdf_dir)
 {
-	struct predict_model *m = ops->create();
-	struct predict_bound *b = predict_bound_create(0.995);
+	struct predict_estimator *e = predict_estimator_create(ops, flags);
 	size_t n = s->n > skip ? s->n - skip : 0;
 	double *abs_err = calloc(n + 1, sizeof(double));
 	double *signed_err = calloc(n + 1, sizeof(double));
@@ -116,13 +120,14 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, cons
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *smp = &s->v[i];
-		double t0 = now_ns();
-		double pred = ops->predict(m, &smp->f);
-		double bound = predict_bound_of(b, pred);
+		double t0 = now_ns(), pred, bound;
+		struct predict_estimate est;
 
-		ops->update(m, &smp->f, smp->measured_ns);
-		predict_bound_update(b, pred, smp->measured_ns);
+		predict_estimator_predict(e, &smp->f, &est);
+		predict_estimator_learn(e, &smp->f, &est, smp->measured_ns);
 		op_ns[i] = now_ns() - t0;
+		pred = est.predicted_ns;
+		bound = est.bound_ns;
 		if (i < skip)
 			continue;
 		abs_err[k] = fabs(pred - smp->measured_ns) / 1000.0;
@@ -163,14 +168,14 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, cons
 	free(abs_err);
 	free(signed_err);
 	free(op_ns);
-	predict_bound_destroy(b);
-	ops->destroy(m);
+	predict_estimator_destroy(e);
 }
 
 int main(int argc, char **argv)
 {
 	struct samples s = {0};
 	size_t skip = 200;
+	unsigned flags = PREDICT_ESTIMATOR_ALL;
 	const char *cdf_dir = NULL, *name;
 	int i = 1;
 
@@ -179,6 +184,8 @@ int main(int argc, char **argv)
 			skip = strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--cdf") == 0 && i + 1 < argc)
 			cdf_dir = argv[++i];
+		else if (strcmp(argv[i], "--plain") == 0)
+			flags = 0;
 		else
 			goto usage;
 	}
@@ -195,10 +202,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (const struct predict_model_ops *const *ops = predict_models; *ops; ops++)
-		evaluate(name, *ops, &s, skip, cdf_dir);
+		evaluate(name, *ops, flags, &s, skip, cdf_dir);
 	free(s.v);
 	return 0;
 usage:
-	fprintf(stderr, "usage: predict-replay [--skip N] [--cdf DIR] NAME FILE [FILE...]\n");
+	fprintf(stderr,
+		"usage: predict-replay [--skip N] [--cdf DIR] [--plain] NAME FILE [FILE...]\n");
 	return 2;
 }

@@ -17,6 +17,11 @@
  * on llvmpipe in bench/overhead).
  */
 #define FRAGMENT_QUERY_EVERY 8u
+/*
+ * Except for a context's first drawing groups: each of these is measured,
+ * so that the estimators have counts of this context's own draws soon.
+ */
+#define FRAGMENT_QUERY_FIRST 16u
 
 /* The host's query object and the resource its result goes to. */
 #define FRAGMENT_QUERY_HANDLE	PREDICT_HOST_HANDLE_MIN
@@ -43,6 +48,7 @@ struct fragment_query {
 	const char *stopped;
 	uint64_t pending; /* seq of the wrapped group in flight, 0 if none */
 	uint64_t last;	  /* seq of the last wrapped group, 0 if none */
+	uint32_t wrapped; /* groups wrapped so far */
 	struct host_query_state state;
 	struct iovec iov;
 };
@@ -129,7 +135,7 @@ bool fragment_query_begin(struct fragment_query *fq, uint64_t seq, const struct 
 		return false;
 	}
 	if (fq->pending || !info->features.frag.draws ||
-	    (fq->last && seq - fq->last < FRAGMENT_QUERY_EVERY))
+	    (fq->wrapped >= FRAGMENT_QUERY_FIRST && seq - fq->last < FRAGMENT_QUERY_EVERY))
 		return false;
 	if (!fq->have_object && !set_up(fq))
 		return false;
@@ -138,6 +144,7 @@ bool fragment_query_begin(struct fragment_query *fq, uint64_t seq, const struct 
 		return false;
 	fq->pending = seq;
 	fq->last = seq;
+	fq->wrapped++;
 	return true;
 }
 

@@ -14,12 +14,12 @@
  * thread, which cannot read it: query objects are not shared between GL
  * contexts.) The guest never sees the query.
  *
- * At most one drawing group in FRAGMENT_QUERY_EVERY (fragment_query.c) is
- * wrapped. A group is not wrapped when it uses queries itself (GL allows one active
- * occlusion query, so wrapping stops for good), when it creates, switches
- * or destroys sub-contexts (our query object lives in one sub-context;
- * after such a group, wrapping stops for good, except before the first
- * wrap), or while another wrapped group is in flight (one query object).
+ * The first FRAGMENT_QUERY_FIRST drawing groups are wrapped, then at most
+ * one in FRAGMENT_QUERY_EVERY (fragment_query.c). A group is not wrapped when it uses queries
+ * itself (GL allows one active occlusion query, so wrapping stops for good), when it creates,
+ * switches or destroys sub-contexts (our query object lives in one sub-context; after such a group,
+ * wrapping stops for good, except before the first wrap), or while another wrapped group is in
+ * flight (one query object).
  */
 #ifndef MEDIATOR_FRAGMENT_QUERY_H
 #define MEDIATOR_FRAGMENT_QUERY_H

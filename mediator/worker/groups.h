@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "predict_cmd.h"
+#include "predict_estimator.h"
 #include "predict_features.h"
 #include "wire.h"
 
@@ -43,9 +44,10 @@ uint32_t groups_inflight(const struct groups *groups);
 struct group_info {
 	struct predict_cmd_counts counts;
 	struct predict_features features;
-	double predicted_ns; /* 0 when no model predicted */
-	double bound_ns;     /* 0 when no model predicted */
-	const char *model;   /* static string, "" when no model predicted */
+	struct predict_estimate est; /* zero when no model predicted */
+	double predicted_ns;	     /* est.predicted_ns; 0 when no model predicted */
+	double bound_ns;	     /* est.bound_ns; 0 when no model predicted */
+	const char *model;	     /* static string, "" when no model predicted */
 };
 
 /*

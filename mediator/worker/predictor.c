@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "predict_calibrate.h"
+#include "predict_estimator.h"
 #include "predict_model.h"
 #include "predict_persist.h"
 #include "predictor.h"
@@ -14,8 +15,7 @@
 struct predictor {
 	struct predict_ctx *ctx;
 	const struct predict_model_ops *ops;
-	struct predict_model *model;
-	struct predict_bound *bound;
+	struct predict_estimator *est;
 	FILE *dump;
 	struct predict_calibration *calibration; /* NULL unless a calibration client */
 	uint64_t learned;
@@ -40,9 +40,8 @@ struct predictor *predictor_create(const char *model)
 		return NULL;
 	}
 	p->ctx = predict_ctx_create();
-	p->model = p->ops->create();
-	p->bound = predict_bound_create(PREDICTOR_BOUND_QUANTILE);
-	if (!p->ctx || !p->model || !p->bound) {
+	p->est = predict_estimator_create(p->ops, PREDICT_ESTIMATOR_ALL);
+	if (!p->ctx || !p->est) {
 		predictor_destroy(p);
 		return NULL;
 	}
@@ -56,9 +55,7 @@ void predictor_destroy(struct predictor *p)
 	if (p->dump)
 		fclose(p->dump);
 	predict_calibration_destroy(p->calibration);
-	predict_bound_destroy(p->bound);
-	if (p->model)
-		p->ops->destroy(p->model);
+	predict_estimator_destroy(p->est);
 	predict_ctx_destroy(p->ctx);
 	free(p);
 }
@@ -99,8 +96,9 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 	r = predict_ctx_submit(p->ctx, buf, ndw, &info->features, &info->counts, err);
 	if (r < 0)
 		return r;
-	info->predicted_ns = p->ops->predict(p->model, &info->features);
-	info->bound_ns = predict_bound_of(p->bound, info->predicted_ns);
+	predict_estimator_predict(p->est, &info->features, &info->est);
+	info->predicted_ns = info->est.predicted_ns;
+	info->bound_ns = info->est.bound_ns;
 	info->model = p->ops->name;
 	return 0;
 }
@@ -113,10 +111,9 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 	if (fragments >= 0)
 		predict_ctx_observe_fragments(p->ctx, fragments, &info->features);
 
-	p->ops->update(p->model, &info->features, measured_ns);
+	predict_estimator_learn(p->est, &info->features, &info->est, measured_ns);
 	if (p->calibration)
 		predict_calibration_add(p->calibration, &info->features, measured_ns);
-	predict_bound_update(p->bound, info->predicted_ns, measured_ns);
 	p->learned++;
 	p->abs_err_sum += err < 0 ? -err : err;
 	if (measured_ns >= PREDICTOR_MAPE_MIN_NS) {
@@ -138,21 +135,66 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 	}
 }
 
+static const struct predict_persist_section fragments_section = {
+    .name = "fragments",
+    .save = predict_ctx_save_fragments,
+    .load = predict_ctx_load_fragments,
+};
+
+static int memo_save(const void *memo, uint8_t *buf, size_t size)
+{
+	return predict_memo_save(memo, buf, size);
+}
+
+static int memo_load(void *memo, const uint8_t *buf, size_t size)
+{
+	return predict_memo_load(memo, buf, size);
+}
+
+static const struct predict_persist_section memo_section = {
+    .name = "memo",
+    .save = memo_save,
+    .load = memo_load,
+};
+
+/* What a domain's state file holds: the model, its fragment estimators, the memo. */
+#define PREDICTOR_SECTIONS 3
+
+static void predictor_sections(struct predictor *p,
+			       struct predict_persist_entry e[PREDICTOR_SECTIONS])
+{
+	memset(e, 0, PREDICTOR_SECTIONS * sizeof(*e));
+	e[0].ops = p->ops;
+	e[0].model = predict_estimator_model(p->est);
+	e[1].section = &fragments_section;
+	e[1].obj = p->ctx;
+	e[2].section = &memo_section;
+	e[2].obj = predict_estimator_memo(p->est);
+}
+
 int predictor_load(struct predictor *p, const char *path, const char *identity)
 {
-	struct predict_persist_entry e = {.ops = p->ops, .model = p->model};
-	int r = predict_persist_load(path, identity, &e, 1);
+	struct predict_persist_entry e[PREDICTOR_SECTIONS];
+	int r;
 
-	if (r < 0)
+	predictor_sections(p, e);
+	r = predict_persist_load(path, identity, e, PREDICTOR_SECTIONS);
+	if (r < 0 && r != -EINVAL)
 		return r;
-	return e.status;
+	/* The model's own state decides; the other sections may be missing (older files). */
+	for (int i = 0; i < PREDICTOR_SECTIONS; i++) {
+		if (e[i].status && e[i].status != -ENOENT)
+			return e[i].status;
+	}
+	return r < 0 ? r : e[0].status;
 }
 
 int predictor_save(struct predictor *p, const char *path, const char *identity)
 {
-	struct predict_persist_entry e = {.ops = p->ops, .model = p->model};
+	struct predict_persist_entry e[PREDICTOR_SECTIONS];
 
-	return predict_persist_save(path, identity, &e, 1);
+	predictor_sections(p, e);
+	return predict_persist_save(path, identity, e, PREDICTOR_SECTIONS);
 }
 
 void predictor_report(const struct predictor *p, struct wire_model *out)
@@ -168,8 +210,8 @@ void predictor_report(const struct predictor *p, struct wire_model *out)
 	out->mae_ns = p->learned ? p->abs_err_sum / (double)p->learned : 0;
 	out->mape = p->big ? p->ape_sum / (double)p->big : 0;
 	out->over_share = p->learned ? (double)p->over / (double)p->learned : 0;
-	out->margin_ns = predict_bound_margin(p->bound);
-	n = p->ops->coefficients(p->model, out->coef, PF_COUNT);
+	out->margin_ns = predict_estimator_margin(p->est);
+	n = p->ops->coefficients(predict_estimator_model(p->est), out->coef, PF_COUNT);
 	out->n_coef = (uint32_t)(n > PF_COUNT ? PF_COUNT : n);
 	snprintf(out->model, sizeof(out->model), "%s", p->ops->name);
 	predict_ctx_fragment_stats(p->ctx, &fs);
@@ -208,7 +250,7 @@ int predictor_calibration_finish(struct predictor *p, char *summary, size_t size
 		snprintf(summary, size, "out of memory");
 		return n;
 	}
-	n = predict_calibration_seed(p->ops, p->model, &r);
+	n = predict_calibration_seed(p->ops, predict_estimator_model(p->est), &r);
 	if (n < 0) {
 		snprintf(summary, size, "model %s has no coefficients to seed", p->ops->name);
 		return n;

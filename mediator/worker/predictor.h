@@ -3,8 +3,9 @@
  *
  * One struct predictor per guest context. Before a group is dispatched,
  * predictor_group() decodes it (tracking the context's state), extracts
- * its features and asks the active cost model for a prediction and the
- * context's bound; after its fence completed, predictor_learn() feeds the
+ * its features and asks the context's estimator (predict_estimator.h:
+ * the active cost model with its memo, bias and bound) for a prediction
+ * and a bound; after its fence completed, predictor_learn() feeds the
  * measured time back to the model and the bound. Transports report
  * resources and transfers so that sizes and vertex bounding boxes are
  * known. Runs on the worker's main thread.
@@ -21,8 +22,6 @@
 
 /* The model used when none is configured; chosen by bench/accuracy (README). */
 #define PREDICTOR_DEFAULT_MODEL "sgd"
-/* Quantile of recent residuals added to a prediction to make its bound. */
-#define PREDICTOR_BOUND_QUANTILE 0.995
 
 struct predictor;
 

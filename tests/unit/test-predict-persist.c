@@ -82,6 +82,7 @@ static int teardown(void **state)
 static void fresh(struct predict_persist_entry out[4])
 {
 	for (int i = 0; i < 4; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
 		out[i].ops = predict_models[i];
 		out[i].model = predict_models[i]->create();
 		out[i].status = 1;
@@ -157,6 +158,78 @@ static void models_missing_from_the_file_are_left_alone(void **state)
 	assert_int_equal(back[2].status, 0);
 	same_predictions(&fx->e[2], &back[2], true);
 	drop(back);
+}
+
+/* A section of a few bytes, saved and loaded through the same file as the models. */
+struct blob {
+	uint8_t bytes[3];
+	bool refuse;
+};
+
+static int blob_save(const void *obj, uint8_t *buf, size_t size)
+{
+	if (size < 3)
+		return -ENOSPC;
+	memcpy(buf, ((const struct blob *)obj)->bytes, 3);
+	return 3;
+}
+
+static int blob_load(void *obj, const uint8_t *buf, size_t size)
+{
+	struct blob *b = obj;
+
+	if (size != 3 || b->refuse)
+		return -EINVAL;
+	memcpy(b->bytes, buf, 3);
+	return 0;
+}
+
+static const struct predict_persist_section blob_section = {"blob", blob_save, blob_load};
+static const struct predict_persist_section other_section = {"other", blob_save, blob_load};
+
+static void sections_are_kept_next_to_the_models(void **state)
+{
+	struct fixture *fx = *state;
+	struct blob saved = {{1, 2, 3}, false}, back = {{0}, false}, other = {{9, 9, 9}, false};
+	struct predict_persist_entry e[2] = {fx->e[2], {.section = &blob_section, .obj = &saved}};
+	struct predict_persist_entry r[3];
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, e, 2), 0);
+	memset(&r[0], 0, sizeof(r[0]));
+	r[0].ops = predict_models[2];
+	r[0].model = predict_models[2]->create();
+	memset(&r[1], 0, sizeof(r[1]));
+	r[1].section = &blob_section;
+	r[1].obj = &back;
+	memset(&r[2], 0, sizeof(r[2]));
+	r[2].section = &other_section;
+	r[2].obj = &other;
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, r, 3), 0);
+	assert_int_equal(r[0].status, 0);
+	assert_int_equal(r[1].status, 0);
+	assert_memory_equal(back.bytes, saved.bytes, 3);
+	assert_int_equal(r[2].status, -ENOENT); /* not in the file: left alone */
+	assert_int_equal(other.bytes[0], 9);
+	same_predictions(&fx->e[2], &r[0], true);
+
+	/* A section that refuses its state: reported, the others still loaded. */
+	back.refuse = true;
+	assert_int_equal(predict_persist_load(fx->path, IDENTITY, r, 3), -EINVAL);
+	assert_int_equal(r[1].status, -EINVAL);
+	assert_int_equal(r[0].status, 0);
+
+	/* An entry naming both a model and a section, or neither, is refused. */
+	r[1].ops = predict_models[0];
+	r[1].model = r[0].model;
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, r, 2), -EINVAL);
+	memset(&r[1], 0, sizeof(r[1]));
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, r, 2), -EINVAL);
+	/* Two entries of one name are refused. */
+	r[1].section = &blob_section;
+	r[1].obj = &back;
+	r[2].section = &blob_section;
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, r, 3), -EINVAL);
+	predict_models[2]->destroy(r[0].model);
 }
 
 static void every_corrupt_byte_is_refused(void **state)
@@ -264,6 +337,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(several_models_survive_a_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(models_missing_from_the_file_are_left_alone, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(sections_are_kept_next_to_the_models, setup, teardown),
 	    cmocka_unit_test_setup_teardown(every_corrupt_byte_is_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(truncated_files_are_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_file_of_another_gpu_is_refused, setup, teardown),

@@ -1,0 +1,105 @@
+/*
+ * A context's estimator: model + memo + bound (see predict_estimator.h).
+ */
+#include <stdlib.h>
+
+#include "predict_estimator.h"
+#include "predict_model_priv.h"
+
+struct predict_estimator {
+	const struct predict_model_ops *ops;
+	struct predict_model *model;
+	struct predict_memo *memo;
+	struct predict_bound *bound;
+	unsigned flags;
+	double bias;	  /* running mean of recent measured - model, ns (anchor) */
+	uint64_t learned; /* groups learned from */
+};
+
+struct predict_estimator *predict_estimator_create(const struct predict_model_ops *ops,
+						   unsigned flags)
+{
+	struct predict_estimator *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->ops = ops;
+	e->flags = flags;
+	e->model = ops->create();
+	e->memo = predict_memo_create();
+	e->bound = predict_bound_create(PREDICT_ESTIMATOR_BOUND_QUANTILE);
+	if (!e->model || !e->memo || !e->bound) {
+		predict_estimator_destroy(e);
+		return NULL;
+	}
+	return e;
+}
+
+void predict_estimator_destroy(struct predict_estimator *e)
+{
+	if (!e)
+		return;
+	if (e->model)
+		e->ops->destroy(e->model);
+	predict_memo_destroy(e->memo);
+	predict_bound_destroy(e->bound);
+	free(e);
+}
+
+void predict_estimator_predict(struct predict_estimator *e, const struct predict_features *f,
+			       struct predict_estimate *out)
+{
+	double memo = -1, t;
+
+	out->model_ns = e->ops->predict(e->model, f);
+	t = out->model_ns;
+	if ((e->flags & PREDICT_ESTIMATOR_REANCHOR) && e->learned < PREDICT_ESTIMATOR_ANCHOR) {
+		t += e->bias * (double)(PREDICT_ESTIMATOR_ANCHOR - e->learned) /
+		     PREDICT_ESTIMATOR_ANCHOR;
+		if (t < out->model_ns / 2) /* never below half the model's prediction */
+			t = out->model_ns / 2;
+	}
+	if (e->flags & PREDICT_ESTIMATOR_MEMO)
+		memo = predict_memo_lookup(e->memo, f->content_hash);
+	out->memo = memo >= 0;
+	out->predicted_ns = predict_time_clamp(out->memo ? memo : t);
+	out->bound_ns = predict_bound_of(e->bound, out->predicted_ns);
+}
+
+void predict_estimator_learn(struct predict_estimator *e, const struct predict_features *f,
+			     const struct predict_estimate *est, double measured_ns)
+{
+	bool outlier = false;
+
+	if (!predict_time_valid(measured_ns))
+		return;
+	e->ops->update(e->model, f, measured_ns);
+	if (e->flags & PREDICT_ESTIMATOR_MEMO)
+		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns);
+	/* One-off groups (the memo's) say nothing of the level. */
+	if (!est->memo && !outlier)
+		e->bias +=
+		    PREDICT_ESTIMATOR_ANCHOR_WEIGHT * (measured_ns - est->model_ns - e->bias);
+	e->learned++;
+	predict_bound_update(e->bound, est->predicted_ns, measured_ns);
+}
+
+const struct predict_model_ops *predict_estimator_ops(const struct predict_estimator *e)
+{
+	return e->ops;
+}
+
+struct predict_model *predict_estimator_model(struct predict_estimator *e)
+{
+	return e->model;
+}
+
+struct predict_memo *predict_estimator_memo(struct predict_estimator *e)
+{
+	return e->memo;
+}
+
+double predict_estimator_margin(const struct predict_estimator *e)
+{
+	return predict_bound_margin(e->bound);
+}

@@ -1,0 +1,55 @@
+/*
+ * Memo of the groups a model badly under-predicted, by exact content.
+ *
+ * Some groups cost far more than their features say, and cost it every
+ * time an application starts: the first draw with a new shader pair
+ * (virglrenderer links the GL program and llvmpipe compiles it, 18-80 ms
+ * on these machines), the first clear of a new framebuffer. A cost model
+ * over features cannot learn a one-off group, but an instrument-cluster
+ * application starts the same way at every boot, so its start-up groups
+ * repeat byte for byte (content_hash, predict_features.h). The memo keeps
+ * the measured time of each group whose measurement exceeded twice its
+ * model prediction by at least PREDICT_MEMO_MIN_NS; a later group with
+ * the same content is predicted to take that time (and every later
+ * measurement of it replaces the remembered time). It is saved with the
+ * model state, so the first groups after a restart are predicted from
+ * what they cost last time (seed 003 §4.6).
+ */
+#ifndef PREDICT_MEMO_H
+#define PREDICT_MEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Groups remembered; the least recently used is forgotten first. */
+#define PREDICT_MEMO_ENTRIES 64u
+/* Smallest under-prediction remembered, ns. */
+#define PREDICT_MEMO_MIN_NS 250000.0
+
+struct predict_memo;
+
+/* Returns NULL on allocation failure. */
+struct predict_memo *predict_memo_create(void);
+void predict_memo_destroy(struct predict_memo *memo);
+
+/* The remembered time of a group with @hash in ns, or -1 when none. */
+double predict_memo_lookup(struct predict_memo *memo, uint64_t hash);
+
+/*
+ * Learns from a measured group: content @hash, predicted by the model
+ * (without the memo) to take @model_ns, measured @measured_ns. Returns
+ * true when the group was new to the memo and is now remembered.
+ */
+bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_ns,
+			 double measured_ns);
+
+/* Groups remembered now. */
+size_t predict_memo_size(const struct predict_memo *memo);
+
+/* Serialises the memo into @buf; bytes written or -ENOSPC. */
+int predict_memo_save(const struct predict_memo *memo, uint8_t *buf, size_t size);
+/* Replaces the memo with @buf as written by save(); 0 or -EINVAL (memo unchanged). */
+int predict_memo_load(struct predict_memo *memo, const uint8_t *buf, size_t size);
+
+#endif

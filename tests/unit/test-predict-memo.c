@@ -1,0 +1,238 @@
+/*
+ * Tests of the memo of under-predicted groups (predict_memo.h), of the
+ * context estimator around it (predict_estimator.h), and of the state
+ * sections saved with a model (the memo, a context's fragment
+ * estimators): what is remembered and what not, eviction, round trips,
+ * and refusal of bad states without changing anything.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "predict_ctx.h"
+#include "predict_estimator.h"
+#include "predict_memo.h"
+
+#define MS 1000000.0
+
+/* Only groups measured over twice their prediction, and by 250 us or more, are remembered. */
+static void only_large_under_predictions_are_remembered(void **state)
+{
+	struct predict_memo *m = predict_memo_create();
+
+	assert_non_null(m);
+	assert_false(predict_memo_update(m, 1, 1 * MS, 1.9 * MS));   /* under 2x */
+	assert_false(predict_memo_update(m, 2, 0.1 * MS, 0.3 * MS)); /* 3x, but 200 us */
+	assert_false(predict_memo_update(m, 3, 5 * MS, 1 * MS));     /* over-predicted */
+	assert_false(predict_memo_update(m, 4, 1 * MS, NAN));
+	assert_false(predict_memo_update(m, 5, NAN, 20 * MS));
+	assert_int_equal(predict_memo_size(m), 0);
+	assert_true(predict_memo_lookup(m, 1) < 0);
+
+	assert_true(predict_memo_update(m, 6, 1 * MS, 18 * MS)); /* a shader compile */
+	assert_int_equal(predict_memo_size(m), 1);
+	assert_true(predict_memo_lookup(m, 6) == 18 * MS);
+	/* A later measurement of the same content replaces the time, even a small one. */
+	assert_false(predict_memo_update(m, 6, 1 * MS, 0.9 * MS));
+	assert_true(predict_memo_lookup(m, 6) == 0.9 * MS);
+	predict_memo_destroy(m);
+	predict_memo_destroy(NULL);
+}
+
+/* A full memo forgets the group used least recently. */
+static void the_least_recently_used_group_is_forgotten(void **state)
+{
+	struct predict_memo *m = predict_memo_create();
+
+	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++)
+		assert_true(predict_memo_update(m, h, 0, (double)h * MS));
+	assert_int_equal(predict_memo_size(m), PREDICT_MEMO_ENTRIES);
+	assert_true(predict_memo_lookup(m, 1) == 1 * MS); /* 1 is now the most recent */
+	assert_true(predict_memo_update(m, 1000, 0, 5 * MS));
+	assert_int_equal(predict_memo_size(m), PREDICT_MEMO_ENTRIES);
+	assert_true(predict_memo_lookup(m, 1) == 1 * MS);
+	assert_true(predict_memo_lookup(m, 2) < 0); /* the oldest went */
+	assert_true(predict_memo_lookup(m, 1000) == 5 * MS);
+	predict_memo_destroy(m);
+}
+
+/* Save, load into a fresh memo: same groups, same order of use. */
+static void the_memo_survives_a_round_trip(void **state)
+{
+	struct predict_memo *a = predict_memo_create(), *b = predict_memo_create();
+	uint8_t buf[4096];
+	int n;
+
+	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++)
+		predict_memo_update(a, h * 7919, 0, (double)h * MS);
+	predict_memo_lookup(a, 7919); /* the first becomes the most recent */
+	n = predict_memo_save(a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(predict_memo_save(a, buf, 10), -ENOSPC);
+	assert_int_equal(predict_memo_load(b, buf, (size_t)n), 0);
+	assert_int_equal(predict_memo_size(b), PREDICT_MEMO_ENTRIES);
+	/* The order of use came along: a new group pushes out the second, not the first. */
+	assert_true(predict_memo_update(b, 424242, 0, 9 * MS));
+	assert_true(predict_memo_lookup(b, 2 * 7919) < 0);
+	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++) {
+		if (h != 2)
+			assert_true(predict_memo_lookup(b, h * 7919) == (double)h * MS);
+	}
+	predict_memo_destroy(a);
+	predict_memo_destroy(b);
+}
+
+/* Truncated, padded, duplicate, non-finite and oversized states are refused; nothing changes. */
+static void bad_memo_states_are_refused(void **state)
+{
+	struct predict_memo *a = predict_memo_create(), *b = predict_memo_create();
+	uint8_t buf[4096], bad[4096];
+	int n;
+
+	predict_memo_update(a, 11, 0, 3 * MS);
+	predict_memo_update(a, 22, 0, 4 * MS);
+	predict_memo_update(b, 99, 0, 7 * MS);
+	n = predict_memo_save(a, buf, sizeof(buf));
+	assert_true(n > 0);
+	for (int len = 0; len < n; len++)
+		assert_int_equal(predict_memo_load(b, buf, (size_t)len), -EINVAL);
+	memcpy(bad, buf, (size_t)n);
+	assert_int_equal(predict_memo_load(b, bad, (size_t)n + 1), -EINVAL);
+	/* The second hash (bytes 16..23 after header and count) made equal to the first. */
+	memcpy(bad + 12 + 4 + 16, bad + 12 + 4, 8);
+	assert_int_equal(predict_memo_load(b, bad, (size_t)n), -EINVAL);
+	memcpy(bad, buf, (size_t)n);
+	memset(bad + 12 + 4 + 8, 0xff, 8); /* a NaN time */
+	assert_int_equal(predict_memo_load(b, bad, (size_t)n), -EINVAL);
+	memcpy(bad, buf, (size_t)n);
+	bad[12] = 200; /* more groups than a memo holds */
+	assert_int_equal(predict_memo_load(b, bad, (size_t)n), -EINVAL);
+	assert_int_equal(predict_memo_size(b), 1);
+	assert_true(predict_memo_lookup(b, 99) == 7 * MS);
+	predict_memo_destroy(a);
+	predict_memo_destroy(b);
+}
+
+static void features(struct predict_features *f, uint64_t hash, double draws)
+{
+	memset(f, 0, sizeof(*f));
+	f->x[PF_GROUP] = 1;
+	f->x[PF_DRAWS] = draws;
+	f->content_hash = hash;
+}
+
+/*
+ * The estimator predicts a remembered group from the memo, the others
+ * from the model; after a restart's first groups re-anchored the level,
+ * the prediction is the model's own.
+ */
+static void the_estimator_uses_the_memo_and_re_anchors(void **state)
+{
+	struct predict_estimator *e =
+	    predict_estimator_create(predict_model_find("rls"), PREDICT_ESTIMATOR_ALL);
+	struct predict_estimator *plain = predict_estimator_create(predict_model_find("rls"), 0);
+	struct predict_features f;
+	struct predict_estimate est;
+
+	assert_non_null(e);
+	assert_non_null(plain);
+	/* Draws cost 1 ms each plus 100 us; the first one compiles for 20 ms. */
+	features(&f, 0xc0ffee, 1);
+	predict_estimator_predict(e, &f, &est);
+	assert_false(est.memo);
+	predict_estimator_learn(e, &f, &est, 20 * MS);
+	predict_estimator_predict(e, &f, &est);
+	assert_true(est.memo);
+	assert_true(est.predicted_ns == 20 * MS);
+	assert_true(est.bound_ns >= est.predicted_ns);
+	predict_estimator_learn(e, &f, &est, 1.1 * MS); /* compiled now: remembered as such */
+	for (int i = 0; i < 200; i++) {
+		features(&f, (uint64_t)i + 1, 1 + i % 4);
+		predict_estimator_predict(e, &f, &est);
+		assert_false(est.memo);
+		assert_true(est.bound_ns >= est.predicted_ns);
+		if (i >= 64)
+			assert_true(est.predicted_ns == est.model_ns);
+		predict_estimator_learn(e, &f, &est, 0.1 * MS + (1 + i % 4) * MS);
+		predict_estimator_predict(plain, &f, &est);
+		assert_false(est.memo);
+		predict_estimator_learn(plain, &f, &est, 20 * MS);
+	}
+	features(&f, 0xc0ffee, 1);
+	predict_estimator_predict(e, &f, &est);
+	assert_true(est.memo && est.predicted_ns == 1.1 * MS);
+	features(&f, 12345, 3);
+	predict_estimator_predict(e, &f, &est);
+	assert_true(fabs(est.predicted_ns - 3.1 * MS) < 0.05 * 3.1 * MS);
+	assert_true(predict_estimator_margin(e) >= 0);
+	assert_non_null(predict_estimator_model(e));
+	assert_ptr_equal(predict_estimator_ops(e), predict_model_find("rls"));
+	assert_int_equal(predict_memo_size(predict_estimator_memo(plain)), 0);
+	predict_estimator_destroy(e);
+	predict_estimator_destroy(plain);
+	predict_estimator_destroy(NULL);
+}
+
+/* What a context's fragment estimators learned survives a round trip; bad states are refused. */
+static void fragment_estimators_survive_a_round_trip(void **state)
+{
+	struct predict_ctx *a = predict_ctx_create(), *b = predict_ctx_create();
+	struct predict_fragment_stats sa, sb;
+	struct predict_features f;
+	uint8_t buf[1024], bad[1024];
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	f.frag.draws = f.frag.history_draws = 1;
+	f.frag.vertices = 300;
+	f.frag.history = 900;
+	for (int i = 0; i < 12; i++)
+		predict_ctx_observe_fragments(a, 1000 + 10 * i, &f);
+	n = predict_ctx_save_fragments(a, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(predict_ctx_save_fragments(a, buf, 8), -ENOSPC);
+	for (int len = 0; len < n; len++)
+		assert_int_equal(predict_ctx_load_fragments(b, buf, (size_t)len), -EINVAL);
+	memcpy(bad, buf, (size_t)n);
+	memset(bad + 12, 0xff, 8); /* a NaN error */
+	assert_int_equal(predict_ctx_load_fragments(b, bad, (size_t)n), -EINVAL);
+	memcpy(bad, buf, (size_t)n);
+	bad[12 + 24] = 99; /* more observations than a context keeps */
+	assert_int_equal(predict_ctx_load_fragments(b, bad, (size_t)n), -EINVAL);
+	predict_ctx_fragment_stats(b, &sb);
+	assert_true(sb.history_error < 0); /* unchanged */
+
+	assert_int_equal(predict_ctx_load_fragments(b, buf, (size_t)n), 0);
+	predict_ctx_fragment_stats(a, &sa);
+	predict_ctx_fragment_stats(b, &sb);
+	assert_true(sa.history_error == sb.history_error);
+	assert_true(sa.bbox_error == sb.bbox_error);
+	assert_int_equal(sa.preferred, sb.preferred);
+	assert_int_equal(sb.observed, 0); /* counted per context */
+	/* Same saved state again: the ring came back in the same order. */
+	assert_int_equal(predict_ctx_save_fragments(b, bad, sizeof(bad)), n);
+	assert_memory_equal(bad, buf, (size_t)n);
+	predict_ctx_destroy(a);
+	predict_ctx_destroy(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(only_large_under_predictions_are_remembered),
+	    cmocka_unit_test(the_least_recently_used_group_is_forgotten),
+	    cmocka_unit_test(the_memo_survives_a_round_trip),
+	    cmocka_unit_test(bad_memo_states_are_refused),
+	    cmocka_unit_test(the_estimator_uses_the_memo_and_re_anchors),
+	    cmocka_unit_test(fragment_estimators_survive_a_round_trip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
