@@ -1,0 +1,629 @@
+/*
+ * The scheduler (see sched.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+/* Weight of the newest interval in a safety domain's observed period. */
+#define SCHED_PERIOD_WEIGHT 0.125
+
+struct sreq {
+	uint64_t id;
+	int domain;
+	bool used, inflight, throttled;
+	uint64_t predicted, bound, arrival, granted_at;
+};
+
+struct sdom {
+	struct sched_domain_params p, next;
+	bool has_next;
+	uint64_t period_start;
+	int64_t remaining;
+	uint64_t used, used_last, predicted, debt;
+	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
+	uint32_t pending, inflight;
+	/* Frames (safety domains). */
+	bool frame_open;
+	uint64_t frame_release;
+	uint64_t frame_bound,
+	    frame_granted;	 /* sums of the bounds of its groups: arrived, granted */
+	uint64_t frame_last_end; /* end of its last completed group */
+	uint64_t costs[SCHED_FRAME_HISTORY];
+	unsigned ncosts, next_cost;
+	bool have_release;
+	uint64_t last_release;
+	double period_est;
+};
+
+struct sched {
+	struct sched_params p;
+	struct sdom d[CONFIG_MAX_DOMAINS];
+	int n;
+	struct sreq req[SCHED_MAX_PENDING];
+	size_t top; /* req[top..] are unused */
+	uint32_t inflight;
+};
+
+struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
+{
+	struct sched *s;
+
+	if (!params || params->policy > MEDIATOR_POLICY_FIFO ||
+	    params->oversize > SCHED_OVERSIZE_UNSCHEDULABLE)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (s)
+		s->p = *params;
+	return s;
+}
+
+void sched_destroy(struct sched *s)
+{
+	free(s);
+}
+
+static bool valid_params(const struct sched_domain_params *p)
+{
+	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&
+	       p->deadline_ns <= p->period_ns &&
+	       (p->class == DOMAIN_CLASS_NORMAL || p->class == DOMAIN_CLASS_SAFETY);
+}
+
+int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint64_t now_ns)
+{
+	struct sdom *d;
+
+	if (!valid_params(p))
+		return -EINVAL;
+	if (s->n >= CONFIG_MAX_DOMAINS)
+		return -ENOSPC;
+	d = &s->d[s->n];
+	memset(d, 0, sizeof(*d));
+	d->p = *p;
+	d->period_start = now_ns;
+	d->remaining = (int64_t)p->budget_ns;
+	d->period_est = (double)p->period_ns;
+	return s->n++;
+}
+
+int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t budget_ns,
+		     uint64_t deadline_ns, char *why, size_t why_size)
+{
+	struct sched_domain_params p;
+	double util = 0;
+
+	if (domain < 0 || domain >= s->n) {
+		snprintf(why, why_size, "no such domain");
+		return -EINVAL;
+	}
+	p = s->d[domain].has_next ? s->d[domain].next : s->d[domain].p;
+	p.period_ns = period_ns;
+	p.budget_ns = budget_ns;
+	p.deadline_ns = deadline_ns;
+	if (period_ns < CONFIG_MIN_PERIOD_US * 1000ull ||
+	    period_ns > CONFIG_MAX_PERIOD_US * 1000ull) {
+		snprintf(why, why_size, "period %llu us is outside %u..%u us",
+			 (unsigned long long)(period_ns / 1000), CONFIG_MIN_PERIOD_US,
+			 CONFIG_MAX_PERIOD_US);
+		return -EINVAL;
+	}
+	if (!valid_params(&p)) {
+		snprintf(why, why_size,
+			 "budget (%llu us) and deadline (%llu us) must be at most the period "
+			 "(%llu us), the deadline above 0",
+			 (unsigned long long)(budget_ns / 1000),
+			 (unsigned long long)(deadline_ns / 1000),
+			 (unsigned long long)(period_ns / 1000));
+		return -EINVAL;
+	}
+	if (p.class == DOMAIN_CLASS_SAFETY && budget_ns > deadline_ns) {
+		snprintf(why, why_size, "a safety budget (%llu us) must fit its deadline (%llu us)",
+			 (unsigned long long)(budget_ns / 1000),
+			 (unsigned long long)(deadline_ns / 1000));
+		return -EINVAL;
+	}
+	for (int i = 0; i < s->n; i++) {
+		const struct sched_domain_params *q =
+		    i == domain ? &p : (s->d[i].has_next ? &s->d[i].next : &s->d[i].p);
+
+		if (q->class == DOMAIN_CLASS_SAFETY)
+			util += (double)q->budget_ns / (double)q->period_ns;
+	}
+	if (util > 1.0 + 1e-9) {
+		snprintf(
+		    why, why_size,
+		    "the safety domains' budgets would need %.0f %% of the GPU; at most 100 %% "
+		    "fit",
+		    util * 100);
+		return -EINVAL;
+	}
+	s->d[domain].next = p;
+	s->d[domain].has_next = true;
+	return 0;
+}
+
+static struct sreq *find(struct sched *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->top; i++) {
+		if (s->req[i].used && s->req[i].id == id)
+			return &s->req[i];
+	}
+	return NULL;
+}
+
+static void release(struct sched *s, struct sreq *r)
+{
+	r->used = false;
+	while (s->top > 0 && !s->req[s->top - 1].used)
+		s->top--;
+}
+
+/* The typical frame cost C of a safety domain: its largest recent frame, else its budget. */
+static uint64_t frame_cost(const struct sdom *d)
+{
+	uint64_t c = 0;
+
+	if (!d->ncosts)
+		return d->p.budget_ns;
+	for (unsigned i = 0; i < d->ncosts; i++)
+		c = d->costs[i] > c ? d->costs[i] : c;
+	return c;
+}
+
+static void close_frame(struct sdom *d)
+{
+	d->frame_open = false;
+	d->frames++;
+	if (d->frame_last_end > d->frame_release + d->p.deadline_ns)
+		d->misses++;
+	d->costs[d->next_cost] = d->frame_bound;
+	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
+	if (d->ncosts < SCHED_FRAME_HISTORY)
+		d->ncosts++;
+}
+
+/* A safety domain's frame is over once it has been idle for SCHED_FRAME_GAP_NS. */
+static bool frame_over(const struct sdom *d, uint64_t now_ns)
+{
+	return d->frame_open && !d->pending && !d->inflight && d->frame_last_end &&
+	       now_ns >= d->frame_last_end + SCHED_FRAME_GAP_NS;
+}
+
+static void open_frame(struct sdom *d, uint64_t now_ns)
+{
+	if (d->have_release) {
+		double interval = (double)(now_ns - d->last_release);
+		double p = (double)d->p.period_ns;
+
+		if (interval >= p / 4 && interval <= p * 4)
+			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
+	}
+	d->have_release = true;
+	d->last_release = now_ns;
+	d->frame_open = true;
+	d->frame_release = now_ns;
+	d->frame_bound = 0;
+	d->frame_granted = 0;
+	d->frame_last_end = 0;
+}
+
+static void advance_periods(struct sdom *d, uint64_t now_ns)
+{
+	if (now_ns < d->period_start + d->p.period_ns)
+		return;
+	/* One boundary: what was overspent is carried as debt. */
+	d->used_last = d->used;
+	d->debt = d->remaining < 0 ? (uint64_t)-d->remaining : 0;
+	d->period_start += d->p.period_ns;
+	if (d->has_next) {
+		d->p = d->next;
+		d->has_next = false;
+	}
+	d->remaining = (int64_t)d->p.budget_ns - (int64_t)d->debt;
+	d->used = 0;
+	d->predicted = 0;
+	/* Later boundaries of an idle stretch: the debt was paid. */
+	if (now_ns >= d->period_start + d->p.period_ns) {
+		uint64_t skipped = (now_ns - d->period_start) / d->p.period_ns;
+
+		d->period_start += skipped * d->p.period_ns;
+		d->used_last = 0;
+		if (d->remaining >= 0) {
+			d->debt = 0;
+			d->remaining = (int64_t)d->p.budget_ns;
+		} else {
+			d->debt = (uint64_t)-d->remaining;
+			d->remaining += (int64_t)(skipped * d->p.budget_ns);
+			if (d->remaining > (int64_t)d->p.budget_ns)
+				d->remaining = (int64_t)d->p.budget_ns;
+		}
+	}
+}
+
+void sched_advance(struct sched *s, uint64_t now_ns)
+{
+	for (int i = 0; i < s->n; i++) {
+		advance_periods(&s->d[i], now_ns);
+		if (frame_over(&s->d[i], now_ns))
+			close_frame(&s->d[i]);
+	}
+}
+
+int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
+		 uint64_t now_ns)
+{
+	struct sdom *d;
+	struct sreq *r = NULL;
+
+	if (domain < 0 || domain >= s->n || find(s, id))
+		return -EINVAL;
+	for (size_t i = 0; i < SCHED_MAX_PENDING && !r; i++) {
+		if (!s->req[i].used)
+			r = &s->req[i];
+	}
+	if (!r)
+		return -ENOSPC;
+	sched_advance(s, now_ns);
+	d = &s->d[domain];
+	if (d->p.class == DOMAIN_CLASS_SAFETY && !d->frame_open)
+		open_frame(d, now_ns);
+	memset(r, 0, sizeof(*r));
+	r->used = true;
+	r->id = id;
+	r->domain = domain;
+	r->predicted = predicted_ns;
+	r->bound = bound_ns > predicted_ns ? bound_ns : predicted_ns;
+	r->arrival = now_ns;
+	if ((size_t)(r - s->req) >= s->top)
+		s->top = (size_t)(r - s->req) + 1;
+	d->pending++;
+	if (d->p.class == DOMAIN_CLASS_SAFETY)
+		d->frame_bound += r->bound;
+	return 0;
+}
+
+/* When the GPU is expected to be free of what is in flight now. */
+static uint64_t busy_until(const struct sched *s, uint64_t now_ns)
+{
+	uint64_t t = now_ns;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (r->used && r->inflight && r->granted_at + r->bound > now_ns)
+			t += r->granted_at + r->bound - now_ns;
+	}
+	return t;
+}
+
+/* The next release expected of safety domain @d, or 0 when none is expected. */
+static uint64_t next_release(const struct sdom *d, uint64_t now_ns)
+{
+	uint64_t r;
+
+	if (!d->have_release ||
+	    now_ns - d->last_release > (uint64_t)(SCHED_IDLE_PERIODS * d->period_est))
+		return 0;
+	r = d->last_release + (uint64_t)d->period_est;
+	return r > now_ns ? r : now_ns;
+}
+
+/* The largest gap safety domain @d leaves between its frames (0 if none). */
+static uint64_t largest_gap(const struct sdom *d)
+{
+	uint64_t c = frame_cost(d), room = (uint64_t)d->period_est + d->p.deadline_ns;
+
+	return room > 2 * c ? room - 2 * c : 0;
+}
+
+/* Check 3 of sched.h: would a group of @r's bound, started now, make a safety frame late? */
+static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	uint64_t end = busy_until(s, now_ns) + r->bound;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+		uint64_t c = frame_cost(d), next;
+
+		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
+			continue;
+		if (d->frame_open) {
+			/* What the frame still needs: its typical cost or what arrived, less what
+			 * ran. */
+			uint64_t need = c > d->frame_bound ? c : d->frame_bound;
+			uint64_t rest = need - d->frame_granted;
+
+			if (rest && end + rest > d->frame_release + d->p.deadline_ns)
+				return false;
+		}
+		next = next_release(d, now_ns);
+		if (d->frame_open && next)
+			next = d->frame_release + (uint64_t)d->period_est;
+		if (next && end + c > next + d->p.deadline_ns)
+			return false;
+	}
+	return true;
+}
+
+/* True when @r's bound exceeds the largest gap some safety domain leaves. */
+static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+
+		if (d->p.class == DOMAIN_CLASS_SAFETY && i != r->domain &&
+		    next_release(d, now_ns) && r->bound > largest_gap(d))
+			return true;
+	}
+	return false;
+}
+
+/* True at the start of a gap of every safety domain (none has work waiting or running). */
+static bool in_safety_gap(const struct sched *s, const struct sreq *r)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+
+		if (d->p.class == DOMAIN_CLASS_SAFETY && i != r->domain &&
+		    (d->pending || d->inflight))
+			return false;
+	}
+	return true;
+}
+
+static bool has_budget(const struct sched *s, const struct sreq *r)
+{
+	return s->d[r->domain].remaining >= (int64_t)r->bound;
+}
+
+static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
+{
+	struct sdom *d = &s->d[r->domain];
+
+	r->inflight = true;
+	r->granted_at = now_ns;
+	d->pending--;
+	d->inflight++;
+	d->predicted += r->predicted;
+	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open)
+		d->frame_granted += r->bound;
+	s->inflight++;
+}
+
+static void throttle(struct sched *s, struct sreq *r)
+{
+	if (!r->throttled) {
+		r->throttled = true;
+		s->d[r->domain].throttled++;
+	}
+}
+
+/* Orders waiting requests: safety first by frame deadline, then the rest by arrival. */
+static bool before(const struct sched *s, const struct sreq *a, const struct sreq *b)
+{
+	const struct sdom *da = &s->d[a->domain], *db = &s->d[b->domain];
+	bool sa = da->p.class == DOMAIN_CLASS_SAFETY, sb = db->p.class == DOMAIN_CLASS_SAFETY;
+
+	if (sa != sb)
+		return sa;
+	if (sa && da->frame_release + da->p.deadline_ns != db->frame_release + db->p.deadline_ns)
+		return da->frame_release + da->p.deadline_ns <
+		       db->frame_release + db->p.deadline_ns;
+	if (a->arrival != b->arrival)
+		return a->arrival < b->arrival;
+	return a->id < b->id;
+}
+
+static bool slot_free(const struct sched *s)
+{
+	return s->p.max_inflight == 0 || s->inflight < s->p.max_inflight;
+}
+
+/* The waiting request that comes first among those not in @skip, or NULL. */
+static struct sreq *first_waiting(struct sched *s, const bool *skip)
+{
+	struct sreq *best = NULL;
+
+	for (size_t i = 0; i < s->top; i++) {
+		struct sreq *r = &s->req[i];
+
+		if (r->used && !r->inflight && !skip[i] && (!best || before(s, r, best)))
+			best = r;
+	}
+	return best;
+}
+
+static size_t poll_fifo(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && slot_free(s)) {
+		struct sreq *best = NULL;
+
+		for (size_t i = 0; i < s->top; i++) {
+			struct sreq *r = &s->req[i];
+
+			if (r->used && !r->inflight &&
+			    (!best || r->arrival < best->arrival ||
+			     (r->arrival == best->arrival && r->id < best->id)))
+				best = r;
+		}
+		if (!best)
+			break;
+		grant(s, best, now_ns);
+		out[n++] = (struct sched_decision){best->id, best->domain, SCHED_GRANTED};
+	}
+	return n;
+}
+
+/* Decides about one waiting request under policy budget; true when it was decided. */
+static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t now_ns,
+		   struct sched_decision *out)
+{
+	struct sdom *d = &s->d[r->domain];
+	bool big = d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns);
+	bool budget_ok = has_budget(s, r) || (!d->p.strict && !others_wait);
+
+	if (big) {
+		throttle(s, r);
+		if (now_ns < r->arrival + s->p.max_defer_ns)
+			return false;
+		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE) {
+			d->pending--;
+			d->unschedulable++;
+			*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
+			release(s, r);
+			return true;
+		}
+		if (!in_safety_gap(s, r) || !budget_ok)
+			return false;
+	} else if (!budget_ok || !fits_safety(s, r, now_ns)) {
+		throttle(s, r);
+		return false;
+	}
+	grant(s, r, now_ns);
+	*out = (struct sched_decision){r->id, r->domain, SCHED_GRANTED};
+	return true;
+}
+
+static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max)
+{
+	bool skip[SCHED_MAX_PENDING] = {false};
+	size_t n = 0;
+	struct sreq *r;
+	bool others_wait = false;
+
+	/* Does some domain with budget left have a group waiting? */
+	for (size_t i = 0; i < s->top; i++) {
+		r = &s->req[i];
+		if (r->used && !r->inflight && has_budget(s, r))
+			others_wait = true;
+	}
+	while (n < max && slot_free(s) && (r = first_waiting(s, skip)) != NULL) {
+		bool mine_only = true;
+
+		/* Work-conserving: a domain past its budget runs only if no other domain waits. */
+		for (size_t i = 0; i < s->top && others_wait; i++) {
+			const struct sreq *o = &s->req[i];
+
+			if (o->used && !o->inflight && o->domain != r->domain && has_budget(s, o))
+				mine_only = false;
+		}
+		skip[r - s->req] = true;
+		if (decide(s, r, !mine_only, now_ns, &out[n]))
+			n++;
+	}
+	return n;
+}
+
+size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max)
+{
+	sched_advance(s, now_ns);
+	if (s->p.policy == MEDIATOR_POLICY_FIFO)
+		return poll_fifo(s, now_ns, out, max);
+	return poll_budget(s, now_ns, out, max);
+}
+
+int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t end_ns)
+{
+	struct sreq *r = find(s, id);
+	struct sdom *d;
+
+	if (!r || !r->inflight)
+		return -ENOENT;
+	sched_advance(s, end_ns);
+	d = &s->d[r->domain];
+	d->inflight--;
+	s->inflight--;
+	d->groups++;
+	d->used += measured_ns;
+	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
+		d->overruns++;
+	d->remaining -= (int64_t)measured_ns;
+	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && end_ns > d->frame_last_end)
+		d->frame_last_end = end_ns;
+	release(s, r);
+	return 0;
+}
+
+int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
+{
+	struct sreq *r = find(s, id);
+	struct sdom *d;
+
+	if (!r)
+		return -ENOENT;
+	d = &s->d[r->domain];
+	if (r->inflight) {
+		d->inflight--;
+		s->inflight--;
+	} else {
+		d->pending--;
+	}
+	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
+		d->frame_last_end = now_ns;
+	release(s, r);
+	return 0;
+}
+
+uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+		uint64_t b = d->period_start + d->p.period_ns, r;
+
+		t = b < t ? b : t;
+		if (d->frame_open && !d->pending && !d->inflight && d->frame_last_end) {
+			b = d->frame_last_end + SCHED_FRAME_GAP_NS;
+			t = b < t ? b : t;
+		}
+		r = d->p.class == DOMAIN_CLASS_SAFETY ? next_release(d, now_ns) : 0;
+		if (r > now_ns)
+			t = r < t ? r : t;
+	}
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (r->used && !r->inflight && r->throttled) {
+			uint64_t b = r->arrival + s->p.max_defer_ns;
+
+			if (b > now_ns)
+				t = b < t ? b : t;
+		}
+	}
+	return t;
+}
+
+int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_stats *out)
+{
+	const struct sdom *d;
+
+	if (domain < 0 || domain >= s->n)
+		return -EINVAL;
+	d = &s->d[domain];
+	memset(out, 0, sizeof(*out));
+	out->params = d->p;
+	out->period_start_ns = d->period_start;
+	out->remaining_ns = d->remaining;
+	out->used_ns = d->used;
+	out->used_last_period_ns = d->used_last;
+	out->predicted_ns = d->predicted;
+	out->debt_ns = d->debt;
+	out->groups = d->groups;
+	out->overruns = d->overruns;
+	out->throttled = d->throttled;
+	out->deadline_misses = d->misses;
+	out->frames = d->frames;
+	out->unschedulable = d->unschedulable;
+	out->pending = d->pending;
+	out->inflight = d->inflight;
+	out->frame_cost_ns = d->p.class == DOMAIN_CLASS_SAFETY ? frame_cost(d) : 0;
+	out->observed_period_ns = (uint64_t)d->period_est;
+	return 0;
+}

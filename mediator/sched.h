@@ -1,0 +1,162 @@
+/*
+ * The scheduler: decides when each command group may start on a GPU that
+ * cannot be preempted. One implementation, two drivers: mediatord (live
+ * grants to workers) and mediator-sim (trace replay). Pure: no I/O, no
+ * clock; every call is given the time. All times in nanoseconds.
+ *
+ * A worker asks for a grant before dispatching a group (sched_submit(),
+ * with the group's prediction and bound); sched_poll() returns the
+ * requests that may start now, in the order the policy decides; the
+ * worker reports the measured time when the group completed
+ * (sched_complete()).
+ *
+ * Policy fifo: grants in arrival order, limited only by max_inflight.
+ *
+ * Policy budget (DESIGN.md "Scheduling model"): every domain has a
+ * budget of GPU time per period, replenished at each period boundary. A
+ * group is granted when
+ *   1. fewer than max_inflight groups are in flight (0 = unlimited);
+ *   2. its domain has budget left for its bound, or the policy is
+ *      work-conserving for it (the domain is not strict) and no other
+ *      domain's group waits that could start now;
+ *   3. starting it now does not push a safety domain's frame past its
+ *      deadline: the frame in progress (released at R, deadline D, its
+ *      typical cost C, of which part is done) and the next expected one
+ *      (released one observed period after the last, needing C by its
+ *      deadline) must still fit after this group's bound and what is in
+ *      flight. C is the largest sum of bounds of the domain's recent
+ *      frames (its budget before any frame was seen).
+ * Safety domains' groups go first (earliest deadline first among them),
+ * then the others in arrival order. Measured time is charged, not
+ * predicted time: a domain that spends more than its budget carries the
+ * overrun as debt into the next period. A group whose bound is larger
+ * than any gap the safety domains leave waits (counted as throttled);
+ * after max_defer it runs at the start of the next gap (the end of a
+ * safety frame) or, as configured, is refused and its context reported
+ * unschedulable.
+ *
+ * Frames of a safety domain: a frame is released by the first group that
+ * arrives while the domain has no frame open, and ends with the group
+ * that precedes an idle gap of SCHED_FRAME_GAP_NS (no group of the domain
+ * waiting or in flight); it misses when it completed later than release +
+ * deadline.
+ */
+#ifndef MEDIATOR_SCHED_H
+#define MEDIATOR_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* Idle time after which a safety domain's frame is over. */
+#define SCHED_FRAME_GAP_NS 2000000ull
+/* Frames whose costs make a safety domain's typical frame cost C. */
+#define SCHED_FRAME_HISTORY 16u
+/* A safety domain silent for this many periods is not expected to release soon. */
+#define SCHED_IDLE_PERIODS 4u
+/* Most requests waiting at once (one per worker and a margin). */
+#define SCHED_MAX_PENDING 1024u
+
+enum sched_oversize {
+	SCHED_OVERSIZE_RUN = 0,	      /* run it at the start of the next safety gap */
+	SCHED_OVERSIZE_UNSCHEDULABLE, /* refuse it: its context is unschedulable */
+};
+
+struct sched_params {
+	enum mediator_policy policy;
+	uint32_t max_inflight; /* 0 = unlimited */
+	uint64_t max_defer_ns; /* how long an oversize group waits before max_defer applies */
+	enum sched_oversize oversize;
+};
+
+struct sched_domain_params {
+	enum domain_class class;
+	uint64_t period_ns, budget_ns, deadline_ns;
+	bool strict; /* never runs past its budget, even on an idle GPU */
+};
+
+/* What sched_poll() decided about a request. */
+enum sched_verdict {
+	SCHED_GRANTED = 0,
+	SCHED_REFUSED, /* oversize and SCHED_OVERSIZE_UNSCHEDULABLE */
+};
+
+struct sched_decision {
+	uint64_t id;
+	int domain;
+	enum sched_verdict verdict;
+};
+
+struct sched_domain_stats {
+	struct sched_domain_params params;
+	uint64_t period_start_ns;
+	int64_t remaining_ns; /* budget left this period (negative: overspent) */
+	uint64_t used_ns;     /* measured, this period */
+	uint64_t used_last_period_ns;
+	uint64_t predicted_ns; /* predicted, this period */
+	uint64_t debt_ns;      /* carried into this period */
+	uint64_t groups, overruns, throttled, deadline_misses, frames, unschedulable;
+	uint32_t pending, inflight;
+	uint64_t frame_cost_ns; /* C: the typical frame cost used in check 3 (safety only) */
+	uint64_t observed_period_ns;
+};
+
+struct sched;
+
+/* NULL on allocation failure or bad parameters. */
+struct sched *sched_create(const struct sched_params *params, uint64_t now_ns);
+/* NULL is fine. */
+void sched_destroy(struct sched *s);
+
+/* Adds a domain; returns its index (from 0) or -EINVAL / -ENOSPC. */
+int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint64_t now_ns);
+
+/*
+ * Changes a domain's period, budget and deadline from its next period
+ * boundary. Refused (-EINVAL, @why says why) when the values are out of
+ * range, or when the safety domains' budgets would no longer fit: their
+ * utilisations (budget / period) must sum to at most 1, and each safety
+ * budget must fit within its deadline.
+ */
+int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t budget_ns,
+		     uint64_t deadline_ns, char *why, size_t why_size);
+
+/*
+ * A group of @domain asks to start: @id is the caller's (unique among
+ * pending and in-flight groups), @bound_ns >= @predicted_ns. Returns 0,
+ * -EINVAL (bad domain, duplicate id) or -ENOSPC (too many pending).
+ */
+int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
+		 uint64_t now_ns);
+
+/*
+ * Decides what may start at @now_ns: writes up to @max decisions into
+ * @out and returns how many. Granted groups are in flight from now.
+ */
+size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max);
+
+/*
+ * The granted group @id completed at @end_ns after @measured_ns on the
+ * GPU. Returns 0 or -ENOENT (not in flight).
+ */
+int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t end_ns);
+
+/* Forgets a pending or in-flight group (its worker went away). -ENOENT if unknown. */
+int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns);
+
+/*
+ * The next time sched_poll() may decide differently without any other
+ * call (a period boundary, the end of a frame, max_defer running out);
+ * UINT64_MAX when none.
+ */
+uint64_t sched_next_event(const struct sched *s, uint64_t now_ns);
+
+/* Rolls periods and frames forward to @now_ns (sched_poll() does this too). */
+void sched_advance(struct sched *s, uint64_t now_ns);
+
+/* The counts of @domain as of the last call. Returns -EINVAL for a bad index. */
+int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_stats *out);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * Tests of the scheduler (sched.h) on synthetic timelines: a mock GPU
+ * here is just the times passed in. Admission by budget, replenishment,
+ * debt, the check against an expected safety release, work-conserving
+ * versus strict, oversize groups (run in a gap, or refused), set-budget
+ * at a period boundary and its refusals, frames and deadline misses.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define P  16667000ull /* 60 Hz */
+
+static struct sched *make(enum mediator_policy policy, uint32_t max_inflight,
+			  enum sched_oversize oversize)
+{
+	struct sched_params p = {.policy = policy,
+				 .max_inflight = max_inflight,
+				 .max_defer_ns = 100 * MS,
+				 .oversize = oversize};
+	struct sched *s = sched_create(&p, 0);
+
+	assert_non_null(s);
+	return s;
+}
+
+static int add(struct sched *s, enum domain_class class, uint64_t budget, bool strict)
+{
+	struct sched_domain_params d = {.class = class,
+					.period_ns = P,
+					.budget_ns = budget,
+					.deadline_ns = P,
+					.strict = strict};
+	int i = sched_add_domain(s, &d, 0);
+
+	assert_true(i >= 0);
+	return i;
+}
+
+/* Polls at @now and returns how many were granted; their ids go to @ids. */
+static size_t poll_ids(struct sched *s, uint64_t now, uint64_t *ids)
+{
+	struct sched_decision d[16];
+	size_t n = sched_poll(s, now, d, 16);
+
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(d[i].verdict, SCHED_GRANTED);
+		if (ids)
+			ids[i] = d[i].id;
+	}
+	return n;
+}
+
+static void stats(struct sched *s, int dom, struct sched_domain_stats *st)
+{
+	assert_int_equal(sched_domain_stats(s, dom, st), 0);
+}
+
+static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    b = add(s, DOMAIN_CLASS_NORMAL, 0, true);
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 10, b, 50 * MS, 60 * MS, 0), 0); /* over any budget */
+	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 1), 0);
+	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 1), -EINVAL); /* duplicate */
+	assert_int_equal(sched_submit(s, 12, 7, 1 * MS, 2 * MS, 1), -EINVAL); /* no domain */
+	assert_int_equal(poll_ids(s, 2, ids), 1);
+	assert_int_equal(ids[0], 10);
+	assert_int_equal(poll_ids(s, 3, NULL), 0); /* one in flight */
+	assert_int_equal(sched_complete(s, 10, 55 * MS, 55 * MS), 0);
+	assert_int_equal(sched_complete(s, 10, 55 * MS, 55 * MS), -ENOENT);
+	assert_int_equal(poll_ids(s, 55 * MS, ids), 1);
+	assert_int_equal(ids[0], 11);
+	sched_destroy(s);
+}
+
+static void a_group_needs_budget_for_its_bound(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, DOMAIN_CLASS_NORMAL, 4 * MS, false),
+	    b = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0), 0);
+	assert_int_equal(poll_ids(s, 0, ids), 1);
+	assert_int_equal(sched_complete(s, 1, 3 * MS, 3 * MS), 0);
+	/* a has 1 ms left: its 3 ms group waits while b, with budget, has work. */
+	assert_int_equal(sched_submit(s, 2, a, 2 * MS, 3 * MS, 3 * MS), 0);
+	assert_int_equal(sched_submit(s, 3, b, 2 * MS, 3 * MS, 3 * MS + 1), 0);
+	assert_int_equal(poll_ids(s, 3 * MS + 1, ids), 1);
+	assert_int_equal(ids[0], 3);
+	stats(s, a, &st);
+	assert_int_equal(st.throttled, 1);
+	assert_int_equal(st.remaining_ns, 1 * MS);
+	assert_int_equal(st.used_ns, 3 * MS);
+	assert_int_equal(st.predicted_ns, 2 * MS);
+	sched_destroy(s);
+}
+
+static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, DOMAIN_CLASS_NORMAL, 1 * MS, false),
+	    b = add(s, DOMAIN_CLASS_NORMAL, 1 * MS, true);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	/* Work-conserving: a's 5 ms group runs past its 1 ms budget on an idle GPU. */
+	assert_int_equal(sched_submit(s, 1, a, 4 * MS, 5 * MS, 0), 0);
+	assert_int_equal(poll_ids(s, 0, ids), 1);
+	assert_int_equal(sched_complete(s, 1, 5 * MS, 5 * MS), 0);
+	stats(s, a, &st);
+	assert_int_equal(st.remaining_ns, -4 * (int64_t)MS);
+	assert_int_equal(st.overruns, 1);
+	/* Strict: b's waits for a budget large enough, even on an idle GPU. */
+	assert_int_equal(sched_submit(s, 2, b, 4 * MS, 5 * MS, 6 * MS), 0);
+	assert_int_equal(poll_ids(s, 6 * MS, NULL), 0);
+	assert_int_equal(poll_ids(s, P + 1, NULL), 0); /* 1 ms per period never fits 5 ms */
+	stats(s, b, &st);
+	assert_int_equal(st.throttled, 1);
+	assert_int_equal(st.pending, 1);
+	sched_destroy(s);
+}
+
+static void budgets_replenish_and_overruns_become_debt(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, DOMAIN_CLASS_NORMAL, 4 * MS, true);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_complete(s, 1, 7 * MS, 7 * MS), 0); /* measured, not predicted */
+	stats(s, a, &st);
+	assert_int_equal(st.remaining_ns, -3 * (int64_t)MS);
+	assert_int_equal(st.overruns, 1);
+	sched_advance(s, P);
+	stats(s, a, &st);
+	assert_int_equal(st.debt_ns, 3 * MS);
+	assert_int_equal(st.remaining_ns, 1 * MS);
+	assert_int_equal(st.used_ns, 0);
+	assert_int_equal(st.used_last_period_ns, 7 * MS);
+	assert_int_equal(st.period_start_ns, P);
+	/* The debt is paid after one period: full budget again, even after a long idle stretch. */
+	sched_advance(s, 10 * P + 5);
+	stats(s, a, &st);
+	assert_int_equal(st.debt_ns, 0);
+	assert_int_equal(st.remaining_ns, 4 * MS);
+	assert_int_equal(st.period_start_ns, 10 * P);
+	sched_destroy(s);
+}
+
+/* One frame of safety domain @c: a group of bound @bound released at @t, done @took later. */
+static void safety_frame(struct sched *s, int c, uint64_t id, uint64_t t, uint64_t bound,
+			 uint64_t took)
+{
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, id, c, bound / 2, bound, t), 0);
+	assert_int_equal(poll_ids(s, t, ids), 1);
+	assert_int_equal(ids[0], id);
+	assert_int_equal(sched_complete(s, id, took, t + took), 0);
+}
+
+static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	/* Frame 3 released at 3P, done at 3P + 1 ms; the next is expected at 4P (deadline 5P). */
+	const uint64_t t = 3 * P + 4 * MS;
+
+	/* 28 ms + the cluster's 2 ms would end after 5P: wait. 25 ms fits. */
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 28 * MS, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	assert_int_equal(sched_submit(s, 2, n, 20 * MS, 25 * MS, t + 1), 0);
+	assert_int_equal(poll_ids(s, t + 1, ids), 1);
+	assert_int_equal(ids[0], 2);
+	stats(s, n, &st);
+	assert_int_equal(st.throttled, 1);
+	/* Meanwhile the cluster's next frame arrives; it goes first once the GPU is free. */
+	assert_int_equal(sched_submit(s, 104, c, 1 * MS, 2 * MS, 4 * P), 0);
+	assert_int_equal(sched_complete(s, 2, 24 * MS, t + 1 + 24 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 1 + 24 * MS, ids), 1);
+	assert_int_equal(ids[0], 104);
+	assert_int_equal(sched_complete(s, 104, 1 * MS, t + 2 + 25 * MS), 0);
+	/* 28 ms from now would still end too close to the deadline of the frame due at 5P... */
+	assert_int_equal(poll_ids(s, t + 3 + 25 * MS, NULL), 0);
+	/* ...but right after that frame it fits before the one due at 6P. */
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	stats(s, c, &st);
+	assert_int_equal(st.deadline_misses, 0);
+	assert_int_equal(st.frame_cost_ns, 2 * MS);
+	sched_destroy(s);
+}
+
+static void a_late_frame_counts_as_a_deadline_miss(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	/* fifo lets a 30 ms group run first: the next frame completes 14 ms past its deadline. */
+	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, P - 1), 0);
+	assert_int_equal(poll_ids(s, P - 1, NULL), 1);
+	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, P), 0);
+	assert_int_equal(poll_ids(s, P, NULL), 0);
+	assert_int_equal(sched_complete(s, 1, 30 * MS, P - 1 + 30 * MS), 0);
+	assert_int_equal(poll_ids(s, P + 30 * MS, ids), 1);
+	assert_int_equal(sched_complete(s, 101, 1 * MS, P + 31 * MS), 0);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 1); /* the second is not over until an idle gap */
+	sched_advance(s, P + 31 * MS + SCHED_FRAME_GAP_NS);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 2);
+	assert_int_equal(st.deadline_misses, 1);
+	sched_destroy(s);
+}
+
+/* A group larger than any gap waits max_defer, then runs at the start of a gap. */
+static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16], k;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
+	for (k = 1; k * P < 100 * MS; k++) {
+		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	}
+	stats(s, n, &st);
+	assert_int_equal(st.throttled, 1);
+	assert_int_equal(st.pending, 1);
+	assert_true(sched_next_event(s, k * P - P + 2 * MS) <= 102 * MS);
+	/* Past max_defer (100 ms after 2 ms), right after a frame: it runs. */
+	assert_int_equal(poll_ids(s, 102 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	sched_destroy(s);
+}
+
+static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_decision d[4];
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
+	for (uint64_t k = 1; k * P < 100 * MS; k++) {
+		assert_int_equal(sched_poll(s, k * P - 1, d, 4), 0);
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	}
+	assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
+	assert_int_equal(d[0].id, 1);
+	assert_int_equal(d[0].verdict, SCHED_REFUSED);
+	stats(s, n, &st);
+	assert_int_equal(st.unschedulable, 1);
+	assert_int_equal(st.pending, 0);
+	assert_int_equal(sched_cancel(s, 1, 104 * MS), -ENOENT);
+	sched_destroy(s);
+}
+
+static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
+	int c2 = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched_domain_stats st;
+	char why[200];
+
+	assert_int_equal(sched_set_budget(s, n, P, 2 * MS, P, why, sizeof(why)), 0);
+	stats(s, n, &st);
+	assert_int_equal(st.params.budget_ns, 8 * MS);
+	assert_int_equal(st.remaining_ns, 8 * MS);
+	sched_advance(s, P);
+	stats(s, n, &st);
+	assert_int_equal(st.params.budget_ns, 2 * MS);
+	assert_int_equal(st.remaining_ns, 2 * MS);
+	/* Safety budgets over 100 % of the GPU together. */
+	assert_int_equal(sched_set_budget(s, c, P, 14 * MS, P, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "safety"));
+	/* A safety budget larger than its deadline. */
+	assert_int_equal(sched_set_budget(s, c2, P, 5 * MS, 4 * MS, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "deadline"));
+	/* Out of range. */
+	assert_int_equal(sched_set_budget(s, c, 10, 1, 1, why, sizeof(why)), -EINVAL);
+	assert_int_equal(sched_set_budget(s, c, P, 2 * P, P, why, sizeof(why)), -EINVAL);
+	assert_int_equal(sched_set_budget(s, 9, P, 1, P, why, sizeof(why)), -EINVAL);
+	stats(s, c, &st);
+	assert_int_equal(st.params.budget_ns, 4 * MS);
+	sched_destroy(s);
+}
+
+static void cancelled_groups_free_their_slot(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0), 0);
+	assert_int_equal(sched_submit(s, 2, a, 1 * MS, 1 * MS, 1), 0);
+	assert_int_equal(poll_ids(s, 2, ids), 1);
+	assert_int_equal(sched_cancel(s, 1, 3), 0); /* in flight: its worker died */
+	assert_int_equal(poll_ids(s, 4, ids), 1);
+	assert_int_equal(ids[0], 2);
+	stats(s, a, &st);
+	assert_int_equal(st.inflight, 1);
+	assert_int_equal(st.pending, 0);
+	sched_destroy(s);
+}
+
+static void bad_parameters_are_refused(void **state)
+{
+	struct sched_params bad = {.policy = 7};
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 0, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params d = {.class = DOMAIN_CLASS_NORMAL, .period_ns = P};
+
+	assert_null(sched_create(&bad, 0));
+	assert_null(sched_create(NULL, 0));
+	assert_int_equal(sched_add_domain(s, &d, 0), -EINVAL); /* deadline 0 */
+	d.deadline_ns = P;
+	d.budget_ns = P + 1;
+	assert_int_equal(sched_add_domain(s, &d, 0), -EINVAL);
+	d.budget_ns = P;
+	for (int i = 0; i < CONFIG_MAX_DOMAINS; i++)
+		assert_int_equal(sched_add_domain(s, &d, 0), i);
+	assert_int_equal(sched_add_domain(s, &d, 0), -ENOSPC);
+	for (uint64_t i = 0; i < SCHED_MAX_PENDING; i++)
+		assert_int_equal(sched_submit(s, i, 0, 1, 1, 0), 0);
+	assert_int_equal(sched_submit(s, SCHED_MAX_PENDING, 0, 1, 1, 0), -ENOSPC);
+	sched_destroy(s);
+	sched_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(fifo_grants_in_arrival_order_up_to_max_inflight),
+	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
+	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
+	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),
+	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
+	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
+	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
+	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
+	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
+	    cmocka_unit_test(cancelled_groups_free_their_slot),
+	    cmocka_unit_test(bad_parameters_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
