@@ -50,6 +50,13 @@ static const char *const renderer_names[] = {
     [MEDIATOR_RENDERER_GLX] = "glx",
 };
 
+static const char *const oversize_names[] = {
+    [MEDIATOR_OVERSIZE_RUN] = "run",
+    [MEDIATOR_OVERSIZE_UNSCHEDULABLE] = "unschedulable",
+};
+
+static const char *const bool_names[] = {"false", "true"};
+
 static const char *const class_names[] = {
     [DOMAIN_CLASS_NORMAL] = "normal",
     [DOMAIN_CLASS_SAFETY] = "safety",
@@ -69,6 +76,13 @@ const char *config_renderer_name(enum mediator_renderer renderer)
 	return renderer_names[renderer];
 }
 
+const char *config_oversize_name(enum mediator_oversize oversize)
+{
+	if ((size_t)oversize >= ARRAY_SIZE(oversize_names))
+		return "unknown";
+	return oversize_names[oversize];
+}
+
 const char *config_class_name(enum domain_class class)
 {
 	if ((size_t) class >= ARRAY_SIZE(class_names))
@@ -84,6 +98,8 @@ enum value_kind {
 	VALUE_RENDERER, /* one of renderer_names, into enum mediator_renderer */
 	VALUE_MODEL,	/* the name of a cost model of libpredict */
 	VALUE_CLASS,	/* one of class_names, into enum domain_class */
+	VALUE_OVERSIZE, /* one of oversize_names, into enum mediator_oversize */
+	VALUE_BOOL,	/* true or false, into bool */
 };
 
 struct key_desc {
@@ -101,6 +117,8 @@ enum mediator_key {
 	MEDIATOR_KEY_RENDERER,
 	MEDIATOR_KEY_RENDER_NODE,
 	MEDIATOR_KEY_MODEL,
+	MEDIATOR_KEY_MAX_DEFER_US,
+	MEDIATOR_KEY_OVERSIZE,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -128,6 +146,14 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_MODEL] = {.name = "model",
 			    .kind = VALUE_MODEL,
 			    .offset = offsetof(struct mediator_config, model)},
+    [MEDIATOR_KEY_MAX_DEFER_US] = {.name = "max_defer_us",
+				   .kind = VALUE_U32,
+				   .offset = offsetof(struct mediator_config, max_defer_us),
+				   .min = CONFIG_MIN_MAX_DEFER_US,
+				   .max = CONFIG_MAX_MAX_DEFER_US},
+    [MEDIATOR_KEY_OVERSIZE] = {.name = "oversize",
+			       .kind = VALUE_OVERSIZE,
+			       .offset = offsetof(struct mediator_config, oversize)},
 };
 
 enum domain_key {
@@ -137,6 +163,7 @@ enum domain_key {
 	DOMAIN_KEY_DEADLINE_US,
 	DOMAIN_KEY_VTEST_SOCKET,
 	DOMAIN_KEY_VHOST_USER_SOCKET,
+	DOMAIN_KEY_STRICT,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -166,6 +193,9 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_VHOST_USER_SOCKET] = {.name = "vhost_user_socket",
 				      .kind = VALUE_PATH,
 				      .offset = offsetof(struct domain_config, vhost_user_socket)},
+    [DOMAIN_KEY_STRICT] = {.name = "strict",
+			   .kind = VALUE_BOOL,
+			   .offset = offsetof(struct domain_config, strict)},
 };
 
 enum config_section {
@@ -526,6 +556,16 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		if (i >= 0)
 			*(enum domain_class *)(void *)field = (enum domain_class)i;
 		return;
+	case VALUE_OVERSIZE:
+		i = config_choice(p, key, value, oversize_names, ARRAY_SIZE(oversize_names));
+		if (i >= 0)
+			*(enum mediator_oversize *)(void *)field = (enum mediator_oversize)i;
+		return;
+	case VALUE_BOOL:
+		i = config_choice(p, key, value, bool_names, ARRAY_SIZE(bool_names));
+		if (i >= 0)
+			*(bool *)(void *)field = i == 1;
+		return;
 	}
 }
 
@@ -683,6 +723,8 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	snprintf(p->cfg.state_dir, sizeof(p->cfg.state_dir), "%s", CONFIG_DEFAULT_STATE_DIR);
 	p->cfg.policy = CONFIG_DEFAULT_POLICY;
 	p->cfg.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT;
+	p->cfg.max_defer_us = CONFIG_DEFAULT_MAX_DEFER_US;
+	p->cfg.oversize = MEDIATOR_OVERSIZE_RUN;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);
 }

@@ -52,6 +52,16 @@ enum mediator_renderer {
 	MEDIATOR_RENDERER_GLX,
 };
 
+/* What the budget policy does with a group too large for any safety gap, after max_defer_us. */
+enum mediator_oversize {
+	MEDIATOR_OVERSIZE_RUN = 0,	 /* run it at the start of the next gap */
+	MEDIATOR_OVERSIZE_UNSCHEDULABLE, /* refuse it; its context is reported unschedulable */
+};
+
+#define CONFIG_DEFAULT_MAX_DEFER_US 100000u
+#define CONFIG_MIN_MAX_DEFER_US	    1000u
+#define CONFIG_MAX_MAX_DEFER_US	    10000000u
+
 enum domain_class {
 	DOMAIN_CLASS_NORMAL = 0,
 	DOMAIN_CLASS_SAFETY,
@@ -63,6 +73,7 @@ struct domain_config {
 	uint32_t period_us;
 	uint32_t budget_us;
 	uint32_t deadline_us;
+	bool strict;				 /* never past its budget, even on an idle GPU */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */
 	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
 	int line;				 /* line of its [domain NAME] header */
@@ -77,6 +88,8 @@ struct mediator_config {
 	enum mediator_renderer renderer;
 	char render_node[CONFIG_PATH_MAX]; /* used by renderer = egl-gbm */
 	char model[CONFIG_MODEL_MAX];	   /* cost model; "" = the worker's default */
+	uint32_t max_defer_us;		   /* how long an oversize group waits */
+	enum mediator_oversize oversize;   /* and what happens then */
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };
@@ -98,5 +111,6 @@ int config_parse_string(struct mediator_config *cfg, const char *name, const cha
 const char *config_policy_name(enum mediator_policy policy);
 const char *config_renderer_name(enum mediator_renderer renderer);
 const char *config_class_name(enum domain_class class);
+const char *config_oversize_name(enum mediator_oversize oversize);
 
 #endif

@@ -303,6 +303,48 @@ static struct json_object *handle_trace_stop(struct control *control)
 	return reply_ok(json_object_new_object());
 }
 
+/* Member @key of @req as a number 1..UINT32_MAX into @out; absent: 0 when optional. */
+static bool get_u32(struct json_object *req, const char *key, bool optional, uint32_t *out)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(req, key, &v)) {
+		*out = 0;
+		return optional;
+	}
+	if (!json_object_is_type(v, json_type_int))
+		return false;
+	n = json_object_get_int64(v);
+	if (n < 1 || n > UINT32_MAX)
+		return false;
+	*out = (uint32_t)n;
+	return true;
+}
+
+static struct json_object *handle_set_budget(struct control *control, struct json_object *req)
+{
+	struct json_object *jdomain, *result;
+	uint32_t period, budget, deadline;
+	char err[256] = "";
+
+	if (!control->ops->set_budget)
+		return reply_error("set-budget is not supported");
+	if (!json_object_object_get_ex(req, "domain", &jdomain) ||
+	    !json_object_is_type(jdomain, json_type_string))
+		return reply_error("set-budget needs a string \"domain\"");
+	if (!get_u32(req, "budget_us", false, &budget) ||
+	    !get_u32(req, "period_us", true, &period) ||
+	    !get_u32(req, "deadline_us", true, &deadline))
+		return reply_error("set-budget needs \"budget_us\" and may have \"period_us\" and "
+				   "\"deadline_us\", each a whole number of microseconds above 0");
+	result = control->ops->set_budget(control->data, json_object_get_string(jdomain), period,
+					  budget, deadline, err, sizeof(err));
+	if (!result)
+		return reply_error(err[0] ? err : "out of memory");
+	return reply_ok(result);
+}
+
 /* Answers one parsed request. Returns a new reply object (NULL: out of memory). */
 static struct json_object *handle_request(struct control *control, struct json_object *req)
 {
@@ -336,6 +378,8 @@ static struct json_object *handle_request(struct control *control, struct json_o
 		return handle_trace_start(control, req);
 	if (!strcmp(cmd, "trace-stop"))
 		return handle_trace_stop(control);
+	if (!strcmp(cmd, "set-budget"))
+		return handle_set_budget(control, req);
 
 	snprintf(msg, sizeof(msg), "unknown command \"%.*s\"%s", CONTROL_MAX_QUOTED, cmd,
 		 strlen(cmd) > CONTROL_MAX_QUOTED ? "..." : "");

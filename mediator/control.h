@@ -9,6 +9,8 @@
  *   {"cmd": "trace-start", "path": "/absolute/file.jsonl"}
  *   {"cmd": "trace-stop"}
  *   {"cmd": "model"}
+ *   {"cmd": "set-budget", "domain": "NAME", "budget_us": N, "period_us": N,
+ *    "deadline_us": N}                       (period_us, deadline_us optional)
  * For each request mediatord answers one line, a JSON object:
  *   {"ok": true, "result": {...}}   or   {"ok": false, "error": "message"}
  * Requests longer than CONTROL_MAX_REQUEST bytes, malformed JSON and
@@ -20,6 +22,7 @@
 #define MEDIATOR_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* A request line is small; 64 KiB leaves room for future commands' arguments. */
 #define CONTROL_MAX_REQUEST 65536
@@ -47,6 +50,13 @@ struct control_ops {
 	int (*trace_stop)(void *data, char *err, size_t err_size);
 	/* {"domains": [{"name", "contexts": [...]}]}: each context's cost model (may be NULL). */
 	struct json_object *(*model)(void *data);
+	/*
+	 * Changes @domain's budget (and period, deadline: 0 keeps the current
+	 * value) from its next period; returns the new values in a new object.
+	 */
+	struct json_object *(*set_budget)(void *data, const char *domain, uint32_t period_us,
+					  uint32_t budget_us, uint32_t deadline_us, char *err,
+					  size_t err_size);
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "helper_path.h"
 #include "mediator-build-config.h"
 
@@ -46,7 +48,9 @@ static const char main_help[] =
     "\n"
     "SYNOPSIS\n"
     "    mediatorctl [--socket PATH] status [--json]\n"
-    "    mediatorctl [--socket PATH] show-budgets [--json]\n"
+    "    mediatorctl [--socket PATH] show-budgets [--json | --watch]\n"
+    "    mediatorctl [--socket PATH] set-budget DOMAIN --budget-us N [--period-us N]\n"
+    "                                [--deadline-us N] [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
     "    mediatorctl [--socket PATH] calibrate DOMAIN [--rounds N]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
@@ -70,7 +74,15 @@ static const char main_help[] =
     "        budget, remaining budget, GPU time used, predicted and owed,\n"
     "        utilization and counters. With --json print the object mediatord\n"
     "        sent, {\"policy\": ..., \"domains\": [...]}, times in microseconds.\n"
-    "        'mediatorctl show-budgets --help' explains the columns.\n"
+    "        'mediatorctl show-budgets --help' explains the columns. With\n"
+    "        --watch print it again every second, like top, until interrupted.\n"
+    "\n"
+    "    set-budget DOMAIN --budget-us N [--period-us N] [--deadline-us N]\n"
+    "        Give DOMAIN N us of GPU time per period (and a new period and\n"
+    "        deadline; by default they stay) from its next period. mediatord\n"
+    "        refuses values out of range, and budgets with which the safety\n"
+    "        domains would no longer fit (their budgets must fit their\n"
+    "        deadlines and together take at most the whole GPU).\n"
     "\n"
     "    model [--json]\n"
     "        Print, per domain and guest context, the cost model that predicts\n"
@@ -164,6 +176,16 @@ static const char show_budgets_help[] =
     "    --json      print {\"policy\": ..., \"domains\": [...]} exactly as\n"
     "                mediatord sent it, times in microseconds\n"
     "    -h, --help  print this help\n";
+
+static const char set_budget_help[] =
+    "usage: mediatorctl set-budget DOMAIN --budget-us N [--period-us N] [--deadline-us N]\n"
+    "                              [--json]\n"
+    "\n"
+    "Give DOMAIN N microseconds of GPU time per period from its next period;\n"
+    "--period-us and --deadline-us change those too (by default they stay).\n"
+    "Budget and deadline are at most the period; safety budgets must fit their\n"
+    "deadlines and together take at most the whole GPU. Exit status: 0 done,\n"
+    "1 refused by mediatord (the reason is printed), 2 usage, 3 unreachable.\n";
 
 static const char calibrate_help[] =
     "usage: mediatorctl calibrate DOMAIN [--rounds N]\n"
@@ -550,6 +572,32 @@ static int parse_sub_args(const char *cmd, int argc, char **argv, bool json_allo
 	return EXIT_OK;
 }
 
+/*
+ * Takes "@opt N" out of @argv (N a whole number 1..@max) into *@out; leaves
+ * *@out as it is when @opt is absent. Returns EXIT_OK or EXIT_USAGE.
+ */
+static int take_number(const char *cmd, int *argc, char **argv, const char *opt, unsigned long max,
+		       unsigned long *out)
+{
+	for (int i = 0; i < *argc; i++) {
+		unsigned long v;
+		char *end;
+
+		if (strcmp(argv[i], opt))
+			continue;
+		errno = 0;
+		if (i + 1 >= *argc || argv[i + 1][0] == '-' ||
+		    ((v = strtoul(argv[i + 1], &end, 10)), errno) || *end || !argv[i + 1][0] ||
+		    v < 1 || v > max)
+			return usage_error("%s: %s needs a whole number 1..%lu", cmd, opt, max);
+		*out = v;
+		memmove(&argv[i], &argv[i + 2], sizeof(char *) * (size_t)(*argc - i - 2));
+		*argc -= 2;
+		i--;
+	}
+	return EXIT_OK;
+}
+
 static int cmd_status(const char *socket_path, int argc, char **argv)
 {
 	struct json_object *result;
@@ -734,16 +782,71 @@ static int print_budgets(struct json_object *result)
 	return EXIT_OK;
 }
 
+static struct json_object *json_get(struct json_object *o, const char *key);
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	interrupted = 1;
+}
+
+/* show-budgets --watch: the table again every second until SIGINT/SIGTERM. */
+static int watch_budgets(const char *socket_path)
+{
+	struct sigaction sa = {.sa_handler = on_interrupt};
+	int r = EXIT_OK;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!interrupted) {
+		struct json_object *result;
+		time_t now = time(NULL);
+		char when[32];
+
+		r = call(socket_path, new_request("show-budgets"), &result);
+		if (r != EXIT_OK)
+			return r;
+		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+		printf("\033[H\033[J%s  (every 1 s; Ctrl-C ends)\n", when);
+		r = print_budgets(result);
+		json_object_put(result);
+		fflush(stdout);
+		if (r != EXIT_OK)
+			return r;
+		sleep(1);
+	}
+	return EXIT_OK;
+}
+
 static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 {
 	struct json_object *result;
 	struct sub_args a;
-	int r = parse_sub_args("show-budgets", argc, argv, true, 0, &a);
+	bool watch = false;
+	int r;
 
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--watch")) {
+			watch = true;
+			memmove(&argv[i], &argv[i + 1], sizeof(char *) * (size_t)(argc - i - 1));
+			argc--;
+			i--;
+		}
+	}
+	r = parse_sub_args("show-budgets", argc, argv, true, 0, &a);
 	if (r == EXIT_OK && a.help)
 		fputs(show_budgets_help, stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
+	if (watch && a.json) {
+		r = usage_error("show-budgets: --watch and --json do not go together");
+		goto out;
+	}
+	if (watch) {
+		r = watch_budgets(socket_path);
+		goto out;
+	}
 	r = call(socket_path, new_request("show-budgets"), &result);
 	if (r != EXIT_OK)
 		goto out;
@@ -751,6 +854,59 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 		print_json(result);
 	else
 		r = print_budgets(result);
+	json_object_put(result);
+out:
+	free(a.args);
+	return r;
+}
+
+static int cmd_set_budget(const char *socket_path, int argc, char **argv)
+{
+	unsigned long budget = 0, period = 0, deadline = 0;
+	struct json_object *req, *result;
+	struct sub_args a = {0};
+	int r;
+
+	r = take_number("set-budget", &argc, argv, "--budget-us", CONFIG_MAX_PERIOD_US, &budget);
+	if (r == EXIT_OK)
+		r = take_number("set-budget", &argc, argv, "--period-us", CONFIG_MAX_PERIOD_US,
+				&period);
+	if (r == EXIT_OK)
+		r = take_number("set-budget", &argc, argv, "--deadline-us", CONFIG_MAX_PERIOD_US,
+				&deadline);
+	if (r != EXIT_OK)
+		return r;
+	r = parse_sub_args("set-budget", argc, argv, true, 1, &a);
+	if (r == EXIT_OK && a.help)
+		fputs(set_budget_help, stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	if (a.n_args != 1 || !budget) {
+		r = usage_error("set-budget: needs DOMAIN and --budget-us N");
+		goto out;
+	}
+	req = new_request("set-budget");
+	json_object_object_add(req, "domain", json_object_new_string(a.args[0]));
+	json_object_object_add(req, "budget_us", json_object_new_int64((int64_t)budget));
+	if (period)
+		json_object_object_add(req, "period_us", json_object_new_int64((int64_t)period));
+	if (deadline)
+		json_object_object_add(req, "deadline_us",
+				       json_object_new_int64((int64_t)deadline));
+	r = call(socket_path, req, &result);
+	if (r != EXIT_OK)
+		goto out;
+	if (a.json) {
+		print_json(result);
+	} else {
+		fputs("domain ", stdout);
+		print_sanitized(a.args[0]);
+		printf(": budget %" PRId64 " us per %" PRId64 " us, deadline %" PRId64
+		       " us, from its next period\n",
+		       json_object_get_int64(json_get(result, "budget_us")),
+		       json_object_get_int64(json_get(result, "period_us")),
+		       json_object_get_int64(json_get(result, "deadline_us")));
+	}
 	json_object_put(result);
 out:
 	free(a.args);
@@ -1174,7 +1330,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc)
-		return usage_error("missing COMMAND (status, show-budgets or trace)");
+		return usage_error("missing COMMAND (status, show-budgets, set-budget, model, "
+				   "calibrate or trace)");
 	if (!socket_path[0] || strlen(socket_path) >= sizeof(addr.sun_path))
 		return usage_error("socket path '%s' is empty or too long", socket_path);
 
@@ -1189,6 +1346,8 @@ int main(int argc, char **argv)
 		return finish(cmd_trace(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "calibrate"))
 		return finish(cmd_calibrate(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "set-budget"))
+		return finish(cmd_set_budget(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "help")) {
 		fputs(main_help, stdout);
 		return finish(EXIT_OK);

@@ -30,6 +30,7 @@
 
 #include "predict_ctx.h"
 #include "control.h"
+#include "dispatcher.h"
 #include "domain.h"
 #include "loop.h"
 #include "mediator-build-config.h"
@@ -81,6 +82,7 @@ struct mediatord {
 	struct loop_source *signal_source;
 	struct listener listeners[CONFIG_MAX_DOMAINS];
 	struct control *control;
+	struct dispatcher *dispatcher;
 	struct trace *trace;
 	struct client *clients;
 	uint32_t n_clients;
@@ -103,6 +105,7 @@ static void client_free(struct client *c)
 		}
 	}
 	md->n_clients--;
+	dispatcher_forget(md->dispatcher, c->id, mono_now_ns());
 	domain_client_removed(c->listener->domain);
 	if (c->contexts)
 		domain_contexts_changed(c->listener->domain, -(int)c->contexts);
@@ -127,7 +130,8 @@ static bool client_take_group(struct client *c, const void *buf, uint64_t now)
 	memcpy(&m, buf, sizeof(m));
 	if (m.hdr.type != WIRE_GROUP || m.hdr.size != sizeof(m) ||
 	    !string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
-	    m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns || m.end_ns > now)
+	    m.dispatch_ns < m.request_ns || m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns ||
+	    m.end_ns > now)
 		return false;
 	c->last_seq = m.seq;
 	c->groups++;
@@ -163,6 +167,24 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 	if (hdr.size != size)
 		return false;
 	switch (hdr.type) {
+	case WIRE_GRANT_REQUEST: {
+		struct wire_grant_request m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		return dispatcher_request(c->md->dispatcher, c->id,
+					  (int)(c->listener - c->md->listeners), &m,
+					  mono_now_ns()) == 0;
+	}
+	case WIRE_DONE: {
+		struct wire_done m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		return dispatcher_done(c->md->dispatcher, c->id, &m, mono_now_ns()) == 0;
+	}
 	case WIRE_HELLO: {
 		struct wire_hello m;
 
@@ -299,6 +321,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    inflight_str,
 	    "--state-dir",
 	    md->cfg.state_dir,
+	    "--grants",
 	    /* Last: without a configured model the list ends here. */
 	    md->cfg.model[0] ? "--model" : NULL,
 	    md->cfg.model,
@@ -470,6 +493,38 @@ static void on_signal(struct loop_source *source, int fd, uint32_t events, void 
 static struct json_object *domain_models(struct mediatord *md, struct listener *l,
 					 double *max_margin_ns);
 
+static void json_set_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* The scheduler's side of a domain in show-budgets: what its budget policy enforces. */
+static void add_sched_stats(struct mediatord *md, int domain, struct json_object *d, uint64_t now)
+{
+	struct sched_domain_stats st;
+
+	if (dispatcher_stats(md->dispatcher, domain, now, &st) < 0)
+		return;
+	json_set_u64(d, "period_us", st.params.period_ns / 1000);
+	json_set_u64(d, "budget_us", st.params.budget_ns / 1000);
+	json_set_u64(d, "deadline_us", st.params.deadline_ns / 1000);
+	json_object_object_add(d, "strict", json_object_new_boolean(st.params.strict));
+	json_set_u64(d, "remaining_us", st.remaining_ns > 0 ? (uint64_t)st.remaining_ns / 1000 : 0);
+	json_set_u64(d, "debt_us", st.debt_ns / 1000);
+	json_set_u64(d, "overruns", st.overruns);
+	json_set_u64(d, "deadline_misses", st.deadline_misses);
+	json_set_u64(d, "throttled", st.throttled);
+	json_set_u64(d, "unschedulable", st.unschedulable);
+	json_set_u64(d, "frames", st.frames);
+	json_set_u64(d, "waiting", st.pending);
+	json_set_u64(d, "in_flight", st.inflight);
+	json_set_u64(d, "predicted_this_period_us", st.predicted_ns / 1000);
+	if (st.params.class == DOMAIN_CLASS_SAFETY) {
+		json_set_u64(d, "frame_cost_us", st.frame_cost_ns / 1000);
+		json_set_u64(d, "observed_period_us", st.observed_period_ns / 1000);
+	}
+}
+
 static struct json_object *ctl_show_budgets(void *data)
 {
 	struct mediatord *md = data;
@@ -492,6 +547,7 @@ static struct json_object *ctl_show_budgets(void *data)
 		json_object_put(models);
 		json_object_object_add(d, "bound_margin_us",
 				       json_object_new_double(margin / 1000.0));
+		add_sched_stats(md, (int)i, d, now);
 		json_object_array_add(arr, d);
 	}
 	json_object_object_add(o, "domains", arr);
@@ -648,6 +704,44 @@ static int ctl_trace_stop(void *data, char *err, size_t err_size)
 	return r;
 }
 
+static struct json_object *ctl_set_budget(void *data, const char *name, uint32_t period_us,
+					  uint32_t budget_us, uint32_t deadline_us, char *err,
+					  size_t err_size)
+{
+	struct mediatord *md = data;
+	struct sched_domain_stats st;
+	struct json_object *o;
+	int i;
+
+	for (i = 0; i < (int)md->cfg.n_domains; i++) {
+		if (!strcmp(md->cfg.domains[i].name, name))
+			break;
+	}
+	if (i == (int)md->cfg.n_domains) {
+		snprintf(err, err_size, "no domain '%.64s'", name);
+		return NULL;
+	}
+	dispatcher_stats(md->dispatcher, i, mono_now_ns(), &st);
+	if (!period_us)
+		period_us = (uint32_t)(st.params.period_ns / 1000);
+	if (!deadline_us)
+		deadline_us = st.params.deadline_ns / 1000 < period_us
+				  ? (uint32_t)(st.params.deadline_ns / 1000)
+				  : period_us;
+	if (dispatcher_set_budget(md->dispatcher, i, period_us, budget_us, deadline_us, err,
+				  err_size) < 0)
+		return NULL;
+	log_info("domain %s: budget %u us per %u us, deadline %u us from its next period", name,
+		 budget_us, period_us, deadline_us);
+	o = json_object_new_object();
+	json_object_object_add(o, "domain", json_object_new_string(name));
+	json_set_u64(o, "period_us", period_us);
+	json_set_u64(o, "budget_us", budget_us);
+	json_set_u64(o, "deadline_us", deadline_us);
+	json_set_u64(o, "from_ns", st.period_start_ns + st.params.period_ns);
+	return o;
+}
+
 static const struct control_ops control_ops = {
     .version = CONTROL_OPS_VERSION,
     .status = ctl_status,
@@ -655,9 +749,30 @@ static const struct control_ops control_ops = {
     .trace_start = ctl_trace_start,
     .trace_stop = ctl_trace_stop,
     .model = ctl_model,
+    .set_budget = ctl_set_budget,
 };
 
 /* ---- set-up and tear-down ---------------------------------------------- */
+
+/* The dispatcher's way to a worker (dispatcher_send_fn). */
+static int send_grant(void *data, uint32_t client, const struct wire_grant *grant)
+{
+	struct mediatord *md = data;
+	struct client *c;
+
+	for (c = md->clients; c && c->id != client; c = c->next)
+		;
+	if (!c || c->record_fd < 0)
+		return -ENOENT;
+	if (send(c->record_fd, grant, sizeof(*grant), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(*grant)) {
+		log_error("domain %s: client %u: cannot send a grant: %s; stopping its worker",
+			  domain_config(c->listener->domain)->name, c->id, strerror(errno));
+		kill(c->pid, SIGKILL);
+		return -errno;
+	}
+	return 0;
+}
 
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
@@ -736,6 +851,10 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		log_info("domain %s (%s): vtest on %s", dc->name, config_class_name(dc->class),
 			 dc->vtest_socket);
 	}
+	md->dispatcher =
+	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);
+	if (!md->dispatcher)
+		goto fail;
 	md->control =
 	    control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
 	if (!md->control)
@@ -778,6 +897,7 @@ void mediatord_destroy(struct mediatord *md)
 		return;
 	stop_workers(md);
 	control_destroy(md->control);
+	dispatcher_destroy(md->dispatcher);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
 		struct listener *l = &md->listeners[i];
 

@@ -186,11 +186,11 @@ int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
 	put_json_string(f, domain, strlen(domain));
 	fprintf(f,
 		",\"client\":%" PRIu32 ",\"ctx\":%" PRIu32 ",\"seq\":%" PRIu64
-		",\"dispatch_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
-		",\"measured_ns\":%" PRIu64 ",\"predicted_ns\":%" PRIu64 ",\"bound_ns\":%" PRIu64
-		",\"model\":",
-		client, group->ctx_id, group->seq, group->dispatch_ns, group->start_ns,
-		group->end_ns, measured, group->predicted_ns, group->bound_ns);
+		",\"request_ns\":%" PRIu64 ",\"dispatch_ns\":%" PRIu64 ",\"start_ns\":%" PRIu64
+		",\"end_ns\":%" PRIu64 ",\"measured_ns\":%" PRIu64 ",\"predicted_ns\":%" PRIu64
+		",\"bound_ns\":%" PRIu64 ",\"model\":",
+		client, group->ctx_id, group->seq, group->request_ns, group->dispatch_ns,
+		group->start_ns, group->end_ns, measured, group->predicted_ns, group->bound_ns);
 	put_json_string(f, group->model, strnlen(group->model, sizeof(group->model)));
 	fputs_unlocked(",\"cmds\":{", f);
 	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++) {

@@ -40,13 +40,50 @@ enum wire_type {
 	WIRE_GROUP = 3,
 	/* may be batched: see WIRE_MAX_BATCH */ /* worker -> mediatord, one measured command group
 						  */
-	WIRE_CLIENT_INFO = 4, /* worker -> mediatord, the client said who it is */
-	WIRE_MODEL = 5,	      /* worker -> mediatord, its cost model, about once a second */
+	WIRE_CLIENT_INFO = 4,	/* worker -> mediatord, the client said who it is */
+	WIRE_MODEL = 5,		/* worker -> mediatord, its cost model, about once a second */
+	WIRE_GRANT_REQUEST = 6, /* worker -> mediatord, a group asks to start */
+	WIRE_GRANT = 7,		/* mediatord -> worker, the answer to a request */
+	WIRE_DONE = 8,		/* worker -> mediatord, a granted group completed (never batched) */
 };
 
 struct wire_header {
 	uint32_t type;
 	uint32_t size; /* of the whole message, header included */
+};
+
+/*
+ * The grant path: before dispatching a group the worker sends
+ * WIRE_GRANT_REQUEST and waits for WIRE_GRANT with the same id (one
+ * request outstanding per worker; ids increase from 1); when the group's
+ * fence completed it sends WIRE_DONE at once, so that mediatord's
+ * scheduler knows the GPU is free without waiting for the batched
+ * WIRE_GROUP record.
+ */
+struct wire_grant_request {
+	struct wire_header hdr;
+	uint64_t id;
+	uint64_t predicted_ns;
+	uint64_t bound_ns; /* >= predicted_ns */
+};
+
+enum wire_verdict {
+	WIRE_GRANTED = 0,
+	WIRE_REFUSED = 1, /* the group can never fit: its context is unschedulable */
+};
+
+struct wire_grant {
+	struct wire_header hdr;
+	uint64_t id;
+	uint32_t verdict; /* enum wire_verdict */
+	uint32_t reserved;
+};
+
+struct wire_done {
+	struct wire_header hdr;
+	uint64_t id;
+	uint64_t measured_ns;
+	uint64_t end_ns;
 };
 
 struct wire_hello {
@@ -76,6 +113,7 @@ struct wire_group {
 	uint32_t ctx_id;
 	uint32_t reserved;
 	uint64_t seq;	       /* per client, from 1 */
+	uint64_t request_ns;   /* when the worker asked for a grant (= dispatch_ns without) */
 	uint64_t dispatch_ns;  /* when the worker handed it to the renderer */
 	uint64_t start_ns;     /* max(dispatch, end of the previous group) */
 	uint64_t end_ns;       /* completion of its fence */

@@ -89,6 +89,7 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		r.ctx_id = groups->ctx_id;
 		r.seq = s;
 		r.dispatch_ns = p->dispatch_ns;
+		r.request_ns = p->info.request_ns ? p->info.request_ns : p->dispatch_ns;
 		r.start_ns =
 		    p->dispatch_ns > groups->last_end_ns ? p->dispatch_ns : groups->last_end_ns;
 		/* A clock read on another CPU can be a hair before dispatch. */

@@ -48,6 +48,8 @@ struct group_info {
 	double predicted_ns;	     /* est.predicted_ns; 0 when no model predicted */
 	double bound_ns;	     /* est.bound_ns; 0 when no model predicted */
 	const char *model;	     /* static string, "" when no model predicted */
+	uint64_t grant_id;	     /* the grant request's id, 0 when dispatched without one */
+	uint64_t request_ns;	     /* when the grant was asked for, 0 when not */
 };
 
 /*

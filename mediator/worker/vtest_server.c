@@ -68,6 +68,7 @@ enum blocked_on {
 	BLOCKED_NONE = 0,
 	BLOCKED_INFLIGHT, /* a SUBMIT_CMD waits for a free slot */
 	BLOCKED_IDLE,	  /* a BUSY_WAIT with WAIT waits for all groups */
+	BLOCKED_GRANT,	  /* a SUBMIT_CMD, decoded and predicted, waits for mediatord's grant */
 };
 
 struct vtest_server {
@@ -87,6 +88,11 @@ struct vtest_server {
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
+	/* The group waiting for its grant (BLOCKED_GRANT). */
+	struct group_info grant_info;
+	uint64_t grant_last_id;
+	bool grant_answered;
+	uint32_t grant_verdict;
 	uint64_t records_dropped;
 	bool mediator_gone;
 	/* Learned model state: file and GPU/driver identity, once the renderer is up. */
@@ -249,6 +255,14 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 {
 	struct vtest_server *s = data;
 
+	if (info->grant_id) {
+		struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)},
+					 .id = info->grant_id,
+					 .measured_ns = record->end_ns - record->start_ns,
+					 .end_ns = record->end_ns};
+
+		send_to_mediator(s, &done, sizeof(done));
+	}
 	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns),
 			fragment_query_take(s->fragments, record->seq));
 	if (predictor_learned(s->predictor) % VTEST_SAVE_STATE_EVERY == 0)
@@ -796,13 +810,53 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 	return transfer2(s, m, true, what);
 }
 
+/* Hands a decoded, predicted (and granted) group to the renderer. */
+static int dispatch_group(struct vtest_server *s, const struct vtest_msg *m,
+			  const struct group_info *info, const char **what)
+{
+	uint64_t seq = groups_dispatch(s->groups, mono_now_ns(), info);
+	bool wrapped = fragment_query_begin(s->fragments, seq, info);
+
+	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, (int)m->length_dw))
+		srv_log(LOG_LEVEL_WARN, s,
+			"group %llu: virglrenderer reported an error in the stream",
+			(unsigned long long)seq);
+	if (wrapped)
+		fragment_query_end(s->fragments);
+	if (!s->fragments_stopped_logged && fragment_query_stopped(s->fragments)) {
+		srv_log(LOG_LEVEL_INFO, s, "fragment counts no longer measured: %s",
+			fragment_query_stopped(s->fragments));
+		s->fragments_stopped_logged = true;
+	}
+	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
+		*what = "cannot create a fence";
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Asks mediatord for a grant for the group in @info; the group waits (BLOCKED_GRANT). */
+static void request_grant(struct vtest_server *s, const struct group_info *info)
+{
+	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
+
+	s->grant_info = *info;
+	s->grant_info.grant_id = ++s->grant_last_id;
+	s->grant_info.request_ns = mono_now_ns();
+	s->grant_answered = false;
+	req.id = s->grant_info.grant_id;
+	req.predicted_ns = (uint64_t)info->predicted_ns;
+	req.bound_ns = (uint64_t)info->bound_ns;
+	if (req.bound_ns < req.predicted_ns)
+		req.bound_ns = req.predicted_ns;
+	send_to_mediator(s, &req, sizeof(req));
+	s->blocked = BLOCKED_GRANT;
+}
+
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	struct group_info info;
 	struct predict_decode_error err = {0};
-	uint64_t seq;
-	int ndw = (int)m->length_dw;
-	bool wrapped;
 
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
@@ -820,24 +874,11 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
-	seq = groups_dispatch(s->groups, mono_now_ns(), &info);
-	wrapped = fragment_query_begin(s->fragments, seq, &info);
-	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, ndw))
-		srv_log(LOG_LEVEL_WARN, s,
-			"group %llu: virglrenderer reported an error in the stream",
-			(unsigned long long)seq);
-	if (wrapped)
-		fragment_query_end(s->fragments);
-	if (!s->fragments_stopped_logged && fragment_query_stopped(s->fragments)) {
-		srv_log(LOG_LEVEL_INFO, s, "fragment counts no longer measured: %s",
-			fragment_query_stopped(s->fragments));
-		s->fragments_stopped_logged = true;
+	if (s->opt.grants) {
+		request_grant(s, &info);
+		return 0;
 	}
-	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
-		*what = "cannot create a fence";
-		return -EIO;
-	}
-	return 0;
+	return dispatch_group(s, m, &info, what);
 }
 
 static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, const char **what)
@@ -910,6 +951,27 @@ static int unblock(struct vtest_server *s)
 		return 0;
 	if (was == BLOCKED_IDLE && groups_inflight(s->groups))
 		return 0;
+	if (was == BLOCKED_GRANT) {
+		const char *what = NULL;
+		int r;
+
+		if (!s->grant_answered)
+			return 0;
+		s->blocked = BLOCKED_NONE;
+		if (s->grant_verdict != WIRE_GRANTED) {
+			srv_log(
+			    LOG_LEVEL_ERROR, s,
+			    "group refused by the scheduler: its context is unschedulable "
+			    "(its bound of %.0f us never fits the safety domains' gaps); closing "
+			    "the connection",
+			    s->grant_info.bound_ns / 1000);
+			return -EPERM;
+		}
+		r = dispatch_group(s, &s->blocked_msg, &s->grant_info, &what);
+		if (r < 0)
+			srv_log(LOG_LEVEL_ERROR, s, "SUBMIT_CMD: %s; closing the connection", what);
+		return r;
+	}
 	s->blocked = BLOCKED_NONE;
 	return handle(s, &s->blocked_msg);
 }
@@ -962,6 +1024,30 @@ static int read_client(struct vtest_server *s)
 	return drain_messages(s);
 }
 
+/* Takes mediatord's answers to grant requests. Returns 0 or -EPIPE when it is gone or broken. */
+static int read_mediator(struct vtest_server *s)
+{
+	for (;;) {
+		struct wire_grant g;
+		ssize_t n = recv(s->opt.mediator_fd, &g, sizeof(g), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0
+											 : -EPIPE;
+		if (n == 0)
+			return -EPIPE;
+		if ((size_t)n != sizeof(g) || g.hdr.type != WIRE_GRANT || g.hdr.size != sizeof(g) ||
+		    s->blocked != BLOCKED_GRANT || s->grant_answered ||
+		    g.id != s->grant_info.grant_id ||
+		    (g.verdict != WIRE_GRANTED && g.verdict != WIRE_REFUSED)) {
+			srv_log(LOG_LEVEL_ERROR, s, "unexpected message from mediatord");
+			return -EPIPE;
+		}
+		s->grant_answered = true;
+		s->grant_verdict = g.verdict;
+	}
+}
+
 /*
  * How long poll() may sleep: forever when nothing is pending; otherwise
  * until the record batch is due, checking fence completions at least that
@@ -1003,7 +1089,8 @@ int vtest_server_run(struct vtest_server *server)
 				continue;
 			return -errno;
 		}
-		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+		if ((pfd[1].revents & (POLLHUP | POLLERR)) ||
+		    ((pfd[1].revents & POLLIN) && read_mediator(s) < 0)) {
 			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
 			return -EPIPE;
 		}

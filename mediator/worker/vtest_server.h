@@ -17,6 +17,7 @@
 #ifndef MEDIATOR_VTEST_SERVER_H
 #define MEDIATOR_VTEST_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -42,6 +43,7 @@ struct vtest_server_options {
 	const char *state_dir;	      /* learned model state; NULL: not kept */
 	int client_fd;		      /* the connection; the server closes it */
 	int mediator_fd;	      /* record channel to mediatord; the server closes it */
+	bool grants;		      /* ask mediatord for a grant before each group (wire.h) */
 };
 
 struct vtest_server;

@@ -25,10 +25,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
-		"                       [--state-dir DIR] [--verbose]\n"
+		"                       [--state-dir DIR] [--grants] [--verbose]\n"
 		"\n"
 		"Serves the vtest connection on fd %d and sends command-group records to\n"
-		"mediatord on fd %d. Started by mediatord; not meant to be run by hand.\n",
+		"mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
+		"each command group. Started by mediatord; not meant to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	    {"max-inflight", required_argument, NULL, 'm'},
 	    {"model", required_argument, NULL, 'M'},
 	    {"state-dir", required_argument, NULL, 'S'},
+	    {"grants", no_argument, NULL, 'g'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -112,6 +114,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			opt.state_dir = optarg;
+			break;
+		case 'g':
+			opt.grants = true;
 			break;
 		case 'v':
 			level = LOG_LEVEL_DEBUG;

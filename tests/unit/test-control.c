@@ -809,8 +809,9 @@ static const char *get_str(struct json_object *o, const char *key)
 static void trace_records_read_back_with_every_field(void **state)
 {
 	static const char *const fields[] = {
-	    "domain", "client",	     "ctx",	     "seq",	 "dispatch_ns", "start_ns",
-	    "end_ns", "measured_ns", "predicted_ns", "bound_ns", "model",	"cmds",
+	    "domain",	   "client",   "ctx",	 "seq",		"request_ns",
+	    "dispatch_ns", "start_ns", "end_ns", "measured_ns", "predicted_ns",
+	    "bound_ns",	   "model",    "cmds",
 	};
 	struct trace_fixture *tf = *state;
 	char err[256] = "";

@@ -41,8 +41,8 @@
  * waiting or in flight); it misses when it completed later than release +
  * deadline.
  */
-#ifndef MEDIATOR_SCHED_H
-#define MEDIATOR_SCHED_H
+#ifndef MEDIATOR_SCHEDULER_H
+#define MEDIATOR_SCHEDULER_H
 
 #include <stdbool.h>
 #include <stddef.h>

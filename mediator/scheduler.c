@@ -1,12 +1,12 @@
 /*
- * The scheduler (see sched.h).
+ * The scheduler (see scheduler.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "scheduler.h"
 
 /* Weight of the newest interval in a safety domain's observed period. */
 #define SCHED_PERIOD_WEIGHT 0.125
@@ -26,6 +26,7 @@ struct sdom {
 	uint64_t used, used_last, predicted, debt;
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
 	uint32_t pending, inflight;
+	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
 	/* Frames (safety domains). */
 	bool frame_open;
 	uint64_t frame_release;
@@ -174,11 +175,12 @@ static uint64_t frame_cost(const struct sdom *d)
 	return c;
 }
 
-static void close_frame(struct sdom *d)
+/* Ends the open frame; @unfinished: work of it still waits or runs (so it is late). */
+static void close_frame(struct sdom *d, bool unfinished)
 {
 	d->frame_open = false;
 	d->frames++;
-	if (d->frame_last_end > d->frame_release + d->p.deadline_ns)
+	if (unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns)
 		d->misses++;
 	d->costs[d->next_cost] = d->frame_bound;
 	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
@@ -244,12 +246,41 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 	}
 }
 
+/*
+ * A safety domain that never leaves an idle gap (it submits without
+ * pause) still has one frame per period: a frame open for a whole
+ * observed period is closed (late if work of it was still waiting or
+ * running at its deadline), and what remains opens the next one.
+ */
+static void roll_frame(struct sdom *d, uint64_t now_ns)
+{
+	uint64_t next = d->frame_release + (uint64_t)d->period_est;
+	bool busy = d->pending || d->inflight;
+
+	if (!d->frame_open || now_ns < next)
+		return;
+	close_frame(d, busy);
+	if (!busy)
+		return;
+	d->have_release = true;
+	d->last_release = next;
+	d->frame_open = true;
+	d->frame_release = next;
+	d->frame_bound = d->outstanding_bound;
+	d->frame_granted = 0;
+	d->frame_last_end = 0;
+}
+
 void sched_advance(struct sched *s, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
-		advance_periods(&s->d[i], now_ns);
-		if (frame_over(&s->d[i], now_ns))
-			close_frame(&s->d[i]);
+		struct sdom *d = &s->d[i];
+
+		advance_periods(d, now_ns);
+		if (frame_over(d, now_ns))
+			close_frame(d, false);
+		if (d->p.class == DOMAIN_CLASS_SAFETY)
+			roll_frame(d, now_ns);
 	}
 }
 
@@ -281,6 +312,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	if ((size_t)(r - s->req) >= s->top)
 		s->top = (size_t)(r - s->req) + 1;
 	d->pending++;
+	d->outstanding_bound += r->bound;
 	if (d->p.class == DOMAIN_CLASS_SAFETY)
 		d->frame_bound += r->bound;
 	return 0;
@@ -320,7 +352,7 @@ static uint64_t largest_gap(const struct sdom *d)
 	return room > 2 * c ? room - 2 * c : 0;
 }
 
-/* Check 3 of sched.h: would a group of @r's bound, started now, make a safety frame late? */
+/* Check 3 of scheduler.h: would a group of @r's bound, started now, make a safety frame late? */
 static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
 	uint64_t end = busy_until(s, now_ns) + r->bound;
@@ -378,6 +410,13 @@ static bool in_safety_gap(const struct sched *s, const struct sreq *r)
 static bool has_budget(const struct sched *s, const struct sreq *r)
 {
 	return s->d[r->domain].remaining >= (int64_t)r->bound;
+}
+
+/* A waiting group that may start now within its domain's budget. */
+static bool eligible(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return has_budget(s, r) && fits_safety(s, r, now_ns) &&
+	       !(s->d[r->domain].p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
 }
 
 static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
@@ -474,6 +513,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			return false;
 		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE) {
 			d->pending--;
+			d->outstanding_bound -= r->bound;
 			d->unschedulable++;
 			*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
 			release(s, r);
@@ -497,10 +537,10 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 	struct sreq *r;
 	bool others_wait = false;
 
-	/* Does some domain with budget left have a group waiting? */
+	/* Does some domain with budget left have a group waiting that may start now? */
 	for (size_t i = 0; i < s->top; i++) {
 		r = &s->req[i];
-		if (r->used && !r->inflight && has_budget(s, r))
+		if (r->used && !r->inflight && eligible(s, r, now_ns))
 			others_wait = true;
 	}
 	while (n < max && slot_free(s) && (r = first_waiting(s, skip)) != NULL) {
@@ -510,7 +550,8 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 		for (size_t i = 0; i < s->top && others_wait; i++) {
 			const struct sreq *o = &s->req[i];
 
-			if (o->used && !o->inflight && o->domain != r->domain && has_budget(s, o))
+			if (o->used && !o->inflight && o->domain != r->domain &&
+			    eligible(s, o, now_ns))
 				mine_only = false;
 		}
 		skip[r - s->req] = true;
@@ -538,6 +579,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	sched_advance(s, end_ns);
 	d = &s->d[r->domain];
 	d->inflight--;
+	d->outstanding_bound -= r->bound;
 	s->inflight--;
 	d->groups++;
 	d->used += measured_ns;
@@ -558,6 +600,7 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	if (!r)
 		return -ENOENT;
 	d = &s->d[r->domain];
+	d->outstanding_bound -= r->bound;
 	if (r->inflight) {
 		d->inflight--;
 		s->inflight--;

@@ -1,0 +1,51 @@
+/*
+ * mediatord's dispatcher: the grant path between the workers and the
+ * scheduler (scheduler.h). Workers' WIRE_GRANT_REQUEST and WIRE_DONE
+ * messages come in through dispatcher_request() and dispatcher_done();
+ * grants go out through the send callback as soon as the policy allows,
+ * also from a timer when only time can change the answer (a period
+ * boundary, the end of a safety frame, max_defer running out).
+ *
+ * Workers are not trusted: a request or completion that breaks the
+ * protocol (an id out of order, a second request while one waits, a time
+ * in the future, a completion of a group never granted) is refused, and
+ * the caller stops that worker. All on mediatord's main thread.
+ */
+#ifndef MEDIATOR_DISPATCHER_H
+#define MEDIATOR_DISPATCHER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "scheduler.h"
+#include "wire.h"
+
+struct dispatcher;
+
+/* Sends WIRE_GRANT to client @client; returns 0 or a negative errno. */
+typedef int (*dispatcher_send_fn)(void *data, uint32_t client, const struct wire_grant *grant);
+
+/* One scheduler domain per cfg->domains[i], same index. NULL with @err set on failure. */
+struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
+				     uint64_t now_ns, dispatcher_send_fn send, void *data,
+				     char *err, size_t err_size);
+/* NULL is fine. */
+void dispatcher_destroy(struct dispatcher *d);
+
+/* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
+int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
+		       const struct wire_grant_request *req, uint64_t now_ns);
+/* The granted group @done->id of @client completed. 0 or -EPROTO. */
+int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
+		    uint64_t now_ns);
+/* Client @client is gone: its requests and groups in flight are forgotten. */
+void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
+
+/* See sched_set_budget(); times in microseconds. */
+int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
+			  uint32_t deadline_us, char *why, size_t why_size);
+int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
+		     struct sched_domain_stats *out);
+
+#endif
