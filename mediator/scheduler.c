@@ -163,16 +163,32 @@ static void release(struct sched *s, struct sreq *r)
 		s->top--;
 }
 
-/* The typical frame cost C of a safety domain: its largest recent frame, else its budget. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The frame cost C of a safety domain: the median of the sums of the
+ * bounds of its recent frames (its budget before any frame was seen).
+ * Each bound is already a high quantile of what its group will take (the
+ * 0.995 quantile of its context's residuals), so the typical frame's sum
+ * of bounds is what the domain needs with that confidence; the largest of
+ * the sums would count each frame's rare worst case again. A frame in
+ * progress that has had C granted and has nothing waiting is taken to be
+ * done; a frame of several groups with pauses between them keeps its room.
+ */
 static uint64_t frame_cost(const struct sdom *d)
 {
-	uint64_t c = 0;
+	uint64_t c[SCHED_FRAME_HISTORY];
 
 	if (!d->ncosts)
 		return d->p.budget_ns;
-	for (unsigned i = 0; i < d->ncosts; i++)
-		c = d->costs[i] > c ? d->costs[i] : c;
-	return c;
+	memcpy(c, d->costs, d->ncosts * sizeof(c[0]));
+	qsort(c, d->ncosts, sizeof(c[0]), cmp_u64);
+	return c[d->ncosts / 2];
 }
 
 /* Ends the open frame; @unfinished: work of it still waits or runs (so it is late). */
@@ -201,7 +217,8 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 		double interval = (double)(now_ns - d->last_release);
 		double p = (double)d->p.period_ns;
 
-		if (interval >= p / 4 && interval <= p * 4)
+		/* A frame split by a pause, or a skipped release, says nothing of the period. */
+		if (interval >= p / 2 && interval <= p * 2)
 			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
 	}
 	d->have_release = true;
@@ -364,10 +381,10 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
 			continue;
 		if (d->frame_open) {
-			/* What the frame still needs: its typical cost or what arrived, less what
+			/* What the frame still needs: a typical frame or what arrived, less what
 			 * ran. */
 			uint64_t need = c > d->frame_bound ? c : d->frame_bound;
-			uint64_t rest = need - d->frame_granted;
+			uint64_t rest = need > d->frame_granted ? need - d->frame_granted : 0;
 
 			if (rest && end + rest > d->frame_release + d->p.deadline_ns)
 				return false;
@@ -394,14 +411,22 @@ static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_n
 	return false;
 }
 
-/* True at the start of a gap of every safety domain (none has work waiting or running). */
-static bool in_safety_gap(const struct sched *s, const struct sreq *r)
+/*
+ * True at the start of a gap of every safety domain: none has work waiting
+ * or running, and each active one completed its last group at most
+ * SCHED_GAP_START_NS ago (so the gap ahead is as long as it gets).
+ */
+static bool in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class == DOMAIN_CLASS_SAFETY && i != r->domain &&
-		    (d->pending || d->inflight))
+		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
+			continue;
+		if (d->pending || d->inflight)
+			return false;
+		if (next_release(d, now_ns) && !(d->frame_open && d->frame_last_end &&
+						 now_ns - d->frame_last_end <= SCHED_GAP_START_NS))
 			return false;
 	}
 	return true;
@@ -504,7 +529,9 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		   struct sched_decision *out)
 {
 	struct sdom *d = &s->d[r->domain];
-	bool big = d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns);
+	/* Larger than a strict domain's whole budget: it would never have enough. */
+	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
+	bool big = over_budget || (d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
 	bool budget_ok = has_budget(s, r) || (!d->p.strict && !others_wait);
 
 	if (big) {
@@ -519,7 +546,10 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			release(s, r);
 			return true;
 		}
-		if (!in_safety_gap(s, r) || !budget_ok)
+		/* A strict domain's runs with a whole period's budget, and no debt. */
+		if (over_budget)
+			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
+		if (!in_safety_gap(s, r, now_ns) || !budget_ok)
 			return false;
 	} else if (!budget_ok || !fits_safety(s, r, now_ns)) {
 		throttle(s, r);

@@ -24,16 +24,17 @@
  *      typical cost C, of which part is done) and the next expected one
  *      (released one observed period after the last, needing C by its
  *      deadline) must still fit after this group's bound and what is in
- *      flight. C is the largest sum of bounds of the domain's recent
- *      frames (its budget before any frame was seen).
+ *      flight. C is the median of the sums of bounds of the domain's
+ *      recent frames (its budget before any frame was seen).
  * Safety domains' groups go first (earliest deadline first among them),
  * then the others in arrival order. Measured time is charged, not
  * predicted time: a domain that spends more than its budget carries the
  * overrun as debt into the next period. A group whose bound is larger
- * than any gap the safety domains leave waits (counted as throttled);
- * after max_defer it runs at the start of the next gap (the end of a
- * safety frame) or, as configured, is refused and its context reported
- * unschedulable.
+ * than any gap the safety domains leave, or than its strict domain's whole
+ * budget, waits (counted as throttled); after max_defer it runs at the
+ * start of the next gap (the end of a safety frame; for a strict domain,
+ * also with a whole period's budget) or, as configured, is refused and its
+ * context reported unschedulable.
  *
  * Frames of a safety domain: a frame is released by the first group that
  * arrives while the domain has no frame open, and ends with the group
@@ -52,6 +53,8 @@
 
 /* Idle time after which a safety domain's frame is over. */
 #define SCHED_FRAME_GAP_NS 2000000ull
+/* How soon after a safety frame's last group an oversize group may start "at the gap's start". */
+#define SCHED_GAP_START_NS 1000000ull
 /* Frames whose costs make a safety domain's typical frame cost C. */
 #define SCHED_FRAME_HISTORY 16u
 /* A safety domain silent for this many periods is not expected to release soon. */

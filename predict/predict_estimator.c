@@ -80,8 +80,16 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	if (!est->memo && !outlier)
 		e->bias +=
 		    PREDICT_ESTIMATOR_ANCHOR_WEIGHT * (measured_ns - est->model_ns - e->bias);
+	/*
+	 * Nor, at start-up, of the margin: the first draws compile shaders
+	 * (tens of ms); kept among the residuals they would widen the bound
+	 * of every group for the next PREDICT_BOUND_WINDOW groups. Later, every
+	 * group counts, so that a context that keeps overrunning (new content
+	 * each time) still widens its margin.
+	 */
+	if (!(outlier && e->learned < PREDICT_ESTIMATOR_ANCHOR))
+		predict_bound_update(e->bound, est->predicted_ns, measured_ns);
 	e->learned++;
-	predict_bound_update(e->bound, est->predicted_ns, measured_ns);
 }
 
 const struct predict_model_ops *predict_estimator_ops(const struct predict_estimator *e)

@@ -132,6 +132,9 @@ static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
 	stats(s, b, &st);
 	assert_int_equal(st.throttled, 1);
 	assert_int_equal(st.pending, 1);
+	/* Never enough: after max_defer (106 ms) it runs with a whole period's budget. */
+	assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
+	assert_int_equal(poll_ids(s, 106 * MS, NULL), 1);
 	sched_destroy(s);
 }
 
@@ -257,16 +260,19 @@ static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
-	for (k = 1; k * P < 100 * MS; k++) {
+	for (k = 1; k * P < 102 * MS; k++) {
 		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
 		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
 	}
 	stats(s, n, &st);
 	assert_int_equal(st.throttled, 1);
 	assert_int_equal(st.pending, 1);
-	assert_true(sched_next_event(s, k * P - P + 2 * MS) <= 102 * MS);
-	/* Past max_defer (100 ms after 2 ms), right after a frame: it runs. */
-	assert_int_equal(poll_ids(s, 102 * MS, ids), 1);
+	assert_true(sched_next_event(s, 101 * MS) <= 102 * MS);
+	/* Past max_defer (100 ms after 2 ms), but in the middle of a gap: still waiting. */
+	assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
+	/* Right after the next frame, at the start of a gap: it runs. */
+	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
 	sched_destroy(s);
 }

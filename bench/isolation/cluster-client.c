@@ -1,0 +1,587 @@
+/*
+ * cluster-client: a periodic "instrument cluster" OpenGL ES 2 client, the
+ * latency-critical side of the isolation benchmark.
+ *
+ * Frame k is released at t_k = t0 + k * period (CLOCK_MONOTONIC, absolute
+ * sleeps). It then draws a fixed instrument-like scene into an EGL pbuffer
+ * (a clear, two dials of a few dozen triangles each with a needle whose
+ * angle follows k, and two bars), calls glFinish() and takes the completion
+ * time c_k. Its latency is c_k - t_k; it misses when c_k > t_k + deadline.
+ * A frame that completes after later releases makes those releases skipped:
+ * they are not drawn, each counts as a missed frame, and the next frame is
+ * the first one released at or after c_k.
+ *
+ * "frames" counts releases: frames drawn plus releases skipped. Latency
+ * percentiles are over the frames drawn. One frame is drawn before t0 and
+ * not counted, so that llvmpipe's shader compilation is not measured.
+ *
+ * Rendering goes to an EGL pbuffer (EGL_PLATFORM decides the platform,
+ * surfaceless or an X display). SIGTERM or SIGINT end the run early; the
+ * results are still printed and written. Exit status 0, 1 on a GL/EGL (or
+ * output) failure, 2 on a bad command line.
+ */
+#include <EGL/egl.h>
+#include <GLES2/gl2.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_PERIOD_US 16667
+#define DEFAULT_FRAMES	  600
+#define DEFAULT_W	  800
+#define DEFAULT_H	  480
+#define MIN_PERIOD_US	  1000
+#define MAX_PERIOD_US	  1000000
+#define MAX_DEADLINE_US	  10000000
+#define MAX_FRAMES	  10000000
+#define MAX_SECONDS	  86400
+#define MIN_SIZE	  16
+#define MAX_SIZE	  8192
+
+/* The scene's geometry, in one vertex buffer of 2D positions. */
+#define FACE_SEGMENTS 24
+#define TICKS	      12
+#define FACE_FIRST    0
+#define TICKS_FIRST   (FACE_FIRST + 3 * FACE_SEGMENTS)
+#define NEEDLE_FIRST  (TICKS_FIRST + 3 * TICKS)
+#define BAR_FIRST     (NEEDLE_FIRST + 3)
+#define VERTICES      (BAR_FIRST + 6)
+/* Dials sweep 270 degrees, from bottom left clockwise to bottom right. */
+#define SWEEP_START (1.25 * M_PI)
+#define SWEEP	    (1.5 * M_PI)
+
+struct options {
+	unsigned long period_us, deadline_us, frames, seconds, width, height;
+	const char *json, *name;
+};
+
+struct gl {
+	EGLDisplay display;
+	EGLSurface surface;
+	EGLContext context;
+	GLuint program, vbo;
+	GLint rot, scale, offset, color;
+};
+
+/* A draw of vertices [first, first + count) at one placement. */
+struct piece {
+	GLint first;
+	GLsizei count;
+	float angle, sx, sy, ox, oy;
+	const float *rgba;
+};
+
+struct stats {
+	double *latency_us;
+	size_t drawn, cap;
+	unsigned long misses, skipped;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/*
+ * SIGTERM and SIGINT set the stop flag. They are blocked while EGL starts
+ * (and its driver threads inherit the mask), so that they reach the main
+ * thread and interrupt its sleeps.
+ */
+static void signals_setup(sigset_t *set)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "cluster-client: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
+		glGetError());
+	return 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps until @when (CLOCK_MONOTONIC ns); nonzero if a stop was asked. */
+static int sleep_until(int64_t when)
+{
+	struct timespec ts = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
+
+	while (!stop_requested) {
+		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+
+		if (r == 0)
+			return 0;
+		if (r != EINTR)
+			return -1;
+	}
+	return 1;
+}
+
+static int egl_up(struct gl *g, const struct options *o)
+{
+	static const EGLint attribs[] = {
+	    EGL_SURFACE_TYPE,
+	    EGL_PBUFFER_BIT,
+	    EGL_RENDERABLE_TYPE,
+	    EGL_OPENGL_ES2_BIT,
+	    EGL_RED_SIZE,
+	    8,
+	    EGL_GREEN_SIZE,
+	    8,
+	    EGL_BLUE_SIZE,
+	    8,
+	    EGL_NONE,
+	};
+	const EGLint pb[] = {EGL_WIDTH, (EGLint)o->width, EGL_HEIGHT, (EGLint)o->height, EGL_NONE};
+	const EGLint ctx[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
+	EGLConfig config;
+	EGLint n = 0;
+
+	g->display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+	if (g->display == EGL_NO_DISPLAY || !eglInitialize(g->display, NULL, NULL))
+		return fail("eglInitialize");
+	if (!eglBindAPI(EGL_OPENGL_ES_API) ||
+	    !eglChooseConfig(g->display, attribs, &config, 1, &n) || n < 1)
+		return fail("eglChooseConfig");
+	g->surface = eglCreatePbufferSurface(g->display, config, pb);
+	g->context = eglCreateContext(g->display, config, EGL_NO_CONTEXT, ctx);
+	if (g->surface == EGL_NO_SURFACE || g->context == EGL_NO_CONTEXT ||
+	    !eglMakeCurrent(g->display, g->surface, g->surface, g->context))
+		return fail("creating the pbuffer and its context");
+	return 0;
+}
+
+static GLuint compile(GLenum type, const char *src)
+{
+	GLuint s = glCreateShader(type);
+	GLint ok = 0;
+
+	glShaderSource(s, 1, &src, NULL);
+	glCompileShader(s);
+	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+	return ok ? s : 0;
+}
+
+static int program_up(struct gl *g)
+{
+	static const char vs[] =
+	    "attribute vec2 pos;\n"
+	    "uniform vec2 rot;\n" /* cos, sin of the rotation */
+	    "uniform vec2 scale;\n"
+	    "uniform vec2 offset;\n"
+	    "void main() {\n"
+	    "  vec2 r = vec2(rot.x * pos.x - rot.y * pos.y, rot.y * pos.x + rot.x * "
+	    "pos.y);\n"
+	    "  gl_Position = vec4(offset + scale * r, 0.0, 1.0);\n"
+	    "}\n";
+	static const char fs[] = "precision mediump float;\n"
+				 "uniform vec4 color;\n"
+				 "void main() { gl_FragColor = color; }\n";
+	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
+	GLint ok = 0;
+
+	if (!v || !f)
+		return fail("compiling the shaders");
+	g->program = glCreateProgram();
+	glAttachShader(g->program, v);
+	glAttachShader(g->program, f);
+	glBindAttribLocation(g->program, 0, "pos");
+	glLinkProgram(g->program);
+	glGetProgramiv(g->program, GL_LINK_STATUS, &ok);
+	if (!ok)
+		return fail("linking the program");
+	glUseProgram(g->program);
+	g->rot = glGetUniformLocation(g->program, "rot");
+	g->scale = glGetUniformLocation(g->program, "scale");
+	g->offset = glGetUniformLocation(g->program, "offset");
+	g->color = glGetUniformLocation(g->program, "color");
+	return 0;
+}
+
+static void put(GLfloat *v, int i, double x, double y)
+{
+	v[2 * i] = (GLfloat)x;
+	v[2 * i + 1] = (GLfloat)y;
+}
+
+/*
+ * A unit dial (a disc fan and thin tick marks along the sweep), a needle
+ * pointing along +x (rotated by the shader) and the unit square for bars.
+ */
+static void build_geometry(GLfloat *v)
+{
+	static const double bar[6][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 0}, {1, 1}, {0, 1}};
+
+	for (int i = 0; i < FACE_SEGMENTS; i++) {
+		double a0 = 2 * M_PI * i / FACE_SEGMENTS, a1 = 2 * M_PI * (i + 1) / FACE_SEGMENTS;
+
+		put(v, FACE_FIRST + 3 * i, 0, 0);
+		put(v, FACE_FIRST + 3 * i + 1, cos(a0), sin(a0));
+		put(v, FACE_FIRST + 3 * i + 2, cos(a1), sin(a1));
+	}
+	for (int i = 0; i < TICKS; i++) {
+		double a = SWEEP_START - SWEEP * i / (TICKS - 1), c = cos(a), s = sin(a);
+
+		put(v, TICKS_FIRST + 3 * i, 0.8 * c - 0.03 * s, 0.8 * s + 0.03 * c);
+		put(v, TICKS_FIRST + 3 * i + 1, 0.8 * c + 0.03 * s, 0.8 * s - 0.03 * c);
+		put(v, TICKS_FIRST + 3 * i + 2, 0.95 * c, 0.95 * s);
+	}
+	put(v, NEEDLE_FIRST, 0, 0.04);
+	put(v, NEEDLE_FIRST + 1, 0, -0.04);
+	put(v, NEEDLE_FIRST + 2, 0.85, 0);
+	for (int i = 0; i < 6; i++)
+		put(v, BAR_FIRST + i, bar[i][0], bar[i][1]);
+}
+
+static int gl_up(struct gl *g, const struct options *o)
+{
+	GLfloat v[2 * VERTICES];
+
+	if (program_up(g))
+		return 1;
+	build_geometry(v);
+	glGenBuffers(1, &g->vbo);
+	glBindBuffer(GL_ARRAY_BUFFER, g->vbo);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)sizeof(v), v, GL_STATIC_DRAW);
+	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, NULL);
+	glEnableVertexAttribArray(0);
+	glViewport(0, 0, (GLsizei)o->width, (GLsizei)o->height);
+	glClearColor(0.02f, 0.02f, 0.05f, 1.0f);
+	glFinish();
+	return glGetError() == GL_NO_ERROR ? 0 : fail("setting up");
+}
+
+static void draw(const struct gl *g, const struct piece *p)
+{
+	glUniform2f(g->rot, cosf(p->angle), sinf(p->angle));
+	glUniform2f(g->scale, p->sx, p->sy);
+	glUniform2f(g->offset, p->ox, p->oy);
+	glUniform4fv(g->color, 1, p->rgba);
+	glDrawArrays(GL_TRIANGLES, p->first, p->count);
+}
+
+/* A value in [0, 1] going up and down over @frames frames. */
+static float wave(unsigned long k, unsigned long frames)
+{
+	float x = (float)(k % frames) / (float)frames;
+
+	return x < 0.5f ? 2 * x : 2 - 2 * x;
+}
+
+static void draw_dial(const struct gl *g, float cx, float aspect, float value)
+{
+	static const float face_rgba[4] = {0.15f, 0.15f, 0.2f, 1};
+	static const float tick_rgba[4] = {0.9f, 0.9f, 0.9f, 1};
+	static const float needle_rgba[4] = {0.95f, 0.2f, 0.1f, 1};
+	struct piece face = {FACE_FIRST, 3 * FACE_SEGMENTS, 0, 0.45f * aspect, 0.45f, cx,
+			     0.15f,	 face_rgba};
+	struct piece ticks = face, needle = face;
+
+	ticks.first = TICKS_FIRST;
+	ticks.count = 3 * TICKS;
+	ticks.rgba = tick_rgba;
+	needle.first = NEEDLE_FIRST;
+	needle.count = 3;
+	needle.angle = (float)(SWEEP_START - SWEEP * value);
+	needle.rgba = needle_rgba;
+	draw(g, &face);
+	draw(g, &ticks);
+	draw(g, &needle);
+}
+
+static void draw_bar(const struct gl *g, float oy, float value, const float *rgba)
+{
+	struct piece bar = {BAR_FIRST, 6, 0, 1.6f * value, 0.08f, -0.8f, oy, rgba};
+
+	draw(g, &bar);
+}
+
+/* Frame @k of the scene. */
+static void draw_scene(const struct gl *g, const struct options *o, unsigned long k)
+{
+	float aspect = (float)o->height / (float)o->width;
+
+	static const float bar1_rgba[4] = {0.2f, 0.8f, 0.9f, 1};
+	static const float bar2_rgba[4] = {0.2f, 0.5f, 0.9f, 1};
+
+	glClear(GL_COLOR_BUFFER_BIT);
+	draw_dial(g, -0.45f, aspect, wave(k, 240));
+	draw_dial(g, 0.45f, aspect, wave(k + 100, 360));
+	draw_bar(g, -0.7f, wave(k, 300), bar1_rgba);
+	draw_bar(g, -0.88f, wave(k + 50, 500), bar2_rgba);
+}
+
+static int record(struct stats *s, double latency_us)
+{
+	if (s->drawn == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		double *l = realloc(s->latency_us, cap * sizeof(*l));
+
+		if (!l)
+			return -1;
+		s->latency_us = l;
+		s->cap = cap;
+	}
+	s->latency_us[s->drawn++] = latency_us;
+	return 0;
+}
+
+/*
+ * Draws and times the frames released in [0, @releases). Returns 0 when
+ * the run ends (or a stop was asked), 1 on a failure.
+ */
+static int run(const struct gl *g, const struct options *o, unsigned long releases, struct stats *s)
+{
+	const int64_t period = (int64_t)o->period_us * 1000,
+		      deadline = (int64_t)o->deadline_us * 1000;
+	int64_t t0;
+	unsigned long k = 0, next;
+
+	draw_scene(g, o, 0);
+	glFinish();
+	t0 = now_ns();
+	while (k < releases) {
+		int64_t release = t0 + (int64_t)k * period, done;
+		int r = sleep_until(release);
+
+		if (r)
+			return r < 0 ? fail("clock_nanosleep") : 0;
+		draw_scene(g, o, k);
+		glFinish();
+		done = now_ns();
+		if (glGetError() != GL_NO_ERROR)
+			return fail("drawing a frame");
+		if (record(s, (double)(done - release) / 1e3))
+			return fail("allocating the latency record");
+		if (done - release > deadline)
+			s->misses++;
+		/* The first release at or after the completion. */
+		next = (unsigned long)((done - t0 + period - 1) / period);
+		if (next <= k)
+			next = k + 1;
+		if (next > releases)
+			next = releases;
+		s->skipped += next - k - 1;
+		s->misses += next - k - 1;
+		k = next;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The @p-th percentile (nearest rank) of the sorted @v[@n]; 0 if empty. */
+static double percentile(const double *v, size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+
+	if (n == 0)
+		return 0;
+	return v[rank ? rank - 1 : 0];
+}
+
+static int report(const struct options *o, struct stats *s)
+{
+	unsigned long frames = (unsigned long)s->drawn + s->skipped;
+	double p50, p99, max;
+	FILE *f;
+
+	qsort(s->latency_us, s->drawn, sizeof(double), cmp_double);
+	p50 = percentile(s->latency_us, s->drawn, 50);
+	p99 = percentile(s->latency_us, s->drawn, 99);
+	max = percentile(s->latency_us, s->drawn, 100);
+	printf("%s: %lu frames (%lu skipped), %lu missed the %lu us deadline; "
+	       "latency p50 %.1f "
+	       "us, p99 %.1f us, max %.1f us\n",
+	       o->name, frames, s->skipped, s->misses, o->deadline_us, p50, p99, max);
+	if (!o->json)
+		return 0;
+	f = fopen(o->json, "w");
+	if (!f) {
+		fprintf(stderr, "cluster-client: %s: %s\n", o->json, strerror(errno));
+		return 1;
+	}
+	fprintf(f,
+		"{\"frames\": %lu, \"misses\": %lu, \"skipped\": %lu, "
+		"\"p50_latency_us\": %.1f, "
+		"\"p99_latency_us\": %.1f, \"max_latency_us\": %.1f, \"period_us\": %lu, "
+		"\"deadline_us\": %lu}\n",
+		frames, s->misses, s->skipped, p50, p99, max, o->period_us, o->deadline_us);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "cluster-client: writing %s: %s\n", o->json, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: cluster-client [--period-us N] [--deadline-us N]\n"
+		"                      [--frames N | --seconds S] [--size WxH]\n"
+		"                      [--json FILE] [--name NAME]\n"
+		"Draws an instrument cluster into a WxH pbuffer (default %dx%d) once\n"
+		"per period (default %d us, %d..%d), finishing each frame, and\n"
+		"counts the frames that miss the deadline (default: the period,\n"
+		"1..%d us) after their release. Runs N frames (default %d, at most\n"
+		"%d) or S seconds (1..%d). --json writes the results to FILE;\n"
+		"--name labels the summary line.\n",
+		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US,
+		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS);
+}
+
+/* A decimal integer in [@min, @max], digits only. */
+static int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)s[0]) || errno || *end || v < min || v > max) {
+		fprintf(stderr, "cluster-client: %s: expected an integer in %lu..%lu, got '%s'\n",
+			opt, min, max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* WxH, each in [MIN_SIZE, MAX_SIZE]. */
+static int parse_size(const char *s, struct options *o)
+{
+	char *end;
+
+	errno = 0;
+	if (isdigit((unsigned char)s[0])) {
+		o->width = strtoul(s, &end, 10);
+		if (!errno && *end == 'x' && isdigit((unsigned char)end[1])) {
+			o->height = strtoul(end + 1, &end, 10);
+			if (!errno && !*end && o->width >= MIN_SIZE && o->width <= MAX_SIZE &&
+			    o->height >= MIN_SIZE && o->height <= MAX_SIZE)
+				return 0;
+		}
+	}
+	fprintf(stderr, "cluster-client: --size: expected WxH, each in %d..%d, got '%s'\n",
+		MIN_SIZE, MAX_SIZE, s);
+	return -1;
+}
+
+/* One option and its value; 0, or -1 on a bad one. */
+static int parse_option(const char *opt, const char *val, struct options *o)
+{
+	if (strcmp(opt, "--period-us") == 0)
+		return parse_ulong(opt, val, MIN_PERIOD_US, MAX_PERIOD_US, &o->period_us);
+	if (strcmp(opt, "--deadline-us") == 0)
+		return parse_ulong(opt, val, 1, MAX_DEADLINE_US, &o->deadline_us);
+	if (strcmp(opt, "--frames") == 0)
+		return parse_ulong(opt, val, 1, MAX_FRAMES, &o->frames);
+	if (strcmp(opt, "--seconds") == 0)
+		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
+	if (strcmp(opt, "--size") == 0)
+		return parse_size(val, o);
+	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--name") == 0) {
+		if (!val[0]) {
+			fprintf(stderr, "cluster-client: %s: empty\n", opt);
+			return -1;
+		}
+		if (strcmp(opt, "--json") == 0)
+			o->json = val;
+		else
+			o->name = val;
+		return 0;
+	}
+	usage(stderr);
+	return -1;
+}
+
+/* 0, 1 after --help, or -1 on a bad command line. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	unsigned long frames = 0;
+
+	*o = (struct options){DEFAULT_PERIOD_US, 0,	    0,	  0,
+			      DEFAULT_W,	 DEFAULT_H, NULL, "cluster-client"};
+	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
+			usage(stderr);
+			return -1;
+		}
+		if (parse_option(argv[i], argv[i + 1], o))
+			return -1;
+	}
+	if (o->frames && o->seconds) {
+		fprintf(stderr, "cluster-client: give --frames or --seconds, not both\n");
+		return -1;
+	}
+	if (!o->deadline_us)
+		o->deadline_us = o->period_us;
+	if (o->seconds)
+		frames = (unsigned long)(((uint64_t)o->seconds * 1000000 + o->period_us / 2) /
+					 o->period_us);
+	if (frames > MAX_FRAMES) {
+		fprintf(stderr, "cluster-client: --seconds: more than %d periods\n", MAX_FRAMES);
+		return -1;
+	}
+	o->frames = frames ? frames : o->frames ? o->frames : DEFAULT_FRAMES;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct gl g;
+	struct stats s;
+	sigset_t set;
+	int r = parse_args(argc, argv, &o);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	memset(&g, 0, sizeof(g));
+	memset(&s, 0, sizeof(s));
+	signals_setup(&set);
+	if (egl_up(&g, &o) || gl_up(&g, &o))
+		return 1;
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	r = run(&g, &o, o.frames, &s);
+	r |= report(&o, &s);
+	free(s.latency_us);
+	eglMakeCurrent(g.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+	eglTerminate(g.display);
+	return r;
+}

@@ -1,0 +1,416 @@
+/*
+ * long-draws: an "infotainment flood" OpenGL ES 2 client, the interfering
+ * side of the isolation benchmark. It sends very long command groups, one
+ * after the other: each group is one or more quads covering the whole
+ * pbuffer, drawn with an expensive fragment shader (a loop of sin/cos/mix
+ * arithmetic with a trip count compiled in), then glFinish().
+ *
+ * A group's time runs from before its first draw to after its glFinish().
+ * The run lasts S seconds or until SIGTERM or SIGINT; it then prints (and
+ * with --json writes) the groups sent, their rate and their median and
+ * longest times. One group is drawn before the run and not counted, so
+ * that llvmpipe's shader compilation is not measured.
+ *
+ * Rendering goes to an EGL pbuffer (EGL_PLATFORM decides the platform,
+ * surfaceless or an X display). Exit status 0, 1 on a GL/EGL (or output)
+ * failure, 2 on a bad command line.
+ */
+#include <EGL/egl.h>
+#include <GLES2/gl2.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_W	   1920
+#define DEFAULT_H	   1080
+#define DEFAULT_ITERATIONS 12
+#define DEFAULT_DRAWS	   1
+#define DEFAULT_SECONDS	   10
+#define MAX_ITERATIONS	   1000
+#define MAX_DRAWS	   100
+#define MAX_SECONDS	   86400
+#define MIN_SIZE	   16
+#define MAX_SIZE	   8192
+
+struct options {
+	unsigned long iterations, draws, seconds, width, height;
+	const char *json;
+};
+
+struct gl {
+	EGLDisplay display;
+	EGLSurface surface;
+	EGLContext context;
+	GLuint program, vbo;
+	GLint phase;
+};
+
+struct stats {
+	double *group_ms;
+	size_t groups, cap;
+	double seconds;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/*
+ * SIGTERM and SIGINT set the stop flag. They are blocked while EGL starts
+ * (and its driver threads inherit the mask), so that they reach the main
+ * thread.
+ */
+static void signals_setup(sigset_t *set)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "long-draws: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
+		glGetError());
+	return 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int egl_up(struct gl *g, const struct options *o)
+{
+	static const EGLint attribs[] = {
+	    EGL_SURFACE_TYPE,
+	    EGL_PBUFFER_BIT,
+	    EGL_RENDERABLE_TYPE,
+	    EGL_OPENGL_ES2_BIT,
+	    EGL_RED_SIZE,
+	    8,
+	    EGL_GREEN_SIZE,
+	    8,
+	    EGL_BLUE_SIZE,
+	    8,
+	    EGL_NONE,
+	};
+	const EGLint pb[] = {EGL_WIDTH, (EGLint)o->width, EGL_HEIGHT, (EGLint)o->height, EGL_NONE};
+	const EGLint ctx[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
+	EGLConfig config;
+	EGLint n = 0;
+
+	g->display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+	if (g->display == EGL_NO_DISPLAY || !eglInitialize(g->display, NULL, NULL))
+		return fail("eglInitialize");
+	if (!eglBindAPI(EGL_OPENGL_ES_API) ||
+	    !eglChooseConfig(g->display, attribs, &config, 1, &n) || n < 1)
+		return fail("eglChooseConfig");
+	g->surface = eglCreatePbufferSurface(g->display, config, pb);
+	g->context = eglCreateContext(g->display, config, EGL_NO_CONTEXT, ctx);
+	if (g->surface == EGL_NO_SURFACE || g->context == EGL_NO_CONTEXT ||
+	    !eglMakeCurrent(g->display, g->surface, g->surface, g->context))
+		return fail("creating the pbuffer and its context");
+	return 0;
+}
+
+static GLuint compile(GLenum type, const char *src)
+{
+	GLuint s = glCreateShader(type);
+	GLint ok = 0;
+
+	glShaderSource(s, 1, &src, NULL);
+	glCompileShader(s);
+	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+	return ok ? s : 0;
+}
+
+/*
+ * GLSL ES 1.00 loops need a constant trip count, so the iterations are
+ * compiled in. Every iteration feeds the next, so none can be dropped.
+ */
+static int program_up(struct gl *g, const struct options *o)
+{
+	static const char vs[] = "attribute vec2 pos;\n"
+				 "void main() { gl_Position = vec4(pos, 0.0, 1.0); }\n";
+	static const char fs_fmt[] =
+	    "precision highp float;\n"
+	    "uniform float phase;\n"
+	    "void main() {\n"
+	    "  vec2 p = gl_FragCoord.xy * 0.002 + phase;\n"
+	    "  vec3 c = vec3(0.0);\n"
+	    "  for (int i = 0; i < %lu; i++) {\n"
+	    "    float f = float(i) * 0.1;\n"
+	    "    p = vec2(sin(p.x * 1.7 + p.y + f), cos(p.y * 1.3 - p.x + f));\n"
+	    "    c = mix(c, vec3(p, p.x * p.y), 0.1);\n"
+	    "  }\n"
+	    "  gl_FragColor = vec4(c * 0.5 + 0.5, 0.5);\n"
+	    "}\n";
+	char fs[sizeof(fs_fmt) + 24];
+	GLuint v, f;
+	GLint ok = 0;
+
+	snprintf(fs, sizeof(fs), fs_fmt, o->iterations);
+	v = compile(GL_VERTEX_SHADER, vs);
+	f = compile(GL_FRAGMENT_SHADER, fs);
+	if (!v || !f)
+		return fail("compiling the shaders");
+	g->program = glCreateProgram();
+	glAttachShader(g->program, v);
+	glAttachShader(g->program, f);
+	glBindAttribLocation(g->program, 0, "pos");
+	glLinkProgram(g->program);
+	glGetProgramiv(g->program, GL_LINK_STATUS, &ok);
+	if (!ok)
+		return fail("linking the program");
+	glUseProgram(g->program);
+	g->phase = glGetUniformLocation(g->program, "phase");
+	return 0;
+}
+
+static int gl_up(struct gl *g, const struct options *o)
+{
+	static const GLfloat quad[] = {-1, -1, 1, -1, -1, 1, 1, 1};
+
+	if (program_up(g, o))
+		return 1;
+	glGenBuffers(1, &g->vbo);
+	glBindBuffer(GL_ARRAY_BUFFER, g->vbo);
+	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)sizeof(quad), quad, GL_STATIC_DRAW);
+	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, NULL);
+	glEnableVertexAttribArray(0);
+	glViewport(0, 0, (GLsizei)o->width, (GLsizei)o->height);
+	glFinish();
+	return glGetError() == GL_NO_ERROR ? 0 : fail("setting up");
+}
+
+/* Group @n: the quads, each with another phase, then glFinish(). */
+static void group(const struct gl *g, const struct options *o, size_t n)
+{
+	for (unsigned long d = 0; d < o->draws; d++) {
+		glUniform1f(g->phase, (float)((n * o->draws + d) % 1000) * 0.01f);
+		glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+	}
+	glFinish();
+}
+
+static int record(struct stats *s, double ms)
+{
+	if (s->groups == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		double *m = realloc(s->group_ms, cap * sizeof(*m));
+
+		if (!m)
+			return -1;
+		s->group_ms = m;
+		s->cap = cap;
+	}
+	s->group_ms[s->groups++] = ms;
+	return 0;
+}
+
+/* Sends groups until the time is up or a stop was asked; 1 on a failure. */
+static int run(const struct gl *g, const struct options *o, struct stats *s)
+{
+	double start, end, t0, t1;
+
+	group(g, o, 0);
+	start = now_s();
+	end = start + (double)o->seconds;
+	for (t1 = start; t1 < end && !stop_requested;) {
+		t0 = now_s();
+		group(g, o, s->groups + 1);
+		t1 = now_s();
+		if (glGetError() != GL_NO_ERROR)
+			return fail("drawing a group");
+		if (record(s, (t1 - t0) * 1e3))
+			return fail("allocating the group record");
+	}
+	s->seconds = t1 - start;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The @p-th percentile (nearest rank) of the sorted @v[@n]; 0 if empty. */
+static double percentile(const double *v, size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+
+	if (n == 0)
+		return 0;
+	return v[rank ? rank - 1 : 0];
+}
+
+static int report(const struct options *o, struct stats *s)
+{
+	double rate = s->seconds > 0 ? (double)s->groups / s->seconds : 0, p50, max;
+	FILE *f;
+
+	qsort(s->group_ms, s->groups, sizeof(double), cmp_double);
+	p50 = percentile(s->group_ms, s->groups, 50);
+	max = percentile(s->group_ms, s->groups, 100);
+	printf("long-draws: %zu groups (%lu quads at %lux%lu, %lu iterations) in %.2f s, "
+	       "%.2f groups/s; group p50 %.2f ms, max %.2f ms\n",
+	       s->groups, o->draws, o->width, o->height, o->iterations, s->seconds, rate, p50, max);
+	if (!o->json)
+		return 0;
+	f = fopen(o->json, "w");
+	if (!f) {
+		fprintf(stderr, "long-draws: %s: %s\n", o->json, strerror(errno));
+		return 1;
+	}
+	fprintf(f,
+		"{\"groups\": %zu, \"seconds\": %.3f, \"groups_per_s\": %.3f, "
+		"\"p50_group_ms\": "
+		"%.3f, \"max_group_ms\": %.3f}\n",
+		s->groups, s->seconds, rate, p50, max);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "long-draws: writing %s: %s\n", o->json, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"usage: long-draws [--iterations I] [--draws D] [--seconds S]\n"
+		"                  [--size WxH] [--json FILE]\n"
+		"Sends command groups of D quads (default %d, 1..%d) covering a WxH\n"
+		"pbuffer (default %dx%d), each drawn with a fragment shader that loops\n"
+		"I times (default %d, 1..%d), then glFinish(), for S seconds\n"
+		"(default %d, 1..%d). --json writes the results to FILE.\n",
+		DEFAULT_DRAWS, MAX_DRAWS, DEFAULT_W, DEFAULT_H, DEFAULT_ITERATIONS, MAX_ITERATIONS,
+		DEFAULT_SECONDS, MAX_SECONDS);
+}
+
+/* A decimal integer in [@min, @max], digits only. */
+static int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)s[0]) || errno || *end || v < min || v > max) {
+		fprintf(stderr, "long-draws: %s: expected an integer in %lu..%lu, got '%s'\n", opt,
+			min, max, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* WxH, each in [MIN_SIZE, MAX_SIZE]. */
+static int parse_size(const char *s, struct options *o)
+{
+	char *end;
+
+	errno = 0;
+	if (isdigit((unsigned char)s[0])) {
+		o->width = strtoul(s, &end, 10);
+		if (!errno && *end == 'x' && isdigit((unsigned char)end[1])) {
+			o->height = strtoul(end + 1, &end, 10);
+			if (!errno && !*end && o->width >= MIN_SIZE && o->width <= MAX_SIZE &&
+			    o->height >= MIN_SIZE && o->height <= MAX_SIZE)
+				return 0;
+		}
+	}
+	fprintf(stderr, "long-draws: --size: expected WxH, each in %d..%d, got '%s'\n", MIN_SIZE,
+		MAX_SIZE, s);
+	return -1;
+}
+
+/* One option and its value; 0, or -1 on a bad one. */
+static int parse_option(const char *opt, const char *val, struct options *o)
+{
+	if (strcmp(opt, "--iterations") == 0)
+		return parse_ulong(opt, val, 1, MAX_ITERATIONS, &o->iterations);
+	if (strcmp(opt, "--draws") == 0)
+		return parse_ulong(opt, val, 1, MAX_DRAWS, &o->draws);
+	if (strcmp(opt, "--seconds") == 0)
+		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
+	if (strcmp(opt, "--size") == 0)
+		return parse_size(val, o);
+	if (strcmp(opt, "--json") == 0) {
+		if (!val[0]) {
+			fprintf(stderr, "long-draws: --json: empty\n");
+			return -1;
+		}
+		o->json = val;
+		return 0;
+	}
+	usage(stderr);
+	return -1;
+}
+
+/* 0, 1 after --help, or -1 on a bad command line. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	*o = (struct options){DEFAULT_ITERATIONS, DEFAULT_DRAWS, DEFAULT_SECONDS,
+			      DEFAULT_W,	  DEFAULT_H,	 NULL};
+	for (int i = 1; i < argc; i += 2) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 1;
+		}
+		if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
+			usage(stderr);
+			return -1;
+		}
+		if (parse_option(argv[i], argv[i + 1], o))
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct gl g;
+	struct stats s;
+	sigset_t set;
+	int r = parse_args(argc, argv, &o);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	memset(&g, 0, sizeof(g));
+	memset(&s, 0, sizeof(s));
+	signals_setup(&set);
+	if (egl_up(&g, &o) || gl_up(&g, &o))
+		return 1;
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	r = run(&g, &o, &s);
+	r |= report(&o, &s);
+	free(s.group_ms);
+	eglMakeCurrent(g.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+	eglTerminate(g.display);
+	return r;
+}

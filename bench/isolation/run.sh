@@ -1,0 +1,230 @@
+#!/bin/bash
+# Isolation benchmark (not a test): does the cluster keep every frame while
+# infotainment floods the GPU?
+#
+# Same run, two configurations of mediatord (policy fifo, then policy
+# budget), each with two domains:
+#   cluster       safety, 60 Hz: bench/isolation/cluster-client renders a
+#                 fixed instrument scene every 16.67 ms and records whether
+#                 each frame completed by its deadline (FRAMES frames);
+#   infotainment  normal: glmark2-es2 heavy scenes in a loop and
+#                 bench/isolation/long-draws (full-screen draws with an
+#                 expensive shader, LONG_ITER iterations, one group each).
+# Prints per configuration: cluster frames, deadline misses (the client's
+# own count and mediatord's), p50/p99 frame latency, infotainment
+# throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
+# and how busy the GPU was (sum of all domains' measured GPU time / wall
+# time); then the ratios budget/fifo. Also:
+#   grant round trip: dispatch_ns - request_ns of a lone glmark2 client
+#                     under fifo (nothing else waits, so it is the round
+#                     trip worker -> mediatord -> worker), median and p99;
+#   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
+#
+# Environment: FRAMES (default 10000), LONG_ITER (long-draws' shader
+# iterations, default 2: ~9 ms groups on these machines, which fit the
+# gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
+# (default build/), OUT (kept traces and client reports, default
+# bench-isolation-out/).
+set -euo pipefail
+
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+SRCROOT=$PWD
+FRAMES=${FRAMES:-10000}
+LONG_ITER=${LONG_ITER:-2}
+SIM_GROUPS=${SIM_GROUPS:-100000}
+BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
+OUT=${OUT:-$SRCROOT/bench-isolation-out}
+B=$BUILD_DIR
+
+die() {
+  echo "bench: $*" >&2
+  exit 1
+}
+for cmd in Xvfb glmark2-es2 jq python3; do
+  command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
+done
+if [ ! -x "$B/bench/isolation/cluster-client" ]; then
+  [ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null
+  ninja -C "$B" >/dev/null
+fi
+export MEDIATOR_WORKER=$B/mediator/worker/mediator-worker
+CTL=$B/mediator/mediatorctl
+
+TMP=$(mktemp -d /tmp/gm-isolation.XXXXXX)
+mkdir -p "$OUT"
+pids=()
+cleanup() {
+  set +e
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf -- "$TMP"
+}
+trap cleanup EXIT
+
+display=:$((100 + RANDOM % 400))
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
+pids+=($!)
+sleep 1
+
+# start_mediatord POLICY: a fresh mediatord with the two domains.
+start_mediatord() {
+  rm -rf "$TMP/run" && mkdir -p "$TMP/run/state"
+  cat >"$TMP/run/mediatord.conf" <<CONF
+[mediator]
+control_socket = $TMP/run/control.sock
+state_dir = $TMP/run/state
+policy = $1
+max_inflight = 1
+[domain cluster]
+class = safety
+period_us = 16667
+budget_us = 5000
+vtest_socket = $TMP/run/cluster.vtest
+[domain infotainment]
+class = normal
+period_us = 16667
+budget_us = 11000
+vtest_socket = $TMP/run/ivi.vtest
+CONF
+  "$B/mediator/mediatord" --config "$TMP/run/mediatord.conf" >"$TMP/run/mediatord.log" 2>&1 &
+  MEDIATORD=$!
+  for _ in $(seq 50); do [ -S "$TMP/run/ivi.vtest" ] && break; sleep 0.1; done
+  [ -S "$TMP/run/ivi.vtest" ] || die "mediatord did not start: $(cat "$TMP/run/mediatord.log")"
+}
+
+stop_mediatord() {
+  kill -TERM "$MEDIATORD" 2>/dev/null
+  wait "$MEDIATORD" 2>/dev/null || true
+}
+
+# in_domain SOCKET COMMAND...: runs a GL client in a domain, without a display.
+in_domain() {
+  local sock=$1
+  shift
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless DISPLAY=$display \
+    "$B/mediator/mediator-exec" --socket "$sock" -- "$@"
+}
+
+budgets() {
+  "$CTL" --socket "$TMP/run/control.sock" show-budgets --json
+}
+
+# used_total JSON: the sum of all domains' used_us.
+used_total() {
+  jq '[.domains[].used_us] | add' <<<"$1"
+}
+
+# flood_loop: glmark2-es2 heavy scenes in the infotainment domain until killed.
+flood_loop() {
+  while :; do
+    DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" \
+      --socket "$TMP/run/ivi.vtest" -- glmark2-es2 --off-screen \
+      -b refract:duration=20 -b shadow:duration=20 -b terrain:duration=20 \
+      >>"$TMP/run/glmark.out" 2>&1 || sleep 0.2
+  done
+}
+
+# one_config POLICY: runs the cluster with the flood; writes $OUT/POLICY.json.
+one_config() {
+  local policy=$1 before after t0 t1 long_pid flood_pid
+  start_mediatord "$policy"
+  "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
+  flood_loop &
+  flood_pid=$!
+  in_domain "$TMP/run/ivi.vtest" "$B/bench/isolation/long-draws" \
+    --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
+    --json "$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
+  long_pid=$!
+  sleep 3 # the flood is on
+  before=$(budgets)
+  t0=$(date +%s.%N)
+  in_domain "$TMP/run/cluster.vtest" "$B/bench/isolation/cluster-client" --frames "$FRAMES" \
+    --json "$OUT/$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 ||
+    die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
+  t1=$(date +%s.%N)
+  after=$(budgets)
+  kill -TERM "$long_pid" 2>/dev/null
+  wait "$long_pid" 2>/dev/null || true
+  kill -TERM "$flood_pid" 2>/dev/null
+  pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null || true
+  wait "$flood_pid" 2>/dev/null || true
+  "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
+  cp "$TMP/run/trace.jsonl" "$OUT/$policy-trace.jsonl"
+  stop_mediatord
+  echo "$before" >"$TMP/run/before.json"
+  echo "$after" >"$TMP/run/after.json"
+  python3 - "$policy" "$t0" "$t1" "$OUT/$policy-cluster.json" "$TMP/run/long.json" \
+    "$TMP/run/glmark.out" "$OUT/$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" <<'PY'
+import json, re, sys
+policy, t0, t1, cluster, long_json, glmark_out, out, before, after = sys.argv[1:10]
+wall = float(t1) - float(t0)
+b, a = json.load(open(before)), json.load(open(after))
+dom = lambda j, n: next(d for d in j["domains"] if d["name"] == n)
+c = json.load(open(cluster))
+try:
+    lg = json.load(open(long_json))
+except Exception:
+    lg = {"groups_per_s": 0}
+fps = [float(x) for x in re.findall(r"FPS: (\d+)", open(glmark_out).read())]
+res = {
+    "policy": policy, "wall_s": wall,
+    "frames": c["frames"], "client_misses": c["misses"], "skipped": c.get("skipped", 0),
+    "p50_latency_us": c["p50_latency_us"], "p99_latency_us": c["p99_latency_us"],
+    "mediatord_misses": dom(a, "cluster")["deadline_misses"] - dom(b, "cluster")["deadline_misses"],
+    "ivi_groups_per_s": (dom(a, "infotainment")["groups"] - dom(b, "infotainment")["groups"]) / wall,
+    "ivi_throttled": dom(a, "infotainment")["throttled"] - dom(b, "infotainment")["throttled"],
+    "long_draws_per_s": lg.get("groups_per_s", 0),
+    "glmark2_fps": sum(fps) / len(fps) if fps else 0,
+    "gpu_busy": (sum(d["used_us"] for d in a["domains"]) - sum(d["used_us"] for d in b["domains"])) / 1e6 / wall,
+}
+json.dump(res, open(out, "w"))
+PY
+}
+
+echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per policy"
+for policy in fifo budget; do
+  one_config "$policy"
+  jq -r '"\(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
+    "$OUT/$policy.json"
+done
+jq -rs '"budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
+  "$OUT/fifo.json" "$OUT/budget.json"
+
+# Grant round trip: one client alone under fifo, so no grant ever waits.
+start_mediatord fifo
+"$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/rtt.jsonl" >/dev/null
+DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" --socket "$TMP/run/ivi.vtest" \
+  -- glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 || die "glmark2 failed"
+"$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
+stop_mediatord
+jq -s '[.[] | (.dispatch_ns - .request_ns) / 1000] | sort |
+  "grant round trip (\(length) groups, one client, fifo): median \(.[length / 2 | floor]) us, p99 \(.[length * 0.99 | floor]) us"' \
+  -r "$TMP/run/rtt.jsonl"
+
+# mediator-sim: 8 domains x SIM_GROUPS groups.
+python3 - "$TMP/sim" "$SIM_GROUPS" <<'PY'
+import os, random, sys
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+random.seed(1)
+P = 16666667
+conf = ["[mediator]", "control_socket = /nonexistent/c.sock", "policy = budget", "max_inflight = 1"]
+for k in range(8):
+    conf += ["[domain d%d]" % k, "class = %s" % ("safety" if k == 0 else "normal"),
+             "period_us = 16667", "budget_us = %d" % (3000 if k == 0 else 1500),
+             "vtest_socket = /nonexistent/d%d.vtest" % k]
+    t = 10**9
+    with open("%s/d%d.jsonl" % (d, k), "w") as f:
+        for i in range(n):
+            m = 1000000 if k == 0 else random.randint(50000, 400000)
+            f.write('{"domain":"d%d","client":%d,"ctx":1,"seq":%d,"request_ns":%d,"dispatch_ns":%d,'
+                    '"start_ns":%d,"end_ns":%d,"measured_ns":%d,"predicted_ns":%d,"bound_ns":%d,'
+                    '"model":"sgd","cmds":{}}\n' % (k, k + 1, i + 1, t, t, t, t + m, m, m, int(m * 1.2)))
+            t += P if k == 0 else m * 8
+open(d + "/sim.conf", "w").write("\n".join(conf) + "\n")
+PY
+t0=$(date +%s.%N)
+"$B/mediator/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
+t1=$(date +%s.%N)
+echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
+echo "kept: $OUT/{fifo,budget}{.json,-cluster.json,-trace.jsonl}"

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Two live domains under policy budget: a periodic 60 Hz cluster client
+# (bench/isolation/cluster-client, safety) and a flooding infotainment
+# client (bench/isolation/long-draws: full-screen draws with an expensive
+# shader, one group each, back to back). The budget policy throttles
+# infotainment; the cluster misses no deadline after its start-up frames
+# (by its own clock and by mediatord's count); show-budgets stays
+# consistent (used in the last period <= budget + debt for the strict
+# domain, throttled > 0); set-budget applies from the next period and
+# refuses a budget the safety domains cannot have.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+CLUSTER_CLIENT=${CLUSTER_CLIENT:-$BUILD_DIR/bench/isolation/cluster-client}
+LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/bench/isolation/long-draws}
+[ -x "$CLUSTER_CLIENT" ] && [ -x "$LONG_DRAWS" ] || fail "bench/isolation clients not built"
+FRAMES=600
+
+write_config budget 1
+# The infotainment domain is strict (it never runs past its budget), with
+# room for its ~9 ms groups' bounds.
+sed -i '/^\[domain '"$DOMAIN_B"'\]/a strict = true' "$CONFIG"
+sed -i 's/^budget_us = 12000$/budget_us = 16000/' "$CONFIG"
+start_mediatord
+
+# in_domain SOCKET COMMAND...: a GL client of a domain, no display needed. It
+# runs with a private /tmp (mediator-exec): reports go out through fd 3.
+in_domain() {
+  local sock=$1
+  shift
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless timeout -k 5 60 "$MEDIATOR_EXEC" \
+    --socket "$sock" -- "$@"
+}
+
+in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 2 --seconds $((FRAMES / 60 + 8)) \
+  --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
+LONG_PID=$!
+STARTED_PIDS+=("$LONG_PID")
+sleep 2
+in_domain "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" --json /dev/fd/3 3>"$TMP/cluster.json" \
+  >"$TMP/cluster.log" 2>&1 &
+CLUSTER_PID=$!
+STARTED_PIDS+=("$CLUSTER_PID")
+sleep 2 # past the cluster's start-up (shader compilation)
+before=$(budgets_json)
+wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
+after=$(budgets_json)
+wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
+
+frames=$(jq .frames "$TMP/cluster.json")
+misses=$(jq .misses "$TMP/cluster.json")
+md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
+throttled=$(jq '.domains[1].throttled' <<<"$after")
+log "cluster: $frames frames, $misses missed by its clock, $md_misses by mediatord's" \
+  "after start-up; p99 latency $(jq .p99_latency_us "$TMP/cluster.json") us;" \
+  "infotainment: $(jq .groups_per_s "$TMP/long.json") groups/s, throttled $throttled"
+[ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
+[ "$misses" -eq 0 ] || fail "the cluster missed $misses deadlines by its own clock"
+[ "$md_misses" -eq 0 ] || fail "mediatord counted $md_misses cluster deadline misses"
+[ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
+[ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
+# Consistent numbers: a strict domain never uses more than its budget plus
+# what it owed; the cluster frames mediatord saw are about the client's.
+jq -e '.domains[1] | .used_last_period_us <= .budget_us + .debt_us + 5000' <<<"$after" \
+  >/dev/null || fail "infotainment used more than budget + debt: $after"
+jq -e '.domains[0] | .frames >= 500 and .strict == false and .frame_cost_us > 0' \
+  <<<"$after" >/dev/null || fail "cluster frames or frame cost not shown: $after"
+
+# set-budget: applies from the next period; refused when the safety
+# domains would not fit; bad arguments are usage errors.
+out=$(ctl set-budget "$DOMAIN_B" --budget-us 6000) || fail "set-budget failed: $out"
+grep -q "budget 6000 us per 16667 us" <<<"$out" || fail "set-budget said: $out"
+sleep 0.1
+[ "$(domain_field "$DOMAIN_B" budget_us)" = 6000 ] || fail "the new budget was not applied"
+ctl set-budget "$DOMAIN_A" --budget-us 16000 --deadline-us 8000 >"$TMP/refused.out" 2>&1 && rc=0 || rc=$?
+[ $rc -eq 1 ] && grep -q "fit its deadline" "$TMP/refused.out" ||
+  fail "an infeasible safety budget: exit $rc, $(cat "$TMP/refused.out")"
+ctl set-budget "$DOMAIN_B" --budget-us 0 >/dev/null 2>&1 && rc=0 || rc=$?
+[ $rc -eq 2 ] || fail "set-budget --budget-us 0: exit $rc, expected 2"
+ctl set-budget nosuch --budget-us 10 >"$TMP/nosuch.out" 2>&1 && rc=0 || rc=$?
+[ $rc -eq 1 ] && grep -q "no domain" "$TMP/nosuch.out" || fail "unknown domain: exit $rc"
+assert_mediatord_alive
+log "ok"
