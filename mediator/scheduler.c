@@ -317,6 +317,15 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		return -ENOSPC;
 	sched_advance(s, now_ns);
 	d = &s->d[domain];
+	/*
+	 * A group arriving half a period or more after its frame's release,
+	 * with all of that frame done, is the next frame's, even if it came
+	 * before the idle gap that ends a frame (the GPU was busy, the frame
+	 * completed late in its period).
+	 */
+	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->pending && !d->inflight &&
+	    d->frame_last_end && now_ns - d->frame_release >= (uint64_t)(d->period_est / 2))
+		close_frame(d, false);
 	if (d->p.class == DOMAIN_CLASS_SAFETY && !d->frame_open)
 		open_frame(d, now_ns);
 	memset(r, 0, sizeof(*r));

@@ -217,6 +217,22 @@ static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
 	sched_destroy(s);
 }
 
+/* A frame completed late in its period, right before the next release: two frames, in time. */
+static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched_domain_stats st;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 15 * MS); /* done at 15 ms */
+	safety_frame(s, c, 101, P, 2 * MS, 1 * MS);  /* 1.7 ms later: no idle gap */
+	sched_advance(s, P + 1 * MS + SCHED_FRAME_GAP_NS);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 2);
+	assert_int_equal(st.deadline_misses, 0);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -384,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),
 	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
+	    cmocka_unit_test(the_next_release_starts_a_new_frame_even_without_a_gap),
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
