@@ -7,9 +7,15 @@
 #   cluster       safety, 60 Hz: bench/isolation/cluster-client renders a
 #                 fixed instrument scene every 16.67 ms and records whether
 #                 each frame completed by its deadline (FRAMES frames);
-#   infotainment  normal: glmark2-es2 heavy scenes in a loop and
-#                 bench/isolation/long-draws (full-screen draws with an
-#                 expensive shader, LONG_ITER iterations, one group each).
+#   infotainment  normal, one of two loads (LOADS, default both):
+#                 fitting  bench/isolation/long-draws alone (full-screen
+#                          draws with an expensive shader, LONG_ITER
+#                          iterations, one group each): groups that fit the
+#                          gaps the cluster leaves;
+#                 heavy    the same plus glmark2-es2 heavy scenes (refract,
+#                          shadow, terrain) in a loop, whose groups (up to
+#                          400 ms on llvmpipe) fit no gap: they wait
+#                          max_defer_us and then run at a gap's start.
 # Prints per configuration: cluster frames, deadline misses (the client's
 # own count and mediatord's), p50/p99 frame latency, infotainment
 # throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
@@ -30,6 +36,7 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 FRAMES=${FRAMES:-10000}
+LOADS=${LOADS:-fitting heavy}
 LONG_ITER=${LONG_ITER:-2}
 SIM_GROUPS=${SIM_GROUPS:-100000}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
@@ -98,6 +105,7 @@ stop_mediatord() {
 }
 
 # in_domain SOCKET COMMAND...: runs a GL client in a domain, without a display.
+# mediator-exec gives it a private /tmp: its reports go out through fd 3.
 in_domain() {
   local sock=$1
   shift
@@ -124,37 +132,44 @@ flood_loop() {
   done
 }
 
-# one_config POLICY: runs the cluster with the flood; writes $OUT/POLICY.json.
+# one_config POLICY LOAD: runs the cluster with the flood; writes $OUT/LOAD-POLICY.json.
 one_config() {
-  local policy=$1 before after t0 t1 long_pid flood_pid
+  local policy=$1 load=$2 before after t0 t1 long_pid flood_pid=
   start_mediatord "$policy"
+  : >"$TMP/run/glmark.out"
   "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
-  flood_loop &
-  flood_pid=$!
-  in_domain "$TMP/run/ivi.vtest" "$B/bench/isolation/long-draws" \
+  if [ "$load" = heavy ]; then
+    flood_loop &
+    flood_pid=$!
+  fi
+  # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
+    --socket "$TMP/run/ivi.vtest" -- "$B/bench/isolation/long-draws" \
     --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
-    --json "$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
+    --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
   long_pid=$!
   sleep 3 # the flood is on
   before=$(budgets)
   t0=$(date +%s.%N)
   in_domain "$TMP/run/cluster.vtest" "$B/bench/isolation/cluster-client" --frames "$FRAMES" \
-    --json "$OUT/$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 ||
+    --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 ||
     die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   after=$(budgets)
   kill -TERM "$long_pid" 2>/dev/null
   wait "$long_pid" 2>/dev/null || true
-  kill -TERM "$flood_pid" 2>/dev/null
-  pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null || true
-  wait "$flood_pid" 2>/dev/null || true
+  if [ -n "$flood_pid" ]; then
+    kill -TERM "$flood_pid" 2>/dev/null
+    pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null || true
+    wait "$flood_pid" 2>/dev/null || true
+  fi
   "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
-  cp "$TMP/run/trace.jsonl" "$OUT/$policy-trace.jsonl"
+  cp "$TMP/run/trace.jsonl" "$OUT/$load-$policy-trace.jsonl"
   stop_mediatord
   echo "$before" >"$TMP/run/before.json"
   echo "$after" >"$TMP/run/after.json"
-  python3 - "$policy" "$t0" "$t1" "$OUT/$policy-cluster.json" "$TMP/run/long.json" \
-    "$TMP/run/glmark.out" "$OUT/$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" <<'PY'
+  python3 - "$policy" "$t0" "$t1" "$OUT/$load-$policy-cluster.json" "$TMP/run/long.json" \
+    "$TMP/run/glmark.out" "$OUT/$load-$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" <<'PY'
 import json, re, sys
 policy, t0, t1, cluster, long_json, glmark_out, out, before, after = sys.argv[1:10]
 wall = float(t1) - float(t0)
@@ -181,14 +196,16 @@ json.dump(res, open(out, "w"))
 PY
 }
 
-echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per policy"
-for policy in fifo budget; do
-  one_config "$policy"
-  jq -r '"\(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
-    "$OUT/$policy.json"
+echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run"
+for load in $LOADS; do
+  for policy in fifo budget; do
+    one_config "$policy" "$load"
+    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
+      "$OUT/$load-$policy.json"
+  done
+  jq -rs --arg load "$load" '"\($load) budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
+    "$OUT/$load-fifo.json" "$OUT/$load-budget.json"
 done
-jq -rs '"budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
-  "$OUT/fifo.json" "$OUT/budget.json"
 
 # Grant round trip: one client alone under fifo, so no grant ever waits.
 start_mediatord fifo
@@ -227,4 +244,4 @@ t0=$(date +%s.%N)
 "$B/mediator/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
-echo "kept: $OUT/{fifo,budget}{.json,-cluster.json,-trace.jsonl}"
+echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl}"
