@@ -10,6 +10,8 @@
 
 /* Weight of the newest interval in a safety domain's observed period. */
 #define SCHED_PERIOD_WEIGHT 0.125
+/* How much of a late arrival moves a safety domain's release grid. */
+#define SCHED_GRID_FOLLOW 0.125
 
 struct sreq {
 	uint64_t id;
@@ -37,6 +39,14 @@ struct sdom {
 	unsigned ncosts, next_cost;
 	bool have_release;
 	uint64_t last_release;
+	/*
+	 * The release the last frame was due at on the domain's own grid: a
+	 * client releases frames periodically, but its groups reach us late
+	 * by its own CPU time, which varies. The grid follows late arrivals
+	 * slowly and early ones at once, so that the next release is never
+	 * expected later than it may come.
+	 */
+	uint64_t grid;
 	double period_est;
 };
 
@@ -221,6 +231,16 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 		if (interval >= p / 2 && interval <= p * 2)
 			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
 	}
+	if (!d->have_release) {
+		d->grid = now_ns;
+	} else {
+		uint64_t due = d->grid + (uint64_t)d->period_est;
+
+		if (now_ns <= due || now_ns - due > (uint64_t)d->period_est / 2)
+			d->grid = now_ns; /* early, or an irregular release: start again here */
+		else
+			d->grid = due + (uint64_t)(SCHED_GRID_FOLLOW * (double)(now_ns - due));
+	}
 	d->have_release = true;
 	d->last_release = now_ns;
 	d->frame_open = true;
@@ -281,6 +301,7 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 		return;
 	d->have_release = true;
 	d->last_release = next;
+	d->grid = next;
 	d->frame_open = true;
 	d->frame_release = next;
 	d->frame_bound = d->outstanding_bound;
@@ -366,7 +387,7 @@ static uint64_t next_release(const struct sdom *d, uint64_t now_ns)
 	if (!d->have_release ||
 	    now_ns - d->last_release > (uint64_t)(SCHED_IDLE_PERIODS * d->period_est))
 		return 0;
-	r = d->last_release + (uint64_t)d->period_est;
+	r = d->grid + (uint64_t)d->period_est;
 	return r > now_ns ? r : now_ns;
 }
 
@@ -399,8 +420,6 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 				return false;
 		}
 		next = next_release(d, now_ns);
-		if (d->frame_open && next)
-			next = d->frame_release + (uint64_t)d->period_est;
 		if (next && end + c > next + d->p.deadline_ns)
 			return false;
 	}

@@ -233,6 +233,29 @@ static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * A frame that reaches us late (its client was slow to encode it) does not
+ * move the next expected release by as much: the next frame may come on
+ * time again.
+ */
+static void a_late_arrival_does_not_push_the_next_release_back(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	const uint64_t t = P + 3 * MS + 1500 * US;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	safety_frame(s, c, 101, P + 3 * MS, 2 * MS, 1 * MS); /* 3 ms late */
+	/*
+	 * Expected next: about 2P, not 2P + 3 ms. 28 ms from t, plus the
+	 * cluster's 2 ms, ends after 3P: it must wait.
+	 */
+	assert_int_equal(sched_submit(s, 1, n, 28 * MS, 28 * MS, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -401,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(the_next_release_starts_a_new_frame_even_without_a_gap),
+	    cmocka_unit_test(a_late_arrival_does_not_push_the_next_release_back),
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
