@@ -20,8 +20,6 @@
  * results are still printed and written. Exit status 0, 1 on a GL/EGL (or
  * output) failure, 2 on a bad command line.
  */
-#include <EGL/egl.h>
-#include <GLES2/gl2.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -32,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gles_target.h"
 #define DEFAULT_PERIOD_US 16667
 #define DEFAULT_FRAMES	  600
 #define DEFAULT_W	  800
@@ -62,9 +61,7 @@ struct options {
 };
 
 struct gl {
-	EGLDisplay display;
-	EGLSurface surface;
-	EGLContext context;
+	struct gles_target t;
 	GLuint program, vbo;
 	GLint rot, scale, offset, color;
 };
@@ -144,47 +141,9 @@ static int sleep_until(int64_t when)
 
 static int egl_up(struct gl *g, const struct options *o)
 {
-	static const EGLint attribs[] = {
-	    EGL_SURFACE_TYPE,
-	    EGL_PBUFFER_BIT,
-	    EGL_RENDERABLE_TYPE,
-	    EGL_OPENGL_ES2_BIT,
-	    EGL_RED_SIZE,
-	    8,
-	    EGL_GREEN_SIZE,
-	    8,
-	    EGL_BLUE_SIZE,
-	    8,
-	    EGL_NONE,
-	};
-	const EGLint pb[] = {EGL_WIDTH, (EGLint)o->width, EGL_HEIGHT, (EGLint)o->height, EGL_NONE};
-	const EGLint ctx[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
-	EGLConfig config;
-	EGLint n = 0;
+	const char *what = gles_target_open(&g->t, (int)o->width, (int)o->height, false);
 
-	g->display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
-	if (g->display == EGL_NO_DISPLAY || !eglInitialize(g->display, NULL, NULL))
-		return fail("eglInitialize");
-	if (!eglBindAPI(EGL_OPENGL_ES_API) ||
-	    !eglChooseConfig(g->display, attribs, &config, 1, &n) || n < 1)
-		return fail("eglChooseConfig");
-	g->surface = eglCreatePbufferSurface(g->display, config, pb);
-	g->context = eglCreateContext(g->display, config, EGL_NO_CONTEXT, ctx);
-	if (g->surface == EGL_NO_SURFACE || g->context == EGL_NO_CONTEXT ||
-	    !eglMakeCurrent(g->display, g->surface, g->surface, g->context))
-		return fail("creating the pbuffer and its context");
-	return 0;
-}
-
-static GLuint compile(GLenum type, const char *src)
-{
-	GLuint s = glCreateShader(type);
-	GLint ok = 0;
-
-	glShaderSource(s, 1, &src, NULL);
-	glCompileShader(s);
-	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-	return ok ? s : 0;
+	return what ? fail(what) : 0;
 }
 
 static int program_up(struct gl *g)
@@ -202,19 +161,11 @@ static int program_up(struct gl *g)
 	static const char fs[] = "precision mediump float;\n"
 				 "uniform vec4 color;\n"
 				 "void main() { gl_FragColor = color; }\n";
-	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
-	GLint ok = 0;
+	const char *what = NULL;
 
-	if (!v || !f)
-		return fail("compiling the shaders");
-	g->program = glCreateProgram();
-	glAttachShader(g->program, v);
-	glAttachShader(g->program, f);
-	glBindAttribLocation(g->program, 0, "pos");
-	glLinkProgram(g->program);
-	glGetProgramiv(g->program, GL_LINK_STATUS, &ok);
-	if (!ok)
-		return fail("linking the program");
+	g->program = gles_program(vs, fs, "pos", &what);
+	if (!g->program)
+		return fail(what);
 	glUseProgram(g->program);
 	g->rot = glGetUniformLocation(g->program, "rot");
 	g->scale = glGetUniformLocation(g->program, "scale");
@@ -581,7 +532,6 @@ int main(int argc, char **argv)
 	r = run(&g, &o, o.frames, &s);
 	r |= report(&o, &s);
 	free(s.latency_us);
-	eglMakeCurrent(g.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-	eglTerminate(g.display);
+	gles_target_close(&g.t);
 	return r;
 }

@@ -62,6 +62,9 @@ mkdir -p "$OUT"
 pids=()
 cleanup() {
   set +e
+  [ -n "${FLOOD_PID:-}" ] && kill -TERM "$FLOOD_PID" 2>/dev/null
+  pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null
+  [ -n "${MEDIATORD:-}" ] && kill -TERM "$MEDIATORD" 2>/dev/null
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
   wait 2>/dev/null
   rm -rf -- "$TMP"
@@ -141,6 +144,7 @@ one_config() {
   if [ "$load" = heavy ]; then
     flood_loop &
     flood_pid=$!
+    FLOOD_PID=$flood_pid
   fi
   # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
   GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \

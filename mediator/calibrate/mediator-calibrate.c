@@ -22,13 +22,12 @@
  * their mean wall time as seen by the client. Exit status 0, 1 on a GL/EGL
  * error, 2 on a bad command line.
  */
-#include <EGL/egl.h>
-#include <GLES2/gl2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "gles_target.h"
 /* Seed 002's microbenchmark sizes. */
 #define TARGET_W	    1200
 #define TARGET_H	    1000
@@ -45,9 +44,7 @@ enum kind { FLUSH, CLEARS, CULLED, TRIANGLES, KINDS };
 static const char *const kind_names[KINDS] = {"flush", "clears", "culled", "triangles"};
 
 struct calib {
-	EGLDisplay display;
-	EGLSurface surface;
-	EGLContext context;
+	struct gles_target t;
 	GLuint program, vbo;
 	GLint pos_attr;
 	double total_s[KINDS];
@@ -71,51 +68,9 @@ static double now_s(void)
 
 static int egl_up(struct calib *c)
 {
-	static const EGLint attribs[] = {
-	    EGL_SURFACE_TYPE,
-	    EGL_PBUFFER_BIT,
-	    EGL_RENDERABLE_TYPE,
-	    EGL_OPENGL_ES2_BIT,
-	    EGL_RED_SIZE,
-	    8,
-	    EGL_GREEN_SIZE,
-	    8,
-	    EGL_BLUE_SIZE,
-	    8,
-	    EGL_DEPTH_SIZE,
-	    24,
-	    EGL_STENCIL_SIZE,
-	    8,
-	    EGL_NONE,
-	};
-	const EGLint pb[] = {EGL_WIDTH, TARGET_W, EGL_HEIGHT, TARGET_H, EGL_NONE};
-	const EGLint ctx[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
-	EGLConfig config;
-	EGLint n = 0;
+	const char *what = gles_target_open(&c->t, TARGET_W, TARGET_H, true);
 
-	c->display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
-	if (c->display == EGL_NO_DISPLAY || !eglInitialize(c->display, NULL, NULL))
-		return fail("eglInitialize");
-	if (!eglBindAPI(EGL_OPENGL_ES_API) ||
-	    !eglChooseConfig(c->display, attribs, &config, 1, &n) || n < 1)
-		return fail("eglChooseConfig");
-	c->surface = eglCreatePbufferSurface(c->display, config, pb);
-	c->context = eglCreateContext(c->display, config, EGL_NO_CONTEXT, ctx);
-	if (c->surface == EGL_NO_SURFACE || c->context == EGL_NO_CONTEXT ||
-	    !eglMakeCurrent(c->display, c->surface, c->surface, c->context))
-		return fail("creating the 1200x1000 pbuffer and its context");
-	return 0;
-}
-
-static GLuint compile(GLenum type, const char *src)
-{
-	GLuint s = glCreateShader(type);
-	GLint ok = 0;
-
-	glShaderSource(s, 1, &src, NULL);
-	glCompileShader(s);
-	glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
-	return ok ? s : 0;
+	return what ? fail(what) : 0;
 }
 
 /*
@@ -132,19 +87,12 @@ static int gl_up(struct calib *c)
 				 "uniform vec4 color;\n"
 				 "void main() { gl_FragColor = color; }\n";
 	static const GLfloat identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-	GLuint v = compile(GL_VERTEX_SHADER, vs), f = compile(GL_FRAGMENT_SHADER, fs);
-	GLint ok = 0;
+	const char *what = NULL;
 	GLfloat *data;
 
-	if (!v || !f)
-		return fail("compiling the shaders");
-	c->program = glCreateProgram();
-	glAttachShader(c->program, v);
-	glAttachShader(c->program, f);
-	glLinkProgram(c->program);
-	glGetProgramiv(c->program, GL_LINK_STATUS, &ok);
-	if (!ok)
-		return fail("linking the program");
+	c->program = gles_program(vs, fs, NULL, &what);
+	if (!c->program)
+		return fail(what);
 	glUseProgram(c->program);
 	glUniformMatrix4fv(glGetUniformLocation(c->program, "mvp"), 1, GL_FALSE, identity);
 	glUniform4f(glGetUniformLocation(c->program, "color"), 0.2f, 0.6f, 0.9f, 1.0f);
@@ -268,7 +216,6 @@ int main(int argc, char **argv)
 	for (int k = 0; k < KINDS; k++)
 		printf("%-10s %5ld groups, %8.1f us per group (client wall time)\n", kind_names[k],
 		       c.groups[k], c.total_s[k] / (double)c.groups[k] * 1e6);
-	eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-	eglTerminate(c.display);
+	gles_target_close(&c.t);
 	return 0;
 }
