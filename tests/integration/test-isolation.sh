@@ -18,22 +18,29 @@ LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/bench/isolation/long-draws}
 FRAMES=600
 
 write_config budget 1
-# The infotainment domain is strict (it never runs past its budget), with
-# room for its ~6 ms groups' bounds.
+# The infotainment domain is strict (it never runs past its budget): 8 ms
+# per 16.7 ms period, for a flood of ~2 ms groups (960x540 with the
+# expensive shader) that alone would take the whole GPU. Groups this size
+# leave the scheduler room for this machine's noise (the same group can
+# take 3x as long when the two cores are contended; with ASan, more).
 sed -i '/^\[domain '"$DOMAIN_B"'\]/a strict = true' "$CONFIG"
-sed -i 's/^budget_us = 12000$/budget_us = 16000/' "$CONFIG"
+sed -i 's/^budget_us = 12000$/budget_us = 8000/' "$CONFIG"
 start_mediatord
 
 # in_domain SOCKET COMMAND...: a GL client of a domain, no display needed. It
 # runs with a private /tmp (mediator-exec): reports go out through fd 3.
+# In the ASan build, LeakSanitizer is off for these GL clients: what it
+# finds at their exit is allocated inside Mesa's driver (dlopen'ed, "unknown
+# module"), not in their code.
 in_domain() {
   local sock=$1
   shift
-  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless timeout -k 5 60 "$MEDIATOR_EXEC" \
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless timeout -k 5 60 "$MEDIATOR_EXEC" \
     --socket "$sock" -- "$@"
 }
 
-in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --seconds $((FRAMES / 60 + 8)) \
+in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds $((FRAMES / 60 + 8)) \
   --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
 LONG_PID=$!
 STARTED_PIDS+=("$LONG_PID")
