@@ -96,8 +96,8 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		r.end_ns = end_ns > r.start_ns ? end_ns : r.start_ns;
 		groups->last_end_ns = r.end_ns;
 		memcpy(r.cmds, p->info.counts.n, sizeof(r.cmds));
-		r.predicted_ns = to_ns(p->info.predicted_ns);
-		r.bound_ns = to_ns(p->info.bound_ns);
+		r.predicted_ns = to_ns(p->info.est.predicted_ns);
+		r.bound_ns = to_ns(p->info.est.bound_ns);
 		snprintf(r.model, sizeof(r.model), "%s", p->info.model ? p->info.model : "");
 		emit(&r, &p->info, data);
 		done++;

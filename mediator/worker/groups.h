@@ -44,9 +44,7 @@ uint32_t groups_inflight(const struct groups *groups);
 struct group_info {
 	struct predict_cmd_counts counts;
 	struct predict_features features;
-	struct predict_estimate est; /* zero when no model predicted */
-	double predicted_ns;	     /* est.predicted_ns; 0 when no model predicted */
-	double bound_ns;	     /* est.bound_ns; 0 when no model predicted */
+	struct predict_estimate est; /* prediction and bound; zero when no model predicted */
 	const char *model;	     /* static string, "" when no model predicted */
 	uint64_t grant_id;	     /* the grant request's id, 0 when dispatched without one */
 	uint64_t request_ns;	     /* when the grant was asked for, 0 when not */

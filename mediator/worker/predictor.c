@@ -97,8 +97,6 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 	if (r < 0)
 		return r;
 	predict_estimator_predict(p->est, &info->features, &info->est);
-	info->predicted_ns = info->est.predicted_ns;
-	info->bound_ns = info->est.bound_ns;
 	info->model = p->ops->name;
 	return 0;
 }
@@ -106,7 +104,7 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns,
 		     double fragments)
 {
-	double err = info->predicted_ns - measured_ns;
+	double err = info->est.predicted_ns - measured_ns;
 
 	if (fragments >= 0)
 		predict_ctx_observe_fragments(p->ctx, fragments, &info->features);
@@ -120,7 +118,7 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 		p->ape_sum += (err < 0 ? -err : err) / measured_ns;
 		p->big++;
 	}
-	p->over += measured_ns > info->bound_ns;
+	p->over += measured_ns > info->est.bound_ns;
 	p->flags |= info->features.flags;
 	if (p->dump) {
 		fprintf(p->dump,
@@ -128,7 +126,7 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 			"\"predicted_ns\":%.0f,\"fragments\":%.0f,\"x\":[",
 			(unsigned long long)p->learned,
 			(unsigned long long)info->features.content_hash, info->features.flags,
-			measured_ns, info->predicted_ns, fragments);
+			measured_ns, info->est.predicted_ns, fragments);
 		for (int i = 0; i < PF_COUNT; i++)
 			fprintf(p->dump, "%s%.17g", i ? "," : "", info->features.x[i]);
 		fputs("]}\n", p->dump);

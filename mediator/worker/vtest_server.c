@@ -845,8 +845,8 @@ static void request_grant(struct vtest_server *s, const struct group_info *info)
 	s->grant_info.request_ns = mono_now_ns();
 	s->grant_answered = false;
 	req.id = s->grant_info.grant_id;
-	req.predicted_ns = (uint64_t)info->predicted_ns;
-	req.bound_ns = (uint64_t)info->bound_ns;
+	req.predicted_ns = (uint64_t)info->est.predicted_ns;
+	req.bound_ns = (uint64_t)info->est.bound_ns;
 	if (req.bound_ns < req.predicted_ns)
 		req.bound_ns = req.predicted_ns;
 	send_to_mediator(s, &req, sizeof(req));
@@ -964,7 +964,7 @@ static int unblock(struct vtest_server *s)
 			    "group refused by the scheduler: its context is unschedulable "
 			    "(its bound of %.0f us never fits the safety domains' gaps); closing "
 			    "the connection",
-			    s->grant_info.bound_ns / 1000);
+			    s->grant_info.est.bound_ns / 1000);
 			return -EPERM;
 		}
 		r = dispatch_group(s, &s->blocked_msg, &s->grant_info, &what);

@@ -125,8 +125,8 @@ static void counts_and_prediction_travel_with_the_group(void **state)
 	memset(&info, 0, sizeof(info));
 	info.counts.n[PREDICT_CMD_DRAW] = 12;
 	info.counts.n[PREDICT_CMD_CLEAR] = 1;
-	info.predicted_ns = 1234.7;
-	info.bound_ns = 2000.0;
+	info.est.predicted_ns = 1234.7;
+	info.est.bound_ns = 2000.0;
 	info.model = "rls";
 	groups_dispatch(g, 10, &info);
 	groups_complete(g, 1, 20, collect, &s);
