@@ -36,8 +36,10 @@ struct dispatcher {
 	dispatcher_send_fn send;
 	void *data;
 	uint64_t next_sched_id;
+	/* Scans stop at the tops: out[top..] and ids[ids_top..] are unused. */
 	struct outstanding out[SCHED_MAX_PENDING];
 	struct client_ids ids[SCHED_MAX_PENDING];
+	size_t top, ids_top;
 };
 
 static void run(struct dispatcher *d, uint64_t now_ns);
@@ -55,43 +57,22 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 				     uint64_t now_ns, dispatcher_send_fn send, void *data,
 				     char *err, size_t err_size)
 {
-	struct sched_params p = {
-	    .policy = cfg->policy,
-	    .max_inflight = cfg->max_inflight,
-	    .max_defer_ns = (uint64_t)cfg->max_defer_us * 1000,
-	    .oversize = cfg->oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE
-			    ? SCHED_OVERSIZE_UNSCHEDULABLE
-			    : SCHED_OVERSIZE_RUN,
-	};
 	struct dispatcher *d = calloc(1, sizeof(*d));
 
-	if (!d || !(d->sched = sched_create(&p, now_ns))) {
+	if (!d) {
 		snprintf(err, err_size, "out of memory");
-		free(d);
 		return NULL;
 	}
+	d->timer_fd = -1;
+	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
+	if (!d->sched)
+		goto fail;
 	d->send = send;
 	d->data = data;
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->timer_fd < 0 || !(d->timer = loop_add(loop, d->timer_fd, EPOLLIN, on_timer, d))) {
 		snprintf(err, err_size, "cannot create the scheduler's timer: %s", strerror(errno));
 		goto fail;
-	}
-	for (size_t i = 0; i < cfg->n_domains; i++) {
-		const struct domain_config *dc = &cfg->domains[i];
-		struct sched_domain_params dp = {
-		    .class = dc->class,
-		    .period_ns = (uint64_t)dc->period_us * 1000,
-		    .budget_ns = (uint64_t)dc->budget_us * 1000,
-		    .deadline_ns = (uint64_t)dc->deadline_us * 1000,
-		    .strict = dc->strict,
-		};
-
-		if (sched_add_domain(d->sched, &dp, now_ns) != (int)i) {
-			snprintf(err, err_size, "domain %s: period, budget or deadline refused",
-				 dc->name);
-			goto fail;
-		}
 	}
 	return d;
 fail:
@@ -110,9 +91,16 @@ void dispatcher_destroy(struct dispatcher *d)
 	free(d);
 }
 
+static void drop(struct dispatcher *d, struct outstanding *o)
+{
+	o->used = false;
+	while (d->top && !d->out[d->top - 1].used)
+		d->top--;
+}
+
 static struct outstanding *find_sched(struct dispatcher *d, uint64_t sched_id)
 {
-	for (size_t i = 0; i < SCHED_MAX_PENDING; i++) {
+	for (size_t i = 0; i < d->top; i++) {
 		if (d->out[i].used && d->out[i].sched_id == sched_id)
 			return &d->out[i];
 	}
@@ -121,7 +109,7 @@ static struct outstanding *find_sched(struct dispatcher *d, uint64_t sched_id)
 
 static struct outstanding *find_wire(struct dispatcher *d, uint32_t client, uint64_t wire_id)
 {
-	for (size_t i = 0; i < SCHED_MAX_PENDING; i++) {
+	for (size_t i = 0; i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client && d->out[i].wire_id == wire_id)
 			return &d->out[i];
 	}
@@ -132,12 +120,14 @@ static struct client_ids *ids_of(struct dispatcher *d, uint32_t client, bool cre
 {
 	struct client_ids *free_slot = NULL;
 
-	for (size_t i = 0; i < SCHED_MAX_PENDING; i++) {
+	for (size_t i = 0; i < d->ids_top; i++) {
 		if (d->ids[i].client == client)
 			return &d->ids[i];
 		if (!d->ids[i].client && !free_slot)
 			free_slot = &d->ids[i];
 	}
+	if (create && !free_slot && d->ids_top < SCHED_MAX_PENDING)
+		free_slot = &d->ids[d->ids_top++];
 	if (create && free_slot) {
 		free_slot->client = client;
 		free_slot->last_id = 0;
@@ -167,7 +157,7 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 			if (dec[i].verdict == SCHED_GRANTED)
 				o->granted = true;
 			else
-				o->used = false; /* the scheduler forgot it already */
+				drop(d, o); /* the scheduler forgot it already */
 			d->send(d->data, o->client, &g);
 		}
 	} while (n == ARRAY_SIZE(dec));
@@ -191,12 +181,14 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	    req->bound_ns > DISPATCHER_TIME_MAX)
 		return -EPROTO;
 	/* One request waiting per worker: it waits for the answer before the next. */
-	for (size_t i = 0; i < SCHED_MAX_PENDING; i++) {
+	for (size_t i = 0; i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client && !d->out[i].granted)
 			return -EPROTO;
 		if (!d->out[i].used && !o)
 			o = &d->out[i];
 	}
+	if (!o && d->top < SCHED_MAX_PENDING)
+		o = &d->out[d->top];
 	if (!o)
 		return -ENOSPC;
 	ids->last_id = req->id;
@@ -205,6 +197,8 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	    0)
 		return -ENOSPC;
 	o->used = true;
+	if ((size_t)(o - d->out) >= d->top)
+		d->top = (size_t)(o - d->out) + 1;
 	o->granted = false;
 	o->client = client;
 	o->wire_id = req->id;
@@ -220,7 +214,7 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 	if (!o || !o->granted || done->end_ns > now_ns || done->measured_ns > DISPATCHER_TIME_MAX)
 		return -EPROTO;
 	sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns);
-	o->used = false;
+	drop(d, o);
 	run(d, now_ns);
 	return 0;
 }
@@ -230,15 +224,17 @@ void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 	struct client_ids *ids = ids_of(d, client, false);
 	bool any = false;
 
-	for (size_t i = 0; i < SCHED_MAX_PENDING; i++) {
+	for (size_t i = d->top; i-- > 0;) {
 		if (d->out[i].used && d->out[i].client == client) {
 			sched_cancel(d->sched, d->out[i].sched_id, now_ns);
-			d->out[i].used = false;
+			drop(d, &d->out[i]);
 			any = true;
 		}
 	}
 	if (ids)
 		ids->client = 0;
+	while (d->ids_top && !d->ids[d->ids_top - 1].client)
+		d->ids_top--;
 	if (any)
 		run(d, now_ns);
 }

@@ -204,33 +204,20 @@ static uint64_t next_time(const struct sim *sim, struct sched *sched, const stru
 
 static int simulate(struct sim *sim, bool check)
 {
-	struct sched_params p = {
-	    .policy = sim->cfg.policy,
-	    .max_inflight = sim->cfg.max_inflight,
-	    .max_defer_ns = (uint64_t)sim->cfg.max_defer_us * 1000,
-	    .oversize = sim->cfg.oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE
-			    ? SCHED_OVERSIZE_UNSCHEDULABLE
-			    : SCHED_OVERSIZE_RUN,
-	};
 	struct domain_out out[CONFIG_MAX_DOMAINS] = {{0}};
 	struct running *run = calloc(SCHED_MAX_PENDING, sizeof(*run));
 	uint64_t origin = UINT64_MAX, now = 0, gpu_free = 0, end_all = 0;
 	struct sched *sched;
 	size_t n_run = 0, left = 0;
+	char err[256];
 	bool ok = true;
 
-	sched = sched_create(&p, 0);
+	sched = sched_create_from_config(&sim->cfg, 0, err, sizeof(err));
 	if (!sched || !run) {
-		fprintf(stderr, "mediator-sim: out of memory\n");
+		fprintf(stderr, "mediator-sim: %s\n", sched ? "out of memory" : err);
+		sched_destroy(sched);
+		free(run);
 		return 2;
-	}
-	for (size_t i = 0; i < sim->cfg.n_domains; i++) {
-		const struct domain_config *dc = &sim->cfg.domains[i];
-		struct sched_domain_params dp = {dc->class, (uint64_t)dc->period_us * 1000,
-						 (uint64_t)dc->budget_us * 1000,
-						 (uint64_t)dc->deadline_us * 1000, dc->strict};
-
-		sched_add_domain(sched, &dp, 0);
 	}
 	for (size_t i = 0; i < sim->n_streams; i++) {
 		struct stream *s = &sim->s[i];

@@ -77,6 +77,43 @@ void sched_destroy(struct sched *s)
 	free(s);
 }
 
+struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
+				       char *err, size_t err_size)
+{
+	struct sched_params p = {
+	    .policy = cfg->policy,
+	    .max_inflight = cfg->max_inflight,
+	    .max_defer_ns = (uint64_t)cfg->max_defer_us * 1000,
+	    .oversize = cfg->oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE
+			    ? SCHED_OVERSIZE_UNSCHEDULABLE
+			    : SCHED_OVERSIZE_RUN,
+	};
+	struct sched *s = sched_create(&p, now_ns);
+
+	if (!s) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		const struct domain_config *dc = &cfg->domains[i];
+		struct sched_domain_params dp = {
+		    .class = dc->class,
+		    .period_ns = (uint64_t)dc->period_us * 1000,
+		    .budget_ns = (uint64_t)dc->budget_us * 1000,
+		    .deadline_ns = (uint64_t)dc->deadline_us * 1000,
+		    .strict = dc->strict,
+		};
+
+		if (sched_add_domain(s, &dp, now_ns) != (int)i) {
+			snprintf(err, err_size, "domain %s: period, budget or deadline refused",
+				 dc->name);
+			sched_destroy(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
 static bool valid_params(const struct sched_domain_params *p)
 {
 	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&

@@ -110,6 +110,13 @@ struct sched;
 
 /* NULL on allocation failure or bad parameters. */
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns);
+/*
+ * A scheduler for mediatord's config @cfg: its policy, max_inflight,
+ * max_defer_us and oversize, and its domains in order (domain i is
+ * cfg->domains[i]). NULL with @err set on failure.
+ */
+struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
+				       char *err, size_t err_size);
 /* NULL is fine. */
 void sched_destroy(struct sched *s);
 
