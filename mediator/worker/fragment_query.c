@@ -23,9 +23,13 @@
  */
 #define FRAGMENT_QUERY_FIRST 16u
 
-/* The host's query object and the resource its result goes to. */
-#define FRAGMENT_QUERY_HANDLE	PREDICT_HOST_HANDLE_MIN
-#define FRAGMENT_QUERY_RESOURCE PREDICT_HOST_HANDLE_MIN
+/* The host's query object (object handles are per context) and the
+ * resource its result goes to (resource ids are global in virglrenderer:
+ * one per context, FRAGMENT_QUERY_MAX_CTX_ID of them in the host's range). */
+#define FRAGMENT_QUERY_HANDLE PREDICT_HOST_HANDLE_MIN
+#define QUERY_RESOURCE(fq)    (PREDICT_HOST_HANDLE_MIN + (fq)->ctx_id)
+_Static_assert(PREDICT_HOST_HANDLE_MIN + FRAGMENT_QUERY_MAX_CTX_ID > PREDICT_HOST_HANDLE_MIN,
+	       "the query resources stay in the host's range");
 
 /* virgl_protocol.h / virgl_hw.h / p_defines.h facts. */
 #define VIRGL_CMD(cmd, obj, len)     ((uint32_t)(cmd) | (uint32_t)(obj) << 8 | (uint32_t)(len) << 16)
@@ -55,8 +59,11 @@ struct fragment_query {
 
 struct fragment_query *fragment_query_create(uint32_t ctx_id)
 {
-	struct fragment_query *fq = calloc(1, sizeof(*fq));
+	struct fragment_query *fq;
 
+	if (ctx_id > FRAGMENT_QUERY_MAX_CTX_ID)
+		return NULL;
+	fq = calloc(1, sizeof(*fq));
 	if (fq)
 		fq->ctx_id = ctx_id;
 	return fq;
@@ -67,7 +74,7 @@ void fragment_query_destroy(struct fragment_query *fq)
 	if (!fq)
 		return;
 	if (fq->have_resource)
-		virgl_renderer_resource_unref(FRAGMENT_QUERY_RESOURCE);
+		virgl_renderer_resource_unref(QUERY_RESOURCE(fq));
 	free(fq);
 }
 
@@ -83,7 +90,7 @@ static bool submit(struct fragment_query *fq, uint32_t *cmds, int ndw)
 static bool set_up(struct fragment_query *fq)
 {
 	struct virgl_renderer_resource_create_args args = {
-	    .handle = FRAGMENT_QUERY_RESOURCE,
+	    .handle = QUERY_RESOURCE(fq),
 	    .target = PIPE_BUFFER,
 	    .format = VIRGL_FORMAT_R8_UNORM,
 	    .bind = VIRGL_BIND_CUSTOM,
@@ -97,7 +104,7 @@ static bool set_up(struct fragment_query *fq)
 	    FRAGMENT_QUERY_HANDLE,
 	    PIPE_QUERY_OCCLUSION_COUNTER,
 	    0,
-	    FRAGMENT_QUERY_RESOURCE,
+	    QUERY_RESOURCE(fq),
 	};
 
 	if (!fq->have_resource) {
@@ -109,8 +116,8 @@ static bool set_up(struct fragment_query *fq)
 		/* virglrenderer writes results straight into attached memory. */
 		fq->iov.iov_base = &fq->state;
 		fq->iov.iov_len = sizeof(fq->state);
-		virgl_renderer_resource_attach_iov((int)FRAGMENT_QUERY_RESOURCE, &fq->iov, 1);
-		virgl_renderer_ctx_attach_resource((int)fq->ctx_id, (int)FRAGMENT_QUERY_RESOURCE);
+		virgl_renderer_resource_attach_iov((int)QUERY_RESOURCE(fq), &fq->iov, 1);
+		virgl_renderer_ctx_attach_resource((int)fq->ctx_id, (int)QUERY_RESOURCE(fq));
 	}
 	if (!submit(fq, create, (int)(sizeof(create) / sizeof(create[0]))))
 		return false;

@@ -31,7 +31,13 @@
 
 struct fragment_query;
 
-/* For virgl context @ctx_id; NULL on allocation failure. Nothing reaches the renderer yet. */
+/* Highest virgl context id served: the host's handle range (predict_decode.h) has 256 ids. */
+#define FRAGMENT_QUERY_MAX_CTX_ID 255u
+
+/*
+ * For virgl context @ctx_id (1..FRAGMENT_QUERY_MAX_CTX_ID); NULL on
+ * allocation failure or a bad id. Nothing reaches the renderer yet.
+ */
 struct fragment_query *fragment_query_create(uint32_t ctx_id);
 /*
  * Releases the query resource. Call after the virgl context was destroyed

@@ -27,9 +27,9 @@
 
 #include <virgl/virglrenderer.h>
 
-#include "fragment_query.h"
-#include "groups.h"
+#include "gpu_context.h"
 #include "handle_map.h"
+#include "mediator_link.h"
 #include "predict_decode.h"
 #include "predictor.h"
 #include "renderer.h"
@@ -74,35 +74,20 @@ enum blocked_on {
 struct vtest_server {
 	struct vtest_server_options opt;
 	struct vtest_parser *parser;
+	struct mediator_link *link;
 	struct renderer *renderer;
-	struct groups *groups;
-	struct predictor *predictor;
-	struct fragment_query *fragments;
+	struct gpu_context *ctx; /* once the renderer is up */
 	struct handle_map *resources;
 	uint64_t shm_bytes;
 	uint32_t protocol_version;
 	bool named; /* CREATE_RENDERER was received */
-	bool have_context;
 	bool renderer_failed;
-	bool fragments_stopped_logged;
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
 	/* The group waiting for its grant (BLOCKED_GRANT). */
 	struct group_info grant_info;
-	uint64_t grant_last_id;
-	bool grant_answered;
-	uint32_t grant_verdict;
-	uint64_t records_dropped;
-	bool mediator_gone;
-	/* Learned model state: file and GPU/driver identity, once the renderer is up. */
-	char state_path[4096];
-	char identity[128];
-	/* Group records not yet sent to mediatord (see WIRE_MAX_BATCH). */
-	struct wire_group batch[WIRE_MAX_BATCH];
-	size_t batch_n;
-	uint64_t batch_since_ns;
-	uint64_t model_reported_ns;
+	uint64_t dispatched; /* groups so far: the last fence id */
 };
 
 #define srv_log(level, s, fmt, ...)                                                                \
@@ -110,11 +95,6 @@ struct vtest_server {
 		##__VA_ARGS__)
 
 static void take_completions(struct vtest_server *s);
-static void finish_calibration(struct vtest_server *s);
-static void flush_records(struct vtest_server *s);
-static void save_state(struct vtest_server *s);
-static void load_state(struct vtest_server *s);
-static void report_model(struct vtest_server *s);
 
 /* The client-visible memory of resource @handle (predict_resource_data_fn). */
 static const void *resource_memory(void *data, uint32_t handle, size_t *size)
@@ -137,28 +117,18 @@ struct vtest_server *vtest_server_create(const struct vtest_server_options *opti
 	s->opt = *options;
 	s->parser = vtest_parser_create(0);
 	s->resources = handle_map_create();
-	s->groups = groups_create(VTEST_CTX_ID, options->max_inflight);
-	s->predictor = predictor_create(options->model);
-	s->fragments = fragment_query_create(VTEST_CTX_ID);
-	if (!s->parser || !s->resources || !s->groups || !s->predictor || !s->fragments) {
+	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
+	if (!s->parser || !s->resources || !s->link) {
 		vtest_parser_destroy(s->parser);
 		handle_map_destroy(s->resources);
-		groups_destroy(s->groups);
-		fragment_query_destroy(s->fragments);
-		predictor_destroy(s->predictor);
+		if (s->link)
+			mediator_link_destroy(s->link);
+		else
+			close(options->mediator_fd);
 		free(s);
 		return NULL;
 	}
-	predictor_set_resource_data(s->predictor, resource_memory, s);
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
-	if (options->feature_dump_dir) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%s-%u.jsonl", options->feature_dump_dir,
-			 options->domain, options->client_id);
-		if (predictor_dump_to(s->predictor, path) < 0)
-			srv_log(LOG_LEVEL_WARN, s, "cannot write features to %s", path);
-	}
 	return s;
 }
 
@@ -179,112 +149,15 @@ void vtest_server_destroy(struct vtest_server *server)
 	if (!server)
 		return;
 	take_completions(server);
-	flush_records(server);
-	finish_calibration(server);
-	if (predictor_learned(server->predictor))
-		report_model(server);
-	save_state(server);
+	gpu_context_destroy(server->ctx);
 	while ((res = handle_map_pop(server->resources)))
 		resource_free(res);
-	if (server->have_context)
-		virgl_renderer_context_destroy(VTEST_CTX_ID);
-	fragment_query_destroy(server->fragments);
 	renderer_destroy(server->renderer);
 	handle_map_destroy(server->resources);
-	groups_destroy(server->groups);
-	predictor_destroy(server->predictor);
 	vtest_parser_destroy(server->parser);
+	mediator_link_destroy(server->link);
 	close(server->opt.client_fd);
-	close(server->opt.mediator_fd);
 	free(server);
-}
-
-/* ---- talking to mediatord ---------------------------------------------- */
-
-/* A calibration client is gone: seed the model with what its groups measured. */
-static void finish_calibration(struct vtest_server *s)
-{
-	char summary[512];
-	int r = predictor_calibration_finish(s->predictor, summary, sizeof(summary));
-
-	if (r == -ENOENT)
-		return;
-	if (r < 0)
-		srv_log(LOG_LEVEL_WARN, s, "calibration not applied: %s", summary);
-	else
-		srv_log(LOG_LEVEL_INFO, s, "calibration applied to model %s: %s",
-			predictor_model_name(s->predictor), summary);
-}
-
-static void send_to_mediator(struct vtest_server *s, const void *msg, size_t size)
-{
-	if (s->mediator_gone)
-		return;
-	if (send(s->opt.mediator_fd, msg, size, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)size)
-		return;
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		if (s->records_dropped++ == 0)
-			srv_log(LOG_LEVEL_WARN, s, "mediatord is not taking records; dropping");
-		return;
-	}
-	s->mediator_gone = true;
-}
-
-/* Tells mediatord what the cost model has learned (mediatorctl model). */
-static void report_model(struct vtest_server *s)
-{
-	struct wire_model m;
-
-	predictor_report(s->predictor, &m);
-	m.ctx_id = VTEST_CTX_ID;
-	send_to_mediator(s, &m, sizeof(m));
-	s->model_reported_ns = mono_now_ns();
-}
-
-static void flush_records(struct vtest_server *s)
-{
-	if (!s->batch_n)
-		return;
-	send_to_mediator(s, s->batch, s->batch_n * sizeof(s->batch[0]));
-	s->batch_n = 0;
-	if (mono_now_ns() - s->model_reported_ns >= WIRE_MODEL_REPORT_MS * 1000000ull)
-		report_model(s);
-}
-
-static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)
-{
-	struct vtest_server *s = data;
-
-	if (info->grant_id) {
-		struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)},
-					 .id = info->grant_id,
-					 .measured_ns = record->end_ns - record->start_ns,
-					 .end_ns = record->end_ns};
-
-		send_to_mediator(s, &done, sizeof(done));
-	}
-	predictor_learn(s->predictor, info, (double)(record->end_ns - record->start_ns),
-			fragment_query_take(s->fragments, record->seq));
-	if (predictor_learned(s->predictor) % VTEST_SAVE_STATE_EVERY == 0)
-		save_state(s);
-	if (s->batch_n == 0)
-		s->batch_since_ns = mono_now_ns();
-	s->batch[s->batch_n++] = *record;
-	if (s->batch_n == WIRE_MAX_BATCH)
-		flush_records(s);
-}
-
-static void send_context(struct vtest_server *s, bool alive)
-{
-	struct wire_context m;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.type = WIRE_CONTEXT;
-	m.hdr.size = sizeof(m);
-	m.ctx_id = VTEST_CTX_ID;
-	m.alive = alive;
-	snprintf(m.name, sizeof(m.name), "%s", s->client_name);
-	send_to_mediator(s, &m, sizeof(m));
 }
 
 /* ---- talking to the client --------------------------------------------- */
@@ -348,11 +221,11 @@ static int send_fd(struct vtest_server *s, int fd)
 
 static int need_renderer(struct vtest_server *s)
 {
-	char err[256];
-	struct wire_hello hello;
+	char err[256], identity[128];
+	struct gpu_context_options copt;
 
 	if (s->renderer)
-		return 0;
+		return s->ctx ? 0 : -ENODEV;
 	if (s->renderer_failed)
 		return -ENODEV;
 	s->renderer = renderer_create(s->opt.renderer, s->opt.render_node, err, sizeof(err));
@@ -361,95 +234,40 @@ static int need_renderer(struct vtest_server *s)
 		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
 		return -ENODEV;
 	}
-	if (virgl_renderer_context_create(VTEST_CTX_ID, (uint32_t)strlen(s->client_name),
-					  s->client_name)) {
-		srv_log(LOG_LEVEL_ERROR, s, "cannot create the virgl context");
+	gpu_context_identity(config_renderer_name(s->opt.renderer), identity, sizeof(identity));
+	copt = (struct gpu_context_options){
+	    .domain = s->opt.domain,
+	    .client_id = s->opt.client_id,
+	    .ctx_id = VTEST_CTX_ID,
+	    .name = s->client_name,
+	    .model = s->opt.model,
+	    .max_inflight = s->opt.max_inflight,
+	    .feature_dump_dir = s->opt.feature_dump_dir,
+	    .state_dir = s->opt.state_dir,
+	    .identity = identity,
+	    .renderer = s->renderer,
+	    .link = s->link,
+	};
+	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
+			    config_renderer_name(s->opt.renderer));
+	s->ctx = gpu_context_create(&copt);
+	if (!s->ctx)
 		return -ENODEV;
-	}
-	s->have_context = true;
-	load_state(s);
-	memset(&hello, 0, sizeof(hello));
-	hello.hdr.type = WIRE_HELLO;
-	hello.hdr.size = sizeof(hello);
-	hello.worker_pid = getpid();
-	snprintf(hello.timestamp_source, sizeof(hello.timestamp_source), "%s",
-		 renderer_timestamp_source(s->renderer));
-	snprintf(hello.renderer, sizeof(hello.renderer), "%s",
-		 config_renderer_name(s->opt.renderer));
-	send_to_mediator(s, &hello, sizeof(hello));
-	send_context(s, true);
+	predictor_set_resource_data(gpu_context_predictor(s->ctx), resource_memory, s);
 	return 0;
-}
-
-/*
- * The GPU/driver identity of learned state: the renderer backend and a
- * hash of the capability set the renderer reports to guests (it changes
- * with the GPU, the driver and their versions).
- */
-static void make_identity(struct vtest_server *s)
-{
-	uint32_t max_ver = 0, max_size = 0;
-	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
-	uint8_t *caps;
-
-	virgl_renderer_get_cap_set(2, &max_ver, &max_size);
-	caps = max_size ? calloc(1, max_size) : NULL;
-	if (caps) {
-		virgl_renderer_fill_caps(2, max_ver ? 1 : 0, caps);
-		for (uint32_t i = 0; i < max_size; i++) {
-			h ^= caps[i];
-			h *= 1099511628211ull;
-		}
-		free(caps);
-	}
-	snprintf(s->identity, sizeof(s->identity), "virglrenderer %s caps2 %016llx",
-		 config_renderer_name(s->opt.renderer), (unsigned long long)h);
-}
-
-/* Loads the domain's learned model state, if any; bad files are reported and ignored. */
-static void load_state(struct vtest_server *s)
-{
-	int r;
-
-	if (!s->opt.state_dir)
-		return;
-	make_identity(s);
-	snprintf(s->state_path, sizeof(s->state_path), "%s/%s.%s.state", s->opt.state_dir,
-		 s->opt.domain, predictor_model_name(s->predictor));
-	r = predictor_load(s->predictor, s->state_path, s->identity);
-	if (r == 0)
-		srv_log(LOG_LEVEL_INFO, s, "model %s: learned state loaded from %s",
-			predictor_model_name(s->predictor), s->state_path);
-	else if (r == -ESTALE)
-		srv_log(LOG_LEVEL_WARN, s, "%s was learned on another GPU or driver; ignored",
-			s->state_path);
-	else if (r != -ENOENT)
-		srv_log(LOG_LEVEL_WARN, s, "%s is corrupt or unreadable (%s); ignored",
-			s->state_path, strerror(-r));
-}
-
-static void save_state(struct vtest_server *s)
-{
-	int r;
-
-	if (!s->state_path[0] || predictor_learned(s->predictor) == 0)
-		return;
-	r = predictor_save(s->predictor, s->state_path, s->identity);
-	if (r < 0)
-		srv_log(LOG_LEVEL_WARN, s, "cannot save the learned state to %s: %s", s->state_path,
-			strerror(-r));
 }
 
 static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 {
 	struct vtest_server *s = data;
 
-	groups_complete(s->groups, fence_id, end_ns, emit_group, s);
+	/* One context: its groups' sequence numbers are the fence ids. */
+	gpu_context_complete(s->ctx, fence_id, end_ns);
 }
 
 static void take_completions(struct vtest_server *s)
 {
-	if (s->renderer)
+	if (s->renderer && s->ctx)
 		renderer_take_completions(s->renderer, on_fence, s);
 }
 
@@ -465,8 +283,8 @@ static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m
 {
 	size_t n = m->payload_bytes;
 	const char *name = (const char *)m->payload;
-	struct wire_client_info info;
 	struct ucred cred;
+	int32_t peer_pid = -1;
 	socklen_t cred_len = sizeof(cred);
 
 	/* The name is NUL-terminated within its length; keep what is printable. */
@@ -483,19 +301,11 @@ static int cmd_create_renderer(struct vtest_server *s, const struct vtest_msg *m
 	if (j == 0)
 		snprintf(s->client_name, sizeof(s->client_name), "unnamed");
 
-	memset(&info, 0, sizeof(info));
-	info.hdr.type = WIRE_CLIENT_INFO;
-	info.hdr.size = sizeof(info);
-	info.peer_pid = -1;
 	if (getsockopt(s->opt.client_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0)
-		info.peer_pid = cred.pid;
-	snprintf(info.name, sizeof(info.name), "%s", s->client_name);
-	send_to_mediator(s, &info, sizeof(info));
+		peer_pid = cred.pid;
+	mediator_link_client_info(s->link, peer_pid, s->client_name);
 	srv_log(LOG_LEVEL_INFO, s, "client \"%s\" (pid %d) connected", s->client_name,
-		(int)info.peer_pid);
-	if (strcmp(s->client_name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
-	    predictor_calibration_start(s->predictor) == 0)
-		srv_log(LOG_LEVEL_INFO, s, "calibration client: its groups will seed the model");
+		(int)peer_pid);
 	return 0;
 }
 
@@ -641,7 +451,7 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		};
 
 		/* Prediction only loses this resource's size if it fails. */
-		predictor_resource_create(s->predictor, res->handle, &desc);
+		predictor_resource_create(gpu_context_predictor(s->ctx), res->handle, &desc);
 	}
 	if (res->shm) {
 		res->iov.iov_base = res->shm;
@@ -691,7 +501,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 	if (!res)
 		return -ENOENT;
 	handle_map_remove(s->resources, res->handle);
-	predictor_resource_destroy(s->predictor, res->handle);
+	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
 	s->shm_bytes -= res->shm_size;
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
 	resource_free(res);
@@ -756,7 +566,8 @@ static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, c
 	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
 	iov.iov_len = data_size;
 	if (res->target == PIPE_BUFFER)
-		predictor_resource_write(s->predictor, res->handle, box.x, iov.iov_base, data_size);
+		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
+					 iov.iov_base, data_size);
 	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
 					      &box, 0, &iov, 1))
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
@@ -786,7 +597,7 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 		data_size = (uint32_t)(res->shm_size - offset);
 	box_from(&box, p + 2);
 	if (put && res->target == PIPE_BUFFER)
-		predictor_resource_write(s->predictor, res->handle, box.x,
+		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
 					 (const uint8_t *)res->shm + offset, data_size);
 	if (put)
 		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
@@ -814,68 +625,40 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 static int dispatch_group(struct vtest_server *s, const struct vtest_msg *m,
 			  const struct group_info *info, const char **what)
 {
-	uint64_t seq = groups_dispatch(s->groups, mono_now_ns(), info);
-	bool wrapped = fragment_query_begin(s->fragments, seq, info);
+	/* One context: fence ids are its groups' sequence numbers. */
+	uint64_t seq = gpu_context_dispatch(s->ctx, m->payload, m->length_dw, info,
+					    (uint32_t)(s->dispatched + 1));
 
-	if (virgl_renderer_submit_cmd((void *)m->payload, VTEST_CTX_ID, (int)m->length_dw))
-		srv_log(LOG_LEVEL_WARN, s,
-			"group %llu: virglrenderer reported an error in the stream",
-			(unsigned long long)seq);
-	if (wrapped)
-		fragment_query_end(s->fragments);
-	if (!s->fragments_stopped_logged && fragment_query_stopped(s->fragments)) {
-		srv_log(LOG_LEVEL_INFO, s, "fragment counts no longer measured: %s",
-			fragment_query_stopped(s->fragments));
-		s->fragments_stopped_logged = true;
-	}
-	if (renderer_fence(s->renderer, VTEST_CTX_ID, (uint32_t)seq) < 0) {
+	s->dispatched++;
+	if (seq != s->dispatched) {
 		*what = "cannot create a fence";
 		return -EIO;
 	}
 	return 0;
 }
 
-/* Asks mediatord for a grant for the group in @info; the group waits (BLOCKED_GRANT). */
-static void request_grant(struct vtest_server *s, const struct group_info *info)
-{
-	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
-
-	s->grant_info = *info;
-	s->grant_info.grant_id = ++s->grant_last_id;
-	s->grant_info.request_ns = mono_now_ns();
-	s->grant_answered = false;
-	req.id = s->grant_info.grant_id;
-	req.predicted_ns = (uint64_t)info->est.predicted_ns;
-	req.bound_ns = (uint64_t)info->est.bound_ns;
-	if (req.bound_ns < req.predicted_ns)
-		req.bound_ns = req.predicted_ns;
-	send_to_mediator(s, &req, sizeof(req));
-	s->blocked = BLOCKED_GRANT;
-}
-
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	struct group_info info;
-	struct predict_decode_error err = {0};
 
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
 		return -ENODEV;
 	}
-	if (!groups_can_dispatch(s->groups)) {
+	if (!gpu_context_can_dispatch(s->ctx)) {
 		s->blocked = BLOCKED_INFLIGHT;
 		return 0;
 	}
 	/* A group is decoded and predicted before it may reach the GPU; a
 	 * stream the decoder rejects never does. */
-	if (predictor_group(s->predictor, m->payload, m->length_dw, &info, &err) < 0) {
-		srv_log(LOG_LEVEL_ERROR, s, "command buffer refused: command %u at byte %zu: %s",
-			err.index, err.offset, err.what ? err.what : "malformed");
+	if (gpu_context_prepare(s->ctx, m->payload, m->length_dw, &info) < 0) {
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
 	if (s->opt.grants) {
-		request_grant(s, &info);
+		gpu_context_request_grant(s->ctx, &info);
+		s->grant_info = info;
+		s->blocked = BLOCKED_GRANT;
 		return 0;
 	}
 	return dispatch_group(s, m, &info, what);
@@ -890,7 +673,7 @@ static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, cons
 	if (handle != 0 && !lookup(s, handle, what))
 		return -ENOENT;
 	take_completions(s);
-	busy = groups_inflight(s->groups) ? 1 : 0;
+	busy = s->ctx && gpu_context_inflight(s->ctx) ? 1 : 0;
 	if (busy && (flags & VCMD_BUSY_WAIT_FLAG_WAIT)) {
 		s->blocked = BLOCKED_IDLE;
 		return 0;
@@ -947,18 +730,19 @@ static int unblock(struct vtest_server *s)
 {
 	enum blocked_on was = s->blocked;
 
-	if (was == BLOCKED_INFLIGHT && !groups_can_dispatch(s->groups))
+	if (was == BLOCKED_INFLIGHT && !gpu_context_can_dispatch(s->ctx))
 		return 0;
-	if (was == BLOCKED_IDLE && groups_inflight(s->groups))
+	if (was == BLOCKED_IDLE && gpu_context_inflight(s->ctx))
 		return 0;
 	if (was == BLOCKED_GRANT) {
 		const char *what = NULL;
+		uint32_t verdict;
 		int r;
 
-		if (!s->grant_answered)
+		if (!mediator_link_take_grant(s->link, &verdict))
 			return 0;
 		s->blocked = BLOCKED_NONE;
-		if (s->grant_verdict != WIRE_GRANTED) {
+		if (verdict != WIRE_GRANTED) {
 			srv_log(
 			    LOG_LEVEL_ERROR, s,
 			    "group refused by the scheduler: its context is unschedulable "
@@ -1024,30 +808,6 @@ static int read_client(struct vtest_server *s)
 	return drain_messages(s);
 }
 
-/* Takes mediatord's answers to grant requests. Returns 0 or -EPIPE when it is gone or broken. */
-static int read_mediator(struct vtest_server *s)
-{
-	for (;;) {
-		struct wire_grant g;
-		ssize_t n = recv(s->opt.mediator_fd, &g, sizeof(g), MSG_DONTWAIT | MSG_TRUNC);
-
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0
-											 : -EPIPE;
-		if (n == 0)
-			return -EPIPE;
-		if ((size_t)n != sizeof(g) || g.hdr.type != WIRE_GRANT || g.hdr.size != sizeof(g) ||
-		    s->blocked != BLOCKED_GRANT || s->grant_answered ||
-		    g.id != s->grant_info.grant_id ||
-		    (g.verdict != WIRE_GRANTED && g.verdict != WIRE_REFUSED)) {
-			srv_log(LOG_LEVEL_ERROR, s, "unexpected message from mediatord");
-			return -EPIPE;
-		}
-		s->grant_answered = true;
-		s->grant_verdict = g.verdict;
-	}
-}
-
 /*
  * How long poll() may sleep: forever when nothing is pending; otherwise
  * until the record batch is due, checking fence completions at least that
@@ -1055,14 +815,11 @@ static int read_mediator(struct vtest_server *s)
  */
 static int poll_timeout_ms(const struct vtest_server *s)
 {
-	uint64_t age_ms;
+	int t = mediator_link_timeout_ms(s->link);
 
-	if (s->batch_n == 0 && groups_inflight(s->groups) == 0)
-		return -1;
-	if (s->batch_n == 0)
+	if (t < 0 && s->ctx && gpu_context_inflight(s->ctx))
 		return WIRE_FLUSH_MS;
-	age_ms = (mono_now_ns() - s->batch_since_ns) / 1000000u;
-	return age_ms >= WIRE_FLUSH_MS ? 0 : (int)(WIRE_FLUSH_MS - age_ms);
+	return t;
 }
 
 int vtest_server_run(struct vtest_server *server)
@@ -1078,7 +835,7 @@ int vtest_server_run(struct vtest_server *server)
 		    /* While blocked, not even a hang-up is looked at: the
 		     * fences that unblock it always complete. */
 		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
-		    {.fd = s->opt.mediator_fd, .events = POLLIN},
+		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
 		    {.fd = s->renderer && s->blocked ? renderer_completion_fd(s->renderer) : -1,
 		     .events = POLLIN},
 		};
@@ -1090,7 +847,7 @@ int vtest_server_run(struct vtest_server *server)
 			return -errno;
 		}
 		if ((pfd[1].revents & (POLLHUP | POLLERR)) ||
-		    ((pfd[1].revents & POLLIN) && read_mediator(s) < 0)) {
+		    ((pfd[1].revents & POLLIN) && mediator_link_read(s->link) < 0)) {
 			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
 			return -EPIPE;
 		}
@@ -1111,9 +868,8 @@ int vtest_server_run(struct vtest_server *server)
 			if (r < 0)
 				return r;
 		}
-		if (s->batch_n && poll_timeout_ms(s) == 0)
-			flush_records(s);
-		if (s->mediator_gone) {
+		mediator_link_tick(s->link);
+		if (mediator_link_gone(s->link)) {
 			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
 			return -EPIPE;
 		}

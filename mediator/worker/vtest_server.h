@@ -26,9 +26,6 @@
 #define VTEST_MAX_RESOURCES 65536u
 /* Most shared memory one client may map for resource backing. */
 #define VTEST_MAX_SHM_BYTES (4ull << 30)
-/* The learned model state is also saved every this many groups, so that a
- * worker that is killed loses little. */
-#define VTEST_SAVE_STATE_EVERY 2000u
 /* A client that does not take its replies for this long is dropped. */
 #define VTEST_SEND_TIMEOUT_MS 10000
 

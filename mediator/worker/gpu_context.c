@@ -1,0 +1,271 @@
+/*
+ * One guest GPU context below the transport layer (see gpu_context.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <virgl/virglrenderer.h>
+
+#include "fragment_query.h"
+#include "gpu_context.h"
+#include "util.h"
+
+/* The learned model state is also saved every this many groups, so that a
+ * worker that is killed loses little. */
+#define GPU_CONTEXT_SAVE_STATE_EVERY 2000u
+
+struct gpu_context {
+	struct gpu_context_options opt;
+	char name[WIRE_NAME_MAX];
+	struct predictor *predictor;
+	struct groups *groups;
+	struct fragment_query *fragments;
+	struct mediator_link *link;
+	bool have_virgl_ctx;
+	bool fragments_stopped_logged;
+	char state_path[4096];
+	char identity[128];
+	uint64_t model_reported_ns;
+};
+
+#define ctx_log(level, c, fmt, ...)                                                                \
+	log_msg(level, "domain %s client %u context %u (%s): " fmt, (c)->opt.domain,               \
+		(c)->opt.client_id, (c)->opt.ctx_id, (c)->name, ##__VA_ARGS__)
+
+static void load_state(struct gpu_context *c)
+{
+	int r;
+
+	if (!c->opt.state_dir)
+		return;
+	snprintf(c->state_path, sizeof(c->state_path), "%s/%s.%s.state", c->opt.state_dir,
+		 c->opt.domain, predictor_model_name(c->predictor));
+	r = predictor_load(c->predictor, c->state_path, c->identity);
+	if (r == 0)
+		ctx_log(LOG_LEVEL_INFO, c, "model %s: learned state loaded from %s",
+			predictor_model_name(c->predictor), c->state_path);
+	else if (r == -ESTALE)
+		ctx_log(LOG_LEVEL_WARN, c, "%s was learned on another GPU or driver; ignored",
+			c->state_path);
+	else if (r != -ENOENT)
+		ctx_log(LOG_LEVEL_WARN, c, "%s is corrupt or unreadable (%s); ignored",
+			c->state_path, strerror(-r));
+}
+
+static void save_state(struct gpu_context *c)
+{
+	int r;
+
+	if (!c->state_path[0] || predictor_learned(c->predictor) == 0)
+		return;
+	r = predictor_save(c->predictor, c->state_path, c->identity);
+	if (r < 0)
+		ctx_log(LOG_LEVEL_WARN, c, "cannot save the learned state to %s: %s", c->state_path,
+			strerror(-r));
+}
+
+/* Tells mediatord what the cost model has learned (mediatorctl model). */
+static void report_model(struct gpu_context *c)
+{
+	struct wire_model m;
+
+	predictor_report(c->predictor, &m);
+	m.ctx_id = c->opt.ctx_id;
+	mediator_link_send(c->link, &m, sizeof(m));
+	c->model_reported_ns = mono_now_ns();
+}
+
+/* A calibration client is gone: seed the model with what its groups measured. */
+static void finish_calibration(struct gpu_context *c)
+{
+	char summary[512];
+	int r = predictor_calibration_finish(c->predictor, summary, sizeof(summary));
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0)
+		ctx_log(LOG_LEVEL_WARN, c, "calibration not applied: %s", summary);
+	else
+		ctx_log(LOG_LEVEL_INFO, c, "calibration applied to model %s: %s",
+			predictor_model_name(c->predictor), summary);
+}
+
+static void destroy_parts(struct gpu_context *c)
+{
+	if (c->have_virgl_ctx)
+		virgl_renderer_context_destroy(c->opt.ctx_id);
+	fragment_query_destroy(c->fragments);
+	groups_destroy(c->groups);
+	predictor_destroy(c->predictor);
+	free(c);
+}
+
+struct gpu_context *gpu_context_create(const struct gpu_context_options *options)
+{
+	struct gpu_context *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->opt = *options;
+	c->link = options->link;
+	snprintf(c->name, sizeof(c->name), "%s", options->name ? options->name : "unnamed");
+	c->opt.name = c->name;
+	snprintf(c->identity, sizeof(c->identity), "%s",
+		 options->identity ? options->identity : "");
+	c->predictor = predictor_create(options->model);
+	c->groups = groups_create(options->ctx_id, options->max_inflight);
+	c->fragments = fragment_query_create(options->ctx_id);
+	if (!c->predictor || !c->groups || !c->fragments) {
+		log_error("domain %s client %u: out of memory for context %u", options->domain,
+			  options->client_id, options->ctx_id);
+		destroy_parts(c);
+		return NULL;
+	}
+	if (virgl_renderer_context_create(options->ctx_id, (uint32_t)strlen(c->name), c->name)) {
+		ctx_log(LOG_LEVEL_ERROR, c, "virglrenderer cannot create the context");
+		destroy_parts(c);
+		return NULL;
+	}
+	c->have_virgl_ctx = true;
+	if (options->feature_dump_dir) {
+		char path[4096];
+
+		if (options->ctx_id == 1)
+			snprintf(path, sizeof(path), "%s/%s-%u.jsonl", options->feature_dump_dir,
+				 options->domain, options->client_id);
+		else
+			snprintf(path, sizeof(path), "%s/%s-%u.%u.jsonl", options->feature_dump_dir,
+				 options->domain, options->client_id, options->ctx_id);
+		if (predictor_dump_to(c->predictor, path) < 0)
+			ctx_log(LOG_LEVEL_WARN, c, "cannot write features to %s", path);
+	}
+	load_state(c);
+	if (strcmp(c->name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
+	    predictor_calibration_start(c->predictor) == 0)
+		ctx_log(LOG_LEVEL_INFO, c, "calibration client: its groups will seed the model");
+	mediator_link_context(c->link, options->ctx_id, true, c->name);
+	return c;
+}
+
+void gpu_context_destroy(struct gpu_context *ctx)
+{
+	if (!ctx)
+		return;
+	finish_calibration(ctx);
+	if (predictor_learned(ctx->predictor))
+		report_model(ctx);
+	save_state(ctx);
+	mediator_link_context(ctx->link, ctx->opt.ctx_id, false, ctx->name);
+	destroy_parts(ctx);
+}
+
+uint32_t gpu_context_id(const struct gpu_context *ctx)
+{
+	return ctx->opt.ctx_id;
+}
+
+const char *gpu_context_name(const struct gpu_context *ctx)
+{
+	return ctx->name;
+}
+
+struct predictor *gpu_context_predictor(struct gpu_context *ctx)
+{
+	return ctx->predictor;
+}
+
+bool gpu_context_can_dispatch(const struct gpu_context *ctx)
+{
+	return groups_can_dispatch(ctx->groups);
+}
+
+uint32_t gpu_context_inflight(const struct gpu_context *ctx)
+{
+	return groups_inflight(ctx->groups);
+}
+
+int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
+			struct group_info *info)
+{
+	struct predict_decode_error err = {0};
+
+	if (predictor_group(ctx->predictor, buf, ndw, info, &err) < 0) {
+		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
+			err.index, err.offset, err.what ? err.what : "malformed");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
+{
+	info->request_ns = mono_now_ns();
+	info->grant_id = mediator_link_request_grant(ctx->link, (uint64_t)info->est.predicted_ns,
+						     (uint64_t)info->est.bound_ns);
+}
+
+uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
+			      const struct group_info *info, uint32_t fence_id)
+{
+	uint64_t seq = groups_dispatch(ctx->groups, mono_now_ns(), info);
+	bool wrapped = fragment_query_begin(ctx->fragments, seq, info);
+
+	if (virgl_renderer_submit_cmd((void *)buf, (int)ctx->opt.ctx_id, (int)ndw))
+		ctx_log(LOG_LEVEL_WARN, ctx,
+			"group %llu: virglrenderer reported an error in the stream",
+			(unsigned long long)seq);
+	if (wrapped)
+		fragment_query_end(ctx->fragments);
+	if (!ctx->fragments_stopped_logged && fragment_query_stopped(ctx->fragments)) {
+		ctx_log(LOG_LEVEL_INFO, ctx, "fragment counts no longer measured: %s",
+			fragment_query_stopped(ctx->fragments));
+		ctx->fragments_stopped_logged = true;
+	}
+	if (renderer_fence(ctx->opt.renderer, ctx->opt.ctx_id, fence_id) < 0) {
+		ctx_log(LOG_LEVEL_ERROR, ctx, "cannot create a fence");
+		return 0;
+	}
+	return seq;
+}
+
+static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)
+{
+	struct gpu_context *c = data;
+	uint64_t measured = record->end_ns - record->start_ns;
+
+	if (info->grant_id)
+		mediator_link_done(c->link, info->grant_id, measured, record->end_ns);
+	predictor_learn(c->predictor, info, (double)measured,
+			fragment_query_take(c->fragments, record->seq));
+	if (predictor_learned(c->predictor) % GPU_CONTEXT_SAVE_STATE_EVERY == 0)
+		save_state(c);
+	mediator_link_record(c->link, record);
+	if (mono_now_ns() - c->model_reported_ns >= WIRE_MODEL_REPORT_MS * 1000000ull)
+		report_model(c);
+}
+
+void gpu_context_complete(struct gpu_context *ctx, uint64_t seq, uint64_t end_ns)
+{
+	groups_complete(ctx->groups, seq, end_ns, emit_group, ctx);
+}
+
+void gpu_context_identity(const char *renderer_name, char *out, size_t size)
+{
+	uint32_t max_ver = 0, max_size = 0;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
+	uint8_t *caps;
+
+	virgl_renderer_get_cap_set(2, &max_ver, &max_size);
+	caps = max_size ? calloc(1, max_size) : NULL;
+	if (caps) {
+		virgl_renderer_fill_caps(2, max_ver ? 1 : 0, caps);
+		for (uint32_t i = 0; i < max_size; i++) {
+			h ^= caps[i];
+			h *= 1099511628211ull;
+		}
+		free(caps);
+	}
+	snprintf(out, size, "virglrenderer %s caps2 %016llx", renderer_name, (unsigned long long)h);
+}

@@ -1,0 +1,95 @@
+/*
+ * One guest GPU context in a worker, whatever transport carried it: the
+ * code path below the transport layer (DESIGN.md, "Data flow").
+ *
+ * A gpu_context owns the virglrenderer context, the context's predictor
+ * (decoder, state tracker, cost model and bound), its command groups in
+ * flight and its fragment query. For each command group a transport calls
+ *   gpu_context_prepare()   decode + predict (a rejected stream never
+ *                           reaches the GPU),
+ *   gpu_context_request_grant() when mediatord schedules (the transport
+ *                           waits for mediator_link_take_grant()),
+ *   gpu_context_dispatch()  to the renderer with a fence,
+ *   gpu_context_complete()  when that fence signalled: the measured time
+ *                           goes to the model, the bound, mediatord's
+ *                           scheduler (WIRE_DONE) and its records.
+ * A vtest connection has one context; a virtio-gpu device has one per
+ * guest context (CTX_CREATE). Runs on the worker's main thread.
+ */
+#ifndef MEDIATOR_GPU_CONTEXT_H
+#define MEDIATOR_GPU_CONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "groups.h"
+#include "mediator_link.h"
+#include "predict_decode.h"
+#include "predictor.h"
+#include "renderer.h"
+
+struct gpu_context_options {
+	const char *domain;	      /* for log lines and the state file */
+	uint32_t client_id;	      /* for log lines and the feature dump */
+	uint32_t ctx_id;	      /* virglrenderer context id, 1..FRAGMENT_QUERY_MAX_CTX_ID */
+	const char *name;	      /* the guest's debug name (copied) */
+	const char *model;	      /* cost model name, NULL for the default */
+	uint32_t max_inflight;	      /* 0 = unlimited */
+	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
+	const char *state_dir;	      /* learned model state; NULL: not kept */
+	const char *identity;	      /* GPU/driver identity of the learned state */
+	struct renderer *renderer;    /* the worker's; not owned */
+	struct mediator_link *link;   /* the worker's; not owned */
+};
+
+struct gpu_context;
+
+/*
+ * Creates the virglrenderer context, loads the domain's learned state and
+ * tells mediatord the context exists. A context named
+ * PREDICTOR_CALIBRATION_CLIENT seeds the model from its groups. NULL on
+ * failure (logged).
+ */
+struct gpu_context *gpu_context_create(const struct gpu_context_options *options);
+/*
+ * Takes what completed, saves the learned state, destroys the
+ * virglrenderer context (and with it the context's objects; resources stay
+ * with the transport) and tells mediatord. NULL is fine.
+ */
+void gpu_context_destroy(struct gpu_context *ctx);
+
+uint32_t gpu_context_id(const struct gpu_context *ctx);
+const char *gpu_context_name(const struct gpu_context *ctx);
+/* The context's predictor, for the transport's resource reports. Owned by the context. */
+struct predictor *gpu_context_predictor(struct gpu_context *ctx);
+
+/* True when another group may be dispatched now (max_inflight). */
+bool gpu_context_can_dispatch(const struct gpu_context *ctx);
+uint32_t gpu_context_inflight(const struct gpu_context *ctx);
+
+/*
+ * Decodes and predicts the group at @buf (@ndw dwords) into @info.
+ * Returns 0, or -EPROTO for a stream the decoder rejects (logged with the
+ * command index and byte offset; the group must not be dispatched).
+ */
+int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
+			struct group_info *info);
+/* Asks mediatord for a grant for the group in @info (sets its grant id and request time). */
+void gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info);
+
+/*
+ * Submits the group to the renderer followed by fence @fence_id (unique in
+ * the worker, increasing). Returns the group's sequence number (from 1),
+ * or 0 when the fence could not be created (the context is then broken).
+ */
+uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
+			      const struct group_info *info, uint32_t fence_id);
+
+/* The fence of group @seq signalled at @end_ns: completes it and every earlier group. */
+void gpu_context_complete(struct gpu_context *ctx, uint64_t seq, uint64_t end_ns);
+
+/* The renderer's identity for learned state: backend and a hash of its caps. */
+void gpu_context_identity(const char *renderer_name, char *out, size_t size);
+
+#endif

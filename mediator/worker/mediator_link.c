@@ -1,0 +1,213 @@
+/*
+ * The worker's record channel to mediatord (see mediator_link.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mediator_link.h"
+#include "util.h"
+
+struct mediator_link {
+	int fd;
+	char domain[WIRE_NAME_MAX];
+	uint32_t client_id;
+	bool gone;
+	uint64_t dropped;
+	/* Group records not yet sent (see WIRE_MAX_BATCH). */
+	struct wire_group batch[WIRE_MAX_BATCH];
+	size_t batch_n;
+	uint64_t batch_since_ns;
+	/* The outstanding grant request, if any. */
+	uint64_t grant_last_id;
+	bool grant_pending;
+	bool grant_answered;
+	uint32_t grant_verdict;
+};
+
+#define link_log(level, l, fmt, ...)                                                               \
+	log_msg(level, "domain %s client %u: " fmt, (l)->domain, (l)->client_id, ##__VA_ARGS__)
+
+struct mediator_link *mediator_link_create(int fd, const char *domain, uint32_t client_id)
+{
+	struct mediator_link *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->fd = fd;
+	snprintf(l->domain, sizeof(l->domain), "%s", domain ? domain : "?");
+	l->client_id = client_id;
+	return l;
+}
+
+void mediator_link_destroy(struct mediator_link *link)
+{
+	if (!link)
+		return;
+	mediator_link_flush(link);
+	if (link->fd >= 0)
+		close(link->fd);
+	free(link);
+}
+
+int mediator_link_fd(const struct mediator_link *link)
+{
+	return link->fd;
+}
+
+bool mediator_link_gone(const struct mediator_link *link)
+{
+	return link->gone;
+}
+
+void mediator_link_send(struct mediator_link *link, const void *msg, size_t size)
+{
+	if (link->gone)
+		return;
+	if (send(link->fd, msg, size, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)size)
+		return;
+	if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		if (link->dropped++ == 0)
+			link_log(LOG_LEVEL_WARN, link, "mediatord is not taking records; dropping");
+		return;
+	}
+	link->gone = true;
+}
+
+void mediator_link_hello(struct mediator_link *link, const char *timestamp_source,
+			 const char *renderer)
+{
+	struct wire_hello hello;
+
+	memset(&hello, 0, sizeof(hello));
+	hello.hdr.type = WIRE_HELLO;
+	hello.hdr.size = sizeof(hello);
+	hello.worker_pid = getpid();
+	snprintf(hello.timestamp_source, sizeof(hello.timestamp_source), "%s", timestamp_source);
+	snprintf(hello.renderer, sizeof(hello.renderer), "%s", renderer);
+	mediator_link_send(link, &hello, sizeof(hello));
+}
+
+void mediator_link_client_info(struct mediator_link *link, int32_t peer_pid, const char *name)
+{
+	struct wire_client_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.hdr.type = WIRE_CLIENT_INFO;
+	info.hdr.size = sizeof(info);
+	info.peer_pid = peer_pid;
+	snprintf(info.name, sizeof(info.name), "%s", name);
+	mediator_link_send(link, &info, sizeof(info));
+}
+
+void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool alive,
+			   const char *name)
+{
+	struct wire_context m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = WIRE_CONTEXT;
+	m.hdr.size = sizeof(m);
+	m.ctx_id = ctx_id;
+	m.alive = alive;
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	mediator_link_send(link, &m, sizeof(m));
+}
+
+void mediator_link_record(struct mediator_link *link, const struct wire_group *record)
+{
+	if (link->batch_n == 0)
+		link->batch_since_ns = mono_now_ns();
+	link->batch[link->batch_n++] = *record;
+	if (link->batch_n == WIRE_MAX_BATCH)
+		mediator_link_flush(link);
+}
+
+void mediator_link_flush(struct mediator_link *link)
+{
+	if (!link->batch_n)
+		return;
+	mediator_link_send(link, link->batch, link->batch_n * sizeof(link->batch[0]));
+	link->batch_n = 0;
+}
+
+int mediator_link_timeout_ms(const struct mediator_link *link)
+{
+	uint64_t age_ms;
+
+	if (link->batch_n == 0)
+		return -1;
+	age_ms = (mono_now_ns() - link->batch_since_ns) / 1000000u;
+	return age_ms >= WIRE_FLUSH_MS ? 0 : (int)(WIRE_FLUSH_MS - age_ms);
+}
+
+void mediator_link_tick(struct mediator_link *link)
+{
+	if (link->batch_n && mediator_link_timeout_ms(link) == 0)
+		mediator_link_flush(link);
+}
+
+uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
+				     uint64_t bound_ns)
+{
+	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
+
+	req.id = ++link->grant_last_id;
+	req.predicted_ns = predicted_ns;
+	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
+	link->grant_pending = true;
+	link->grant_answered = false;
+	mediator_link_send(link, &req, sizeof(req));
+	return req.id;
+}
+
+int mediator_link_read(struct mediator_link *link)
+{
+	for (;;) {
+		struct wire_grant g;
+		ssize_t n = recv(link->fd, &g, sizeof(g), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return 0;
+			link->gone = true;
+			return -EPIPE;
+		}
+		if (n == 0) {
+			link->gone = true;
+			return -EPIPE;
+		}
+		if ((size_t)n != sizeof(g) || g.hdr.type != WIRE_GRANT || g.hdr.size != sizeof(g) ||
+		    !link->grant_pending || link->grant_answered || g.id != link->grant_last_id ||
+		    (g.verdict != WIRE_GRANTED && g.verdict != WIRE_REFUSED)) {
+			link_log(LOG_LEVEL_ERROR, link, "unexpected message from mediatord");
+			link->gone = true;
+			return -EPIPE;
+		}
+		link->grant_answered = true;
+		link->grant_verdict = g.verdict;
+	}
+}
+
+bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict)
+{
+	if (!link->grant_pending || !link->grant_answered)
+		return false;
+	link->grant_pending = false;
+	*verdict = link->grant_verdict;
+	return true;
+}
+
+void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
+			uint64_t end_ns)
+{
+	struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)},
+				 .id = grant_id,
+				 .measured_ns = measured_ns,
+				 .end_ns = end_ns};
+
+	mediator_link_send(link, &done, sizeof(done));
+}

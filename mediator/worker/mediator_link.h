@@ -1,0 +1,78 @@
+/*
+ * A worker's link to mediatord: the record channel (wire.h), the same for
+ * every transport.
+ *
+ * The link batches group records (WIRE_MAX_BATCH, WIRE_FLUSH_MS), sends
+ * the hello, client, context and model messages, and runs the grant path:
+ * mediator_link_request_grant() sends a request, mediator_link_read()
+ * takes the answer. Sending never blocks: a record mediatord does not take
+ * in time is dropped and counted (the GPU path never waits for
+ * bookkeeping); a broken channel marks the link gone, and the transport
+ * stops. Runs on the worker's main thread only.
+ */
+#ifndef MEDIATOR_LINK_H
+#define MEDIATOR_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct mediator_link;
+
+/*
+ * @fd: the worker's end of the record channel; the link owns and closes
+ * it. @domain and @client_id only name log lines (@domain is copied).
+ * NULL on allocation failure.
+ */
+struct mediator_link *mediator_link_create(int fd, const char *domain, uint32_t client_id);
+/* Flushes pending records and closes the channel. NULL is fine. */
+void mediator_link_destroy(struct mediator_link *link);
+
+/* The channel's fd, to poll for grant answers (POLLIN) and hang-ups. */
+int mediator_link_fd(const struct mediator_link *link);
+/* True once the channel broke or mediatord sent something unexpected. */
+bool mediator_link_gone(const struct mediator_link *link);
+
+/* Sends @msg (one whole wire message, @size bytes) at once; never blocks. */
+void mediator_link_send(struct mediator_link *link, const void *msg, size_t size);
+
+/* WIRE_HELLO: the renderer is up. */
+void mediator_link_hello(struct mediator_link *link, const char *timestamp_source,
+			 const char *renderer);
+/* WIRE_CLIENT_INFO: the client or guest said who it is. */
+void mediator_link_client_info(struct mediator_link *link, int32_t peer_pid, const char *name);
+/* WIRE_CONTEXT: a guest context was created (@alive) or destroyed. */
+void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool alive,
+			   const char *name);
+
+/* Queues one group record; the batch goes out when full or due. */
+void mediator_link_record(struct mediator_link *link, const struct wire_group *record);
+/* Sends queued records now. */
+void mediator_link_flush(struct mediator_link *link);
+/*
+ * How long the caller may sleep before mediator_link_tick() is due, in
+ * ms: -1 when nothing is queued.
+ */
+int mediator_link_timeout_ms(const struct mediator_link *link);
+/* Flushes the batch if it is due. */
+void mediator_link_tick(struct mediator_link *link);
+
+/*
+ * The grant path. request_grant() sends a request for a group with the
+ * given prediction and bound and returns its id (from 1); one request may
+ * be outstanding. mediator_link_read() takes what mediatord sent: returns
+ * 0, or -EPIPE when the channel is gone or mediatord broke the protocol.
+ * mediator_link_take_grant() returns true, once, when the answer to the
+ * outstanding request came; *@verdict is then enum wire_verdict.
+ */
+uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
+				     uint64_t bound_ns);
+int mediator_link_read(struct mediator_link *link);
+bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict);
+/* WIRE_DONE for a granted group, at once (never batched). */
+void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
+			uint64_t end_ns);
+
+#endif
