@@ -54,8 +54,12 @@ struct listener {
 	struct mediatord *md;
 	struct domain *domain;
 	struct model_report last_model; /* of the domain's most recent reporter */
-	struct unix_listener sock;
+	struct unix_listener sock;	/* vtest */
 	struct loop_source *source;
+	/* vhost-user-gpu: one VM at a time. */
+	struct unix_listener vhost_sock;
+	struct loop_source *vhost_source;
+	bool vm_connected;
 };
 
 struct client {
@@ -66,6 +70,7 @@ struct client {
 	int record_fd;
 	struct loop_source *source;
 	uint32_t contexts;
+	bool vm; /* a vhost-user-gpu connection */
 	int32_t peer_pid;
 	uint64_t last_seq;
 	uint64_t groups;
@@ -303,8 +308,8 @@ static int move_fd_above(int fd, int min)
 	return nfd;
 }
 
-static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, int client_fd,
-			  int worker_fd)
+static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
+			  int client_fd, int worker_fd)
 {
 	char id_str[16], inflight_str[16];
 	const char *argv[] = {
@@ -322,6 +327,8 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    "--state-dir",
 	    md->cfg.state_dir,
 	    "--grants",
+	    "--transport",
+	    vm ? "vhost-user" : "vtest",
 	    /* Last: without a configured model the list ends here. */
 	    md->cfg.model[0] ? "--model" : NULL,
 	    md->cfg.model,
@@ -365,7 +372,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	return pid;
 }
 
-static void accept_client(struct listener *l)
+static void accept_client(struct listener *l, bool vm)
 {
 	struct mediatord *md = l->md;
 	const char *dname = domain_config(l->domain)->name;
@@ -373,10 +380,16 @@ static void accept_client(struct listener *l)
 	int bufsize = MEDIATORD_RECORD_BUFFER;
 	struct client *c;
 
-	client_fd = accept4(l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
+	client_fd = accept4(vm ? l->vhost_sock.fd : l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
 	if (client_fd < 0) {
 		if (errno != EAGAIN && errno != EINTR)
 			log_warn("domain %s: accept: %s", dname, strerror(errno));
+		return;
+	}
+	if (vm && l->vm_connected) {
+		log_warn("domain %s: refusing a second VM on %s: one is connected", dname,
+			 l->vhost_sock.path);
+		close(client_fd);
 		return;
 	}
 	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
@@ -406,7 +419,8 @@ static void accept_client(struct listener *l)
 	c->record_fd = pair[0];
 	c->peer_pid = -1;
 	snprintf(c->name, sizeof(c->name), "unnamed");
-	c->pid = spawn_worker(md, l, c->id, client_fd, pair[1]);
+	c->vm = vm;
+	c->pid = spawn_worker(md, l, c->id, vm, client_fd, pair[1]);
 	if (c->pid < 0) {
 		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
 			  strerror(errno));
@@ -423,7 +437,10 @@ static void accept_client(struct listener *l)
 	md->clients = c;
 	md->n_clients++;
 	domain_client_added(l->domain);
-	log_info("domain %s: client %u accepted, worker %d", dname, c->id, (int)c->pid);
+	if (vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u accepted, worker %d", dname, vm ? "VM" : "client", c->id,
+		 (int)c->pid);
 	return;
 fail:
 	free(c);
@@ -436,7 +453,12 @@ fail:
 
 static void on_accept(struct loop_source *source, int fd, uint32_t events, void *data)
 {
-	accept_client(data);
+	accept_client(data, false);
+}
+
+static void on_accept_vm(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data, true);
 }
 
 static void reap_workers(struct mediatord *md)
@@ -461,6 +483,8 @@ static void reap_workers(struct mediatord *md)
 			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
 				 domain_config(c->listener->domain)->name, c->id, (int)pid,
 				 WEXITSTATUS(status), (unsigned long long)c->groups);
+		if (c->vm)
+			c->listener->vm_connected = false;
 		client_free(c);
 	}
 }
@@ -789,8 +813,10 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	md->signal_fd = -1;
 	md->started_ns = mono_now_ns();
 	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
-	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++)
+	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
 		md->listeners[i].sock.fd = -1;
+		md->listeners[i].vhost_sock.fd = -1;
+	}
 	if (cfg->renderer == MEDIATOR_RENDERER_EGL_GBM &&
 	    access(cfg->render_node, R_OK | W_OK) < 0) {
 		snprintf(err, err_size, "renderer egl-gbm: render node %s: %s", cfg->render_node,
@@ -829,27 +855,44 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			snprintf(err, err_size, "out of memory");
 			goto fail;
 		}
+		if (dc->vtest_socket[0]) {
+			/* Any local user may connect, as to a GPU render node;
+			 * each connection costs only a worker of its own. */
+			if (unix_listener_open(&l->sock, dc->vtest_socket, 0666,
+					       MEDIATORD_LISTEN_BACKLOG, ebuf, sizeof(ebuf)) < 0) {
+				snprintf(err, err_size, "domain %s: vtest_socket %s", dc->name,
+					 ebuf);
+				goto fail;
+			}
+			l->source = loop_add(md->loop, l->sock.fd, EPOLLIN, on_accept, l);
+			if (!l->source) {
+				snprintf(err, err_size, "cannot watch %s: %s", dc->vtest_socket,
+					 strerror(errno));
+				goto fail;
+			}
+			log_info("domain %s (%s): vtest on %s", dc->name,
+				 config_class_name(dc->class), dc->vtest_socket);
+		}
 		if (dc->vhost_user_socket[0]) {
-			snprintf(err, err_size,
-				 "domain %s: vhost_user_socket is not supported by this version",
-				 dc->name);
-			goto fail;
+			/* QEMU connects here; it runs as root or as libvirt's
+			 * qemu user, so the socket is group-accessible and the
+			 * integrator sets its group (README). */
+			if (unix_listener_open(&l->vhost_sock, dc->vhost_user_socket, 0666,
+					       MEDIATORD_LISTEN_BACKLOG, ebuf, sizeof(ebuf)) < 0) {
+				snprintf(err, err_size, "domain %s: vhost_user_socket %s", dc->name,
+					 ebuf);
+				goto fail;
+			}
+			l->vhost_source =
+			    loop_add(md->loop, l->vhost_sock.fd, EPOLLIN, on_accept_vm, l);
+			if (!l->vhost_source) {
+				snprintf(err, err_size, "cannot watch %s: %s",
+					 dc->vhost_user_socket, strerror(errno));
+				goto fail;
+			}
+			log_info("domain %s (%s): vhost-user-gpu on %s", dc->name,
+				 config_class_name(dc->class), dc->vhost_user_socket);
 		}
-		/* Any local user may connect, as to a GPU render node; each
-		 * connection costs only a worker of its own. */
-		if (unix_listener_open(&l->sock, dc->vtest_socket, 0666, MEDIATORD_LISTEN_BACKLOG,
-				       ebuf, sizeof(ebuf)) < 0) {
-			snprintf(err, err_size, "domain %s: vtest_socket %s", dc->name, ebuf);
-			goto fail;
-		}
-		l->source = loop_add(md->loop, l->sock.fd, EPOLLIN, on_accept, l);
-		if (!l->source) {
-			snprintf(err, err_size, "cannot watch %s: %s", dc->vtest_socket,
-				 strerror(errno));
-			goto fail;
-		}
-		log_info("domain %s (%s): vtest on %s", dc->name, config_class_name(dc->class),
-			 dc->vtest_socket);
 	}
 	md->dispatcher =
 	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);
@@ -903,6 +946,8 @@ void mediatord_destroy(struct mediatord *md)
 
 		loop_remove(l->source);
 		unix_listener_close(&l->sock);
+		loop_remove(l->vhost_source);
+		unix_listener_close(&l->vhost_sock);
 		domain_destroy(l->domain);
 	}
 	if (md->trace)

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "util.h"
+#include "vhost_gpu_server.h"
 #include "vtest_server.h"
 #include "wire.h"
 
@@ -25,10 +26,12 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
-		"                       [--state-dir DIR] [--grants] [--verbose]\n"
+		"                       [--state-dir DIR] [--grants]\n"
+		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
-		"Serves the vtest connection on fd %d and sends command-group records to\n"
-		"mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
+		"Serves the connection on fd %d (a vtest client, or with --transport\n"
+		"vhost-user a QEMU vhost-user-gpu device) and sends command-group records\n"
+		"to mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
 		"each command group. Started by mediatord; not meant to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
@@ -60,6 +63,32 @@ static int parse_renderer(const char *s, enum mediator_renderer *out)
 	return -EINVAL;
 }
 
+/* One VM's vhost-user-gpu device; the options are the vtest server's. */
+static int serve_vm(const struct vtest_server_options *o)
+{
+	struct vhost_gpu_server_options vo = {
+	    .domain = o->domain,
+	    .client_id = o->client_id,
+	    .renderer = o->renderer,
+	    .render_node = o->render_node,
+	    .max_inflight = o->max_inflight,
+	    .model = o->model,
+	    .feature_dump_dir = o->feature_dump_dir,
+	    .state_dir = o->state_dir,
+	    .client_fd = o->client_fd,
+	    .mediator_fd = o->mediator_fd,
+	    .grants = o->grants,
+	};
+	struct vhost_gpu_server *server = vhost_gpu_server_create(&vo);
+	int r;
+
+	if (!server)
+		return 1;
+	r = vhost_gpu_server_run(server);
+	vhost_gpu_server_destroy(server);
+	return r == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -71,6 +100,7 @@ int main(int argc, char **argv)
 	    {"model", required_argument, NULL, 'M'},
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"grants", no_argument, NULL, 'g'},
+	    {"transport", required_argument, NULL, 't'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -83,7 +113,7 @@ int main(int argc, char **argv)
 	    .mediator_fd = WIRE_WORKER_FD,
 	};
 	enum log_level level = LOG_LEVEL_INFO;
-	bool have_client = false;
+	bool have_client = false, vhost = false;
 	struct vtest_server *server;
 	int c, r;
 
@@ -118,6 +148,12 @@ int main(int argc, char **argv)
 		case 'g':
 			opt.grants = true;
 			break;
+		case 't':
+			if (strcmp(optarg, "vhost-user") == 0)
+				vhost = true;
+			else if (strcmp(optarg, "vtest") != 0)
+				goto bad;
+			break;
 		case 'v':
 			level = LOG_LEVEL_DEBUG;
 			break;
@@ -141,6 +177,8 @@ int main(int argc, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (vhost)
+		return serve_vm(&opt);
 	server = vtest_server_create(&opt);
 	if (!server) {
 		log_error("domain %s client %u: out of memory", opt.domain, opt.client_id);

@@ -1,0 +1,1420 @@
+/*
+ * The virtio-gpu device of a VM (see vgpu_device.h).
+ *
+ * Fences: every SUBMIT_3D gets a renderer fence of its own, so that each
+ * command group is measured; a request with VIRTIO_GPU_FLAG_FENCE gets
+ * one too. Fence ids are the worker's (increasing), not the guest's; the
+ * pending list maps them back, in order, to the group they end (its
+ * context and sequence number) and to the answer that waits for them.
+ * virglrenderer signals fences in creation order, so the list is a FIFO.
+ *
+ * Scanouts: without a render node there is no dma-buf to share, so a
+ * RESOURCE_FLUSH reads the flushed rows back from virglrenderer and sends
+ * them to QEMU as VHOST_USER_GPU_UPDATE (x8r8g8b8 pixels).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <virgl/virglrenderer.h>
+
+#include "gpu_context.h"
+#include "handle_map.h"
+#include "predict_decode.h"
+#include "util.h"
+#include "vgpu_device.h"
+
+/* struct virgl_box is only declared by virglrenderer.h (see vtest_server.c). */
+struct virgl_box {
+	uint32_t x, y, z;
+	uint32_t w, h, d;
+};
+
+#define PIPE_BUFFER		 0u
+#define PIPE_TEXTURE_2D		 2u
+#define VIRGL_BIND_RENDER_TARGET (1u << 1)
+
+/* vhost-user-gpu display channel requests (vhost-user-gpu.rst). */
+enum {
+	VUGPU_GET_DISPLAY_INFO = 3,
+	VUGPU_CURSOR_POS = 4,
+	VUGPU_CURSOR_POS_HIDE = 5,
+	VUGPU_CURSOR_UPDATE = 6,
+	VUGPU_SCANOUT = 7,
+	VUGPU_UPDATE = 8,
+};
+#define VUGPU_FLAG_REPLY 0x4u
+#define CURSOR_SIZE	 64u
+
+struct vgpu_resource {
+	uint32_t id;
+	uint32_t target, format, width, height;
+	struct virtio_gpu_mem_entry *entries; /* the guest's backing pages */
+	uint32_t n_entries;
+	struct iovec *iov; /* their host addresses; virglrenderer keeps a pointer */
+	int iov_n;
+};
+
+struct vgpu_ctx {
+	uint32_t guest_id; /* 0: free slot */
+	bool dead;	   /* its stream was refused: requests naming it fail */
+	struct gpu_context *ctx;
+};
+
+struct pending {
+	uint32_t fence_id;
+	uint32_t slot; /* context slot + 1 of the group it ends, 0 if none */
+	uint64_t seq;  /* the group's sequence number */
+	bool answer;   /* a fenced request waits for this fence */
+	uint16_t head; /* its chain */
+	struct virtio_gpu_ctrl_hdr resp;
+	struct iovec in[4]; /* its device-writable buffers */
+	int in_n;
+};
+
+struct scanout {
+	uint32_t resource_id; /* 0: disabled */
+	struct virtio_gpu_rect r;
+	bool announced; /* QEMU knows its size */
+};
+
+enum hold {
+	HOLD_NONE,
+	HOLD_INFLIGHT, /* the context has max_inflight groups on the GPU */
+	HOLD_GRANT,    /* waiting for mediatord's grant */
+	HOLD_PENDING,  /* the pending list is full */
+};
+
+struct vgpu_device {
+	struct vgpu_device_options opt;
+	char identity[128];
+	struct handle_map *resources;
+	struct vgpu_ctx ctxs[VGPU_MAX_CONTEXTS];
+	struct pending pending[VGPU_MAX_PENDING];
+	uint32_t pending_head, pending_n;
+	uint32_t last_fence;
+	struct scanout scanouts[VGPU_MAX_SCANOUTS];
+	int display_fd;
+	bool display_info_valid;
+	struct virtio_gpu_resp_display_info display_info;
+	/* The request that holds the control queue. */
+	enum hold hold;
+	struct virtqueue_elem elem;
+	struct virtqueue_elem cursor_elem; /* the cursor queue's, never held */
+	uint8_t *req;
+	size_t req_len, req_cap;
+	struct group_info grant_info;
+	uint32_t errors_logged;
+};
+
+#define dev_log(level, d, fmt, ...)                                                                \
+	log_msg(level, "domain %s vm %u: " fmt, (d)->opt.domain, (d)->opt.client_id, ##__VA_ARGS__)
+
+/* Guest errors are logged, but a flood of them is not. */
+#define MAX_ERRORS_LOGGED 64u
+
+static void guest_error(struct vgpu_device *d, uint32_t type, const char *what)
+{
+	if (d->errors_logged++ < MAX_ERRORS_LOGGED)
+		dev_log(LOG_LEVEL_WARN, d, "%s: %s", vgpu_cmd_name(type), what);
+	else if (d->errors_logged == MAX_ERRORS_LOGGED + 1)
+		dev_log(LOG_LEVEL_WARN, d, "more guest errors; no longer logged");
+}
+
+/* ---- lifetime ------------------------------------------------------------ */
+
+struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options)
+{
+	struct vgpu_device *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->opt = *options;
+	d->display_fd = -1;
+	d->resources = handle_map_create();
+	if (!d->resources) {
+		free(d);
+		return NULL;
+	}
+	gpu_context_identity(config_renderer_name(options->renderer_kind), d->identity,
+			     sizeof(d->identity));
+	return d;
+}
+
+static void resource_free(struct vgpu_resource *res)
+{
+	if (res->iov)
+		virgl_renderer_resource_detach_iov((int)res->id, NULL, NULL);
+	virgl_renderer_resource_unref(res->id);
+	free(res->iov);
+	free(res->entries);
+	free(res);
+}
+
+static void ctx_free(struct vgpu_device *d, uint32_t slot)
+{
+	struct vgpu_ctx *c = &d->ctxs[slot];
+
+	gpu_context_destroy(c->ctx);
+	memset(c, 0, sizeof(*c));
+	/* Groups of the context still in flight complete without it. */
+	for (uint32_t i = 0; i < d->pending_n; i++) {
+		struct pending *p = &d->pending[(d->pending_head + i) % VGPU_MAX_PENDING];
+
+		if (p->slot == slot + 1)
+			p->slot = 0;
+	}
+}
+
+static void drop_fence(uint32_t fence_id, uint64_t end_ns, void *data)
+{
+}
+
+void vgpu_device_reset(struct vgpu_device *dev)
+{
+	struct vgpu_device *d = dev;
+	struct vgpu_resource *res;
+
+	/* Completions still queued belong to the old driver instance. */
+	renderer_take_completions(d->opt.renderer, drop_fence, NULL);
+	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
+		if (d->ctxs[i].guest_id)
+			ctx_free(d, i);
+	while ((res = handle_map_pop(d->resources)))
+		resource_free(res);
+	d->pending_head = d->pending_n = 0;
+	memset(d->scanouts, 0, sizeof(d->scanouts));
+	d->hold = HOLD_NONE;
+}
+
+void vgpu_device_destroy(struct vgpu_device *dev)
+{
+	if (!dev)
+		return;
+	vgpu_device_reset(dev);
+	handle_map_destroy(dev->resources);
+	if (dev->display_fd >= 0)
+		close(dev->display_fd);
+	free(dev->req);
+	free(dev);
+}
+
+uint32_t vgpu_device_num_capsets(void)
+{
+	uint32_t ver = 0, size = 0, n = 0;
+
+	virgl_renderer_get_cap_set(VIRTIO_GPU_CAPSET_VIRGL, &ver, &size);
+	if (size)
+		n++;
+	virgl_renderer_get_cap_set(VIRTIO_GPU_CAPSET_VIRGL2, &ver, &size);
+	if (size)
+		n++;
+	return n;
+}
+
+/* ---- the display channel --------------------------------------------------- */
+
+void vgpu_device_set_display(struct vgpu_device *dev, int fd)
+{
+	if (dev->display_fd >= 0)
+		close(dev->display_fd);
+	dev->display_fd = fd;
+	dev->display_info_valid = false;
+	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++)
+		dev->scanouts[i].announced = false;
+	if (fd >= 0) {
+		struct timeval tv = {.tv_sec = VGPU_DISPLAY_TIMEOUT_MS / 1000};
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+}
+
+int vgpu_device_display_fd(const struct vgpu_device *dev)
+{
+	return dev->display_fd;
+}
+
+static void display_lost(struct vgpu_device *d, const char *why)
+{
+	dev_log(LOG_LEVEL_WARN, d, "display channel to QEMU: %s; display updates stop", why);
+	close(d->display_fd);
+	d->display_fd = -1;
+}
+
+/* Sends one display-channel message made of @hdr_payload and @data. */
+static int display_send(struct vgpu_device *d, uint32_t request, const void *payload,
+			uint32_t payload_size, const void *data, uint32_t data_size)
+{
+	uint32_t hdr[3] = {request, 0, payload_size + data_size};
+	struct iovec iov[3] = {
+	    {hdr, sizeof(hdr)}, {(void *)payload, payload_size}, {(void *)data, data_size}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
+	size_t left = sizeof(hdr) + payload_size + data_size;
+
+	if (d->display_fd < 0)
+		return -ENOTCONN;
+	while (left) {
+		ssize_t n = sendmsg(d->display_fd, &mh, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			display_lost(d, strerror(errno));
+			return -EPIPE;
+		}
+		left -= (size_t)n;
+		while (mh.msg_iovlen && (size_t)n >= mh.msg_iov[0].iov_len) {
+			n -= (ssize_t)mh.msg_iov[0].iov_len;
+			mh.msg_iov++;
+			mh.msg_iovlen--;
+		}
+		if (mh.msg_iovlen) {
+			mh.msg_iov[0].iov_base = (uint8_t *)mh.msg_iov[0].iov_base + n;
+			mh.msg_iov[0].iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Reads exactly @len bytes of QEMU's reply within VGPU_DISPLAY_TIMEOUT_MS. */
+static int display_read(struct vgpu_device *d, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = {.fd = d->display_fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, VGPU_DISPLAY_TIMEOUT_MS) <= 0)
+			return -ETIMEDOUT;
+		n = recv(d->display_fd, p, len, 0);
+		if (n <= 0)
+			return -EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* QEMU's preferred display configuration (VHOST_USER_GPU_GET_DISPLAY_INFO). */
+static void fetch_display_info(struct vgpu_device *d)
+{
+	uint32_t hdr[3];
+	struct virtio_gpu_resp_display_info *info = &d->display_info;
+
+	memset(info, 0, sizeof(*info));
+	if (display_send(d, VUGPU_GET_DISPLAY_INFO, NULL, 0, NULL, 0) == 0) {
+		if (display_read(d, hdr, sizeof(hdr)) < 0 || hdr[0] != VUGPU_GET_DISPLAY_INFO ||
+		    !(hdr[1] & VUGPU_FLAG_REPLY) || hdr[2] != sizeof(*info) ||
+		    display_read(d, info, sizeof(*info)) < 0) {
+			display_lost(d, "bad or missing answer to GET_DISPLAY_INFO");
+			memset(info, 0, sizeof(*info));
+		} else {
+			d->display_info_valid = true;
+		}
+	}
+	if (!d->display_info_valid) {
+		/* No display: one 1024x768 head, as QEMU's default. */
+		info->pmodes[0].r.width = 1024;
+		info->pmodes[0].r.height = 768;
+		info->pmodes[0].enabled = 1;
+	}
+	info->hdr.type = VIRTIO_GPU_RESP_OK_DISPLAY_INFO;
+}
+
+/* ---- answers ----------------------------------------------------------------- */
+
+static void answer(struct vgpu_device *d, enum vgpu_queue q, const struct virtqueue_elem *elem,
+		   const void *resp, size_t len)
+{
+	size_t n = virtqueue_elem_write(elem, resp, len);
+
+	virtqueue_push(d->opt.queues[q], elem->head, (uint32_t)n);
+}
+
+static void answer_type(struct vgpu_device *d, enum vgpu_queue q, const struct virtqueue_elem *elem,
+			const struct virtio_gpu_ctrl_hdr *req, uint32_t type)
+{
+	struct virtio_gpu_ctrl_hdr resp = {.type = type};
+
+	if (req->flags & VIRTIO_GPU_FLAG_FENCE) {
+		resp.flags = VIRTIO_GPU_FLAG_FENCE;
+		resp.fence_id = req->fence_id;
+		resp.ctx_id = req->ctx_id;
+	}
+	answer(d, q, elem, &resp, sizeof(resp));
+}
+
+/* Adds a renderer fence, remembering what waits for it. Returns its pending entry. */
+static struct pending *add_fence(struct vgpu_device *d, uint32_t virgl_ctx)
+{
+	struct pending *p;
+
+	if (d->pending_n == VGPU_MAX_PENDING)
+		return NULL;
+	p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
+	memset(p, 0, sizeof(*p));
+	p->fence_id = ++d->last_fence;
+	if (renderer_fence(d->opt.renderer, virgl_ctx, p->fence_id) < 0)
+		return NULL;
+	d->pending_n++;
+	return p;
+}
+
+/* The answer to the request in @elem waits for fence @p. */
+static void answer_later(struct pending *p, const struct virtqueue_elem *elem,
+			 const struct virtio_gpu_ctrl_hdr *req)
+{
+	p->answer = true;
+	p->head = elem->head;
+	p->resp = (struct virtio_gpu_ctrl_hdr){.type = VIRTIO_GPU_RESP_OK_NODATA,
+					       .flags = VIRTIO_GPU_FLAG_FENCE,
+					       .fence_id = req->fence_id,
+					       .ctx_id = req->ctx_id};
+	p->in_n = elem->in_n < 4 ? elem->in_n : 4;
+	memcpy(p->in, elem->in, sizeof(p->in[0]) * (size_t)p->in_n);
+}
+
+static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
+{
+	struct vgpu_device *d = data;
+
+	/* Fences signal in order: this one ends every earlier one too. */
+	while (d->pending_n) {
+		struct pending *p = &d->pending[d->pending_head];
+
+		if ((int32_t)(p->fence_id - fence_id) > 0)
+			break;
+		if (p->slot && d->ctxs[p->slot - 1].ctx)
+			gpu_context_complete(d->ctxs[p->slot - 1].ctx, p->seq, end_ns);
+		if (p->answer) {
+			struct virtqueue_elem e = {.head = p->head, .in_n = p->in_n};
+
+			memcpy(e.iov, p->in, sizeof(p->in[0]) * (size_t)p->in_n);
+			e.in = e.iov;
+			answer(d, VGPU_QUEUE_CONTROL, &e, &p->resp, sizeof(p->resp));
+		}
+		d->pending_head = (d->pending_head + 1) % VGPU_MAX_PENDING;
+		d->pending_n--;
+	}
+}
+
+/* ---- objects ------------------------------------------------------------------ */
+
+static struct vgpu_resource *resource(struct vgpu_device *d, uint32_t id)
+{
+	return id ? handle_map_get(d->resources, id) : NULL;
+}
+
+/* The slot of guest context @guest_id, or -1. */
+static int ctx_slot(const struct vgpu_device *d, uint32_t guest_id)
+{
+	if (guest_id == 0)
+		return -1;
+	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
+		if (d->ctxs[i].guest_id == guest_id)
+			return (int)i;
+	return -1;
+}
+
+/* The live gpu_context of the request's ctx_id, or NULL (then *err is the answer). */
+static struct gpu_context *live_ctx(struct vgpu_device *d, uint32_t guest_id, int *slot_out,
+				    uint32_t *err)
+{
+	int slot = ctx_slot(d, guest_id);
+
+	*err = VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
+	if (slot < 0 || d->ctxs[slot].dead || !d->ctxs[slot].ctx)
+		return NULL;
+	if (slot_out)
+		*slot_out = slot;
+	return d->ctxs[slot].ctx;
+}
+
+/* The resource memory a context's predictor may read: a backing in one piece. */
+static const void *resource_memory(void *data, uint32_t handle, size_t *size)
+{
+	struct vgpu_device *d = data;
+	struct vgpu_resource *res = resource(d, handle);
+
+	if (!res || res->iov_n != 1)
+		return NULL;
+	*size = res->iov[0].iov_len;
+	return res->iov[0].iov_base;
+}
+
+/* Translates @res's backing entries into host iovecs; 0 or -EFAULT/-E2BIG/-ENOMEM. */
+static int map_backing(struct vgpu_device *d, struct vgpu_resource *res)
+{
+	int max = (int)(res->n_entries + GUEST_MEM_MAX_REGIONS);
+	struct iovec *iov = calloc((size_t)max, sizeof(*iov));
+	int n = 0;
+
+	if (!iov)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < res->n_entries; i++) {
+		n = guest_mem_iov(d->opt.mem, res->entries[i].addr, res->entries[i].length, iov, n,
+				  max);
+		if (n < 0) {
+			free(iov);
+			return n;
+		}
+	}
+	res->iov = iov;
+	res->iov_n = n;
+	virgl_renderer_resource_attach_iov((int)res->id, iov, n);
+	return 0;
+}
+
+static void unmap_backing(struct vgpu_resource *res)
+{
+	if (!res->iov)
+		return;
+	virgl_renderer_resource_detach_iov((int)res->id, NULL, NULL);
+	free(res->iov);
+	res->iov = NULL;
+	res->iov_n = 0;
+}
+
+void vgpu_device_remap(struct vgpu_device *dev)
+{
+	/* handle_map has no iterator: pop everything and put it back. */
+	struct vgpu_resource **all;
+	size_t n = handle_map_count(dev->resources), i = 0;
+	struct vgpu_resource *res;
+
+	if (n == 0)
+		return;
+	all = calloc(n, sizeof(*all));
+	if (!all)
+		return;
+	while ((res = handle_map_pop(dev->resources)))
+		all[i++] = res;
+	for (size_t k = 0; k < i; k++) {
+		res = all[k];
+		if (res->entries) {
+			unmap_backing(res);
+			if (map_backing(dev, res) < 0) {
+				dev_log(
+				    LOG_LEVEL_WARN, dev,
+				    "resource %u: backing outside the new memory table; detached",
+				    res->id);
+				free(res->entries);
+				res->entries = NULL;
+				res->n_entries = 0;
+			}
+		}
+		handle_map_add(dev->resources, res->id, res);
+	}
+	free(all);
+}
+
+/* ---- commands ------------------------------------------------------------------ */
+
+/* Each returns the answer's type (RESP_OK_NODATA or an error), or 0 when it answered itself. */
+
+static uint32_t create_resource(struct vgpu_device *d,
+				struct virgl_renderer_resource_create_args *args, const char **what)
+{
+	struct vgpu_resource *res;
+
+	if (args->handle == 0 || args->handle >= PREDICT_HOST_HANDLE_MIN) {
+		*what = "resource id 0 or reserved for the host";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (resource(d, args->handle)) {
+		*what = "resource id already in use";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (handle_map_count(d->resources) >= VGPU_MAX_RESOURCES) {
+		*what = "too many resources";
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	res->id = args->handle;
+	res->target = args->target;
+	res->format = args->format;
+	res->width = args->width;
+	res->height = args->height;
+	if (virgl_renderer_resource_create(args, NULL, 0)) {
+		free(res);
+		*what = "virglrenderer refused the resource description";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	if (handle_map_add(d->resources, res->id, res) < 0) {
+		virgl_renderer_resource_unref(res->id);
+		free(res);
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_resource_create_2d(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_create_2d c;
+	struct virgl_renderer_resource_create_args args;
+
+	memcpy(&c, req, sizeof(c));
+	args = (struct virgl_renderer_resource_create_args){
+	    .handle = c.resource_id,
+	    .target = PIPE_TEXTURE_2D,
+	    .format = c.format,
+	    .bind = VIRGL_BIND_RENDER_TARGET,
+	    .width = c.width,
+	    .height = c.height,
+	    .depth = 1,
+	    .array_size = 1,
+	    .flags = VIRTIO_GPU_RESOURCE_FLAG_Y_0_TOP,
+	};
+	return create_resource(d, &args, what);
+}
+
+static uint32_t cmd_resource_create_3d(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_create_3d c;
+	struct virgl_renderer_resource_create_args args;
+
+	memcpy(&c, req, sizeof(c));
+	args = (struct virgl_renderer_resource_create_args){
+	    .handle = c.resource_id,
+	    .target = c.target,
+	    .format = c.format,
+	    .bind = c.bind,
+	    .width = c.width,
+	    .height = c.height,
+	    .depth = c.depth,
+	    .array_size = c.array_size,
+	    .last_level = c.last_level,
+	    .nr_samples = c.nr_samples,
+	    .flags = c.flags,
+	};
+	return create_resource(d, &args, what);
+}
+
+static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_unref c;
+	struct vgpu_resource *res;
+
+	memcpy(&c, req, sizeof(c));
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++)
+		if (d->scanouts[i].resource_id == res->id)
+			d->scanouts[i].resource_id = 0;
+	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
+		if (d->ctxs[i].ctx)
+			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
+	handle_map_remove(d->resources, res->id);
+	resource_free(res);
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_attach_backing c;
+	struct vgpu_resource *res;
+	size_t bytes;
+	int r;
+
+	memcpy(&c, req, sizeof(c));
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (res->entries) {
+		*what = "resource already has a backing";
+		return VIRTIO_GPU_RESP_ERR_UNSPEC;
+	}
+	bytes = (size_t)c.nr_entries * sizeof(struct virtio_gpu_mem_entry);
+	res->entries = malloc(bytes);
+	if (!res->entries)
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	memcpy(res->entries, (const uint8_t *)req + sizeof(c), bytes);
+	res->n_entries = c.nr_entries;
+	r = map_backing(d, res);
+	if (r < 0) {
+		free(res->entries);
+		res->entries = NULL;
+		res->n_entries = 0;
+		*what = r == -ENOMEM ? "out of memory" : "backing page outside guest memory";
+		return r == -ENOMEM ? VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY
+				    : VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_detach_backing(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_detach_backing c;
+	struct vgpu_resource *res;
+
+	memcpy(&c, req, sizeof(c));
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	unmap_backing(res);
+	free(res->entries);
+	res->entries = NULL;
+	res->n_entries = 0;
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_transfer_to_host_2d(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_transfer_to_host_2d c;
+	struct vgpu_resource *res;
+	struct virgl_box box;
+
+	memcpy(&c, req, sizeof(c));
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	box = (struct virgl_box){c.r.x, c.r.y, 0, c.r.width, c.r.height, 1};
+	if (virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &box, c.offset, NULL, 0)) {
+		*what = "virglrenderer refused the transfer";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+/* Tells the vertex-data watchers of context @ctx what a buffer transfer wrote. */
+static void note_buffer_write(struct vgpu_device *d, struct gpu_context *ctx,
+			      const struct vgpu_resource *res, uint64_t offset, uint32_t x,
+			      uint32_t w)
+{
+	uint8_t *copy;
+	size_t done = 0, skip = (size_t)offset;
+
+	if (res->target != PIPE_BUFFER || !res->iov || w == 0 || w > (1u << 20))
+		return;
+	copy = malloc(w);
+	if (!copy)
+		return;
+	for (int i = 0; i < res->iov_n && done < w; i++) {
+		size_t len = res->iov[i].iov_len, n;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		n = len - skip < w - done ? len - skip : w - done;
+		memcpy(copy + done, (uint8_t *)res->iov[i].iov_base + skip, n);
+		done += n;
+		skip = 0;
+	}
+	if (done == w)
+		predictor_resource_write(gpu_context_predictor(ctx), res->id, x, copy, w);
+	free(copy);
+}
+
+static uint32_t cmd_transfer_3d(struct vgpu_device *d, const void *req, bool to_host,
+				const char **what)
+{
+	struct virtio_gpu_transfer_host_3d c;
+	struct vgpu_resource *res;
+	struct gpu_context *ctx;
+	struct virgl_box box;
+	uint32_t err, virgl_ctx = 0;
+	int r;
+
+	memcpy(&c, req, sizeof(c));
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	ctx = live_ctx(d, c.hdr.ctx_id, NULL, &err);
+	if (c.hdr.ctx_id && !ctx) {
+		*what = "no such context";
+		return err;
+	}
+	if (ctx)
+		virgl_ctx = gpu_context_id(ctx);
+	box = (struct virgl_box){c.box.x, c.box.y, c.box.z, c.box.w, c.box.h, c.box.d};
+	if (to_host) {
+		if (ctx)
+			note_buffer_write(d, ctx, res, c.offset, c.box.x, c.box.w);
+		r = virgl_renderer_transfer_write_iov(res->id, virgl_ctx, (int)c.level, c.stride,
+						      c.layer_stride, &box, c.offset, NULL, 0);
+	} else {
+		r = virgl_renderer_transfer_read_iov(res->id, virgl_ctx, c.level, c.stride,
+						     c.layer_stride, &box, c.offset, NULL, 0);
+	}
+	if (r) {
+		*what = "virglrenderer refused the transfer";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static void announce_scanout(struct vgpu_device *d, uint32_t i)
+{
+	struct scanout *s = &d->scanouts[i];
+	uint32_t m[3] = {i, s->resource_id ? s->r.width : 0, s->resource_id ? s->r.height : 0};
+
+	if (display_send(d, VUGPU_SCANOUT, m, sizeof(m), NULL, 0) == 0)
+		s->announced = true;
+}
+
+static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_set_scanout c;
+	struct vgpu_resource *res;
+	struct scanout *s;
+
+	memcpy(&c, req, sizeof(c));
+	if (c.scanout_id >= VGPU_MAX_SCANOUTS) {
+		*what = "no such scanout";
+		return VIRTIO_GPU_RESP_ERR_INVALID_SCANOUT_ID;
+	}
+	s = &d->scanouts[c.scanout_id];
+	if (c.resource_id == 0 || c.r.width == 0 || c.r.height == 0) {
+		s->resource_id = 0;
+		announce_scanout(d, c.scanout_id);
+		return VIRTIO_GPU_RESP_OK_NODATA;
+	}
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (c.r.x > res->width || c.r.y > res->height || c.r.width > res->width - c.r.x ||
+	    c.r.height > res->height - c.r.y) {
+		*what = "scanout rectangle outside the resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	if (s->resource_id != c.resource_id || s->r.width != c.r.width || s->r.height != c.r.height)
+		s->announced = false;
+	s->resource_id = c.resource_id;
+	s->r = c.r;
+	if (!s->announced)
+		announce_scanout(d, c.scanout_id);
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+/* Sends rows [y, y + h) of scanout @i to QEMU. */
+static void update_scanout(struct vgpu_device *d, uint32_t i, uint32_t y, uint32_t h)
+{
+	struct scanout *s = &d->scanouts[i];
+	struct vgpu_resource *res = resource(d, s->resource_id);
+	uint32_t w = s->r.width, stride, m[5];
+	struct virgl_box box;
+	struct iovec iov;
+
+	if (!res || h == 0 || d->display_fd < 0)
+		return;
+	if (!s->announced)
+		announce_scanout(d, i);
+	stride = w * 4;
+	iov.iov_len = (size_t)stride * h;
+	iov.iov_base = malloc(iov.iov_len);
+	if (!iov.iov_base)
+		return;
+	box = (struct virgl_box){s->r.x, s->r.y + y, 0, w, h, 1};
+	if (virgl_renderer_transfer_read_iov(res->id, 0, 0, stride, 0, &box, 0, &iov, 1) == 0) {
+		m[0] = i;
+		m[1] = 0;
+		m[2] = y;
+		m[3] = w;
+		m[4] = h;
+		display_send(d, VUGPU_UPDATE, m, sizeof(m), iov.iov_base, (uint32_t)iov.iov_len);
+	}
+	free(iov.iov_base);
+}
+
+static uint32_t cmd_resource_flush(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_resource_flush c;
+
+	memcpy(&c, req, sizeof(c));
+	if (!resource(d, c.resource_id)) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++) {
+		struct scanout *s = &d->scanouts[i];
+		uint64_t top, bottom;
+
+		if (s->resource_id != c.resource_id)
+			continue;
+		/* The flushed rows, in the scanout's coordinates. */
+		top = c.r.y > s->r.y ? c.r.y - s->r.y : 0;
+		bottom = (uint64_t)c.r.y + c.r.height - s->r.y;
+		if ((uint64_t)c.r.y + c.r.height <= s->r.y || top >= s->r.height)
+			continue;
+		if (bottom > s->r.height)
+			bottom = s->r.height;
+		update_scanout(d, i, (uint32_t)top, (uint32_t)(bottom - top));
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_get_display_info(struct vgpu_device *d, enum vgpu_queue q,
+				     const struct virtqueue_elem *elem, const void *req)
+{
+	struct virtio_gpu_ctrl_hdr hdr;
+
+	memcpy(&hdr, req, sizeof(hdr));
+	if (!d->display_info_valid)
+		fetch_display_info(d);
+	if (hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
+		d->display_info.hdr.flags = VIRTIO_GPU_FLAG_FENCE;
+		d->display_info.hdr.fence_id = hdr.fence_id;
+	}
+	answer(d, q, elem, &d->display_info, sizeof(d->display_info));
+	return 0;
+}
+
+static uint32_t cmd_get_capset_info(struct vgpu_device *d, enum vgpu_queue q,
+				    const struct virtqueue_elem *elem, const void *req,
+				    const char **what)
+{
+	struct virtio_gpu_get_capset_info c;
+	struct virtio_gpu_resp_capset_info resp = {.hdr.type = VIRTIO_GPU_RESP_OK_CAPSET_INFO};
+	uint32_t ver = 0, size = 0;
+
+	memcpy(&c, req, sizeof(c));
+	if (c.capset_index >= vgpu_device_num_capsets()) {
+		*what = "no such capset index";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	resp.capset_id = c.capset_index == 0 ? VIRTIO_GPU_CAPSET_VIRGL : VIRTIO_GPU_CAPSET_VIRGL2;
+	virgl_renderer_get_cap_set(resp.capset_id, &ver, &size);
+	resp.capset_max_version = ver;
+	resp.capset_max_size = size;
+	answer(d, q, elem, &resp, sizeof(resp));
+	return 0;
+}
+
+static uint32_t cmd_get_capset(struct vgpu_device *d, enum vgpu_queue q,
+			       const struct virtqueue_elem *elem, const void *req,
+			       const char **what)
+{
+	struct virtio_gpu_get_capset c;
+	struct virtio_gpu_resp_capset *resp;
+	uint32_t ver = 0, size = 0;
+
+	memcpy(&c, req, sizeof(c));
+	if (c.capset_id != VIRTIO_GPU_CAPSET_VIRGL && c.capset_id != VIRTIO_GPU_CAPSET_VIRGL2) {
+		*what = "no such capset";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	virgl_renderer_get_cap_set(c.capset_id, &ver, &size);
+	if (size == 0 || c.capset_version > ver) {
+		*what = "capset version not offered";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	if (virtqueue_elem_in_size(elem) < sizeof(*resp) + size) {
+		*what = "answer buffer too small for the capset";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	resp = calloc(1, sizeof(*resp) + size);
+	if (!resp)
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	resp->hdr.type = VIRTIO_GPU_RESP_OK_CAPSET;
+	virgl_renderer_fill_caps(c.capset_id, c.capset_version, resp->capset_data);
+	answer(d, q, elem, resp, sizeof(*resp) + size);
+	free(resp);
+	return 0;
+}
+
+static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_ctx_create c;
+	struct gpu_context_options copt;
+	char name[sizeof(c.debug_name) + 1];
+	uint32_t slot = VGPU_MAX_CONTEXTS, j = 0;
+
+	memcpy(&c, req, sizeof(c));
+	if (c.hdr.ctx_id == 0 || ctx_slot(d, c.hdr.ctx_id) >= 0) {
+		*what = "context id 0 or already in use";
+		return VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
+	}
+	if (c.context_init & 0xffu) {
+		/* A capset other than virgl's (venus, cross-domain): not offered. */
+		*what = "context type not offered";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++) {
+		if (!d->ctxs[i].guest_id) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot == VGPU_MAX_CONTEXTS) {
+		*what = "too many contexts";
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	/* Keep what is printable of the guest's debug name. */
+	for (uint32_t i = 0; i < c.nlen && c.debug_name[i]; i++)
+		name[j++] =
+		    (c.debug_name[i] >= 0x20 && c.debug_name[i] < 0x7f) ? c.debug_name[i] : '?';
+	name[j] = '\0';
+	copt = (struct gpu_context_options){
+	    .domain = d->opt.domain,
+	    .client_id = d->opt.client_id,
+	    .ctx_id = slot + 1,
+	    .name = j ? name : "unnamed",
+	    .model = d->opt.model,
+	    .max_inflight = d->opt.max_inflight,
+	    .feature_dump_dir = d->opt.feature_dump_dir,
+	    .state_dir = d->opt.state_dir,
+	    .identity = d->identity,
+	    .renderer = d->opt.renderer,
+	    .link = d->opt.link,
+	};
+	d->ctxs[slot].ctx = gpu_context_create(&copt);
+	if (!d->ctxs[slot].ctx) {
+		*what = "the renderer cannot create the context";
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	d->ctxs[slot].guest_id = c.hdr.ctx_id;
+	predictor_set_resource_data(gpu_context_predictor(d->ctxs[slot].ctx), resource_memory, d);
+	dev_log(LOG_LEVEL_INFO, d, "guest context %u \"%s\" created", c.hdr.ctx_id,
+		gpu_context_name(d->ctxs[slot].ctx));
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_ctx_destroy(struct vgpu_device *d, const void *req, const char **what)
+{
+	struct virtio_gpu_ctx_destroy c;
+	int slot;
+
+	memcpy(&c, req, sizeof(c));
+	slot = ctx_slot(d, c.hdr.ctx_id);
+	if (slot < 0) {
+		*what = "no such context";
+		return VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
+	}
+	ctx_free(d, (uint32_t)slot);
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool attach,
+				 const char **what)
+{
+	struct virtio_gpu_ctx_resource c;
+	struct vgpu_resource *res;
+	struct gpu_context *ctx;
+	uint32_t err;
+
+	memcpy(&c, req, sizeof(c));
+	ctx = live_ctx(d, c.hdr.ctx_id, NULL, &err);
+	if (!ctx) {
+		*what = "no such context";
+		return err;
+	}
+	res = resource(d, c.resource_id);
+	if (!res) {
+		*what = "no such resource";
+		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (attach) {
+		virgl_renderer_ctx_attach_resource((int)gpu_context_id(ctx), (int)res->id);
+		predictor_resource_create(gpu_context_predictor(ctx), res->id,
+					  &(struct predict_resource_desc){
+					      .target = res->target,
+					      .format = res->format,
+					      .width = res->width,
+					      .height = res->height,
+					      .depth = 1,
+					      .array_size = 1,
+					  });
+	} else {
+		virgl_renderer_ctx_detach_resource((int)gpu_context_id(ctx), (int)res->id);
+		predictor_resource_destroy(gpu_context_predictor(ctx), res->id);
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+/* The guest's stream or the scheduler ended context @slot; later requests naming it fail. */
+static void kill_ctx(struct vgpu_device *d, int slot, const char *why)
+{
+	uint32_t guest_id = d->ctxs[slot].guest_id;
+
+	dev_log(LOG_LEVEL_ERROR, d, "guest context %u \"%s\": %s; the context is destroyed",
+		guest_id, gpu_context_name(d->ctxs[slot].ctx), why);
+	ctx_free(d, (uint32_t)slot);
+	d->ctxs[slot].guest_id = guest_id;
+	d->ctxs[slot].dead = true;
+}
+
+/* Dispatches the held SUBMIT_3D (decoded, predicted, granted) with its fence. */
+static uint32_t dispatch_submit(struct vgpu_device *d, int slot, const struct group_info *info)
+{
+	struct virtio_gpu_cmd_submit c;
+	struct gpu_context *ctx = d->ctxs[slot].ctx;
+	struct pending *p;
+
+	memcpy(&c, d->req, sizeof(c));
+	p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
+	/* The fence is created by gpu_context_dispatch() right after the stream. */
+	memset(p, 0, sizeof(*p));
+	p->fence_id = d->last_fence + 1;
+	p->seq = gpu_context_dispatch(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4, info,
+				      p->fence_id);
+	if (p->seq == 0) {
+		kill_ctx(d, slot, "the renderer cannot create a fence");
+		return VIRTIO_GPU_RESP_ERR_UNSPEC;
+	}
+	d->last_fence++;
+	d->pending_n++;
+	p->slot = (uint32_t)slot + 1;
+	if (c.hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
+		answer_later(p, &d->elem, &c.hdr);
+		return 0;
+	}
+	return VIRTIO_GPU_RESP_OK_NODATA;
+}
+
+/*
+ * SUBMIT_3D: one command group. Returns the answer type, 0 when answered
+ * (or to be answered at its fence), or UINT32_MAX when it holds the queue.
+ */
+#define HELD UINT32_MAX
+
+static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
+{
+	struct virtio_gpu_cmd_submit c;
+	struct gpu_context *ctx;
+	struct group_info info;
+	uint32_t err;
+	int slot = -1;
+
+	memcpy(&c, d->req, sizeof(c));
+	ctx = live_ctx(d, c.hdr.ctx_id, &slot, &err);
+	if (!ctx) {
+		*what = "no such context";
+		return err;
+	}
+	if (c.size == 0)
+		return VIRTIO_GPU_RESP_OK_NODATA;
+	if (d->pending_n == VGPU_MAX_PENDING) {
+		d->hold = HOLD_PENDING;
+		return HELD;
+	}
+	if (!gpu_context_can_dispatch(ctx)) {
+		d->hold = HOLD_INFLIGHT;
+		return HELD;
+	}
+	/* A group is decoded and predicted before it may reach the GPU; a
+	 * stream the decoder rejects never does, and costs its context. */
+	if (gpu_context_prepare(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4, &info) <
+	    0) {
+		kill_ctx(d, slot, "malformed command stream");
+		*what = "malformed command stream";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	if (d->opt.grants) {
+		gpu_context_request_grant(ctx, &info);
+		d->grant_info = info;
+		d->hold = HOLD_GRANT;
+		return HELD;
+	}
+	return dispatch_submit(d, slot, &info);
+}
+
+/* Runs the request in d->req (d->req_len bytes) from chain d->elem. */
+static uint32_t run(struct vgpu_device *d, enum vgpu_queue q, const char **what)
+{
+	const void *req = d->req;
+	struct virtio_gpu_ctrl_hdr hdr;
+
+	memcpy(&hdr, req, sizeof(hdr));
+	switch (hdr.type) {
+	case VIRTIO_GPU_CMD_GET_DISPLAY_INFO:
+		return cmd_get_display_info(d, q, &d->elem, req);
+	case VIRTIO_GPU_CMD_RESOURCE_CREATE_2D:
+		return cmd_resource_create_2d(d, req, what);
+	case VIRTIO_GPU_CMD_RESOURCE_UNREF:
+		return cmd_resource_unref(d, req, what);
+	case VIRTIO_GPU_CMD_SET_SCANOUT:
+		return cmd_set_scanout(d, req, what);
+	case VIRTIO_GPU_CMD_RESOURCE_FLUSH:
+		return cmd_resource_flush(d, req, what);
+	case VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D:
+		return cmd_transfer_to_host_2d(d, req, what);
+	case VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING:
+		return cmd_attach_backing(d, req, what);
+	case VIRTIO_GPU_CMD_RESOURCE_DETACH_BACKING:
+		return cmd_detach_backing(d, req, what);
+	case VIRTIO_GPU_CMD_GET_CAPSET_INFO:
+		return cmd_get_capset_info(d, q, &d->elem, req, what);
+	case VIRTIO_GPU_CMD_GET_CAPSET:
+		return cmd_get_capset(d, q, &d->elem, req, what);
+	case VIRTIO_GPU_CMD_CTX_CREATE:
+		return cmd_ctx_create(d, req, what);
+	case VIRTIO_GPU_CMD_CTX_DESTROY:
+		return cmd_ctx_destroy(d, req, what);
+	case VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE:
+		return cmd_ctx_resource(d, req, true, what);
+	case VIRTIO_GPU_CMD_CTX_DETACH_RESOURCE:
+		return cmd_ctx_resource(d, req, false, what);
+	case VIRTIO_GPU_CMD_RESOURCE_CREATE_3D:
+		return cmd_resource_create_3d(d, req, what);
+	case VIRTIO_GPU_CMD_TRANSFER_TO_HOST_3D:
+		return cmd_transfer_3d(d, req, true, what);
+	case VIRTIO_GPU_CMD_TRANSFER_FROM_HOST_3D:
+		return cmd_transfer_3d(d, req, false, what);
+	case VIRTIO_GPU_CMD_SUBMIT_3D:
+		return cmd_submit_3d(d, what);
+	default:
+		*what = "command not served by this device";
+		return VIRTIO_GPU_RESP_ERR_UNSPEC;
+	}
+}
+
+static void cursor(struct vgpu_device *d, const struct virtio_gpu_update_cursor *req)
+{
+	struct virtio_gpu_update_cursor c = *req;
+	uint32_t pos[3];
+
+	if (c.pos.scanout_id >= VGPU_MAX_SCANOUTS || d->display_fd < 0)
+		return;
+	pos[0] = c.pos.scanout_id;
+	pos[1] = c.pos.x;
+	pos[2] = c.pos.y;
+	if (c.hdr.type == VIRTIO_GPU_CMD_UPDATE_CURSOR) {
+		struct vgpu_resource *res = resource(d, c.resource_id);
+		struct {
+			uint32_t pos[3], hot_x, hot_y;
+			uint32_t pixels[CURSOR_SIZE * CURSOR_SIZE];
+		} * up;
+		struct virgl_box box = {0, 0, 0, CURSOR_SIZE, CURSOR_SIZE, 1};
+		struct iovec iov;
+
+		if (!res || res->width != CURSOR_SIZE || res->height != CURSOR_SIZE) {
+			display_send(d, VUGPU_CURSOR_POS_HIDE, pos, sizeof(pos), NULL, 0);
+			return;
+		}
+		up = calloc(1, sizeof(*up));
+		if (!up)
+			return;
+		memcpy(up->pos, pos, sizeof(pos));
+		up->hot_x = c.hot_x;
+		up->hot_y = c.hot_y;
+		iov.iov_base = up->pixels;
+		iov.iov_len = sizeof(up->pixels);
+		if (virgl_renderer_transfer_read_iov(res->id, 0, 0, CURSOR_SIZE * 4, 0, &box, 0,
+						     &iov, 1) == 0)
+			display_send(d, VUGPU_CURSOR_UPDATE, up, sizeof(*up), NULL, 0);
+		free(up);
+		return;
+	}
+	display_send(d, VUGPU_CURSOR_POS, pos, sizeof(pos), NULL, 0);
+}
+
+/* Finishes the request in d->req with answer @type (0: already answered). */
+static void finish(struct vgpu_device *d, enum vgpu_queue q, uint32_t type, const char *what)
+{
+	struct virtio_gpu_ctrl_hdr hdr;
+
+	memcpy(&hdr, d->req, sizeof(hdr));
+	if (type == 0)
+		return;
+	if (type != VIRTIO_GPU_RESP_OK_NODATA)
+		guest_error(d, hdr.type, what ? what : "refused");
+	if (type == VIRTIO_GPU_RESP_OK_NODATA && (hdr.flags & VIRTIO_GPU_FLAG_FENCE)) {
+		struct gpu_context *ctx = NULL;
+		uint32_t err;
+		struct pending *p;
+
+		if (hdr.ctx_id)
+			ctx = live_ctx(d, hdr.ctx_id, NULL, &err);
+		p = add_fence(d, ctx ? gpu_context_id(ctx) : 0);
+		if (p) {
+			answer_later(p, &d->elem, &hdr);
+			return;
+		}
+	}
+	answer_type(d, q, &d->elem, &hdr, type);
+}
+
+/* Reads the request of chain d->elem into d->req. 0 or the error answer. */
+static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const char **what)
+{
+	size_t len = virtqueue_elem_out_size(&d->elem);
+	uint32_t err;
+
+	if (len > VGPU_MAX_REQUEST) {
+		*what = "request larger than the device accepts";
+		len = sizeof(struct virtio_gpu_ctrl_hdr);
+	}
+	if (len > d->req_cap) {
+		uint8_t *p = realloc(d->req, len);
+
+		if (!p)
+			return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+		d->req = p;
+		d->req_cap = len;
+	}
+	d->req_len = virtqueue_elem_read(&d->elem, d->req, len);
+	if (d->req_len < len)
+		memset(d->req + d->req_len, 0, len - d->req_len);
+	err = vgpu_cmd_check(d->req, d->req_len, q, what);
+	return err;
+}
+
+/* The cursor queue: small requests, never held, answered at once. */
+static int process_cursor(struct vgpu_device *d)
+{
+	struct virtqueue *vq = d->opt.queues[VGPU_QUEUE_CURSOR];
+	struct virtqueue_elem *e = &d->cursor_elem;
+	int served = 0, r;
+
+	while ((r = virtqueue_pop(vq, d->opt.mem, e)) > 0) {
+		struct virtio_gpu_update_cursor c;
+		const char *what = NULL;
+		size_t len = virtqueue_elem_out_size(e);
+		uint32_t type;
+
+		memset(&c, 0, sizeof(c));
+		virtqueue_elem_read(e, &c, sizeof(c));
+		type =
+		    vgpu_cmd_check(&c, len < sizeof(c) ? len : sizeof(c), VGPU_QUEUE_CURSOR, &what);
+		if (type)
+			guest_error(d, c.hdr.type, what);
+		else
+			cursor(d, &c);
+		answer_type(d, VGPU_QUEUE_CURSOR, e, &c.hdr,
+			    type ? type : VIRTIO_GPU_RESP_OK_NODATA);
+		served++;
+	}
+	if (served)
+		virtqueue_notify(vq);
+	if (r < 0) {
+		dev_log(LOG_LEVEL_ERROR, d,
+			"the guest broke the cursor queue (bad descriptor chain); it stops until "
+			"the device is reset");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int vgpu_device_process(struct vgpu_device *dev, enum vgpu_queue q)
+{
+	struct vgpu_device *d = dev;
+	struct virtqueue *vq = d->opt.queues[q];
+	int served = 0, r;
+
+	if (q == VGPU_QUEUE_CURSOR)
+		return process_cursor(d);
+	if (d->hold != HOLD_NONE)
+		return 0;
+	for (;;) {
+		const char *what = NULL;
+		uint32_t type;
+
+		r = virtqueue_pop(vq, d->opt.mem, &d->elem);
+		if (r <= 0)
+			break;
+		served++;
+		if (d->req_cap < sizeof(struct virtio_gpu_ctrl_hdr)) {
+			d->req = realloc(d->req, 4096);
+			d->req_cap = d->req ? 4096 : 0;
+			if (!d->req)
+				return -ENOMEM;
+		}
+		type = take_request(d, q, &what);
+		if (type) {
+			struct virtio_gpu_ctrl_hdr hdr;
+
+			memset(&hdr, 0, sizeof(hdr));
+			memcpy(&hdr, d->req, d->req_len < sizeof(hdr) ? d->req_len : sizeof(hdr));
+			guest_error(d, hdr.type, what ? what : "bad request");
+			answer_type(d, q, &d->elem, &hdr, type);
+			continue;
+		}
+		type = run(d, q, &what);
+		if (type == HELD)
+			break;
+		finish(d, q, type, what);
+	}
+	if (served)
+		virtqueue_notify(vq);
+	if (r < 0) {
+		dev_log(LOG_LEVEL_ERROR, d,
+			"the guest broke the control queue (bad descriptor chain); it stops until "
+			"the device is reset");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool vgpu_device_blocked(const struct vgpu_device *dev)
+{
+	return dev->hold != HOLD_NONE;
+}
+
+/* Tries the held SUBMIT_3D again. True when it no longer holds the queue. */
+static bool retry_held(struct vgpu_device *d)
+{
+	struct virtio_gpu_cmd_submit c;
+	const char *what = NULL;
+	uint32_t type, verdict;
+	int slot;
+
+	memcpy(&c, d->req, sizeof(c));
+	slot = ctx_slot(d, c.hdr.ctx_id);
+	if (d->hold == HOLD_GRANT) {
+		if (!mediator_link_take_grant(d->opt.link, &verdict))
+			return false;
+		d->hold = HOLD_NONE;
+		if (slot < 0 || !d->ctxs[slot].ctx) {
+			type = VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
+		} else if (verdict != WIRE_GRANTED) {
+			kill_ctx(d, slot,
+				 "unschedulable: its command group never fits the safety domains' "
+				 "gaps");
+			what = "refused by the scheduler";
+			type = VIRTIO_GPU_RESP_ERR_UNSPEC;
+		} else {
+			type = dispatch_submit(d, slot, &d->grant_info);
+		}
+	} else {
+		if (d->hold == HOLD_INFLIGHT && slot >= 0 && d->ctxs[slot].ctx &&
+		    !gpu_context_can_dispatch(d->ctxs[slot].ctx))
+			return false;
+		if (d->hold == HOLD_PENDING && d->pending_n == VGPU_MAX_PENDING)
+			return false;
+		d->hold = HOLD_NONE;
+		type = run(d, VGPU_QUEUE_CONTROL, &what);
+		if (type == HELD)
+			return false;
+	}
+	finish(d, VGPU_QUEUE_CONTROL, type, what);
+	virtqueue_notify(d->opt.queues[VGPU_QUEUE_CONTROL]);
+	return true;
+}
+
+int vgpu_device_poll(struct vgpu_device *dev)
+{
+	uint32_t before = dev->pending_n;
+
+	renderer_take_completions(dev->opt.renderer, on_fence, dev);
+	if (dev->pending_n != before)
+		virtqueue_notify(dev->opt.queues[VGPU_QUEUE_CONTROL]);
+	if (dev->hold != HOLD_NONE && !retry_held(dev))
+		return 0;
+	return vgpu_device_process(dev, VGPU_QUEUE_CONTROL);
+}
+
+uint32_t vgpu_device_inflight(const struct vgpu_device *dev)
+{
+	return dev->pending_n;
+}

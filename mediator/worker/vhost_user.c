@@ -1,0 +1,253 @@
+/*
+ * vhost-user message framing and checks (see vhost_user.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vhost_user.h"
+
+/* What each request must carry: payload size (exact, or at most for
+ * SIZE_MAX_*), and how many fds (exact; FDS_OPT: 0 or 1). */
+enum { SIZE_EXACT, SIZE_MEMORY, SIZE_CONFIG };
+enum { FDS_NONE, FDS_ONE, FDS_OPT, FDS_REGIONS };
+
+static const struct rule {
+	const char *name;
+	uint32_t size;
+	uint8_t size_kind;
+	uint8_t fds;
+	uint8_t ring; /* the payload's first u32 (or u64 low byte) is a ring index */
+} rules[VHOST_USER_REQUEST_MAX] = {
+    [VHOST_USER_GET_FEATURES] = {"GET_FEATURES", 0, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_SET_FEATURES] = {"SET_FEATURES", 8, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_SET_OWNER] = {"SET_OWNER", 0, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_RESET_OWNER] = {"RESET_OWNER", 0, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_SET_MEM_TABLE] = {"SET_MEM_TABLE", 0, SIZE_MEMORY, FDS_REGIONS, 0},
+    [VHOST_USER_SET_VRING_NUM] = {"SET_VRING_NUM", 8, SIZE_EXACT, FDS_NONE, 1},
+    [VHOST_USER_SET_VRING_ADDR] = {"SET_VRING_ADDR", 40, SIZE_EXACT, FDS_NONE, 1},
+    [VHOST_USER_SET_VRING_BASE] = {"SET_VRING_BASE", 8, SIZE_EXACT, FDS_NONE, 1},
+    [VHOST_USER_GET_VRING_BASE] = {"GET_VRING_BASE", 8, SIZE_EXACT, FDS_NONE, 1},
+    [VHOST_USER_SET_VRING_KICK] = {"SET_VRING_KICK", 8, SIZE_EXACT, FDS_OPT, 1},
+    [VHOST_USER_SET_VRING_CALL] = {"SET_VRING_CALL", 8, SIZE_EXACT, FDS_OPT, 1},
+    [VHOST_USER_SET_VRING_ERR] = {"SET_VRING_ERR", 8, SIZE_EXACT, FDS_OPT, 1},
+    [VHOST_USER_GET_PROTOCOL_FEATURES] = {"GET_PROTOCOL_FEATURES", 0, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_SET_PROTOCOL_FEATURES] = {"SET_PROTOCOL_FEATURES", 8, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_GET_QUEUE_NUM] = {"GET_QUEUE_NUM", 0, SIZE_EXACT, FDS_NONE, 0},
+    [VHOST_USER_SET_VRING_ENABLE] = {"SET_VRING_ENABLE", 8, SIZE_EXACT, FDS_NONE, 1},
+    [VHOST_USER_GET_CONFIG] = {"GET_CONFIG", 0, SIZE_CONFIG, FDS_NONE, 0},
+    [VHOST_USER_SET_CONFIG] = {"SET_CONFIG", 0, SIZE_CONFIG, FDS_NONE, 0},
+    [VHOST_USER_GPU_SET_SOCKET] = {"GPU_SET_SOCKET", 0, SIZE_EXACT, FDS_ONE, 0},
+    [VHOST_USER_RESET_DEVICE] = {"RESET_DEVICE", 0, SIZE_EXACT, FDS_NONE, 0},
+};
+
+const char *vhost_user_request_name(uint32_t request)
+{
+	if (request < VHOST_USER_REQUEST_MAX && rules[request].name)
+		return rules[request].name;
+	return "unknown";
+}
+
+int vhost_user_check(const struct vhost_user_msg *msg, int nfds, uint32_t nqueues,
+		     const char **what)
+{
+	const struct rule *rule;
+	uint32_t ring;
+
+	if (msg->request >= VHOST_USER_REQUEST_MAX || !rules[msg->request].name) {
+		*what = "unknown request";
+		return -EPROTO;
+	}
+	rule = &rules[msg->request];
+	if ((msg->flags & VHOST_USER_VERSION_MASK) != VHOST_USER_VERSION) {
+		*what = "unsupported protocol version";
+		return -EPROTO;
+	}
+	if (msg->flags & VHOST_USER_REPLY) {
+		*what = "a reply where a request was expected";
+		return -EPROTO;
+	}
+	switch (rule->size_kind) {
+	case SIZE_EXACT:
+		if (msg->size != rule->size) {
+			*what = "bad payload size";
+			return -EPROTO;
+		}
+		break;
+	case SIZE_MEMORY:
+		if (msg->size < 8 || msg->payload.memory.nregions == 0 ||
+		    msg->payload.memory.nregions > GUEST_MEM_MAX_REGIONS ||
+		    msg->size !=
+			8 + msg->payload.memory.nregions * sizeof(struct guest_mem_region)) {
+			*what = "bad memory table size";
+			return -EPROTO;
+		}
+		break;
+	case SIZE_CONFIG:
+		if (msg->size < 12 || msg->payload.config.size > VHOST_USER_MAX_CONFIG ||
+		    msg->payload.config.offset > VHOST_USER_MAX_CONFIG ||
+		    msg->payload.config.size > VHOST_USER_MAX_CONFIG - msg->payload.config.offset ||
+		    msg->size != 12 + msg->payload.config.size) {
+			*what = "bad config access size";
+			return -EPROTO;
+		}
+		break;
+	}
+	switch (rule->fds) {
+	case FDS_NONE:
+		if (nfds != 0) {
+			*what = "unexpected file descriptors";
+			return -EPROTO;
+		}
+		break;
+	case FDS_ONE:
+		if (nfds != 1) {
+			*what = "needs exactly one file descriptor";
+			return -EPROTO;
+		}
+		break;
+	case FDS_OPT:
+		if (nfds != ((msg->payload.u64 & VHOST_USER_VRING_NOFD) ? 0 : 1)) {
+			*what = "bad file descriptor count for the ring";
+			return -EPROTO;
+		}
+		break;
+	case FDS_REGIONS:
+		if ((uint32_t)nfds != msg->payload.memory.nregions) {
+			*what = "file descriptor count differs from the region count";
+			return -EPROTO;
+		}
+		break;
+	}
+	if (rule->ring) {
+		ring = rule->fds == FDS_OPT
+			   ? (uint32_t)(msg->payload.u64 & VHOST_USER_VRING_IDX_MASK)
+			   : msg->payload.state.index;
+		if (ring >= nqueues) {
+			*what = "ring index out of range";
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+static void close_fds(int *fds, int *nfds)
+{
+	for (int i = 0; i < *nfds; i++)
+		close(fds[i]);
+	*nfds = 0;
+}
+
+/* Reads exactly @len bytes; 0 or -EPROTO (closed) or -errno. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EPROTO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, const char **what)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {.iov_base = msg, .iov_len = VHOST_USER_HDR_SIZE};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c;
+	ssize_t n;
+	int r;
+
+	*nfds = 0;
+	do {
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return 0;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (int i = 0; i < count; i++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (*nfds < VHOST_USER_MAX_FDS)
+					fds[(*nfds)++] = f;
+				else
+					close(f);
+			}
+		}
+	}
+	if (mh.msg_flags & MSG_CTRUNC) {
+		close_fds(fds, nfds);
+		*what = "too many file descriptors";
+		return -EPROTO;
+	}
+	if ((size_t)n < VHOST_USER_HDR_SIZE) {
+		r = read_all(fd, (uint8_t *)msg + n, VHOST_USER_HDR_SIZE - (size_t)n);
+		if (r < 0) {
+			close_fds(fds, nfds);
+			*what = "connection closed inside a header";
+			return r == -EPROTO ? -EPROTO : r;
+		}
+	}
+	if (msg->size > VHOST_USER_MAX_PAYLOAD) {
+		close_fds(fds, nfds);
+		*what = "payload larger than any request's";
+		return -EPROTO;
+	}
+	r = read_all(fd, &msg->payload, msg->size);
+	if (r < 0) {
+		close_fds(fds, nfds);
+		*what = "connection closed inside a payload";
+		return r;
+	}
+	return 1;
+}
+
+int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t size)
+{
+	struct vhost_user_msg m;
+	size_t len = VHOST_USER_HDR_SIZE + size;
+	const uint8_t *p = (const uint8_t *)&m;
+
+	if (size > VHOST_USER_MAX_PAYLOAD)
+		return -EINVAL;
+	m.request = request;
+	m.flags = VHOST_USER_VERSION | VHOST_USER_REPLY;
+	m.size = size;
+	if (size)
+		memcpy(&m.payload, payload, size);
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+/*
+ * vhost-user messages (QEMU docs/interop/vhost-user.rst): framing and
+ * checks, for the back-end side of the connection.
+ *
+ * A message is a 12-byte header {u32 request, u32 flags, u32 size} and
+ * `size` bytes of payload; file descriptors travel as SCM_RIGHTS with the
+ * header. vhost_user_recv() reads one whole message; vhost_user_check()
+ * decides whether it is acceptable before anything acts on it: a known
+ * request, the exact payload size the request has (or a bounded one), the
+ * number of fds it must carry, a version of 1. Everything else is refused
+ * with a reason, and the connection is closed by the caller. Pure
+ * functions except vhost_user_recv()/vhost_user_send(); fuzzed
+ * (tests/fuzz/fuzz-vhost-user.c).
+ */
+#ifndef MEDIATOR_VHOST_USER_H
+#define MEDIATOR_VHOST_USER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guest_mem.h"
+
+enum vhost_user_request {
+	VHOST_USER_GET_FEATURES = 1,
+	VHOST_USER_SET_FEATURES = 2,
+	VHOST_USER_SET_OWNER = 3,
+	VHOST_USER_RESET_OWNER = 4,
+	VHOST_USER_SET_MEM_TABLE = 5,
+	VHOST_USER_SET_LOG_BASE = 6,
+	VHOST_USER_SET_LOG_FD = 7,
+	VHOST_USER_SET_VRING_NUM = 8,
+	VHOST_USER_SET_VRING_ADDR = 9,
+	VHOST_USER_SET_VRING_BASE = 10,
+	VHOST_USER_GET_VRING_BASE = 11,
+	VHOST_USER_SET_VRING_KICK = 12,
+	VHOST_USER_SET_VRING_CALL = 13,
+	VHOST_USER_SET_VRING_ERR = 14,
+	VHOST_USER_GET_PROTOCOL_FEATURES = 15,
+	VHOST_USER_SET_PROTOCOL_FEATURES = 16,
+	VHOST_USER_GET_QUEUE_NUM = 17,
+	VHOST_USER_SET_VRING_ENABLE = 18,
+	VHOST_USER_GET_CONFIG = 24,
+	VHOST_USER_SET_CONFIG = 25,
+	VHOST_USER_GPU_SET_SOCKET = 33,
+	VHOST_USER_RESET_DEVICE = 34,
+	VHOST_USER_REQUEST_MAX = 64, /* no request we know of is this high */
+};
+
+/* Header flags. */
+#define VHOST_USER_VERSION_MASK 0x3u
+#define VHOST_USER_VERSION	0x1u
+#define VHOST_USER_REPLY	(1u << 2)
+#define VHOST_USER_NEED_REPLY	(1u << 3)
+
+/* Feature bits. */
+#define VHOST_USER_F_PROTOCOL_FEATURES 30
+/* Protocol feature bits. */
+#define VHOST_USER_PROTOCOL_F_MQ	   0
+#define VHOST_USER_PROTOCOL_F_REPLY_ACK	   3
+#define VHOST_USER_PROTOCOL_F_CONFIG	   9
+#define VHOST_USER_PROTOCOL_F_RESET_DEVICE 13
+
+/* SET_VRING_KICK/CALL/ERR payload: the ring index and "no fd" (polling). */
+#define VHOST_USER_VRING_IDX_MASK 0xffu
+#define VHOST_USER_VRING_NOFD	  (1u << 8)
+
+#define VHOST_USER_HDR_SIZE 12u
+/* The largest payload of any request we accept (GET_CONFIG: 12 + 256). */
+#define VHOST_USER_MAX_PAYLOAD 512u
+/* The config space QEMU may ask for at most (VHOST_USER_MAX_CONFIG_SIZE). */
+#define VHOST_USER_MAX_CONFIG 256u
+/* Most fds one message may carry (SET_MEM_TABLE: one per region). */
+#define VHOST_USER_MAX_FDS GUEST_MEM_MAX_REGIONS
+
+struct vhost_user_vring_state {
+	uint32_t index;
+	uint32_t num;
+};
+
+struct vhost_user_vring_addr {
+	uint32_t index;
+	uint32_t flags;
+	uint64_t desc_uva;
+	uint64_t used_uva;
+	uint64_t avail_uva;
+	uint64_t log_gpa;
+};
+
+struct vhost_user_memory {
+	uint32_t nregions;
+	uint32_t padding;
+	struct guest_mem_region regions[GUEST_MEM_MAX_REGIONS];
+};
+
+struct vhost_user_config {
+	uint32_t offset;
+	uint32_t size;
+	uint32_t flags;
+	uint8_t payload[VHOST_USER_MAX_CONFIG];
+};
+
+struct vhost_user_msg {
+	uint32_t request;
+	uint32_t flags;
+	uint32_t size;
+	union {
+		uint64_t u64;
+		struct vhost_user_vring_state state;
+		struct vhost_user_vring_addr addr;
+		struct vhost_user_memory memory;
+		struct vhost_user_config config;
+		uint8_t bytes[VHOST_USER_MAX_PAYLOAD];
+	} payload;
+} __attribute__((packed));
+
+/* The request's name for log lines ("SET_MEM_TABLE"), "unknown" if none. */
+const char *vhost_user_request_name(uint32_t request);
+
+/*
+ * Checks @msg (header and @msg->size payload bytes) with @nfds fds and
+ * @nqueues rings. Returns 0, or -EPROTO with *@what set to a static
+ * reason.
+ */
+int vhost_user_check(const struct vhost_user_msg *msg, int nfds, uint32_t nqueues,
+		     const char **what);
+
+/*
+ * Reads one message from the connection @fd (blocking until it is whole).
+ * The fds it carried go to @fds (room for VHOST_USER_MAX_FDS; the caller
+ * owns and closes them), their count to *@nfds. Returns 1 for a message,
+ * 0 when the peer closed the connection between messages, or -EPROTO
+ * (*@what says why: a payload beyond VHOST_USER_MAX_PAYLOAD, too many
+ * fds, the peer closing mid-message) or another negative errno. On error
+ * no fd is left open.
+ */
+int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, const char **what);
+
+/* Sends a reply to @request with @size payload bytes. Returns 0 or a negative errno. */
+int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t size);
+
+#endif

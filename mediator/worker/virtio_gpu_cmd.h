@@ -1,0 +1,39 @@
+/*
+ * virtio-gpu control and cursor requests (VIRTIO 1.2 §5.7,
+ * <linux/virtio_gpu.h>): shape checks before a request is acted on.
+ *
+ * vgpu_cmd_check() takes the request bytes a guest placed in a descriptor
+ * chain and says whether they make a whole request of a command this
+ * device serves: the header's type, the fixed size of that command, and
+ * for the variable ones their counts (ATTACH_BACKING's entries,
+ * SUBMIT_3D's stream size, CTX_CREATE's name length) against the bytes
+ * present and the named limits below. A request that fails gets the
+ * VIRTIO_GPU_RESP_ERR_* it returns; nothing of it is used. Pure; fuzzed
+ * (tests/fuzz/fuzz-virtio-gpu.c).
+ */
+#ifndef MEDIATOR_VIRTIO_GPU_CMD_H
+#define MEDIATOR_VIRTIO_GPU_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/virtio_gpu.h>
+
+/* Largest request: a SUBMIT_3D stream as large as vtest allows (64 MiB). */
+#define VGPU_MAX_REQUEST (64u << 20)
+/* Most backing pages of one resource: 1 GiB of 4 KiB pages. */
+#define VGPU_MAX_BACKING_ENTRIES 262144u
+
+/* Control queue or cursor queue: each serves its own commands. */
+enum vgpu_queue { VGPU_QUEUE_CONTROL = 0, VGPU_QUEUE_CURSOR = 1 };
+
+/* The command's name for log lines ("SUBMIT_3D"), or "unknown". */
+const char *vgpu_cmd_name(uint32_t type);
+
+/*
+ * Checks @len bytes at @req as a request on @queue. Returns 0, or the
+ * VIRTIO_GPU_RESP_ERR_* to answer with (*@what says why).
+ */
+uint32_t vgpu_cmd_check(const void *req, size_t len, enum vgpu_queue queue, const char **what);
+
+#endif

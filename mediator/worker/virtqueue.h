@@ -1,0 +1,100 @@
+/*
+ * One split virtqueue (VIRTIO 1.1 §2.6) served from a vhost-user back-end:
+ * the rings live in guest memory (guest_mem.h), QEMU tells us where
+ * (SET_VRING_NUM/ADDR/BASE) and hands us the kick and call eventfds.
+ *
+ * virtqueue_pop() takes the next available descriptor chain and returns
+ * it as host iovecs: the device-readable part (the request) and the
+ * device-writable part (room for the response). Everything the guest
+ * wrote is read once and checked: the head and every next index against
+ * the ring size, chains longer than the ring (loops), indirect tables
+ * (VIRTIO_RING_F_INDIRECT_DESC; length a multiple of 16, no nesting, at
+ * most VIRTQUEUE_MAX_INDIRECT entries), a readable descriptor after a
+ * writable one, and every buffer against the memory table. A bad chain is
+ * an error of the guest: the caller stops the queue (the device needs a
+ * reset), nothing is followed.
+ *
+ * virtqueue_push() returns a chain with the bytes written, and
+ * virtqueue_notify() signals the call eventfd when the guest wants an
+ * interrupt (VRING_AVAIL_F_NO_INTERRUPT, or used_event with
+ * VIRTIO_RING_F_EVENT_IDX; avail_event is kept up to date then). Main
+ * thread only.
+ */
+#ifndef MEDIATOR_VIRTQUEUE_H
+#define MEDIATOR_VIRTQUEUE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "guest_mem.h"
+
+/* Largest ring: the virtio spec's limit of a split queue's size (2^15). */
+#define VIRTQUEUE_MAX_SIZE 32768u
+/* Most entries in one indirect table (Linux's guests use a few). */
+#define VIRTQUEUE_MAX_INDIRECT 1024u
+/* Most iovecs of one chain (buffers split at region boundaries count once more). */
+#define VIRTQUEUE_MAX_IOV 1024
+
+struct virtqueue_elem {
+	uint16_t head; /* the chain's id, for virtqueue_push() */
+	int out_n, in_n;
+	struct iovec *out; /* device-readable, out_n of them */
+	struct iovec *in;  /* device-writable, in_n of them */
+	struct iovec iov[VIRTQUEUE_MAX_IOV];
+};
+
+struct virtqueue {
+	/* Set by the vhost-user messages. */
+	uint32_t num;				/* ring size, 0 until SET_VRING_NUM */
+	uint64_t desc_uva, avail_uva, used_uva; /* QEMU's addresses of the rings */
+	uint16_t last_avail;			/* next entry of the avail ring to take */
+	uint16_t used_idx;			/* next entry of the used ring to fill */
+	int kick_fd, call_fd;			/* -1 when not set */
+	bool started;				/* kick fd set and rings valid */
+	bool enabled;
+	bool event_idx, indirect; /* negotiated features */
+	bool broken;		  /* the guest gave a bad chain */
+	uint16_t signalled_used;  /* used_idx at the last notification */
+	bool signalled_valid;
+	/* The rings, translated when started. */
+	const volatile uint8_t *desc;
+	volatile uint16_t *avail; /* flags, idx, ring[num], used_event */
+	volatile uint8_t *used;	  /* flags, idx, {id, len}[num], avail_event */
+};
+
+/* A stopped queue with no fds. */
+void virtqueue_init(struct virtqueue *vq);
+/* Closes the fds and forgets the rings. */
+void virtqueue_finish(struct virtqueue *vq);
+
+/*
+ * Translates the rings through @mem. Returns 0, or -EINVAL when the size
+ * is not set or not a power of two, or -EFAULT when a ring is outside the
+ * memory table.
+ */
+int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem);
+
+/*
+ * Takes the next chain into @elem. Returns 1 when one was taken, 0 when
+ * the ring is empty, -EINVAL/-EFAULT/-E2BIG for a bad chain (the queue is
+ * then broken and returns the same error until reset).
+ */
+int virtqueue_pop(struct virtqueue *vq, const struct guest_mem *mem, struct virtqueue_elem *elem);
+
+/* Returns chain @head to the guest with @len bytes written into its device-writable buffers. */
+void virtqueue_push(struct virtqueue *vq, uint16_t head, uint32_t len);
+
+/* Signals the call eventfd if the guest asked for an interrupt since the last one. */
+void virtqueue_notify(struct virtqueue *vq);
+
+/* Copies the device-readable part of @elem into @buf (at most @size bytes); returns bytes copied.
+ */
+size_t virtqueue_elem_read(const struct virtqueue_elem *elem, void *buf, size_t size);
+/* Copies @len bytes of @buf into the device-writable part; returns bytes written (may be less). */
+size_t virtqueue_elem_write(const struct virtqueue_elem *elem, const void *buf, size_t len);
+/* Bytes of the device-readable and writable parts. */
+size_t virtqueue_elem_out_size(const struct virtqueue_elem *elem);
+size_t virtqueue_elem_in_size(const struct virtqueue_elem *elem);
+
+#endif
