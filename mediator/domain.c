@@ -138,6 +138,8 @@ struct json_object *domain_to_json(struct domain *domain, uint64_t now_ns)
 	json_object_object_add(o, "name", json_object_new_string(c->name));
 	json_object_object_add(o, "class", json_object_new_string(config_class_name(c->class)));
 	json_object_object_add(o, "vtest_socket", json_object_new_string(c->vtest_socket));
+	json_object_object_add(o, "vhost_user_socket",
+			       json_object_new_string(c->vhost_user_socket));
 	json_add_u64(o, "period_us", c->period_us);
 	json_add_u64(o, "budget_us", c->budget_us);
 	json_add_u64(o, "deadline_us", c->deadline_us);

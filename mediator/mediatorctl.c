@@ -48,7 +48,7 @@ static const char main_help[] =
     "\n"
     "SYNOPSIS\n"
     "    mediatorctl [--socket PATH] status [--json]\n"
-    "    mediatorctl [--socket PATH] show-budgets [--json | --watch]\n"
+    "    mediatorctl [--socket PATH] show-budgets [--json | --watch] [--contexts]\n"
     "    mediatorctl [--socket PATH] set-budget DOMAIN --budget-us N [--period-us N]\n"
     "                                [--deadline-us N] [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
@@ -76,6 +76,8 @@ static const char main_help[] =
     "        sent, {\"policy\": ..., \"domains\": [...]}, times in microseconds.\n"
     "        'mediatorctl show-budgets --help' explains the columns. With\n"
     "        --watch print it again every second, like top, until interrupted.\n"
+    "        With --contexts also list each domain's live guest contexts (a\n"
+    "        VM's contexts by the debug names its guest gave them).\n"
     "\n"
     "    set-budget DOMAIN --budget-us N [--period-us N] [--deadline-us N]\n"
     "        Give DOMAIN N us of GPU time per period (and a new period and\n"
@@ -155,7 +157,7 @@ static const char model_help[] =
     "    -h, --help  print this help\n";
 
 static const char show_budgets_help[] =
-    "Usage: mediatorctl [--socket PATH] show-budgets [--json]\n"
+    "Usage: mediatorctl [--socket PATH] show-budgets [--json | --watch] [--contexts]\n"
     "\n"
     "Print the scheduling policy and one row per domain. Times carry their\n"
     "unit (us, ms, s). Columns:\n"
@@ -175,6 +177,10 @@ static const char show_budgets_help[] =
     "\n"
     "    --json      print {\"policy\": ..., \"domains\": [...]} exactly as\n"
     "                mediatord sent it, times in microseconds\n"
+    "    --watch     print the table again every second until interrupted\n"
+    "    --contexts  also list the live guest contexts of each domain: client,\n"
+    "                transport (vtest or vhost-user), context id, groups and\n"
+    "                the debug name the guest gave the context\n"
     "    -h, --help  print this help\n";
 
 static const char set_budget_help[] =
@@ -784,6 +790,34 @@ static int print_budgets(struct json_object *result)
 
 static struct json_object *json_get(struct json_object *o, const char *key);
 
+/* show-budgets --contexts: one line per live guest context of each domain. */
+static void print_contexts(struct json_object *result)
+{
+	struct json_object *domains = json_get(result, "domains");
+	size_t n = domains ? json_object_array_length(domains) : 0;
+
+	printf("\n%-16s %-6s %-10s %-5s %-8s %s\n", "DOMAIN", "CLIENT", "TRANSPORT", "CTX",
+	       "GROUPS", "CONTEXT");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+		struct json_object *list = json_get(d, "context_list");
+		const char *dname = json_object_get_string(json_get(d, "name"));
+		size_t m = list ? json_object_array_length(list) : 0;
+
+		for (size_t j = 0; j < m; j++) {
+			struct json_object *c = json_object_array_get_idx(list, j);
+
+			printf("%-16s %-6" PRId64 " %-10s %-5" PRId64 " %-8" PRId64 " ",
+			       dname ? dname : "-", json_object_get_int64(json_get(c, "client")),
+			       json_object_get_string(json_get(c, "transport")),
+			       json_object_get_int64(json_get(c, "ctx_id")),
+			       json_object_get_int64(json_get(c, "groups")));
+			print_sanitized(json_object_get_string(json_get(c, "name")));
+			putchar('\n');
+		}
+	}
+}
+
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -823,12 +857,15 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 {
 	struct json_object *result;
 	struct sub_args a;
-	bool watch = false;
+	bool watch = false, contexts = false;
 	int r;
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--watch")) {
-			watch = true;
+		if (!strcmp(argv[i], "--watch") || !strcmp(argv[i], "--contexts")) {
+			if (argv[i][2] == 'w')
+				watch = true;
+			else
+				contexts = true;
 			memmove(&argv[i], &argv[i + 1], sizeof(char *) * (size_t)(argc - i - 1));
 			argc--;
 			i--;
@@ -850,10 +887,13 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 	r = call(socket_path, new_request("show-budgets"), &result);
 	if (r != EXIT_OK)
 		goto out;
-	if (a.json)
+	if (a.json) {
 		print_json(result);
-	else
+	} else {
 		r = print_budgets(result);
+		if (r == EXIT_OK && contexts)
+			print_contexts(result);
+	}
 	json_object_put(result);
 out:
 	free(a.args);

@@ -62,6 +62,16 @@ struct listener {
 	bool vm_connected;
 };
 
+/* A live guest context of a client, for show-budgets' context list. */
+struct client_ctx {
+	uint32_t ctx_id;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+};
+
+/* Contexts listed per client: a VM holds up to VGPU_MAX_CONTEXTS (64). */
+#define MEDIATORD_MAX_CLIENT_CONTEXTS 64u
+
 struct client {
 	struct mediatord *md;
 	struct listener *listener;
@@ -70,7 +80,9 @@ struct client {
 	int record_fd;
 	struct loop_source *source;
 	uint32_t contexts;
-	bool vm; /* a vhost-user-gpu connection */
+	struct client_ctx ctx_list[MEDIATORD_MAX_CLIENT_CONTEXTS];
+	uint32_t n_ctx_list; /* <= contexts: beyond the list's room they are only counted */
+	bool vm;	     /* a vhost-user-gpu connection */
 	int32_t peer_pid;
 	uint64_t last_seq;
 	uint64_t groups;
@@ -140,6 +152,12 @@ static bool client_take_group(struct client *c, const void *buf, uint64_t now)
 		return false;
 	c->last_seq = m.seq;
 	c->groups++;
+	for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+		if (c->ctx_list[i].ctx_id == m.ctx_id) {
+			c->ctx_list[i].groups++;
+			break;
+		}
+	}
 	domain_charge_group(domain, &m, now);
 	if (md->trace && trace_write_group(md->trace, domain_config(domain)->name, c->id, &m) < 0) {
 		log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
@@ -250,9 +268,22 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 		if (m.alive) {
 			c->contexts++;
 			domain_contexts_changed(domain, 1);
+			if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
+				struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
+
+				x->ctx_id = m.ctx_id;
+				x->groups = 0;
+				memcpy(x->name, m.name, sizeof(x->name));
+			}
 		} else if (c->contexts) {
 			c->contexts--;
 			domain_contexts_changed(domain, -1);
+			for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+				if (c->ctx_list[i].ctx_id == m.ctx_id) {
+					c->ctx_list[i] = c->ctx_list[--c->n_ctx_list];
+					break;
+				}
+			}
 		}
 		return true;
 	}
@@ -549,6 +580,33 @@ static void add_sched_stats(struct mediatord *md, int domain, struct json_object
 	}
 }
 
+/* The live guest contexts of domain @l's clients: client, kind, context id, name, groups. */
+static struct json_object *context_list(struct mediatord *md, const struct listener *l)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (const struct client *c = md->clients; c; c = c->next) {
+		if (c->listener != l)
+			continue;
+		for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "client", json_object_new_int64(c->id));
+			json_object_object_add(
+			    o, "transport", json_object_new_string(c->vm ? "vhost-user" : "vtest"));
+			json_object_object_add(o, "peer", json_object_new_string(c->name));
+			json_object_object_add(o, "ctx_id",
+					       json_object_new_int64(c->ctx_list[i].ctx_id));
+			json_object_object_add(o, "name",
+					       json_object_new_string(c->ctx_list[i].name));
+			json_object_object_add(o, "groups",
+					       json_object_new_uint64(c->ctx_list[i].groups));
+			json_object_array_add(arr, o);
+		}
+	}
+	return arr;
+}
+
 static struct json_object *ctl_show_budgets(void *data)
 {
 	struct mediatord *md = data;
@@ -572,6 +630,7 @@ static struct json_object *ctl_show_budgets(void *data)
 		json_object_object_add(d, "bound_margin_us",
 				       json_object_new_double(margin / 1000.0));
 		add_sched_stats(md, (int)i, d, now);
+		json_object_object_add(d, "context_list", context_list(md, &md->listeners[i]));
 		json_object_array_add(arr, d);
 	}
 	json_object_object_add(o, "domains", arr);

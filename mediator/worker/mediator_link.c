@@ -21,6 +21,7 @@ struct mediator_link {
 	struct wire_group batch[WIRE_MAX_BATCH];
 	size_t batch_n;
 	uint64_t batch_since_ns;
+	uint64_t records_sent;
 	/* The outstanding grant request, if any. */
 	uint64_t grant_last_id;
 	bool grant_pending;
@@ -121,7 +122,10 @@ void mediator_link_record(struct mediator_link *link, const struct wire_group *r
 {
 	if (link->batch_n == 0)
 		link->batch_since_ns = mono_now_ns();
-	link->batch[link->batch_n++] = *record;
+	link->batch[link->batch_n] = *record;
+	/* Sequence numbers are per worker (wire.h): the contexts of a VM
+	 * count their groups apart, and complete in one order. */
+	link->batch[link->batch_n++].seq = ++link->records_sent;
 	if (link->batch_n == WIRE_MAX_BATCH)
 		mediator_link_flush(link);
 }

@@ -47,7 +47,11 @@ void mediator_link_client_info(struct mediator_link *link, int32_t peer_pid, con
 void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool alive,
 			   const char *name);
 
-/* Queues one group record; the batch goes out when full or due. */
+/*
+ * Queues one group record; the batch goes out when full or due. Its seq
+ * is replaced by the worker's own count of records (from 1), which wire.h
+ * promises to increase per client whatever context the group came from.
+ */
 void mediator_link_record(struct mediator_link *link, const struct wire_group *record);
 /* Sends queued records now. */
 void mediator_link_flush(struct mediator_link *link);

@@ -1,0 +1,688 @@
+/*
+ * vhost-user-frontend: plays QEMU's part against mediatord's
+ * vhost_user_socket, for tests/integration/test-vhost-user.sh.
+ *
+ * It does what QEMU's vhost-user-gpu-pci device and a guest's virtio-gpu
+ * driver do, without a VM: the vhost-user handshake (features, protocol
+ * features, config, a memfd "guest memory" table, two split rings with
+ * kick and call eventfds, the display channel), then virtio-gpu requests
+ * written into its rings exactly as a guest driver writes them. It checks
+ * each answer, and the scanout pixels that arrive over the display
+ * channel.
+ *
+ *   vhost-user-frontend SOCKET scenario   the whole device, good and bad requests
+ *   vhost-user-frontend SOCKET bad-size   a message with a wrong payload size:
+ *                                         the back-end must close the connection
+ *   vhost-user-frontend SOCKET bad-fds    SET_MEM_TABLE with fewer fds than regions
+ *   vhost-user-frontend SOCKET bad-region SET_MEM_TABLE with overlapping regions
+ * Exit 0 when every check held; 1 with "FAIL: ..." on stderr otherwise.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/virtio_config.h>
+#include <linux/virtio_gpu.h>
+#include <linux/virtio_ring.h>
+
+#include "vhost_user.h"
+
+#define MEM_SIZE   (64u << 20)
+#define RING_SIZE  64u
+#define TIMEOUT_MS 10000
+
+/* Guest memory layout (gpa = offset in the memfd). */
+#define RING_AREA(q) (0x1000u + (q)*0x4000u) /* desc, avail, used of queue q */
+#define REQ_AREA     0x10000u
+#define RESP_AREA    0x20000u
+#define PIXELS_AREA  0x100000u
+#define CAPS_AREA    0x200000u
+
+static int sock = -1, gpu = -1;
+static bool closing_is_fine;
+static uint8_t *mem;
+static int kick[2], call[2];
+static uint16_t avail_idx[2], used_seen[2];
+static uint32_t display_w = 640, display_h = 480;
+/* What arrived over the display channel. */
+static uint32_t scanout_w, scanout_h, updates;
+static uint8_t *last_update;
+static size_t last_update_len;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "FAIL: vhost-user-frontend: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static void send_msg(uint32_t request, uint32_t flags, const void *payload, uint32_t size,
+		     const int *fds, int nfds)
+{
+	uint32_t hdr[3] = {request, VHOST_USER_VERSION | flags, size};
+	struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, size}};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = size ? 2 : 1};
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)(sizeof(hdr) + size)) {
+		/* In the bad-input modes the back-end may close first: fine. */
+		if (closing_is_fine && (errno == EPIPE || errno == ECONNRESET))
+			return;
+		fail("sending vhost-user request %u: %s", request, strerror(errno));
+	}
+}
+
+static void read_exact(int fd, void *buf, size_t len, const char *what)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, TIMEOUT_MS) <= 0)
+			fail("%s: no answer within %d ms", what, TIMEOUT_MS);
+		n = recv(fd, p, len, 0);
+		if (n <= 0)
+			fail("%s: connection closed", what);
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Reads the reply to @request into @payload (@size bytes expected). */
+static void read_reply(uint32_t request, void *payload, uint32_t size)
+{
+	uint32_t hdr[3];
+
+	read_exact(sock, hdr, sizeof(hdr), "vhost-user reply");
+	if (hdr[0] != request || !(hdr[1] & VHOST_USER_REPLY) || hdr[2] != size)
+		fail("reply to %u: got request %u flags %#x size %u", request, hdr[0], hdr[1],
+		     hdr[2]);
+	read_exact(sock, payload, size, "vhost-user reply payload");
+}
+
+static uint64_t get_u64(uint32_t request)
+{
+	uint64_t v;
+
+	send_msg(request, 0, NULL, 0, NULL, 0);
+	read_reply(request, &v, sizeof(v));
+	return v;
+}
+
+static void set_u64(uint32_t request, uint64_t v, bool ack)
+{
+	uint64_t status;
+
+	send_msg(request, ack ? VHOST_USER_NEED_REPLY : 0, &v, sizeof(v), NULL, 0);
+	if (ack) {
+		read_reply(request, &status, sizeof(status));
+		if (status != 0)
+			fail("request %u not acknowledged (status %llu)", request,
+			     (unsigned long long)status);
+	}
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		fail("connect %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* Waits until the back-end closes the connection (it must, after a bad message). */
+static void expect_closed(const char *what)
+{
+	char buf[64];
+
+	for (;;) {
+		struct pollfd pfd = {.fd = sock, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&pfd, 1, TIMEOUT_MS) <= 0)
+			fail("%s: the back-end kept the connection open", what);
+		n = recv(sock, buf, sizeof(buf), 0);
+		if (n <= 0)
+			return;
+	}
+}
+
+/* ---- the display channel -------------------------------------------------- */
+
+/* Serves one message the back-end sent on the display channel. */
+static void serve_display(void)
+{
+	uint32_t hdr[3];
+	uint8_t *payload;
+
+	read_exact(gpu, hdr, sizeof(hdr), "display channel header");
+	if (hdr[2] > (64u << 20))
+		fail("display message %u of %u bytes", hdr[0], hdr[2]);
+	payload = malloc(hdr[2] ? hdr[2] : 1);
+	if (!payload)
+		fail("out of memory");
+	read_exact(gpu, payload, hdr[2], "display channel payload");
+	switch (hdr[0]) {
+	case 3: { /* GET_DISPLAY_INFO */
+		struct virtio_gpu_resp_display_info info = {0};
+		uint32_t rh[3] = {3, 0x4, sizeof(info)};
+
+		info.hdr.type = VIRTIO_GPU_RESP_OK_DISPLAY_INFO;
+		info.pmodes[0].r.width = display_w;
+		info.pmodes[0].r.height = display_h;
+		info.pmodes[0].enabled = 1;
+		if (send(gpu, rh, sizeof(rh), 0) != sizeof(rh) ||
+		    send(gpu, &info, sizeof(info), 0) != sizeof(info))
+			fail("answering GET_DISPLAY_INFO");
+		break;
+	}
+	case 7: /* SCANOUT */
+		if (hdr[2] != 12)
+			fail("SCANOUT of %u bytes", hdr[2]);
+		memcpy(&scanout_w, payload + 4, 4);
+		memcpy(&scanout_h, payload + 8, 4);
+		break;
+	case 8: /* UPDATE */
+		if (hdr[2] < 20)
+			fail("UPDATE of %u bytes", hdr[2]);
+		updates++;
+		free(last_update);
+		last_update_len = hdr[2] - 20;
+		last_update = malloc(last_update_len ? last_update_len : 1);
+		memcpy(last_update, payload + 20, last_update_len);
+		break;
+	case 4:
+	case 5:
+	case 6:
+		break;
+	default:
+		fail("unexpected display message %u", hdr[0]);
+	}
+	free(payload);
+}
+
+/* ---- rings ----------------------------------------------------------------- */
+
+struct desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags, next;
+};
+
+static volatile uint16_t *avail(int q)
+{
+	return (volatile uint16_t *)(mem + RING_AREA(q) + RING_SIZE * 16);
+}
+
+static volatile uint16_t *used(int q)
+{
+	return (volatile uint16_t *)(mem + RING_AREA(q) + 0x2000);
+}
+
+/*
+ * Puts a request of @len bytes (already at REQ_AREA) with an answer
+ * buffer of @resp_len bytes at RESP_AREA on queue @q, kicks, and waits for
+ * it to come back, serving the display channel meanwhile. Returns the
+ * answer's type.
+ */
+static uint32_t request(int q, uint32_t len, uint32_t resp_len)
+{
+	struct desc *d = (struct desc *)(mem + RING_AREA(q));
+	uint16_t slot = avail_idx[q] % RING_SIZE;
+	uint64_t one = 1;
+	struct virtio_gpu_ctrl_hdr resp;
+	struct timespec start, now;
+
+	memset(mem + RESP_AREA, 0xee, resp_len);
+	d[0] = (struct desc){REQ_AREA, len, VRING_DESC_F_NEXT, 1};
+	d[1] = (struct desc){RESP_AREA, resp_len, VRING_DESC_F_WRITE, 0};
+	avail(q)[2 + slot] = 0;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	avail(q)[1] = ++avail_idx[q];
+	if (write(kick[q], &one, sizeof(one)) != sizeof(one))
+		fail("kick");
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		struct pollfd pfd[2] = {{.fd = call[q], .events = POLLIN},
+					{.fd = gpu, .events = POLLIN}};
+
+		if (used(q)[1] != used_seen[q])
+			break;
+		poll(pfd, 2, 100);
+		if (pfd[1].revents & POLLIN)
+			serve_display();
+		if (pfd[0].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(call[q], &v, sizeof(v)) < 0)
+				fail("call eventfd");
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >
+		    TIMEOUT_MS)
+			fail("request %#x on queue %d: no answer",
+			     ((uint32_t *)(mem + REQ_AREA))[0], q);
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	used_seen[q]++;
+	/* The back-end sends display updates before it answers: take them. */
+	for (;;) {
+		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
+
+		if (poll(&pfd, 1, 0) <= 0 || !(pfd.revents & POLLIN))
+			break;
+		serve_display();
+	}
+	memcpy(&resp, mem + RESP_AREA, sizeof(resp));
+	return resp.type;
+}
+
+/* Sends request @req (@len bytes) on queue @q and checks the answer's type. */
+static void expect_on(int q, const char *what, const void *req, uint32_t len, uint32_t want)
+{
+	uint32_t got;
+
+	memcpy(mem + REQ_AREA, req, len);
+	got = request(q, len, 4096);
+	if (got != want)
+		fail("%s: answer %#x, expected %#x", what, got, want);
+	fprintf(stderr, "vhost-user-frontend: ok: %s (%#x)\n", what, got);
+}
+
+static void expect(const char *what, const void *req, uint32_t len, uint32_t want)
+{
+	expect_on(0, what, req, len, want);
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static void set_up(const char *path)
+{
+	int memfd, sv[2];
+	struct vhost_user_memory table = {.nregions = 1};
+	uint64_t features, pf;
+	struct vhost_user_config cfg = {.offset = 0, .size = sizeof(struct virtio_gpu_config)};
+	struct virtio_gpu_config gc;
+
+	sock = connect_to(path);
+	send_msg(VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
+	features = get_u64(VHOST_USER_GET_FEATURES);
+	if (!(features & (1ull << VIRTIO_GPU_F_VIRGL)) ||
+	    !(features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
+		fail("features %#llx lack VIRGL or PROTOCOL_FEATURES",
+		     (unsigned long long)features);
+	pf = get_u64(VHOST_USER_GET_PROTOCOL_FEATURES);
+	if (!(pf & (1ull << VHOST_USER_PROTOCOL_F_CONFIG)) ||
+	    !(pf & (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK)))
+		fail("protocol features %#llx lack CONFIG or REPLY_ACK", (unsigned long long)pf);
+	set_u64(VHOST_USER_SET_PROTOCOL_FEATURES, pf, false);
+	send_msg(VHOST_USER_GET_CONFIG, 0, &cfg, 12 + cfg.size, NULL, 0);
+	read_reply(VHOST_USER_GET_CONFIG, &cfg, 12 + sizeof(gc));
+	memcpy(&gc, cfg.payload, sizeof(gc));
+	if (gc.num_capsets < 1)
+		fail("config: %u capsets", gc.num_capsets);
+	fprintf(stderr, "vhost-user-frontend: ok: handshake (features %#llx, %u capsets)\n",
+		(unsigned long long)features, gc.num_capsets);
+
+	memfd = memfd_create("guest", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, MEM_SIZE) < 0)
+		fail("memfd: %s", strerror(errno));
+	mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (mem == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	/* Ring addresses are "QEMU's" virtual addresses: our mapping. */
+	table.regions[0] = (struct guest_mem_region){0, MEM_SIZE, (uint64_t)(uintptr_t)mem, 0};
+	send_msg(VHOST_USER_SET_MEM_TABLE, VHOST_USER_NEED_REPLY, &table,
+		 8 + sizeof(table.regions[0]), &memfd, 1);
+	{
+		uint64_t status;
+
+		read_reply(VHOST_USER_SET_MEM_TABLE, &status, sizeof(status));
+		if (status)
+			fail("SET_MEM_TABLE refused");
+	}
+	close(memfd);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		fail("socketpair");
+	send_msg(VHOST_USER_GPU_SET_SOCKET, 0, NULL, 0, &sv[1], 1);
+	close(sv[1]);
+	gpu = sv[0];
+	set_u64(VHOST_USER_SET_FEATURES,
+		(1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |
+		    (1ull << VHOST_USER_F_PROTOCOL_FEATURES),
+		true);
+	for (int q = 0; q < 2; q++) {
+		struct vhost_user_vring_state st = {(uint32_t)q, RING_SIZE};
+		struct vhost_user_vring_addr a = {
+		    .index = (uint32_t)q,
+		    .desc_uva = (uint64_t)(uintptr_t)(mem + RING_AREA(q)),
+		    .avail_uva = (uint64_t)(uintptr_t)avail(q),
+		    .used_uva = (uint64_t)(uintptr_t)used(q),
+		};
+		uint64_t idx = (uint64_t)q;
+
+		send_msg(VHOST_USER_SET_VRING_NUM, 0, &st, sizeof(st), NULL, 0);
+		st.num = 0;
+		send_msg(VHOST_USER_SET_VRING_BASE, 0, &st, sizeof(st), NULL, 0);
+		send_msg(VHOST_USER_SET_VRING_ADDR, 0, &a, sizeof(a), NULL, 0);
+		call[q] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		kick[q] = eventfd(0, EFD_CLOEXEC);
+		send_msg(VHOST_USER_SET_VRING_CALL, 0, &idx, sizeof(idx), &call[q], 1);
+		send_msg(VHOST_USER_SET_VRING_KICK, 0, &idx, sizeof(idx), &kick[q], 1);
+		st.num = 1;
+		send_msg(VHOST_USER_SET_VRING_ENABLE, VHOST_USER_NEED_REPLY, &st, sizeof(st), NULL,
+			 0);
+		{
+			uint64_t status;
+
+			read_reply(VHOST_USER_SET_VRING_ENABLE, &status, sizeof(status));
+		}
+	}
+}
+
+/* ---- the scenario ------------------------------------------------------------ */
+
+#define VIRGL_CMD(cmd, obj, len) ((uint32_t)(cmd) | (uint32_t)(obj) << 8 | (uint32_t)(len) << 16)
+#define SIZE_OF(x)		 ((uint32_t)sizeof(x))
+
+static void submit(const char *what, uint32_t ctx, const uint32_t *stream, uint32_t ndw, bool fence,
+		   uint32_t want)
+{
+	struct {
+		struct virtio_gpu_cmd_submit s;
+		uint32_t dw[64];
+	} r;
+
+	memset(&r, 0, sizeof(r));
+	r.s.hdr.type = VIRTIO_GPU_CMD_SUBMIT_3D;
+	r.s.hdr.ctx_id = ctx;
+	if (fence) {
+		r.s.hdr.flags = VIRTIO_GPU_FLAG_FENCE;
+		r.s.hdr.fence_id = 77;
+	}
+	r.s.size = ndw * 4;
+	memcpy(r.dw, stream, ndw * 4);
+	expect(what, &r, SIZE_OF(r.s) + ndw * 4, want);
+}
+
+static void check_pixels(const char *what, uint32_t pixel)
+{
+	if (!last_update || last_update_len < 4)
+		fail("%s: no pixels arrived", what);
+	for (size_t i = 0; i + 4 <= last_update_len; i += 4) {
+		uint32_t p;
+
+		memcpy(&p, last_update + i, 4);
+		if ((p & 0xffffff) != (pixel & 0xffffff))
+			fail("%s: pixel %zu is %#x, expected %#x", what, i / 4, p, pixel);
+	}
+	fprintf(stderr, "vhost-user-frontend: ok: %s (%zu bytes of %#x)\n", what, last_update_len,
+		pixel & 0xffffff);
+}
+
+static void scenario(void)
+{
+	struct virtio_gpu_ctrl_hdr hdr = {.type = VIRTIO_GPU_CMD_GET_DISPLAY_INFO};
+	struct virtio_gpu_resp_display_info info;
+	struct virtio_gpu_get_capset_info ci = {.hdr.type = VIRTIO_GPU_CMD_GET_CAPSET_INFO};
+	struct virtio_gpu_resp_capset_info cir;
+	struct virtio_gpu_resource_create_2d c2 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_2D,
+						   .resource_id = 1,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .width = 64,
+						   .height = 64};
+	struct {
+		struct virtio_gpu_resource_attach_backing ab;
+		struct virtio_gpu_mem_entry e;
+	} ab = {
+	    {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, .resource_id = 1, .nr_entries = 1},
+	    {PIXELS_AREA, 64 * 64 * 4, 0}};
+	struct virtio_gpu_transfer_to_host_2d t2 = {
+	    .hdr.type = VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D, .r = {0, 0, 64, 64}, .resource_id = 1};
+	struct virtio_gpu_set_scanout ss = {.hdr.type = VIRTIO_GPU_CMD_SET_SCANOUT,
+					    .r = {0, 0, 64, 64},
+					    .scanout_id = 0,
+					    .resource_id = 1};
+	struct virtio_gpu_resource_flush fl = {
+	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_FLUSH, .r = {0, 0, 64, 64}, .resource_id = 1};
+	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE, .ctx_id = 5},
+					   .nlen = 8};
+	struct virtio_gpu_resource_create_3d c3 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_3D,
+						   .resource_id = 2,
+						   .target = 2,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .bind = (1u << 1) | (1u << 3),
+						   .width = 64,
+						   .height = 64,
+						   .depth = 1,
+						   .array_size = 1};
+	struct virtio_gpu_ctx_resource car = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, .ctx_id = 5}, .resource_id = 2};
+	float red[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+	uint32_t clear[3 + 3 + 9];
+	uint32_t bad_stream[1] = {VIRGL_CMD(7, 0, 100)};
+	uint32_t *pixels = (uint32_t *)(mem + PIXELS_AREA);
+
+	/* The display channel is live: the back-end asks QEMU for the mode. */
+	memcpy(mem + REQ_AREA, &hdr, sizeof(hdr));
+	if (request(0, sizeof(hdr), sizeof(info)) != VIRTIO_GPU_RESP_OK_DISPLAY_INFO)
+		fail("GET_DISPLAY_INFO");
+	memcpy(&info, mem + RESP_AREA, sizeof(info));
+	if (info.pmodes[0].r.width != display_w || info.pmodes[0].r.height != display_h ||
+	    !info.pmodes[0].enabled)
+		fail("GET_DISPLAY_INFO: %ux%u, expected QEMU's %ux%u", info.pmodes[0].r.width,
+		     info.pmodes[0].r.height, display_w, display_h);
+	fprintf(stderr,
+		"vhost-user-frontend: ok: GET_DISPLAY_INFO %ux%u from the display channel\n",
+		display_w, display_h);
+	memcpy(mem + REQ_AREA, &ci, sizeof(ci));
+	if (request(0, sizeof(ci), sizeof(cir)) != VIRTIO_GPU_RESP_OK_CAPSET_INFO)
+		fail("GET_CAPSET_INFO");
+	memcpy(&cir, mem + RESP_AREA, sizeof(cir));
+	{
+		struct virtio_gpu_get_capset gc = {.hdr.type = VIRTIO_GPU_CMD_GET_CAPSET,
+						   .capset_id = cir.capset_id,
+						   .capset_version = cir.capset_max_version};
+
+		memcpy(mem + REQ_AREA, &gc, sizeof(gc));
+		if (request(0, sizeof(gc), 24 + cir.capset_max_size) != VIRTIO_GPU_RESP_OK_CAPSET)
+			fail("GET_CAPSET %u", cir.capset_id);
+		fprintf(stderr, "vhost-user-frontend: ok: capset %u v%u, %u bytes\n", cir.capset_id,
+			cir.capset_max_version, cir.capset_max_size);
+	}
+
+	/* 2D: what the guest's framebuffer console does. */
+	for (int i = 0; i < 64 * 64; i++)
+		pixels[i] = 0x00336699u;
+	expect("RESOURCE_CREATE_2D", &c2, sizeof(c2), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("RESOURCE_ATTACH_BACKING", &ab, sizeof(ab), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("TRANSFER_TO_HOST_2D", &t2, sizeof(t2), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("SET_SCANOUT", &ss, sizeof(ss), VIRTIO_GPU_RESP_OK_NODATA);
+	if (scanout_w != 64 || scanout_h != 64)
+		fail("SCANOUT on the display channel: %ux%u", scanout_w, scanout_h);
+	expect("RESOURCE_FLUSH", &fl, sizeof(fl), VIRTIO_GPU_RESP_OK_NODATA);
+	check_pixels("2D scanout update", 0x336699);
+
+	/* 3D: a context clears a render target red; the scanout shows it. */
+	memcpy(cc.debug_name, "poke-ctx", 8);
+	expect("CTX_CREATE", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("RESOURCE_CREATE_3D", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
+	clear[0] = VIRGL_CMD(1, 8, 5); /* CREATE_OBJECT SURFACE */
+	clear[1] = 10;		       /* surface handle */
+	clear[2] = 2;		       /* resource */
+	clear[3] = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM;
+	clear[4] = 0;
+	clear[5] = 0;
+	clear[6] = VIRGL_CMD(5, 0, 3); /* SET_FRAMEBUFFER_STATE: 1 cbuf, no zsurf */
+	clear[7] = 1;
+	clear[8] = 0;
+	clear[9] = 10;
+	submit("SUBMIT_3D surface + framebuffer", 5, clear, 10, false, VIRTIO_GPU_RESP_OK_NODATA);
+	clear[0] = VIRGL_CMD(7, 0, 8); /* CLEAR color0 */
+	clear[1] = 4;
+	memcpy(&clear[2], red, sizeof(red));
+	clear[6] = clear[7] = clear[8] = 0;
+	submit("SUBMIT_3D clear (fenced)", 5, clear, 9, true, VIRTIO_GPU_RESP_OK_NODATA);
+	ss.resource_id = 2;
+	fl.resource_id = 2;
+	expect("SET_SCANOUT to the 3D target", &ss, sizeof(ss), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("RESOURCE_FLUSH of the 3D target", &fl, sizeof(fl), VIRTIO_GPU_RESP_OK_NODATA);
+	check_pixels("3D scanout update", 0xff0000);
+
+	/* Bad requests get errors; the device goes on. */
+	{
+		struct virtio_gpu_ctrl_hdr unknown = {.type = 0x999};
+		struct virtio_gpu_update_cursor cur = {.hdr.type = VIRTIO_GPU_CMD_MOVE_CURSOR};
+		struct virtio_gpu_resource_flush nofl = fl;
+		struct virtio_gpu_resource_create_2d host = c2;
+		typeof(ab) outside = ab;
+
+		nofl.resource_id = 12345;
+		host.resource_id = 0xffffff00u;
+		outside.ab.resource_id = 1;
+		outside.e.addr = MEM_SIZE - 4096;
+		outside.e.length = 8192;
+		expect("unknown command", &unknown, sizeof(unknown), VIRTIO_GPU_RESP_ERR_UNSPEC);
+		expect("cursor command on the control queue", &cur, sizeof(cur),
+		       VIRTIO_GPU_RESP_ERR_UNSPEC);
+		expect("flush of a resource never created", &nofl, sizeof(nofl),
+		       VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID);
+		expect("resource id of the host's range", &host, sizeof(host),
+		       VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID);
+		expect("truncated request", &c2, 30, VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
+		outside.ab.resource_id = 1;
+		expect("second backing", &outside, sizeof(outside), VIRTIO_GPU_RESP_ERR_UNSPEC);
+		c2.resource_id = 3;
+		expect("RESOURCE_CREATE_2D 3", &c2, sizeof(c2), VIRTIO_GPU_RESP_OK_NODATA);
+		outside.ab.resource_id = 3;
+		expect("backing outside guest memory", &outside, sizeof(outside),
+		       VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
+		submit("SUBMIT_3D on a context never created", 9, clear, 9, false,
+		       VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID);
+		submit("SUBMIT_3D with a malformed stream", 5, bad_stream, 1, false,
+		       VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
+		submit("SUBMIT_3D on the context the malformed stream cost", 5, clear, 9, false,
+		       VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID);
+		cur.hdr.type = VIRTIO_GPU_CMD_MOVE_CURSOR;
+		expect_on(1, "MOVE_CURSOR on the cursor queue", &cur, sizeof(cur),
+			  VIRTIO_GPU_RESP_OK_NODATA);
+		expect_on(1, "control command on the cursor queue", &fl, sizeof(fl),
+			  VIRTIO_GPU_RESP_ERR_UNSPEC);
+	}
+	/* The device still renders: a new context clears again. */
+	cc.hdr.ctx_id = 6;
+	memcpy(cc.debug_name, "poke-ct2", 8);
+	expect("CTX_CREATE after the bad ones", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+	car.hdr.ctx_id = 6;
+	expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
+	clear[0] = VIRGL_CMD(1, 8, 5);
+	clear[1] = 10;
+	clear[2] = 2;
+	clear[3] = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM;
+	clear[4] = clear[5] = 0;
+	clear[6] = VIRGL_CMD(5, 0, 3);
+	clear[7] = 1;
+	clear[8] = 0;
+	clear[9] = 10;
+	submit("SUBMIT_3D framebuffer in the new context", 6, clear, 10, false,
+	       VIRTIO_GPU_RESP_OK_NODATA);
+	red[0] = 0.0f;
+	red[1] = 1.0f;
+	clear[0] = VIRGL_CMD(7, 0, 8);
+	clear[1] = 4;
+	memcpy(&clear[2], red, sizeof(red));
+	clear[6] = clear[7] = clear[8] = 0;
+	submit("SUBMIT_3D clear green (fenced)", 6, clear, 9, true, VIRTIO_GPU_RESP_OK_NODATA);
+	expect("RESOURCE_FLUSH", &fl, sizeof(fl), VIRTIO_GPU_RESP_OK_NODATA);
+	check_pixels("3D scanout update after the bad requests", 0x00ff00);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
+				"bad-region\n");
+		return 2;
+	}
+	if (strcmp(argv[2], "scenario") == 0) {
+		set_up(argv[1]);
+		scenario();
+		/* Stay until told: the test reads show-budgets while the device lives. */
+		if (getenv("FRONTEND_HOLD")) {
+			char c;
+
+			fprintf(stderr, "vhost-user-frontend: holding\n");
+			if (read(0, &c, 1) < 0) {
+			}
+		}
+		return 0;
+	}
+	closing_is_fine = true;
+	sock = connect_to(argv[1]);
+	send_msg(VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
+	if (strcmp(argv[2], "bad-size") == 0) {
+		uint64_t v = 0;
+
+		send_msg(VHOST_USER_SET_VRING_NUM, 0, &v, 4, NULL, 0);
+	} else if (strcmp(argv[2], "bad-fds") == 0) {
+		struct vhost_user_memory t = {.nregions = 2};
+		int fd = memfd_create("guest", MFD_CLOEXEC);
+
+		if (fd < 0 || ftruncate(fd, 1 << 20) < 0)
+			fail("memfd");
+		t.regions[0] = (struct guest_mem_region){0, 1 << 20, 0x10000000, 0};
+		t.regions[1] = (struct guest_mem_region){1 << 20, 1 << 20, 0x20000000, 0};
+		send_msg(VHOST_USER_SET_MEM_TABLE, 0, &t, 8 + 2 * sizeof(t.regions[0]), &fd, 1);
+	} else if (strcmp(argv[2], "bad-region") == 0) {
+		struct vhost_user_memory t = {.nregions = 2};
+		int fds[2] = {memfd_create("a", MFD_CLOEXEC), memfd_create("b", MFD_CLOEXEC)};
+
+		if (fds[0] < 0 || fds[1] < 0 || ftruncate(fds[0], 1 << 20) < 0 ||
+		    ftruncate(fds[1], 1 << 20) < 0)
+			fail("memfd");
+		t.regions[0] = (struct guest_mem_region){0, 1 << 20, 0x10000000, 0};
+		t.regions[1] = (struct guest_mem_region){4096, 1 << 20, 0x20000000, 0};
+		send_msg(VHOST_USER_SET_MEM_TABLE, 0, &t, 8 + 2 * sizeof(t.regions[0]), fds, 2);
+	} else {
+		fail("unknown mode %s", argv[2]);
+	}
+	expect_closed(argv[2]);
+	fprintf(stderr, "vhost-user-frontend: ok: %s closed the connection\n", argv[2]);
+	return 0;
+}
