@@ -51,6 +51,9 @@
 
 static int sock = -1, gpu = -1;
 static bool closing_is_fine;
+static bool quiet; /* benchmarks: no line per request */
+/* Benchmarks also run against QEMU's own back-end, which may offer less. */
+static bool need_3d = true, have_ack = true;
 static uint8_t *mem;
 static int kick[2], call[2];
 static uint16_t avail_idx[2], used_seen[2];
@@ -198,6 +201,17 @@ static void serve_display(void)
 		fail("out of memory");
 	read_exact(gpu, payload, hdr[2], "display channel payload");
 	switch (hdr[0]) {
+	case 1: { /* GET_PROTOCOL_FEATURES: none */
+		uint32_t rh[3] = {1, 0x4, 8};
+		uint64_t none = 0;
+
+		if (send(gpu, rh, sizeof(rh), 0) != sizeof(rh) ||
+		    send(gpu, &none, sizeof(none), 0) != sizeof(none))
+			fail("answering GET_PROTOCOL_FEATURES");
+		break;
+	}
+	case 2: /* SET_PROTOCOL_FEATURES */
+		break;
 	case 3: { /* GET_DISPLAY_INFO */
 		struct virtio_gpu_resp_display_info info = {0};
 		uint32_t rh[3] = {3, 0x4, sizeof(info)};
@@ -321,7 +335,8 @@ static void expect_on(int q, const char *what, const void *req, uint32_t len, ui
 	got = request(q, len, 4096);
 	if (got != want)
 		fail("%s: answer %#x, expected %#x", what, got, want);
-	fprintf(stderr, "vhost-user-frontend: ok: %s (%#x)\n", what, got);
+	if (!quiet)
+		fprintf(stderr, "vhost-user-frontend: ok: %s (%#x)\n", what, got);
 }
 
 static void expect(const char *what, const void *req, uint32_t len, uint32_t want)
@@ -342,19 +357,25 @@ static void set_up(const char *path)
 	sock = connect_to(path);
 	send_msg(VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
 	features = get_u64(VHOST_USER_GET_FEATURES);
-	if (!(features & (1ull << VIRTIO_GPU_F_VIRGL)) ||
+	if ((need_3d && !(features & (1ull << VIRTIO_GPU_F_VIRGL))) ||
 	    !(features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
 		fail("features %#llx lack VIRGL or PROTOCOL_FEATURES",
 		     (unsigned long long)features);
 	pf = get_u64(VHOST_USER_GET_PROTOCOL_FEATURES);
-	if (!(pf & (1ull << VHOST_USER_PROTOCOL_F_CONFIG)) ||
-	    !(pf & (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK)))
+	have_ack = pf & (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK);
+	if (need_3d && (!(pf & (1ull << VHOST_USER_PROTOCOL_F_CONFIG)) || !have_ack))
 		fail("protocol features %#llx lack CONFIG or REPLY_ACK", (unsigned long long)pf);
-	set_u64(VHOST_USER_SET_PROTOCOL_FEATURES, pf, false);
-	send_msg(VHOST_USER_GET_CONFIG, 0, &cfg, 12 + cfg.size, NULL, 0);
-	read_reply(VHOST_USER_GET_CONFIG, &cfg, 12 + sizeof(gc));
-	memcpy(&gc, cfg.payload, sizeof(gc));
-	if (gc.num_capsets < 1)
+	set_u64(VHOST_USER_SET_PROTOCOL_FEATURES,
+		pf & ((1ull << VHOST_USER_PROTOCOL_F_CONFIG) |
+		      (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK)),
+		false);
+	gc.num_capsets = 0;
+	if (pf & (1ull << VHOST_USER_PROTOCOL_F_CONFIG)) {
+		send_msg(VHOST_USER_GET_CONFIG, 0, &cfg, 12 + cfg.size, NULL, 0);
+		read_reply(VHOST_USER_GET_CONFIG, &cfg, 12 + sizeof(gc));
+		memcpy(&gc, cfg.payload, sizeof(gc));
+	}
+	if (need_3d && gc.num_capsets < 1)
 		fail("config: %u capsets", gc.num_capsets);
 	fprintf(stderr, "vhost-user-frontend: ok: handshake (features %#llx, %u capsets)\n",
 		(unsigned long long)features, gc.num_capsets);
@@ -367,9 +388,9 @@ static void set_up(const char *path)
 		fail("mmap: %s", strerror(errno));
 	/* Ring addresses are "QEMU's" virtual addresses: our mapping. */
 	table.regions[0] = (struct guest_mem_region){0, MEM_SIZE, (uint64_t)(uintptr_t)mem, 0};
-	send_msg(VHOST_USER_SET_MEM_TABLE, VHOST_USER_NEED_REPLY, &table,
+	send_msg(VHOST_USER_SET_MEM_TABLE, have_ack ? VHOST_USER_NEED_REPLY : 0, &table,
 		 8 + sizeof(table.regions[0]), &memfd, 1);
-	{
+	if (have_ack) {
 		uint64_t status;
 
 		read_reply(VHOST_USER_SET_MEM_TABLE, &status, sizeof(status));
@@ -383,9 +404,9 @@ static void set_up(const char *path)
 	close(sv[1]);
 	gpu = sv[0];
 	set_u64(VHOST_USER_SET_FEATURES,
-		(1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |
-		    (1ull << VHOST_USER_F_PROTOCOL_FEATURES),
-		true);
+		features & ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |
+			    (1ull << VHOST_USER_F_PROTOCOL_FEATURES)),
+		have_ack);
 	for (int q = 0; q < 2; q++) {
 		struct vhost_user_vring_state st = {(uint32_t)q, RING_SIZE};
 		struct vhost_user_vring_addr a = {
@@ -405,9 +426,9 @@ static void set_up(const char *path)
 		send_msg(VHOST_USER_SET_VRING_CALL, 0, &idx, sizeof(idx), &call[q], 1);
 		send_msg(VHOST_USER_SET_VRING_KICK, 0, &idx, sizeof(idx), &kick[q], 1);
 		st.num = 1;
-		send_msg(VHOST_USER_SET_VRING_ENABLE, VHOST_USER_NEED_REPLY, &st, sizeof(st), NULL,
-			 0);
-		{
+		send_msg(VHOST_USER_SET_VRING_ENABLE, have_ack ? VHOST_USER_NEED_REPLY : 0, &st,
+			 sizeof(st), NULL, 0);
+		if (have_ack) {
 			uint64_t status;
 
 			read_reply(VHOST_USER_SET_VRING_ENABLE, &status, sizeof(status));
@@ -633,11 +654,125 @@ static void scenario(void)
 	check_pixels("3D scanout update after the bad requests", 0x00ff00);
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * bench2d / bench3d: frames of W x H for @seconds, each a guest frame as a
+ * driver sends it: 2D, new pixels written, TRANSFER_TO_HOST_2D and
+ * RESOURCE_FLUSH; 3D, a fenced SUBMIT_3D clearing the render target to a
+ * new colour and RESOURCE_FLUSH. A frame counts once its scanout update
+ * arrived. Prints "frames N seconds S fps F".
+ */
+static void bench(bool three_d, double seconds, uint32_t w, uint32_t h)
+{
+	struct virtio_gpu_resource_create_2d c2 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_2D,
+						   .resource_id = 1,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .width = w,
+						   .height = h};
+	struct virtio_gpu_resource_create_3d c3 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_3D,
+						   .resource_id = 1,
+						   .target = 2,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .bind = (1u << 1) | (1u << 3),
+						   .width = w,
+						   .height = h,
+						   .depth = 1,
+						   .array_size = 1};
+	struct {
+		struct virtio_gpu_resource_attach_backing ab;
+		struct virtio_gpu_mem_entry e;
+	} ab = {
+	    {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, .resource_id = 1, .nr_entries = 1},
+	    {PIXELS_AREA, w * h * 4, 0}};
+	struct virtio_gpu_transfer_to_host_2d t2 = {
+	    .hdr.type = VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D, .r = {0, 0, w, h}, .resource_id = 1};
+	struct virtio_gpu_set_scanout ss = {
+	    .hdr.type = VIRTIO_GPU_CMD_SET_SCANOUT, .r = {0, 0, w, h}, .resource_id = 1};
+	struct virtio_gpu_resource_flush fl = {
+	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_FLUSH, .r = {0, 0, w, h}, .resource_id = 1};
+	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE, .ctx_id = 1},
+					   .nlen = 5};
+	struct virtio_gpu_ctx_resource car = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, .ctx_id = 1}, .resource_id = 1};
+	uint32_t fb[10] = {VIRGL_CMD(1, 8, 5),
+			   10,
+			   1,
+			   VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+			   0,
+			   0,
+			   VIRGL_CMD(5, 0, 3),
+			   1,
+			   0,
+			   10};
+	uint32_t frames = 0, seen;
+	double t0, t;
+
+	if (PIXELS_AREA + (uint64_t)w * h * 4 > MEM_SIZE)
+		fail("frame too large for the guest memory");
+	if (three_d) {
+		memcpy(cc.debug_name, "bench", 5);
+		expect("CTX_CREATE", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+		expect("RESOURCE_CREATE_3D", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
+		expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
+		submit("framebuffer", 1, fb, 10, false, VIRTIO_GPU_RESP_OK_NODATA);
+	} else {
+		expect("RESOURCE_CREATE_2D", &c2, sizeof(c2), VIRTIO_GPU_RESP_OK_NODATA);
+		expect("RESOURCE_ATTACH_BACKING", &ab, sizeof(ab), VIRTIO_GPU_RESP_OK_NODATA);
+	}
+	expect("SET_SCANOUT", &ss, sizeof(ss), VIRTIO_GPU_RESP_OK_NODATA);
+	t0 = now_s();
+	do {
+		seen = updates;
+		if (three_d) {
+			float rgba[4] = {(float)(frames % 256) / 255.0f, 0.5f, 0.25f, 1.0f};
+			uint32_t clear[9] = {VIRGL_CMD(7, 0, 8), 4};
+
+			memcpy(&clear[2], rgba, sizeof(rgba));
+			submit("clear", 1, clear, 9, true, VIRTIO_GPU_RESP_OK_NODATA);
+		} else {
+			uint32_t *px = (uint32_t *)(mem + PIXELS_AREA);
+
+			for (uint32_t i = 0; i < w * h; i++)
+				px[i] = frames * 0x010203u;
+			expect("TRANSFER_TO_HOST_2D", &t2, sizeof(t2), VIRTIO_GPU_RESP_OK_NODATA);
+		}
+		expect("RESOURCE_FLUSH", &fl, sizeof(fl), VIRTIO_GPU_RESP_OK_NODATA);
+		while (updates == seen) {
+			struct pollfd pfd = {.fd = gpu, .events = POLLIN};
+
+			if (poll(&pfd, 1, TIMEOUT_MS) <= 0)
+				fail("frame %u: no scanout update", frames);
+			serve_display();
+		}
+		frames++;
+		t = now_s();
+	} while (t - t0 < seconds);
+	printf("frames %u seconds %.3f fps %.1f\n", frames, t - t0, frames / (t - t0));
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 6 && (!strcmp(argv[2], "bench2d") || !strcmp(argv[2], "bench3d"))) {
+		bool three_d = argv[2][5] == '3';
+
+		quiet = true;
+		need_3d = three_d;
+		set_up(argv[1]);
+		bench(three_d, atof(argv[3]), (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]));
+		return 0;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
-				"bad-region\n");
+		fprintf(stderr,
+			"usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
+			"bad-region\n"
+			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {
