@@ -75,7 +75,7 @@ Q2=$(printf '%s\n' "${q2[@]}" | median)
 M3=$(printf '%s\n' "${m3[@]}" | median)
 echo
 echo "bench/vhost-user: ${W}x${H}, ${SECS} s per run, median of $REPS"
-printf '  %-44s %8s fps\n' "2D through mediatord (worker + virglrenderer)" "$M2" \
+printf '  %-44s %8s fps\n' "2D through mediatord (its worker)" "$M2" \
   "2D through QEMU's vhost-user-gpu (baseline)" "$Q2" \
   "3D through mediatord (fenced clear + flush)" "$M3"
 awk -v m="$M2" -v q="$Q2" 'BEGIN { printf "  2D ratio mediatord / QEMU: %.2f\n", m / q }'

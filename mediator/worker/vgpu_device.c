@@ -52,6 +52,12 @@ enum {
 
 struct vgpu_resource {
 	uint32_t id;
+	bool is_2d; /* RESOURCE_CREATE_2D: its backing holds what the guest shows */
+	/* A 2D resource no context uses is shown from its backing and not
+	 * uploaded to the GPU at each transfer; the first context to attach
+	 * it gets it uploaded whole (stale marks what the GPU lacks). */
+	uint32_t ctx_refs;
+	bool stale;
 	uint32_t target, format, width, height;
 	struct virtio_gpu_mem_entry *entries; /* the guest's backing pages */
 	uint32_t n_entries;
@@ -559,6 +565,7 @@ static uint32_t cmd_resource_create_2d(struct vgpu_device *d, const void *req, c
 {
 	struct virtio_gpu_resource_create_2d c;
 	struct virgl_renderer_resource_create_args args;
+	uint32_t r;
 
 	memcpy(&c, req, sizeof(c));
 	args = (struct virgl_renderer_resource_create_args){
@@ -572,7 +579,10 @@ static uint32_t cmd_resource_create_2d(struct vgpu_device *d, const void *req, c
 	    .array_size = 1,
 	    .flags = VIRTIO_GPU_RESOURCE_FLAG_Y_0_TOP,
 	};
-	return create_resource(d, &args, what);
+	r = create_resource(d, &args, what);
+	if (r == VIRTIO_GPU_RESP_OK_NODATA)
+		resource(d, c.resource_id)->is_2d = true;
+	return r;
 }
 
 static uint32_t cmd_resource_create_3d(struct vgpu_device *d, const void *req, const char **what)
@@ -683,6 +693,19 @@ static uint32_t cmd_transfer_to_host_2d(struct vgpu_device *d, const void *req, 
 	if (!res) {
 		*what = "no such resource";
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
+	}
+	if (res->is_2d && res->ctx_refs == 0) {
+		if (!res->iov) {
+			*what = "resource has no backing";
+			return VIRTIO_GPU_RESP_ERR_UNSPEC;
+		}
+		if ((uint64_t)c.r.x + c.r.width > res->width ||
+		    (uint64_t)c.r.y + c.r.height > res->height) {
+			*what = "transfer rectangle outside the resource";
+			return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+		}
+		res->stale = true;
+		return VIRTIO_GPU_RESP_OK_NODATA;
 	}
 	box = (struct virgl_box){c.r.x, c.r.y, 0, c.r.width, c.r.height, 1};
 	if (virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &box, c.offset, NULL, 0)) {
@@ -807,6 +830,40 @@ static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const ch
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
 
+/*
+ * Copies rows [y, y + h) of the scanout rectangle of 2D resource @res (4
+ * bytes per pixel) out of its backing into @dst, as QEMU's 2D device
+ * shows a guest framebuffer: what TRANSFER_TO_HOST_2D made visible is the
+ * backing itself. False when the backing is too small.
+ */
+static bool copy_from_backing(const struct vgpu_resource *res, const struct scanout *s, uint32_t y,
+			      uint32_t h, uint8_t *dst)
+{
+	size_t stride = (size_t)res->width * 4, row_len = (size_t)s->r.width * 4;
+
+	for (uint32_t row = 0; row < h; row++) {
+		size_t off = (size_t)(s->r.y + y + row) * stride + (size_t)s->r.x * 4;
+		size_t done = 0;
+
+		for (int i = 0; i < res->iov_n && done < row_len; i++) {
+			size_t len = res->iov[i].iov_len, n;
+
+			if (off >= len) {
+				off -= len;
+				continue;
+			}
+			n = len - off < row_len - done ? len - off : row_len - done;
+			memcpy(dst + done, (uint8_t *)res->iov[i].iov_base + off, n);
+			done += n;
+			off = 0;
+		}
+		if (done < row_len)
+			return false;
+		dst += row_len;
+	}
+	return true;
+}
+
 /* Sends rows [y, y + h) of scanout @i to QEMU. */
 static void update_scanout(struct vgpu_device *d, uint32_t i, uint32_t y, uint32_t h)
 {
@@ -826,7 +883,8 @@ static void update_scanout(struct vgpu_device *d, uint32_t i, uint32_t y, uint32
 	if (!iov.iov_base)
 		return;
 	box = (struct virgl_box){s->r.x, s->r.y + y, 0, w, h, 1};
-	if (virgl_renderer_transfer_read_iov(res->id, 0, 0, stride, 0, &box, 0, &iov, 1) == 0) {
+	if ((res->is_2d && res->iov && copy_from_backing(res, s, y, h, iov.iov_base)) ||
+	    virgl_renderer_transfer_read_iov(res->id, 0, 0, stride, 0, &box, 0, &iov, 1) == 0) {
 		m[0] = i;
 		m[1] = 0;
 		m[2] = y;
@@ -1025,6 +1083,13 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
 	}
 	if (attach) {
+		if (res->stale) {
+			struct virgl_box all = {0, 0, 0, res->width, res->height, 1};
+
+			virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &all, 0, NULL, 0);
+			res->stale = false;
+		}
+		res->ctx_refs++;
 		virgl_renderer_ctx_attach_resource((int)gpu_context_id(ctx), (int)res->id);
 		predictor_resource_create(gpu_context_predictor(ctx), res->id,
 					  &(struct predict_resource_desc){
@@ -1036,6 +1101,8 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 					      .array_size = 1,
 					  });
 	} else {
+		if (res->ctx_refs)
+			res->ctx_refs--;
 		virgl_renderer_ctx_detach_resource((int)gpu_context_id(ctx), (int)res->id);
 		predictor_resource_destroy(gpu_context_predictor(ctx), res->id);
 	}
