@@ -61,6 +61,16 @@ uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns, const stru
 	return seq;
 }
 
+uint32_t groups_abandon(struct groups *groups,
+			void (*fn)(const struct group_info *info, void *data), void *data)
+{
+	uint32_t n = 0;
+
+	for (; groups->oldest_seq < groups->next_seq; groups->oldest_seq++, n++)
+		fn(&groups->ring[groups->oldest_seq % GROUPS_MAX_TRACKED].info, data);
+	return n;
+}
+
 /* Nanoseconds as an integer, for records: never negative, never past UINT64_MAX. */
 static uint64_t to_ns(double ns)
 {

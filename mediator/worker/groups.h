@@ -66,6 +66,14 @@ typedef void (*groups_emit_fn)(const struct wire_group *record, const struct gro
 			       void *data);
 
 /*
+ * Forgets every group still in flight (its context is going away before
+ * its fences signalled), calling @fn with what was known of each.
+ * Returns how many there were.
+ */
+uint32_t groups_abandon(struct groups *groups,
+			void (*fn)(const struct group_info *info, void *data), void *data);
+
+/*
  * The fence of group @seq completed at @end_ns: this completes @seq and any
  * earlier group still in flight (fences complete in order), calling @emit
  * for each. Returns the number of groups completed; a @seq that is not in

@@ -90,9 +90,11 @@ struct scanout {
 
 enum hold {
 	HOLD_NONE,
-	HOLD_INFLIGHT, /* the context has max_inflight groups on the GPU */
-	HOLD_GRANT,    /* waiting for mediatord's grant */
-	HOLD_PENDING,  /* the pending list is full */
+	HOLD_INFLIGHT,	/* the context has max_inflight groups on the GPU */
+	HOLD_GRANT,	/* waiting for mediatord's grant */
+	HOLD_PENDING,	/* the pending list is full */
+	HOLD_ABANDONED, /* the device was reset while a grant was asked for: its answer is awaited
+			 */
 };
 
 struct vgpu_device {
@@ -194,7 +196,9 @@ void vgpu_device_reset(struct vgpu_device *dev)
 		resource_free(res);
 	d->pending_head = d->pending_n = 0;
 	memset(d->scanouts, 0, sizeof(d->scanouts));
-	d->hold = HOLD_NONE;
+	/* One grant request may be outstanding per worker: the next group
+	 * waits for the answer to the abandoned one. */
+	d->hold = d->hold == HOLD_GRANT || d->hold == HOLD_ABANDONED ? HOLD_ABANDONED : HOLD_NONE;
 }
 
 void vgpu_device_destroy(struct vgpu_device *dev)
@@ -930,10 +934,8 @@ static uint32_t cmd_get_display_info(struct vgpu_device *d, enum vgpu_queue q,
 	memcpy(&hdr, req, sizeof(hdr));
 	if (!d->display_info_valid)
 		fetch_display_info(d);
-	if (hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
-		d->display_info.hdr.flags = VIRTIO_GPU_FLAG_FENCE;
-		d->display_info.hdr.fence_id = hdr.fence_id;
-	}
+	d->display_info.hdr.flags = hdr.flags & VIRTIO_GPU_FLAG_FENCE;
+	d->display_info.hdr.fence_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.fence_id : 0;
 	answer(d, q, elem, &d->display_info, sizeof(d->display_info));
 	return 0;
 }
@@ -1436,6 +1438,14 @@ static bool retry_held(struct vgpu_device *d)
 	uint32_t type, verdict;
 	int slot;
 
+	if (d->hold == HOLD_ABANDONED) {
+		if (!mediator_link_take_grant(d->opt.link, &verdict))
+			return false;
+		if (verdict == WIRE_GRANTED)
+			mediator_link_done(d->opt.link, d->grant_info.grant_id, 0, mono_now_ns());
+		d->hold = HOLD_NONE;
+		return true;
+	}
 	memcpy(&c, d->req, sizeof(c));
 	slot = ctx_slot(d, c.hdr.ctx_id);
 	if (d->hold == HOLD_GRANT) {
