@@ -27,6 +27,7 @@
 #include "predict_decode.h"
 #include "util.h"
 #include "vgpu_device.h"
+#include "vgpu_display.h"
 
 /* struct virgl_box is only declared by virglrenderer.h (see vtest_server.c). */
 struct virgl_box {
@@ -37,18 +38,6 @@ struct virgl_box {
 #define PIPE_BUFFER		 0u
 #define PIPE_TEXTURE_2D		 2u
 #define VIRGL_BIND_RENDER_TARGET (1u << 1)
-
-/* vhost-user-gpu display channel requests (vhost-user-gpu.rst). */
-enum {
-	VUGPU_GET_DISPLAY_INFO = 3,
-	VUGPU_CURSOR_POS = 4,
-	VUGPU_CURSOR_POS_HIDE = 5,
-	VUGPU_CURSOR_UPDATE = 6,
-	VUGPU_SCANOUT = 7,
-	VUGPU_UPDATE = 8,
-};
-#define VUGPU_FLAG_REPLY 0x4u
-#define CURSOR_SIZE	 64u
 
 struct vgpu_resource {
 	uint32_t id;
@@ -106,9 +95,7 @@ struct vgpu_device {
 	uint32_t pending_head, pending_n;
 	uint32_t last_fence;
 	struct scanout scanouts[VGPU_MAX_SCANOUTS];
-	int display_fd;
-	bool display_info_valid;
-	struct virtio_gpu_resp_display_info display_info;
+	struct vgpu_display display;
 	/* The request that holds the control queue. */
 	enum hold hold;
 	struct virtqueue_elem elem;
@@ -142,7 +129,7 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	if (!d)
 		return NULL;
 	d->opt = *options;
-	d->display_fd = -1;
+	vgpu_display_init(&d->display, options->domain, options->client_id);
 	d->resources = handle_map_create();
 	if (!d->resources) {
 		free(d);
@@ -207,8 +194,7 @@ void vgpu_device_destroy(struct vgpu_device *dev)
 		return;
 	vgpu_device_reset(dev);
 	handle_map_destroy(dev->resources);
-	if (dev->display_fd >= 0)
-		close(dev->display_fd);
+	vgpu_display_finish(&dev->display);
 	free(dev->req);
 	free(dev);
 }
@@ -230,110 +216,14 @@ uint32_t vgpu_device_num_capsets(void)
 
 void vgpu_device_set_display(struct vgpu_device *dev, int fd)
 {
-	if (dev->display_fd >= 0)
-		close(dev->display_fd);
-	dev->display_fd = fd;
-	dev->display_info_valid = false;
+	vgpu_display_set_fd(&dev->display, fd);
 	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++)
 		dev->scanouts[i].announced = false;
-	if (fd >= 0) {
-		struct timeval tv = {.tv_sec = VGPU_DISPLAY_TIMEOUT_MS / 1000};
-
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	}
 }
 
 int vgpu_device_display_fd(const struct vgpu_device *dev)
 {
-	return dev->display_fd;
-}
-
-static void display_lost(struct vgpu_device *d, const char *why)
-{
-	dev_log(LOG_LEVEL_WARN, d, "display channel to QEMU: %s; display updates stop", why);
-	close(d->display_fd);
-	d->display_fd = -1;
-}
-
-/* Sends one display-channel message made of @hdr_payload and @data. */
-static int display_send(struct vgpu_device *d, uint32_t request, const void *payload,
-			uint32_t payload_size, const void *data, uint32_t data_size)
-{
-	uint32_t hdr[3] = {request, 0, payload_size + data_size};
-	struct iovec iov[3] = {
-	    {hdr, sizeof(hdr)}, {(void *)payload, payload_size}, {(void *)data, data_size}};
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
-	size_t left = sizeof(hdr) + payload_size + data_size;
-
-	if (d->display_fd < 0)
-		return -ENOTCONN;
-	while (left) {
-		ssize_t n = sendmsg(d->display_fd, &mh, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			display_lost(d, strerror(errno));
-			return -EPIPE;
-		}
-		left -= (size_t)n;
-		while (mh.msg_iovlen && (size_t)n >= mh.msg_iov[0].iov_len) {
-			n -= (ssize_t)mh.msg_iov[0].iov_len;
-			mh.msg_iov++;
-			mh.msg_iovlen--;
-		}
-		if (mh.msg_iovlen) {
-			mh.msg_iov[0].iov_base = (uint8_t *)mh.msg_iov[0].iov_base + n;
-			mh.msg_iov[0].iov_len -= (size_t)n;
-		}
-	}
-	return 0;
-}
-
-/* Reads exactly @len bytes of QEMU's reply within VGPU_DISPLAY_TIMEOUT_MS. */
-static int display_read(struct vgpu_device *d, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		struct pollfd pfd = {.fd = d->display_fd, .events = POLLIN};
-		ssize_t n;
-
-		if (poll(&pfd, 1, VGPU_DISPLAY_TIMEOUT_MS) <= 0)
-			return -ETIMEDOUT;
-		n = recv(d->display_fd, p, len, 0);
-		if (n <= 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* QEMU's preferred display configuration (VHOST_USER_GPU_GET_DISPLAY_INFO). */
-static void fetch_display_info(struct vgpu_device *d)
-{
-	uint32_t hdr[3];
-	struct virtio_gpu_resp_display_info *info = &d->display_info;
-
-	memset(info, 0, sizeof(*info));
-	if (display_send(d, VUGPU_GET_DISPLAY_INFO, NULL, 0, NULL, 0) == 0) {
-		if (display_read(d, hdr, sizeof(hdr)) < 0 || hdr[0] != VUGPU_GET_DISPLAY_INFO ||
-		    !(hdr[1] & VUGPU_FLAG_REPLY) || hdr[2] != sizeof(*info) ||
-		    display_read(d, info, sizeof(*info)) < 0) {
-			display_lost(d, "bad or missing answer to GET_DISPLAY_INFO");
-			memset(info, 0, sizeof(*info));
-		} else {
-			d->display_info_valid = true;
-		}
-	}
-	if (!d->display_info_valid) {
-		/* No display: one 1024x768 head, as QEMU's default. */
-		info->pmodes[0].r.width = 1024;
-		info->pmodes[0].r.height = 768;
-		info->pmodes[0].enabled = 1;
-	}
-	info->hdr.type = VIRTIO_GPU_RESP_OK_DISPLAY_INFO;
+	return dev->display.fd;
 }
 
 /* ---- answers ----------------------------------------------------------------- */
@@ -792,9 +682,9 @@ static uint32_t cmd_transfer_3d(struct vgpu_device *d, const void *req, bool to_
 static void announce_scanout(struct vgpu_device *d, uint32_t i)
 {
 	struct scanout *s = &d->scanouts[i];
-	uint32_t m[3] = {i, s->resource_id ? s->r.width : 0, s->resource_id ? s->r.height : 0};
 
-	if (display_send(d, VUGPU_SCANOUT, m, sizeof(m), NULL, 0) == 0)
+	if (vgpu_display_scanout(&d->display, i, s->resource_id ? s->r.width : 0,
+				 s->resource_id ? s->r.height : 0) == 0)
 		s->announced = true;
 }
 
@@ -835,18 +725,25 @@ static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const ch
 }
 
 /*
- * Copies rows [y, y + h) of the scanout rectangle of 2D resource @res (4
- * bytes per pixel) out of its backing into @dst, as QEMU's 2D device
- * shows a guest framebuffer: what TRANSFER_TO_HOST_2D made visible is the
- * backing itself. False when the backing is too small.
+ * Reads the @w x @h pixels at (@x, @y) of @res (4 bytes each) into @dst,
+ * rows of 4 * @w bytes. A 2D resource no context uses shows its backing,
+ * as QEMU's 2D device does; anything else is read back from the renderer.
+ * False when neither has them.
  */
-static bool copy_from_backing(const struct vgpu_resource *res, const struct scanout *s, uint32_t y,
-			      uint32_t h, uint8_t *dst)
+static bool read_pixels(const struct vgpu_resource *res, uint32_t x, uint32_t y, uint32_t w,
+			uint32_t h, uint8_t *dst)
 {
-	size_t stride = (size_t)res->width * 4, row_len = (size_t)s->r.width * 4;
+	size_t stride = (size_t)res->width * 4, row_len = (size_t)w * 4;
+	struct virgl_box box = {x, y, 0, w, h, 1};
+	struct iovec iov = {dst, row_len * h};
 
+	if ((uint64_t)x + w > res->width || (uint64_t)y + h > res->height)
+		return false;
+	if (!res->is_2d || !res->iov || res->ctx_refs)
+		return virgl_renderer_transfer_read_iov(res->id, 0, 0, (uint32_t)row_len, 0, &box,
+							0, &iov, 1) == 0;
 	for (uint32_t row = 0; row < h; row++) {
-		size_t off = (size_t)(s->r.y + y + row) * stride + (size_t)s->r.x * 4;
+		size_t off = (size_t)(y + row) * stride + (size_t)x * 4;
 		size_t done = 0;
 
 		for (int i = 0; i < res->iov_n && done < row_len; i++) {
@@ -873,30 +770,18 @@ static void update_scanout(struct vgpu_device *d, uint32_t i, uint32_t y, uint32
 {
 	struct scanout *s = &d->scanouts[i];
 	struct vgpu_resource *res = resource(d, s->resource_id);
-	uint32_t w = s->r.width, stride, m[5];
-	struct virgl_box box;
-	struct iovec iov;
+	uint8_t *pixels;
 
-	if (!res || h == 0 || d->display_fd < 0)
+	if (!res || h == 0 || d->display.fd < 0)
 		return;
 	if (!s->announced)
 		announce_scanout(d, i);
-	stride = w * 4;
-	iov.iov_len = (size_t)stride * h;
-	iov.iov_base = malloc(iov.iov_len);
-	if (!iov.iov_base)
+	pixels = malloc((size_t)s->r.width * 4 * h);
+	if (!pixels)
 		return;
-	box = (struct virgl_box){s->r.x, s->r.y + y, 0, w, h, 1};
-	if ((res->is_2d && res->iov && copy_from_backing(res, s, y, h, iov.iov_base)) ||
-	    virgl_renderer_transfer_read_iov(res->id, 0, 0, stride, 0, &box, 0, &iov, 1) == 0) {
-		m[0] = i;
-		m[1] = 0;
-		m[2] = y;
-		m[3] = w;
-		m[4] = h;
-		display_send(d, VUGPU_UPDATE, m, sizeof(m), iov.iov_base, (uint32_t)iov.iov_len);
-	}
-	free(iov.iov_base);
+	if (read_pixels(res, s->r.x, s->r.y + y, s->r.width, h, pixels))
+		vgpu_display_update(&d->display, i, 0, y, s->r.width, h, pixels);
+	free(pixels);
 }
 
 static uint32_t cmd_resource_flush(struct vgpu_device *d, const void *req, const char **what)
@@ -930,13 +815,13 @@ static uint32_t cmd_get_display_info(struct vgpu_device *d, enum vgpu_queue q,
 				     const struct virtqueue_elem *elem, const void *req)
 {
 	struct virtio_gpu_ctrl_hdr hdr;
+	struct virtio_gpu_resp_display_info info = *vgpu_display_info(&d->display);
 
 	memcpy(&hdr, req, sizeof(hdr));
-	if (!d->display_info_valid)
-		fetch_display_info(d);
-	d->display_info.hdr.flags = hdr.flags & VIRTIO_GPU_FLAG_FENCE;
-	d->display_info.hdr.fence_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.fence_id : 0;
-	answer(d, q, elem, &d->display_info, sizeof(d->display_info));
+	info.hdr.flags = hdr.flags & VIRTIO_GPU_FLAG_FENCE;
+	info.hdr.fence_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.fence_id : 0;
+	info.hdr.ctx_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.ctx_id : 0;
+	answer(d, q, elem, &info, sizeof(info));
 	return 0;
 }
 
@@ -1248,44 +1133,27 @@ static uint32_t run(struct vgpu_device *d, enum vgpu_queue q, const char **what)
 	}
 }
 
-static void cursor(struct vgpu_device *d, const struct virtio_gpu_update_cursor *req)
+static void cursor(struct vgpu_device *d, const struct virtio_gpu_update_cursor *c)
 {
-	struct virtio_gpu_update_cursor c = *req;
-	uint32_t pos[3];
+	const struct virtio_gpu_cursor_pos *pos = &c->pos;
+	struct vgpu_resource *res;
+	uint32_t *image;
 
-	if (c.pos.scanout_id >= VGPU_MAX_SCANOUTS || d->display_fd < 0)
+	if (pos->scanout_id >= VGPU_MAX_SCANOUTS || d->display.fd < 0)
 		return;
-	pos[0] = c.pos.scanout_id;
-	pos[1] = c.pos.x;
-	pos[2] = c.pos.y;
-	if (c.hdr.type == VIRTIO_GPU_CMD_UPDATE_CURSOR) {
-		struct vgpu_resource *res = resource(d, c.resource_id);
-		struct {
-			uint32_t pos[3], hot_x, hot_y;
-			uint32_t pixels[CURSOR_SIZE * CURSOR_SIZE];
-		} * up;
-		struct virgl_box box = {0, 0, 0, CURSOR_SIZE, CURSOR_SIZE, 1};
-		struct iovec iov;
-
-		if (!res || res->width != CURSOR_SIZE || res->height != CURSOR_SIZE) {
-			display_send(d, VUGPU_CURSOR_POS_HIDE, pos, sizeof(pos), NULL, 0);
-			return;
-		}
-		up = calloc(1, sizeof(*up));
-		if (!up)
-			return;
-		memcpy(up->pos, pos, sizeof(pos));
-		up->hot_x = c.hot_x;
-		up->hot_y = c.hot_y;
-		iov.iov_base = up->pixels;
-		iov.iov_len = sizeof(up->pixels);
-		if (virgl_renderer_transfer_read_iov(res->id, 0, 0, CURSOR_SIZE * 4, 0, &box, 0,
-						     &iov, 1) == 0)
-			display_send(d, VUGPU_CURSOR_UPDATE, up, sizeof(*up), NULL, 0);
-		free(up);
+	if (c->hdr.type == VIRTIO_GPU_CMD_MOVE_CURSOR) {
+		vgpu_display_cursor_pos(&d->display, pos->scanout_id, pos->x, pos->y, false);
 		return;
 	}
-	display_send(d, VUGPU_CURSOR_POS, pos, sizeof(pos), NULL, 0);
+	res = resource(d, c->resource_id);
+	image = calloc(VGPU_CURSOR_SIZE * VGPU_CURSOR_SIZE, 4);
+	if (res && image &&
+	    read_pixels(res, 0, 0, VGPU_CURSOR_SIZE, VGPU_CURSOR_SIZE, (uint8_t *)image))
+		vgpu_display_cursor_update(&d->display, pos->scanout_id, pos->x, pos->y, c->hot_x,
+					   c->hot_y, image);
+	else
+		vgpu_display_cursor_pos(&d->display, pos->scanout_id, pos->x, pos->y, true);
+	free(image);
 }
 
 /* Finishes the request in d->req with answer @type (0: already answered). */

@@ -42,8 +42,6 @@
 #define VGPU_MAX_PENDING 1024u
 /* Scanouts served (QEMU's vhost-user-gpu-pci has max_outputs, 1 by default). */
 #define VGPU_MAX_SCANOUTS 16u
-/* How long QEMU may take to answer a display-channel request. */
-#define VGPU_DISPLAY_TIMEOUT_MS 2000
 
 struct vgpu_device_options {
 	const char *domain;
