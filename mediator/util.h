@@ -9,7 +9,10 @@
 #ifndef MEDIATOR_UTIL_H
 #define MEDIATOR_UTIL_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define NSEC_PER_USEC 1000ull
@@ -24,6 +27,28 @@ static inline uint64_t mono_now_ns(void)
 }
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Writes all @len bytes of @buf to the stream socket @fd (blocking, or
+ * bounded by its SO_SNDTIMEO; no SIGPIPE). Returns 0 or a negative errno.
+ */
+static inline int fd_send_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
 
 enum log_level {
 	LOG_LEVEL_ERROR = 0,

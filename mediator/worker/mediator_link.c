@@ -2,6 +2,7 @@
  * The worker's record channel to mediatord (see mediator_link.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,17 @@ int mediator_link_read(struct mediator_link *link)
 		link->grant_answered = true;
 		link->grant_verdict = g.verdict;
 	}
+}
+
+int mediator_link_on_events(struct mediator_link *link, short revents)
+{
+	if ((revents & (POLLHUP | POLLERR)) ||
+	    ((revents & POLLIN) && mediator_link_read(link) < 0)) {
+		link->gone = true;
+		link_log(LOG_LEVEL_ERROR, link, "mediatord went away; stopping");
+		return -EPIPE;
+	}
+	return 0;
 }
 
 bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict)

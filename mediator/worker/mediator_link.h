@@ -75,6 +75,12 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predic
 				     uint64_t bound_ns);
 int mediator_link_read(struct mediator_link *link);
 bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict);
+/*
+ * Handles what poll() reported for mediator_link_fd() (@revents): reads
+ * grant answers, notices a hang-up. Returns 0, or -EPIPE (logged) when
+ * mediatord is gone and the worker must stop.
+ */
+int mediator_link_on_events(struct mediator_link *link, short revents);
 /* WIRE_DONE for a granted group, at once (never batched). */
 void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
 			uint64_t end_ns);

@@ -376,11 +376,8 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 				continue;
 			return -errno;
 		}
-		if ((pfd[1].revents & (POLLHUP | POLLERR)) ||
-		    ((pfd[1].revents & POLLIN) && mediator_link_read(s->link) < 0)) {
-			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
+		if (mediator_link_on_events(s->link, pfd[1].revents) < 0)
 			return -EPIPE;
-		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			r = read_qemu(s);
 			if (r == -ECONNRESET) {

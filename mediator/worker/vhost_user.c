@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "util.h"
 #include "vhost_user.h"
 
 /* What each request must carry: payload size (exact, or at most for
@@ -228,8 +229,6 @@ int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, con
 int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t size)
 {
 	struct vhost_user_msg m;
-	size_t len = VHOST_USER_HDR_SIZE + size;
-	const uint8_t *p = (const uint8_t *)&m;
 
 	if (size > VHOST_USER_MAX_PAYLOAD)
 		return -EINVAL;
@@ -238,16 +237,5 @@ int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t siz
 	m.size = size;
 	if (size)
 		memcpy(&m.payload, payload, size);
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return fd_send_all(fd, &m, VHOST_USER_HDR_SIZE + size);
 }

@@ -165,20 +165,7 @@ void vtest_server_destroy(struct vtest_server *server)
 /* Writes all of @buf. The socket is blocking with a send timeout. */
 static int send_all(struct vtest_server *s, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = send(s->opt.client_fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return fd_send_all(s->opt.client_fd, buf, len);
 }
 
 static int send_reply(struct vtest_server *s, uint32_t len_field, uint32_t cmd, const void *body,
@@ -846,11 +833,8 @@ int vtest_server_run(struct vtest_server *server)
 				continue;
 			return -errno;
 		}
-		if ((pfd[1].revents & (POLLHUP | POLLERR)) ||
-		    ((pfd[1].revents & POLLIN) && mediator_link_read(s->link) < 0)) {
-			srv_log(LOG_LEVEL_ERROR, s, "mediatord went away; stopping");
+		if (mediator_link_on_events(s->link, pfd[1].revents) < 0)
 			return -EPIPE;
-		}
 		if (pfd[2].revents & POLLIN)
 			renderer_ack_wakeup(s->renderer);
 		take_completions(s);
