@@ -615,25 +615,14 @@ static void note_buffer_write(struct vgpu_device *d, struct gpu_context *ctx,
 			      uint32_t w)
 {
 	uint8_t *copy;
-	size_t done = 0, skip = (size_t)offset;
+	size_t done;
 
 	if (res->target != PIPE_BUFFER || !res->iov || w == 0 || w > (1u << 20))
 		return;
 	copy = malloc(w);
 	if (!copy)
 		return;
-	for (int i = 0; i < res->iov_n && done < w; i++) {
-		size_t len = res->iov[i].iov_len, n;
-
-		if (skip >= len) {
-			skip -= len;
-			continue;
-		}
-		n = len - skip < w - done ? len - skip : w - done;
-		memcpy(copy + done, (uint8_t *)res->iov[i].iov_base + skip, n);
-		done += n;
-		skip = 0;
-	}
+	done = virtqueue_iov_read(res->iov, res->iov_n, (size_t)offset, copy, w);
 	if (done == w)
 		predictor_resource_write(gpu_context_predictor(ctx), res->id, x, copy, w);
 	free(copy);
@@ -742,25 +731,11 @@ static bool read_pixels(const struct vgpu_resource *res, uint32_t x, uint32_t y,
 	if (!res->is_2d || !res->iov || res->ctx_refs)
 		return virgl_renderer_transfer_read_iov(res->id, 0, 0, (uint32_t)row_len, 0, &box,
 							0, &iov, 1) == 0;
-	for (uint32_t row = 0; row < h; row++) {
+	for (uint32_t row = 0; row < h; row++, dst += row_len) {
 		size_t off = (size_t)(y + row) * stride + (size_t)x * 4;
-		size_t done = 0;
 
-		for (int i = 0; i < res->iov_n && done < row_len; i++) {
-			size_t len = res->iov[i].iov_len, n;
-
-			if (off >= len) {
-				off -= len;
-				continue;
-			}
-			n = len - off < row_len - done ? len - off : row_len - done;
-			memcpy(dst + done, (uint8_t *)res->iov[i].iov_base + off, n);
-			done += n;
-			off = 0;
-		}
-		if (done < row_len)
+		if (virtqueue_iov_read(res->iov, res->iov_n, off, dst, row_len) < row_len)
 			return false;
-		dst += row_len;
 	}
 	return true;
 }

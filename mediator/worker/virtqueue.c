@@ -244,19 +244,28 @@ void virtqueue_notify(struct virtqueue *vq)
 	}
 }
 
-size_t virtqueue_elem_read(const struct virtqueue_elem *elem, void *buf, size_t size)
+size_t virtqueue_iov_read(const struct iovec *iov, int n, size_t offset, void *dst, size_t len)
 {
 	size_t done = 0;
 
-	for (int i = 0; i < elem->out_n && done < size; i++) {
-		size_t n = elem->out[i].iov_len;
+	for (int i = 0; i < n && done < len; i++) {
+		size_t have = iov[i].iov_len, take;
 
-		if (n > size - done)
-			n = size - done;
-		memcpy((uint8_t *)buf + done, elem->out[i].iov_base, n);
-		done += n;
+		if (offset >= have) {
+			offset -= have;
+			continue;
+		}
+		take = have - offset < len - done ? have - offset : len - done;
+		memcpy((uint8_t *)dst + done, (const uint8_t *)iov[i].iov_base + offset, take);
+		done += take;
+		offset = 0;
 	}
 	return done;
+}
+
+size_t virtqueue_elem_read(const struct virtqueue_elem *elem, void *buf, size_t size)
+{
+	return virtqueue_iov_read(elem->out, elem->out_n, 0, buf, size);
 }
 
 size_t virtqueue_elem_write(const struct virtqueue_elem *elem, const void *buf, size_t len)

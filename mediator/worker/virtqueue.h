@@ -88,6 +88,13 @@ void virtqueue_push(struct virtqueue *vq, uint16_t head, uint32_t len);
 /* Signals the call eventfd if the guest asked for an interrupt since the last one. */
 void virtqueue_notify(struct virtqueue *vq);
 
+/*
+ * Copies up to @len bytes, starting @offset bytes into the buffers @iov
+ * (@n of them), to @dst; returns the bytes copied (fewer when the buffers
+ * end first).
+ */
+size_t virtqueue_iov_read(const struct iovec *iov, int n, size_t offset, void *dst, size_t len);
+
 /* Copies the device-readable part of @elem into @buf (at most @size bytes); returns bytes copied.
  */
 size_t virtqueue_elem_read(const struct virtqueue_elem *elem, void *buf, size_t size);
