@@ -247,6 +247,12 @@ int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, 
 				why_size);
 }
 
+size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, size_t max,
+			      uint64_t *dropped)
+{
+	return sched_take_frames(d->sched, out, max, dropped);
+}
+
 int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
 		     struct sched_domain_stats *out)
 {

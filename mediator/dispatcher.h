@@ -42,6 +42,10 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 /* Client @client is gone: its requests and groups in flight are forgotten. */
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 
+/* See sched_take_frames(): safety frames that ended, for the trace. */
+size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, size_t max,
+			      uint64_t *dropped);
+
 /* See sched_set_budget(); times in microseconds. */
 int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
 			  uint32_t deadline_us, char *why, size_t why_size);

@@ -131,6 +131,11 @@ static int load_trace(struct sim *sim, const char *path)
 		int d;
 
 		lineno++;
+		/* Frame records (trace.h) describe what happened; groups are replayed. */
+		if (o && json_object_object_get_ex(o, "type", &jd)) {
+			json_object_put(o);
+			continue;
+		}
 		if (!o || !json_object_object_get_ex(o, "domain", &jd) ||
 		    !json_object_is_type(jd, json_type_string) || !get_u64(o, "client", &client) ||
 		    client > UINT32_MAX || !get_u64(o, "seq", &g.seq) ||

@@ -315,10 +315,38 @@ static bool client_read_records(struct client *c)
 	}
 }
 
+/*
+ * Writes the safety frames the scheduler closed to the trace (and forgets
+ * them when no trace is open).
+ */
+static void trace_frames(struct mediatord *md)
+{
+	struct sched_frame f[32];
+	uint64_t dropped;
+	size_t n;
+
+	while ((n = dispatcher_take_frames(md->dispatcher, f, ARRAY_SIZE(f), &dropped)) > 0) {
+		for (size_t i = 0; i < n && md->trace; i++) {
+			const char *name = domain_config(md->listeners[f[i].domain].domain)->name;
+
+			if (trace_write_frame(md->trace, name, &f[i]) < 0) {
+				log_error("trace %s: write failed; tracing stopped",
+					  trace_path(md->trace));
+				trace_close(md->trace);
+				md->trace = NULL;
+			}
+		}
+		if (dropped && md->trace)
+			log_warn("trace: %llu frame records were lost",
+				 (unsigned long long)dropped);
+	}
+}
+
 static void on_record(struct loop_source *source, int fd, uint32_t events, void *data)
 {
 	struct client *c = data;
 
+	trace_frames(c->md);
 	if (!client_read_records(c)) {
 		/* The worker is gone or cut off; it is forgotten when reaped. */
 		loop_remove(c->source);
@@ -614,6 +642,7 @@ static struct json_object *ctl_show_budgets(void *data)
 	struct json_object *arr = json_object_new_array();
 	uint64_t now = mono_now_ns();
 
+	trace_frames(md);
 	if (md->trace)
 		trace_tick(md->trace, now);
 	json_object_object_add(o, "policy",
@@ -762,6 +791,7 @@ static int ctl_trace_start(void *data, const char *path, char *err, size_t err_s
 			 trace_path(md->trace));
 		return -EBUSY;
 	}
+	trace_frames(md); /* frames closed before the trace started are not in it */
 	t = trace_open(path, err, err_size);
 	if (!t)
 		return -EIO;
@@ -778,6 +808,11 @@ static int ctl_trace_stop(void *data, char *err, size_t err_size)
 	if (!md->trace) {
 		snprintf(err, err_size, "no trace is being written");
 		return -ENOENT;
+	}
+	trace_frames(md);
+	if (!md->trace) {
+		snprintf(err, err_size, "the trace failed while its last records were written");
+		return -EIO;
 	}
 	log_info("trace stopped: %s", trace_path(md->trace));
 	r = trace_close(md->trace);

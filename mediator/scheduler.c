@@ -21,6 +21,8 @@ struct sreq {
 };
 
 struct sdom {
+	struct sched *s; /* the scheduler it belongs to, and its index there */
+	int index;
 	struct sched_domain_params p, next;
 	bool has_next;
 	uint64_t period_start;
@@ -57,6 +59,10 @@ struct sched {
 	struct sreq req[SCHED_MAX_PENDING];
 	size_t top; /* req[top..] are unused */
 	uint32_t inflight;
+	/* Closed safety frames not yet taken (sched_take_frames()). */
+	struct sched_frame frame_log[SCHED_FRAME_LOG];
+	size_t frame_head, frame_n;
+	uint64_t frames_dropped;
 };
 
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
@@ -131,6 +137,8 @@ int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint6
 		return -ENOSPC;
 	d = &s->d[s->n];
 	memset(d, 0, sizeof(*d));
+	d->s = s;
+	d->index = s->n;
 	d->p = *p;
 	d->period_start = now_ns;
 	d->remaining = (int64_t)p->budget_ns;
@@ -239,12 +247,48 @@ static uint64_t frame_cost(const struct sdom *d)
 }
 
 /* Ends the open frame; @unfinished: work of it still waits or runs (so it is late). */
+static void log_frame(struct sdom *d, bool unfinished, bool missed)
+{
+	struct sched *s = d->s;
+	struct sched_frame *f;
+
+	if (s->frame_n == SCHED_FRAME_LOG) {
+		s->frame_head = (s->frame_head + 1) % SCHED_FRAME_LOG;
+		s->frame_n--;
+		s->frames_dropped++;
+	}
+	f = &s->frame_log[(s->frame_head + s->frame_n++) % SCHED_FRAME_LOG];
+	*f = (struct sched_frame){.domain = d->index,
+				  .missed = missed,
+				  .release_ns = d->frame_release,
+				  .deadline_ns = d->frame_release + d->p.deadline_ns,
+				  .end_ns = unfinished ? 0 : d->frame_last_end,
+				  .bound_ns = d->frame_bound};
+}
+
+size_t sched_take_frames(struct sched *s, struct sched_frame *out, size_t max, uint64_t *dropped)
+{
+	size_t n = 0;
+
+	for (; n < max && s->frame_n; n++, s->frame_n--) {
+		out[n] = s->frame_log[s->frame_head];
+		s->frame_head = (s->frame_head + 1) % SCHED_FRAME_LOG;
+	}
+	if (dropped)
+		*dropped = s->frames_dropped;
+	s->frames_dropped = 0;
+	return n;
+}
+
 static void close_frame(struct sdom *d, bool unfinished)
 {
+	bool missed = unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns;
+
 	d->frame_open = false;
 	d->frames++;
-	if (unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns)
+	if (missed)
 		d->misses++;
+	log_frame(d, unfinished, missed);
 	d->costs[d->next_cost] = d->frame_bound;
 	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
 	if (d->ncosts < SCHED_FRAME_HISTORY)

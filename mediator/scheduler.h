@@ -120,6 +120,28 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 /* NULL is fine. */
 void sched_destroy(struct sched *s);
 
+/*
+ * A safety domain's frame that ended (closed after its idle gap, or rolled
+ * over at the next release while work of it was unfinished), for the
+ * trace: released at @release_ns, due at @deadline_ns, its last group
+ * done at @end_ns (0 when unfinished), @missed when late or unfinished.
+ */
+struct sched_frame {
+	int domain;
+	bool missed;
+	uint64_t release_ns, deadline_ns, end_ns;
+	uint64_t bound_ns; /* the sum of its groups' bounds */
+};
+/* Closed frames kept until taken; older ones are dropped (and counted). */
+#define SCHED_FRAME_LOG 256u
+
+/*
+ * Moves up to @max closed frames, oldest first, into @out; returns how
+ * many. *@dropped (may be NULL) gets the frames lost since the last call
+ * because nobody took them in time.
+ */
+size_t sched_take_frames(struct sched *s, struct sched_frame *out, size_t max, uint64_t *dropped);
+
 /* Adds a domain; returns its index (from 0) or -EINVAL / -ENOSPC. */
 int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint64_t now_ns);
 

@@ -171,6 +171,27 @@ int trace_close(struct trace *trace)
 	return r;
 }
 
+int trace_write_frame(struct trace *trace, const char *domain, const struct sched_frame *frame)
+{
+	FILE *f = trace->file;
+
+	if (trace->error)
+		return trace->error;
+	errno = 0;
+	fputs_unlocked("{\"type\":\"frame\",\"domain\":", f);
+	put_json_string(f, domain, strlen(domain));
+	fprintf(f,
+		",\"release_ns\":%" PRIu64 ",\"deadline_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		",\"missed\":%s,\"bound_ns\":%" PRIu64 "}\n",
+		frame->release_ns, frame->deadline_ns, frame->end_ns,
+		frame->missed ? "true" : "false", frame->bound_ns);
+	if (ferror(f)) {
+		trace->error = errno ? -errno : -EIO;
+		return trace->error;
+	}
+	return 0;
+}
+
 int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
 		      const struct wire_group *group)
 {

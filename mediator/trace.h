@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scheduler.h"
 #include "wire.h"
 
 struct trace;
@@ -30,6 +31,13 @@ int trace_close(struct trace *trace);
 /* Appends one record. Returns 0 or a negative errno. */
 int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
 		      const struct wire_group *group);
+/*
+ * Appends one frame record of safety domain @domain: {"type": "frame",
+ * "domain", "release_ns", "deadline_ns", "end_ns" (0: unfinished),
+ * "missed", "bound_ns"}. Group records have no "type". Returns as
+ * trace_write_group().
+ */
+int trace_write_frame(struct trace *trace, const char *domain, const struct sched_frame *frame);
 /* Flushes if the last flush is older than a second. */
 void trace_tick(struct trace *trace, uint64_t now_ns);
 const char *trace_path(const struct trace *trace);

@@ -51,7 +51,9 @@ CLUSTER_PID=$!
 STARTED_PIDS+=("$CLUSTER_PID")
 sleep 2 # past the cluster's start-up (shader compilation)
 before=$(budgets_json)
+ctl trace start "$TMP/trace.jsonl" >&2 || fail "trace start failed"
 wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
+ctl trace stop >&2 || fail "trace stop failed"
 after=$(budgets_json)
 wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
 
@@ -78,6 +80,14 @@ jq -e '.domains[1] | .used_last_period_us <= .budget_us + .debt_us + 5000' <<<"$
   >/dev/null || fail "infotainment used more than budget + debt: $after"
 jq -e '.domains[0] | .frames >= 500 and .strict == false and .frame_cost_us > 0' \
   <<<"$after" >/dev/null || fail "cluster frames or frame cost not shown: $after"
+# The trace has a record per cluster frame: released, due, done, on time.
+jq -se --arg d "$DOMAIN_A" '[.[] | select(.type == "frame")] as $f |
+  ($f | length) >= 400 and all($f[]; .domain == $d and .deadline_ns > .release_ns and
+    (.missed or (.end_ns > 0 and .end_ns <= .deadline_ns)))' "$TMP/trace.jsonl" >/dev/null ||
+  fail "the trace lacks consistent frame records"
+trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed)] | length' "$TMP/trace.jsonl")
+[ "$trace_misses" -eq 0 ] || fail "the trace shows $trace_misses missed cluster frames"
+log "trace: $(jq -s '[.[] | select(.type == "frame")] | length' "$TMP/trace.jsonl") frame records, none missed"
 
 # set-budget: applies from the next period; refused when the safety
 # domains would not fit; bad arguments are usage errors.

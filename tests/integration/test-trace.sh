@@ -1,7 +1,8 @@
 #!/bin/bash
 # The per-group trace: `mediatorctl trace start FILE`, one glmark2-es2 run
 # in one domain, `trace stop`. Every line is a JSON object with every
-# documented member (DESIGN.md "Per-group trace"), its times are ordered
+# documented member (DESIGN.md "Per-group trace"; frame records of the
+# safety domain, "type": "frame", are checked apart), its times are ordered
 # (dispatch <= start <= end), measured_ns == end_ns - start_ns, and there is
 # exactly one record per command group the domain counted meanwhile.
 set -euo pipefail
@@ -23,6 +24,18 @@ ctl trace stop >&2 || fail "mediatorctl trace stop failed"
 assert_mediatord_alive
 
 [ -f "$trace" ] || fail "no trace file $trace"
+# Frame records of the safety domain (type "frame") come with the groups;
+# the group records are checked below on their own.
+bad=$(jq -c --arg d "$DOMAIN_A" 'select(has("type")) | select(.type != "frame" or .domain != $d or
+    ([.release_ns, .deadline_ns, .end_ns, .bound_ns] | any(type != "number")) or
+    (.missed | type != "boolean") or .deadline_ns <= .release_ns)' "$trace" 2>&1) ||
+  fail "trace is not JSON Lines: $bad"
+[ -z "$bad" ] || fail "bad frame records: $(head -c 2000 <<<"$bad")"
+frames=$(jq -c 'select(.type == "frame")' "$trace" | wc -l)
+[ "$frames" -gt 0 ] || fail "the trace has no frame records of safety domain $DOMAIN_A"
+jq -c 'select(has("type") | not)' "$trace" >"$TMP/groups.jsonl"
+trace=$TMP/groups.jsonl
+log "trace: $frames frame records"
 records=$(wc -l <"$trace")
 delta=$((groups_after - groups_before))
 log "trace: $records records; $DOMAIN_A groups $groups_before -> $groups_after"

@@ -288,6 +288,60 @@ static void a_late_frame_counts_as_a_deadline_miss(void **state)
 	sched_destroy(s);
 }
 
+/* Every closed frame is logged for the trace: release, deadline, end, late or not. */
+static void closed_frames_are_logged_for_the_trace(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_frame f[8];
+	uint64_t dropped = 99;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, P - 1), 0);
+	assert_int_equal(poll_ids(s, P - 1, NULL), 1);
+	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, P), 0);
+	assert_int_equal(sched_complete(s, 1, 30 * MS, P - 1 + 30 * MS), 0);
+	assert_int_equal(poll_ids(s, P + 30 * MS, NULL), 1);
+	assert_int_equal(sched_complete(s, 101, 1 * MS, P + 31 * MS), 0);
+	sched_advance(s, P + 31 * MS + SCHED_FRAME_GAP_NS);
+
+	assert_int_equal(sched_take_frames(s, f, 8, &dropped), 3);
+	assert_int_equal(dropped, 0);
+	/* In time: released at 0, done at 1 ms. */
+	assert_int_equal(f[0].domain, c);
+	assert_false(f[0].missed);
+	assert_int_equal(f[0].release_ns, 0);
+	assert_int_equal(f[0].end_ns, 1 * MS);
+	assert_int_equal(f[0].deadline_ns, P);
+	assert_int_equal(f[0].bound_ns, 2 * MS);
+	/* Still waiting a period after its release: unfinished, missed. */
+	assert_true(f[1].missed);
+	assert_int_equal(f[1].release_ns, P);
+	assert_int_equal(f[1].end_ns, 0);
+	assert_false(f[2].missed);
+	/* Taken frames are gone. */
+	assert_int_equal(sched_take_frames(s, f, 8, NULL), 0);
+	sched_destroy(s);
+}
+
+/* Nobody takes the frames: the oldest are dropped and counted, memory stays bounded. */
+static void untaken_frames_are_dropped_oldest_first(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched_frame f[SCHED_FRAME_LOG];
+	uint64_t dropped = 0;
+
+	for (uint64_t i = 0; i < SCHED_FRAME_LOG + 10; i++)
+		safety_frame(s, c, 100 + i, i * P, 2 * MS, 1 * MS);
+	sched_advance(s, (SCHED_FRAME_LOG + 10) * P);
+	assert_int_equal(sched_take_frames(s, f, SCHED_FRAME_LOG, &dropped), SCHED_FRAME_LOG);
+	assert_int_equal(dropped, 10);
+	assert_int_equal(f[0].release_ns, 10 * P);
+	sched_destroy(s);
+}
+
 /* A group larger than any gap waits max_defer, then runs at the start of a gap. */
 static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 {
@@ -423,6 +477,8 @@ int main(void)
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),
 	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
+	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
+	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
 	    cmocka_unit_test(the_next_release_starts_a_new_frame_even_without_a_gap),
 	    cmocka_unit_test(a_late_arrival_does_not_push_the_next_release_back),
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
