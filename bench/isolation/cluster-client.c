@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "gles_target.h"
+#include "samples.h"
 #define DEFAULT_PERIOD_US 16667
 #define DEFAULT_FRAMES	  600
 #define DEFAULT_W	  800
@@ -75,44 +76,13 @@ struct piece {
 };
 
 struct stats {
-	double *latency_us;
-	size_t drawn, cap;
+	struct samples latency_us; /* of the frames drawn */
 	unsigned long misses, skipped;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-/*
- * SIGTERM and SIGINT set the stop flag. They are blocked while EGL starts
- * (and its driver threads inherit the mask), so that they reach the main
- * thread and interrupt its sleeps.
- */
-static void signals_setup(sigset_t *set)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, set, NULL);
-}
-
 static int fail(const char *what)
 {
-	fprintf(stderr, "cluster-client: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
-		glGetError());
-	return 1;
+	return gles_fail("cluster-client", what);
 }
 
 static int64_t now_ns(void)
@@ -128,7 +98,7 @@ static int sleep_until(int64_t when)
 {
 	struct timespec ts = {.tv_sec = when / 1000000000, .tv_nsec = when % 1000000000};
 
-	while (!stop_requested) {
+	while (!gles_stop_requested()) {
 		int r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 
 		if (r == 0)
@@ -287,21 +257,6 @@ static void draw_scene(const struct gl *g, const struct options *o, unsigned lon
 	draw_bar(g, -0.88f, wave(k + 50, 500), bar2_rgba);
 }
 
-static int record(struct stats *s, double latency_us)
-{
-	if (s->drawn == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		double *l = realloc(s->latency_us, cap * sizeof(*l));
-
-		if (!l)
-			return -1;
-		s->latency_us = l;
-		s->cap = cap;
-	}
-	s->latency_us[s->drawn++] = latency_us;
-	return 0;
-}
-
 /*
  * Draws and times the frames released in [0, @releases). Returns 0 when
  * the run ends (or a stop was asked), 1 on a failure.
@@ -327,7 +282,7 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 		done = now_ns();
 		if (glGetError() != GL_NO_ERROR)
 			return fail("drawing a frame");
-		if (record(s, (double)(done - release) / 1e3))
+		if (samples_add(&s->latency_us, (double)(done - release) / 1e3))
 			return fail("allocating the latency record");
 		if (done - release > deadline)
 			s->misses++;
@@ -344,33 +299,16 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The @p-th percentile (nearest rank) of the sorted @v[@n]; 0 if empty. */
-static double percentile(const double *v, size_t n, double p)
-{
-	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-
-	if (n == 0)
-		return 0;
-	return v[rank ? rank - 1 : 0];
-}
-
 static int report(const struct options *o, struct stats *s)
 {
-	unsigned long frames = (unsigned long)s->drawn + s->skipped;
+	unsigned long frames = (unsigned long)s->latency_us.n + s->skipped;
 	double p50, p99, max;
 	FILE *f;
 
-	qsort(s->latency_us, s->drawn, sizeof(double), cmp_double);
-	p50 = percentile(s->latency_us, s->drawn, 50);
-	p99 = percentile(s->latency_us, s->drawn, 99);
-	max = percentile(s->latency_us, s->drawn, 100);
+	samples_sort(&s->latency_us);
+	p50 = samples_percentile(&s->latency_us, 50);
+	p99 = samples_percentile(&s->latency_us, 99);
+	max = samples_percentile(&s->latency_us, 100);
 	printf("%s: %lu frames (%lu skipped), %lu missed the %lu us deadline; "
 	       "latency p50 %.1f "
 	       "us, p99 %.1f us, max %.1f us\n",
@@ -525,13 +463,13 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	memset(&g, 0, sizeof(g));
 	memset(&s, 0, sizeof(s));
-	signals_setup(&set);
+	gles_catch_stop(&set);
 	if (egl_up(&g, &o) || gl_up(&g, &o))
 		return 1;
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	r = run(&g, &o, o.frames, &s);
 	r |= report(&o, &s);
-	free(s.latency_us);
+	samples_finish(&s.latency_us);
 	gles_target_close(&g.t);
 	return r;
 }

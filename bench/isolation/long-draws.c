@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "gles_target.h"
+#include "samples.h"
 #define DEFAULT_W	   1920
 #define DEFAULT_H	   1080
 #define DEFAULT_ITERATIONS 12
@@ -49,44 +50,13 @@ struct gl {
 };
 
 struct stats {
-	double *group_ms;
-	size_t groups, cap;
+	struct samples group_ms; /* one per group sent */
 	double seconds;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-/*
- * SIGTERM and SIGINT set the stop flag. They are blocked while EGL starts
- * (and its driver threads inherit the mask), so that they reach the main
- * thread.
- */
-static void signals_setup(sigset_t *set)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
-	pthread_sigmask(SIG_BLOCK, set, NULL);
-}
-
 static int fail(const char *what)
 {
-	fprintf(stderr, "long-draws: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
-		glGetError());
-	return 1;
+	return gles_fail("long-draws", what);
 }
 
 static double now_s(void)
@@ -163,21 +133,6 @@ static void group(const struct gl *g, const struct options *o, size_t n)
 	glFinish();
 }
 
-static int record(struct stats *s, double ms)
-{
-	if (s->groups == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		double *m = realloc(s->group_ms, cap * sizeof(*m));
-
-		if (!m)
-			return -1;
-		s->group_ms = m;
-		s->cap = cap;
-	}
-	s->group_ms[s->groups++] = ms;
-	return 0;
-}
-
 /* Sends groups until the time is up or a stop was asked; 1 on a failure. */
 static int run(const struct gl *g, const struct options *o, struct stats *s)
 {
@@ -186,47 +141,31 @@ static int run(const struct gl *g, const struct options *o, struct stats *s)
 	group(g, o, 0);
 	start = now_s();
 	end = start + (double)o->seconds;
-	for (t1 = start; t1 < end && !stop_requested;) {
+	for (t1 = start; t1 < end && !gles_stop_requested();) {
 		t0 = now_s();
-		group(g, o, s->groups + 1);
+		group(g, o, s->group_ms.n + 1);
 		t1 = now_s();
 		if (glGetError() != GL_NO_ERROR)
 			return fail("drawing a group");
-		if (record(s, (t1 - t0) * 1e3))
+		if (samples_add(&s->group_ms, (t1 - t0) * 1e3))
 			return fail("allocating the group record");
 	}
 	s->seconds = t1 - start;
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The @p-th percentile (nearest rank) of the sorted @v[@n]; 0 if empty. */
-static double percentile(const double *v, size_t n, double p)
-{
-	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-
-	if (n == 0)
-		return 0;
-	return v[rank ? rank - 1 : 0];
-}
-
 static int report(const struct options *o, struct stats *s)
 {
-	double rate = s->seconds > 0 ? (double)s->groups / s->seconds : 0, p50, max;
+	size_t groups = s->group_ms.n;
+	double rate = s->seconds > 0 ? (double)groups / s->seconds : 0, p50, max;
 	FILE *f;
 
-	qsort(s->group_ms, s->groups, sizeof(double), cmp_double);
-	p50 = percentile(s->group_ms, s->groups, 50);
-	max = percentile(s->group_ms, s->groups, 100);
+	samples_sort(&s->group_ms);
+	p50 = samples_percentile(&s->group_ms, 50);
+	max = samples_percentile(&s->group_ms, 100);
 	printf("long-draws: %zu groups (%lu quads at %lux%lu, %lu iterations) in %.2f s, "
 	       "%.2f groups/s; group p50 %.2f ms, max %.2f ms\n",
-	       s->groups, o->draws, o->width, o->height, o->iterations, s->seconds, rate, p50, max);
+	       groups, o->draws, o->width, o->height, o->iterations, s->seconds, rate, p50, max);
 	if (!o->json)
 		return 0;
 	f = fopen(o->json, "w");
@@ -238,7 +177,7 @@ static int report(const struct options *o, struct stats *s)
 		"{\"groups\": %zu, \"seconds\": %.3f, \"groups_per_s\": %.3f, "
 		"\"p50_group_ms\": "
 		"%.3f, \"max_group_ms\": %.3f}\n",
-		s->groups, s->seconds, rate, p50, max);
+		groups, s->seconds, rate, p50, max);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "long-draws: writing %s: %s\n", o->json, strerror(errno));
 		return 1;
@@ -352,13 +291,13 @@ int main(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	memset(&g, 0, sizeof(g));
 	memset(&s, 0, sizeof(s));
-	signals_setup(&set);
+	gles_catch_stop(&set);
 	if (egl_up(&g, &o) || gl_up(&g, &o))
 		return 1;
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	r = run(&g, &o, &s);
 	r |= report(&o, &s);
-	free(s.group_ms);
+	samples_finish(&s.group_ms);
 	gles_target_close(&g.t);
 	return r;
 }

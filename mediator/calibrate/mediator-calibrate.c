@@ -53,9 +53,7 @@ struct calib {
 
 static int fail(const char *what)
 {
-	fprintf(stderr, "mediator-calibrate: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
-		glGetError());
-	return 1;
+	return gles_fail("mediator-calibrate", what);
 }
 
 static double now_s(void)

@@ -1,7 +1,10 @@
 /*
  * An off-screen OpenGL ES 2 target (see gles_target.h).
  */
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "gles_target.h"
 
@@ -84,4 +87,39 @@ GLuint gles_program(const char *vs, const char *fs, const char *attr0, const cha
 		return 0;
 	}
 	return p;
+}
+
+int gles_fail(const char *prog, const char *what)
+{
+	fprintf(stderr, "%s: %s failed (EGL 0x%x, GL 0x%x)\n", prog, what, eglGetError(),
+		glGetError());
+	return 1;
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+void gles_catch_stop(sigset_t *set)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+bool gles_stop_requested(void)
+{
+	return stop_flag != 0;
 }

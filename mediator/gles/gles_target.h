@@ -8,6 +8,7 @@
 #ifndef MEDIATOR_GLES_TARGET_H
 #define MEDIATOR_GLES_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include <EGL/egl.h>
@@ -33,5 +34,21 @@ void gles_target_close(struct gles_target *t);
  * NULL. Returns the program, or 0 with *@what set to what failed.
  */
 GLuint gles_program(const char *vs, const char *fs, const char *attr0, const char **what);
+
+/*
+ * Prints "@prog: @what failed (EGL 0x.., GL 0x..)" to stderr; returns 1,
+ * the clients' exit status for a GL/EGL failure.
+ */
+int gles_fail(const char *prog, const char *what);
+
+/*
+ * SIGTERM and SIGINT set the flag gles_stop_requested() returns. They are
+ * blocked (the mask goes to @set too) until the caller unblocks @set, so
+ * that EGL's driver threads, started meanwhile, inherit the block and the
+ * signals reach the main thread and interrupt its sleeps. Call before
+ * gles_target_open().
+ */
+void gles_catch_stop(sigset_t *set);
+bool gles_stop_requested(void);
 
 #endif

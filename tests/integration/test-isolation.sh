@@ -68,10 +68,10 @@ log "cluster: $frames frames, $misses missed by its clock, $md_misses by mediato
 # mediatord's count is the scheduler's: a frame completed on the GPU after
 # its release + deadline. The client's own clock also counts its CPU time
 # (GL calls, virgl encoding, the vtest round trips) on two cores shared
-# with llvmpipe's threads, which no GPU scheduler controls: up to 3 of 600
-# (0.5 %) are tolerated there, and printed.
+# with llvmpipe's threads, which no GPU scheduler controls: up to 6 of 600
+# (1 %) are tolerated there, and printed.
 [ "$md_misses" -eq 0 ] || fail "mediatord counted $md_misses cluster deadline misses"
-[ "$misses" -le 3 ] || fail "the cluster missed $misses deadlines by its own clock"
+[ "$misses" -le 6 ] || fail "the cluster missed $misses deadlines by its own clock"
 [ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
 [ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
 # Consistent numbers: a strict domain never uses more than its budget plus
