@@ -218,7 +218,7 @@ DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" --socket "$T
   -- glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 || die "glmark2 failed"
 "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
 stop_mediatord
-jq -s '[.[] | (.dispatch_ns - .request_ns) / 1000] | sort |
+jq -s '[.[] | select(has("type") | not) | (.dispatch_ns - .request_ns) / 1000] | sort |
   "grant round trip (\(length) groups, one client, fifo): median \(.[length / 2 | floor]) us, p99 \(.[length * 0.99 | floor]) us"' \
   -r "$TMP/run/rtt.jsonl"
 
