@@ -20,6 +20,8 @@ packages=(
   coreutils procps util-linux jq
   # CDF plots of bench/accuracy
   gnuplot-nox
+  # the VM path: QEMU's vhost-user-gpu-pci (and its own vhost-user-gpu for bench/vhost-user)
+  qemu-system-x86 qemu-system-gui
 )
 
 missing=()
