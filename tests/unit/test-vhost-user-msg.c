@@ -1,0 +1,366 @@
+/*
+ * Tests of vhost-user message checks and framing (vhost_user.h) and of the
+ * guest memory table (guest_mem.h): every request's size and fd rules, ring
+ * indices, memory tables whose regions are bad or overlap, messages that
+ * are cut short or too large, and that no fd is ever leaked.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+
+#include "guest_mem.h"
+#include "vhost_user.h"
+
+static struct vhost_user_msg msg(uint32_t request, uint32_t size)
+{
+	struct vhost_user_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.request = request;
+	m.flags = VHOST_USER_VERSION;
+	m.size = size;
+	return m;
+}
+
+static int check(const struct vhost_user_msg *m, int nfds)
+{
+	const char *what = NULL;
+	int r = vhost_user_check(m, nfds, 2, &what);
+
+	if (r)
+		assert_non_null(what);
+	return r;
+}
+
+static const struct {
+	const char *description;
+	uint32_t request, size;
+	int nfds;
+	uint64_t u64; /* payload's first 8 bytes */
+	int expect;
+} cases[] = {
+    {"GET_FEATURES without payload", VHOST_USER_GET_FEATURES, 0, 0, 0, 0},
+    {"GET_FEATURES with a payload", VHOST_USER_GET_FEATURES, 8, 0, 0, -EPROTO},
+    {"SET_FEATURES with its u64", VHOST_USER_SET_FEATURES, 8, 0, 0, 0},
+    {"SET_FEATURES short", VHOST_USER_SET_FEATURES, 4, 0, 0, -EPROTO},
+    {"SET_OWNER with an fd", VHOST_USER_SET_OWNER, 0, 1, 0, -EPROTO},
+    {"SET_VRING_NUM of ring 1", VHOST_USER_SET_VRING_NUM, 8, 0, 1, 0},
+    {"SET_VRING_NUM of ring 2 (of 2)", VHOST_USER_SET_VRING_NUM, 8, 0, 2, -EPROTO},
+    {"SET_VRING_ADDR", VHOST_USER_SET_VRING_ADDR, 40, 0, 0, 0},
+    {"SET_VRING_ADDR short", VHOST_USER_SET_VRING_ADDR, 32, 0, 0, -EPROTO},
+    {"SET_VRING_KICK with its fd", VHOST_USER_SET_VRING_KICK, 8, 1, 0, 0},
+    {"SET_VRING_KICK without its fd", VHOST_USER_SET_VRING_KICK, 8, 0, 0, -EPROTO},
+    {"SET_VRING_KICK polling, no fd", VHOST_USER_SET_VRING_KICK, 8, 0, VHOST_USER_VRING_NOFD, 0},
+    {"SET_VRING_KICK polling with an fd", VHOST_USER_SET_VRING_KICK, 8, 1, VHOST_USER_VRING_NOFD,
+     -EPROTO},
+    {"SET_VRING_CALL of ring 7", VHOST_USER_SET_VRING_CALL, 8, 1, 7, -EPROTO},
+    {"GPU_SET_SOCKET with its fd", VHOST_USER_GPU_SET_SOCKET, 0, 1, 0, 0},
+    {"GPU_SET_SOCKET without", VHOST_USER_GPU_SET_SOCKET, 0, 0, 0, -EPROTO},
+    {"GPU_SET_SOCKET with two", VHOST_USER_GPU_SET_SOCKET, 0, 2, 0, -EPROTO},
+    {"unknown request 0", 0, 0, 0, 0, -EPROTO},
+    {"unknown request 63", 63, 0, 0, 0, -EPROTO},
+    {"request number far beyond", 0x7fffffff, 0, 0, 0, -EPROTO},
+};
+
+static void every_request_has_its_size_fds_and_ring_checked(void **state)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vhost_user_msg m = msg(cases[i].request, cases[i].size);
+
+		m.payload.u64 = cases[i].u64;
+		if (check(&m, cases[i].nfds) != cases[i].expect)
+			fail_msg("%s: got %d, expected %d", cases[i].description,
+				 check(&m, cases[i].nfds), cases[i].expect);
+	}
+}
+
+static void bad_version_and_replies_are_refused(void **state)
+{
+	struct vhost_user_msg m = msg(VHOST_USER_GET_FEATURES, 0);
+
+	m.flags = 0;
+	assert_int_equal(check(&m, 0), -EPROTO);
+	m.flags = VHOST_USER_VERSION | VHOST_USER_REPLY;
+	assert_int_equal(check(&m, 0), -EPROTO);
+	m.flags = VHOST_USER_VERSION | VHOST_USER_NEED_REPLY;
+	assert_int_equal(check(&m, 0), 0);
+}
+
+static void memory_table_counts_agree_with_size_and_fds(void **state)
+{
+	struct vhost_user_msg m = msg(VHOST_USER_SET_MEM_TABLE, 8 + 2 * 32);
+
+	m.payload.memory.nregions = 2;
+	assert_int_equal(check(&m, 2), 0);
+	assert_int_equal(check(&m, 1), -EPROTO);
+	m.size = 8 + 32;
+	assert_int_equal(check(&m, 2), -EPROTO);
+	m.payload.memory.nregions = 0;
+	m.size = 8;
+	assert_int_equal(check(&m, 0), -EPROTO);
+	m.payload.memory.nregions = GUEST_MEM_MAX_REGIONS + 1;
+	m.size = 8 + (GUEST_MEM_MAX_REGIONS + 1) * 32;
+	assert_int_equal(check(&m, GUEST_MEM_MAX_REGIONS + 1), -EPROTO);
+	m.size = 4;
+	assert_int_equal(check(&m, 0), -EPROTO);
+}
+
+static void config_access_stays_inside_the_config_space(void **state)
+{
+	struct vhost_user_msg m = msg(VHOST_USER_GET_CONFIG, 12 + 16);
+
+	m.payload.config.size = 16;
+	assert_int_equal(check(&m, 0), 0);
+	m.payload.config.offset = VHOST_USER_MAX_CONFIG - 8;
+	assert_int_equal(check(&m, 0), -EPROTO);
+	m.payload.config.offset = 0;
+	m.payload.config.size = VHOST_USER_MAX_CONFIG + 4;
+	m.size = 12 + m.payload.config.size;
+	assert_int_equal(check(&m, 0), -EPROTO);
+	m.payload.config.size = 16;
+	m.size = 12 + 8;
+	assert_int_equal(check(&m, 0), -EPROTO);
+}
+
+/* ---- framing over a socket ----------------------------------------------- */
+
+/* How many fds this process has open. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+/* Sends @len bytes of @buf on @fd with @nfds copies of a fresh eventfd-like fd. */
+static void send_with_fds(int fd, const void *buf, size_t len, int nfds)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {(void *)buf, len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	int fds[16];
+
+	for (int i = 0; i < nfds; i++)
+		fds[i] = dup(0);
+	if (nfds) {
+		struct cmsghdr *c;
+
+		mh.msg_control = u.b;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+	}
+	assert_int_equal(sendmsg(fd, &mh, 0), (ssize_t)len);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+}
+
+static void a_whole_message_arrives_with_its_fds(void **state)
+{
+	int sv[2], fds[VHOST_USER_MAX_FDS], nfds = -1, before;
+	struct vhost_user_msg m = msg(VHOST_USER_SET_VRING_KICK, 8), got;
+	const char *what = NULL;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	before = open_fds();
+	m.payload.u64 = 1;
+	send_with_fds(sv[0], &m, VHOST_USER_HDR_SIZE + 8, 1);
+	assert_int_equal(vhost_user_recv(sv[1], &got, fds, &nfds, &what), 1);
+	assert_int_equal(got.request, VHOST_USER_SET_VRING_KICK);
+	assert_int_equal(got.size, 8);
+	assert_int_equal(got.payload.u64, 1);
+	assert_int_equal(nfds, 1);
+	close(fds[0]);
+	assert_int_equal(open_fds(), before);
+	close(sv[0]);
+	assert_int_equal(vhost_user_recv(sv[1], &got, fds, &nfds, &what), 0);
+	close(sv[1]);
+}
+
+static void a_payload_larger_than_any_request_is_refused_without_leaking_fds(void **state)
+{
+	int sv[2], fds[VHOST_USER_MAX_FDS], nfds = -1, before;
+	struct vhost_user_msg m = msg(VHOST_USER_SET_MEM_TABLE, VHOST_USER_MAX_PAYLOAD + 1);
+	const char *what = NULL;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	before = open_fds();
+	send_with_fds(sv[0], &m, VHOST_USER_HDR_SIZE, 3);
+	assert_int_equal(vhost_user_recv(sv[1], &m, fds, &nfds, &what), -EPROTO);
+	assert_non_null(what);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(open_fds(), before);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void too_many_fds_are_refused_and_closed(void **state)
+{
+	int sv[2], fds[VHOST_USER_MAX_FDS], nfds = -1, before;
+	struct vhost_user_msg m = msg(VHOST_USER_GET_FEATURES, 0);
+	const char *what = NULL;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	before = open_fds();
+	send_with_fds(sv[0], &m, VHOST_USER_HDR_SIZE, VHOST_USER_MAX_FDS + 4);
+	assert_int_equal(vhost_user_recv(sv[1], &m, fds, &nfds, &what), -EPROTO);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(open_fds(), before);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+static void a_peer_that_closes_mid_message_is_an_error(void **state)
+{
+	int sv[2], fds[VHOST_USER_MAX_FDS], nfds = -1;
+	struct vhost_user_msg m = msg(VHOST_USER_SET_FEATURES, 8);
+	const char *what = NULL;
+
+	/* In the payload. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(send(sv[0], &m, VHOST_USER_HDR_SIZE + 3, 0), VHOST_USER_HDR_SIZE + 3);
+	close(sv[0]);
+	assert_int_equal(vhost_user_recv(sv[1], &m, fds, &nfds, &what), -EPROTO);
+	close(sv[1]);
+	/* In the header. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(send(sv[0], &m, 5, 0), 5);
+	close(sv[0]);
+	assert_int_equal(vhost_user_recv(sv[1], &m, fds, &nfds, &what), -EPROTO);
+	close(sv[1]);
+}
+
+static void a_reply_carries_the_request_and_the_reply_flag(void **state)
+{
+	int sv[2];
+	uint64_t v = 0x1234;
+	uint8_t buf[64];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(vhost_user_reply(sv[0], VHOST_USER_GET_FEATURES, &v, sizeof(v)), 0);
+	assert_int_equal(recv(sv[1], buf, sizeof(buf), 0), VHOST_USER_HDR_SIZE + 8);
+	assert_int_equal(((uint32_t *)buf)[0], VHOST_USER_GET_FEATURES);
+	assert_int_equal(((uint32_t *)buf)[1], VHOST_USER_VERSION | VHOST_USER_REPLY);
+	assert_int_equal(((uint32_t *)buf)[2], 8);
+	assert_int_equal(vhost_user_reply(sv[0], 1, &v, VHOST_USER_MAX_PAYLOAD + 1), -EINVAL);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* ---- guest memory ------------------------------------------------------------ */
+
+static int memfd_of(size_t size)
+{
+	int fd = memfd_create("guest", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	return fd;
+}
+
+static void guest_addresses_translate_inside_their_region_only(void **state)
+{
+	struct guest_mem *mem = guest_mem_create();
+	struct guest_mem_region r[2] = {{0, 1 << 20, 0x7f0000000000, 0},
+					{1 << 20, 1 << 20, 0x7f1000000000, 0}};
+	int fds[2] = {memfd_of(1 << 20), memfd_of(1 << 20)};
+	struct iovec iov[4];
+	uint8_t *a, *b;
+
+	assert_int_equal(guest_mem_set(mem, r, fds, 2), 0);
+	a = guest_mem_gpa(mem, 4096, 16);
+	b = guest_mem_uva(mem, 0x7f0000000000 + 4096, 16);
+	assert_non_null(a);
+	assert_ptr_equal(a, b);
+	/* The last byte of a region, and one past. */
+	assert_non_null(guest_mem_gpa(mem, (1 << 20) - 1, 1));
+	assert_null(guest_mem_gpa(mem, (1 << 20) - 1, 2));
+	assert_null(guest_mem_gpa(mem, 2 << 20, 1));
+	assert_null(guest_mem_gpa(mem, UINT64_MAX - 4, 16));
+	assert_null(guest_mem_uva(mem, 0x1000, 1));
+	/* A range across both regions is split in two. */
+	assert_int_equal(guest_mem_iov(mem, (1 << 20) - 16, 32, iov, 0, 4), 2);
+	assert_int_equal(iov[0].iov_len, 16);
+	assert_int_equal(iov[1].iov_len, 16);
+	assert_int_equal(guest_mem_iov(mem, (1 << 20) - 16, 32, iov, 0, 1), -E2BIG);
+	assert_int_equal(guest_mem_iov(mem, (2 << 20) - 16, 32, iov, 0, 4), -EFAULT);
+	assert_int_equal(guest_mem_iov(mem, UINT64_MAX - 8, 32, iov, 0, 4), -EFAULT);
+	guest_mem_destroy(mem);
+}
+
+static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
+{
+	static const struct {
+		const char *description;
+		struct guest_mem_region r[2];
+		size_t n;
+	} bad[] = {
+	    {"no region", {{0}}, 0},
+	    {"an empty region", {{0, 0, 0x1000, 0}}, 1},
+	    {"a region past the end of guest addresses", {{UINT64_MAX - 10, 4096, 0x1000, 0}}, 1},
+	    {"overlapping guest addresses",
+	     {{0, 1 << 20, 0x10000000, 0}, {4096, 1 << 20, 0x20000000, 0}},
+	     2},
+	    {"overlapping QEMU addresses",
+	     {{0, 1 << 20, 0x10000000, 0}, {1 << 20, 1 << 20, 0x10001000, 0}},
+	     2},
+	};
+	struct guest_mem *mem = guest_mem_create();
+	int before = open_fds();
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int fds[2] = {memfd_of(1 << 20), memfd_of(1 << 20)};
+
+		if (guest_mem_set(mem, bad[i].r, fds, bad[i].n) != -EINVAL)
+			fail_msg("%s: not refused", bad[i].description);
+		assert_null(guest_mem_gpa(mem, 0, 1));
+		for (size_t k = bad[i].n; k < 2; k++)
+			close(fds[k]);
+		if (open_fds() != before)
+			fail_msg("%s: fds leaked", bad[i].description);
+	}
+	guest_mem_destroy(mem);
+	guest_mem_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(every_request_has_its_size_fds_and_ring_checked),
+	    cmocka_unit_test(bad_version_and_replies_are_refused),
+	    cmocka_unit_test(memory_table_counts_agree_with_size_and_fds),
+	    cmocka_unit_test(config_access_stays_inside_the_config_space),
+	    cmocka_unit_test(a_whole_message_arrives_with_its_fds),
+	    cmocka_unit_test(a_payload_larger_than_any_request_is_refused_without_leaking_fds),
+	    cmocka_unit_test(too_many_fds_are_refused_and_closed),
+	    cmocka_unit_test(a_peer_that_closes_mid_message_is_an_error),
+	    cmocka_unit_test(a_reply_carries_the_request_and_the_reply_flag),
+	    cmocka_unit_test(guest_addresses_translate_inside_their_region_only),
+	    cmocka_unit_test(bad_memory_tables_are_refused_and_their_fds_closed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,343 @@
+/*
+ * Tests of split virtqueues served from guest memory (virtqueue.h): the
+ * rings are built in a memfd "guest memory" as a guest driver builds them,
+ * and every chain a hostile guest could write is tried: loops, indices
+ * out of range, nested or unnegotiated indirect tables, readable buffers
+ * after writable ones, buffers outside memory, an avail index that jumps.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "guest_mem.h"
+#include "virtqueue.h"
+
+#define MEM_SIZE (1u << 20)
+#define NUM	 8u
+#define DESC	 0x1000u /* gpa (= uva) of the descriptor table */
+#define AVAIL	 0x2000u
+#define USED	 0x3000u
+#define INDIRECT 0x4000u
+#define BUFS	 0x10000u
+
+#define F_NEXT	   1
+#define F_WRITE	   2
+#define F_INDIRECT 4
+
+struct desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags, next;
+};
+
+struct fixture {
+	struct guest_mem *mem;
+	uint8_t *g; /* the guest's view of its memory */
+	struct virtqueue vq;
+	uint16_t avail_idx;
+};
+
+static int set_up(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	int fd = memfd_create("guest", MFD_CLOEXEC);
+	struct guest_mem_region r = {0, MEM_SIZE, 0, 0};
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, MEM_SIZE), 0);
+	f->g = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(f->g != MAP_FAILED);
+	f->mem = guest_mem_create();
+	assert_int_equal(guest_mem_set(f->mem, &r, &fd, 1), 0);
+	virtqueue_init(&f->vq);
+	f->vq.num = NUM;
+	f->vq.desc_uva = DESC;
+	f->vq.avail_uva = AVAIL;
+	f->vq.used_uva = USED;
+	assert_int_equal(virtqueue_map(&f->vq, f->mem), 0);
+	f->vq.started = f->vq.enabled = true;
+	*state = f;
+	return 0;
+}
+
+static int tear_down(void **state)
+{
+	struct fixture *f = *state;
+
+	virtqueue_finish(&f->vq);
+	guest_mem_destroy(f->mem);
+	munmap(f->g, MEM_SIZE);
+	free(f);
+	return 0;
+}
+
+static struct desc *desc_table(struct fixture *f, uint32_t at)
+{
+	return (struct desc *)(f->g + at);
+}
+
+static uint16_t *avail(struct fixture *f)
+{
+	return (uint16_t *)(f->g + AVAIL);
+}
+
+/* The guest offers chain @head. */
+static void offer(struct fixture *f, uint16_t head)
+{
+	avail(f)[2 + f->avail_idx % NUM] = head;
+	avail(f)[1] = ++f->avail_idx;
+}
+
+static int pop(struct fixture *f, struct virtqueue_elem *e)
+{
+	return virtqueue_pop(&f->vq, f->mem, e);
+}
+
+static void an_empty_ring_gives_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	assert_int_equal(pop(f, e), 0);
+	free(e);
+}
+
+static void a_request_and_its_answer_buffer_come_as_iovecs(void **state)
+{
+	struct fixture *f = *state;
+	struct desc *d = desc_table(f, DESC);
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	char got[8];
+	uint32_t used_id, used_len;
+
+	memcpy(f->g + BUFS, "request", 8);
+	d[3] = (struct desc){BUFS, 8, F_NEXT, 5};
+	d[5] = (struct desc){BUFS + 0x100, 24, F_WRITE, 0};
+	offer(f, 3);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->head, 3);
+	assert_int_equal(e->out_n, 1);
+	assert_int_equal(e->in_n, 1);
+	assert_int_equal(virtqueue_elem_out_size(e), 8);
+	assert_int_equal(virtqueue_elem_in_size(e), 24);
+	assert_int_equal(virtqueue_elem_read(e, got, sizeof(got)), 8);
+	assert_memory_equal(got, "request", 8);
+	assert_int_equal(virtqueue_elem_write(e, "answer", 7), 7);
+	assert_memory_equal(f->g + BUFS + 0x100, "answer", 7);
+	virtqueue_push(&f->vq, e->head, 7);
+	memcpy(&used_id, f->g + USED + 4, 4);
+	memcpy(&used_len, f->g + USED + 8, 4);
+	assert_int_equal(used_id, 3);
+	assert_int_equal(used_len, 7);
+	assert_int_equal(((uint16_t *)(f->g + USED))[1], 1);
+	assert_int_equal(pop(f, e), 0);
+	free(e);
+}
+
+static void indirect_tables_are_followed_only_when_negotiated(void **state)
+{
+	struct fixture *f = *state;
+	struct desc *d = desc_table(f, DESC), *ind = desc_table(f, INDIRECT);
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	ind[0] = (struct desc){BUFS, 16, F_NEXT, 1};
+	ind[1] = (struct desc){BUFS + 0x100, 16, F_WRITE, 0};
+	d[0] = (struct desc){INDIRECT, 2 * 16, F_INDIRECT, 0};
+	f->vq.indirect = true;
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->out_n, 1);
+	assert_int_equal(e->in_n, 1);
+	/* Not negotiated: refused, and the queue stays broken. */
+	f->vq.indirect = false;
+	offer(f, 0);
+	assert_int_equal(pop(f, e), -EINVAL);
+	assert_int_equal(pop(f, e), -EINVAL);
+	free(e);
+}
+
+static const struct {
+	const char *description;
+	struct desc d[3];   /* descriptors 0..2 of the table */
+	struct desc ind[2]; /* an indirect table at INDIRECT */
+	uint16_t head;
+	int expect;
+} bad_chains[] = {
+    {"a chain that loops", {{BUFS, 8, F_NEXT, 1}, {BUFS, 8, F_NEXT, 0}}, {{0}}, 0, -EINVAL},
+    {"a head beyond the ring", {{BUFS, 8, 0, 0}}, {{0}}, NUM, -EINVAL},
+    {"a next beyond the ring", {{BUFS, 8, F_NEXT, NUM + 3}}, {{0}}, 0, -EINVAL},
+    {"a readable buffer after a writable one",
+     {{BUFS, 8, F_WRITE | F_NEXT, 1}, {BUFS, 8, 0, 0}},
+     {{0}},
+     0,
+     -EINVAL},
+    {"a buffer outside guest memory", {{MEM_SIZE - 4, 8, 0, 0}}, {{0}}, 0, -EFAULT},
+    {"a buffer at the end of the address space", {{UINT64_MAX - 2, 8, 0, 0}}, {{0}}, 0, -EFAULT},
+    {"an indirect table that is not whole descriptors",
+     {{INDIRECT, 20, F_INDIRECT, 0}},
+     {{0}},
+     0,
+     -EINVAL},
+    {"an empty indirect table", {{INDIRECT, 0, F_INDIRECT, 0}}, {{0}}, 0, -EINVAL},
+    {"an indirect table outside memory", {{MEM_SIZE - 16, 32, F_INDIRECT, 0}}, {{0}}, 0, -EFAULT},
+    {"a nested indirect table",
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     0,
+     -EINVAL},
+    {"an indirect table that loops",
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     {{BUFS, 8, F_NEXT, 1}, {BUFS, 8, F_NEXT, 0}},
+     0,
+     -EINVAL},
+    {"an indirect descriptor chained to another",
+     {{INDIRECT, 32, F_INDIRECT | F_NEXT, 1}, {BUFS, 8, 0, 0}},
+     {{BUFS, 8, 0, 0}},
+     0,
+     -EINVAL},
+};
+
+static void every_bad_chain_is_refused_and_breaks_the_queue(void **state)
+{
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	for (size_t i = 0; i < sizeof(bad_chains) / sizeof(bad_chains[0]); i++) {
+		struct fixture *f;
+		int r;
+
+		set_up((void **)&f);
+		f->vq.indirect = true;
+		memcpy(desc_table(f, DESC), bad_chains[i].d, sizeof(bad_chains[i].d));
+		memcpy(desc_table(f, INDIRECT), bad_chains[i].ind, sizeof(bad_chains[i].ind));
+		offer(f, bad_chains[i].head);
+		r = pop(f, e);
+		if (r != bad_chains[i].expect)
+			fail_msg("%s: got %d, expected %d", bad_chains[i].description, r,
+				 bad_chains[i].expect);
+		assert_true(f->vq.broken);
+		tear_down((void **)&f);
+	}
+	free(e);
+}
+
+static void an_avail_index_that_jumps_past_the_ring_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
+	avail(f)[1] = NUM + 1;
+	assert_int_equal(pop(f, e), -EINVAL);
+	free(e);
+}
+
+static void rings_outside_memory_are_not_mapped(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue vq;
+
+	virtqueue_init(&vq);
+	vq.num = NUM;
+	vq.desc_uva = MEM_SIZE - 16;
+	vq.avail_uva = AVAIL;
+	vq.used_uva = USED;
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	vq.desc_uva = DESC;
+	vq.num = 6;
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EINVAL);
+	vq.num = 0;
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EINVAL);
+	virtqueue_finish(&vq);
+}
+
+static uint64_t calls(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, sizeof(v)) < 0)
+		return 0;
+	return v;
+}
+
+static void the_guest_is_interrupted_unless_it_said_not_to(void **state)
+{
+	struct fixture *f = *state;
+
+	f->vq.call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 1);
+	avail(f)[0] = 1; /* VRING_AVAIL_F_NO_INTERRUPT */
+	virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 0);
+}
+
+static void with_event_index_avail_event_and_used_event_are_honoured(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	uint16_t *used_event = &avail(f)[2 + NUM];
+	uint16_t avail_event;
+
+	f->vq.event_idx = true;
+	f->vq.call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 1);
+	memcpy(&avail_event, f->g + USED + 4 + 8 * NUM, 2);
+	assert_int_equal(avail_event, 1);
+	/* The guest wants an interrupt once entry 0 is used. */
+	*used_event = 0;
+	virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 1);
+	/* ... and not again before entry 5. */
+	*used_event = 5;
+	virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 0);
+	free(e);
+}
+
+static void gathers_copy_across_buffers(void **state)
+{
+	uint8_t a[3] = {1, 2, 3}, b[4] = {4, 5, 6, 7}, out[8];
+	struct iovec iov[2] = {{a, 3}, {b, 4}};
+
+	assert_int_equal(virtqueue_iov_read(iov, 2, 2, out, 4), 4);
+	assert_memory_equal(out, ((uint8_t[]){3, 4, 5, 6}), 4);
+	assert_int_equal(virtqueue_iov_read(iov, 2, 5, out, 8), 2);
+	assert_int_equal(virtqueue_iov_read(iov, 2, 9, out, 8), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(an_empty_ring_gives_nothing, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(a_request_and_its_answer_buffer_come_as_iovecs, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(indirect_tables_are_followed_only_when_negotiated,
+					    set_up, tear_down),
+	    cmocka_unit_test(every_bad_chain_is_refused_and_breaks_the_queue),
+	    cmocka_unit_test_setup_teardown(an_avail_index_that_jumps_past_the_ring_is_refused,
+					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(rings_outside_memory_are_not_mapped, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(the_guest_is_interrupted_unless_it_said_not_to, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(
+		with_event_index_avail_event_and_used_event_are_honoured, set_up, tear_down),
+	    cmocka_unit_test(gathers_copy_across_buffers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
