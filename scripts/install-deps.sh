@@ -22,6 +22,9 @@ packages=(
   gnuplot-nox
   # the VM path: QEMU's vhost-user-gpu-pci (and its own vhost-user-gpu for bench/vhost-user)
   qemu-system-x86 qemu-system-gui
+  # host-kmod: Debian's kernel and its headers (kbuild, the test's guest), busybox and cpio
+  # for the test's initramfs, make and kmod
+  linux-image-amd64 linux-headers-amd64 busybox-static cpio make kmod file
 )
 
 missing=()
