@@ -21,6 +21,7 @@
  * last reader is gone, and unload waits for running probes to finish
  * (tracepoint_synchronize_unregister()) before freeing anything.
  */
+#include <linux/dma-fence-array.h>
 #include <linux/dma-fence.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
@@ -30,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/sync_file.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -243,6 +245,25 @@ static long gm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (r)
 			return r;
 		return copy_to_user(uarg, &q, sizeof(q)) ? -EFAULT : 0;
+	}
+	case _IOC_NR(GM_FENCE_IOC_RESOLVE): {
+		struct gm_fence_resolve res;
+		struct dma_fence *fence, *first;
+
+		if (cmd != GM_FENCE_IOC_RESOLVE)
+			return -EINVAL;
+		if (copy_from_user(&res, uarg, sizeof(res)))
+			return -EFAULT;
+		fence = sync_file_get_fence(res.fd);
+		if (!fence)
+			return -EINVAL; /* not a sync_file */
+		first = fence;
+		if (dma_fence_is_array(fence) && to_dma_fence_array(fence)->num_fences)
+			first = to_dma_fence_array(fence)->fences[0];
+		res.context = first->context;
+		res.seqno = first->seqno;
+		dma_fence_put(fence);
+		return copy_to_user(uarg, &res, sizeof(res)) ? -EFAULT : 0;
 	}
 	default:
 		return -ENOTTY;

@@ -94,9 +94,23 @@ struct gm_fence_query {
 	__u64 signal_ns; /* 0 while not signalled */
 };
 
+/*
+ * GM_FENCE_IOC_RESOLVE: in fd, a sync_file (e.g. exported by a GPU
+ * driver or EGL_ANDROID_native_fence_sync); out the context and seqno of
+ * its fence (the first one of a merged sync_file), to match with records
+ * and GM_FENCE_IOC_QUERY.
+ */
+struct gm_fence_resolve {
+	__s32 fd;
+	__u32 pad;
+	__u64 context;
+	__u64 seqno;
+};
+
 #define GM_FENCE_IOC_MAGIC   'G'
 #define GM_FENCE_IOC_VERSION _IOR(GM_FENCE_IOC_MAGIC, 1, struct gm_fence_version)
 #define GM_FENCE_IOC_FILTER  _IOW(GM_FENCE_IOC_MAGIC, 2, struct gm_fence_filter)
 #define GM_FENCE_IOC_QUERY   _IOWR(GM_FENCE_IOC_MAGIC, 3, struct gm_fence_query)
+#define GM_FENCE_IOC_RESOLVE _IOWR(GM_FENCE_IOC_MAGIC, 4, struct gm_fence_resolve)
 
 #endif

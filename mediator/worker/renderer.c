@@ -22,8 +22,10 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "gm_fence.h"
 #include "groups.h"
 #include "renderer.h"
+#include "timestamp_source.h"
 #include "util.h"
 
 #define COMPLETION_RING_SIZE 4096u
@@ -35,6 +37,15 @@ struct completion {
 	uint64_t end_ns;
 };
 
+/* The fence id that probes, at start-up, whether fences export as sync_files. */
+#define PROBE_FENCE_ID UINT32_MAX
+
+/* A fence's sync_file, while the fence is pending (sync_files only). */
+struct pending_sync {
+	uint32_t fence_id;
+	int fd; /* -1: none */
+};
+
 struct renderer {
 	int event_fd;
 	int drm_fd_to_give; /* for egl-gbm: handed to virglrenderer once */
@@ -43,6 +54,10 @@ struct renderer {
 	atomic_uint tail; /* next slot the consumer reads */
 	atomic_uint overflow_fence;
 	struct completion ring[COMPLETION_RING_SIZE];
+	/* Main thread: where completion times come from (timestamp_source.h). */
+	struct timestamp_source ts;
+	bool sync_files;
+	struct pending_sync sync[COMPLETION_RING_SIZE];
 };
 
 /* virglrenderer has process-global state: so does this. */
@@ -134,6 +149,19 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 		return NULL;
 	}
 	the_renderer = r;
+	for (unsigned i = 0; i < COMPLETION_RING_SIZE; i++)
+		r->sync[i].fd = -1;
+	/* Can fences be had as sync_files? Only where the renderer's driver
+	 * has kernel fences (EGL_ANDROID_native_fence_sync). */
+	if (virgl_renderer_create_fence((int)PROBE_FENCE_ID, 0) == 0) {
+		int fd = -1;
+
+		if (virgl_renderer_export_fence(PROBE_FENCE_ID, &fd) == 0 && fd >= 0) {
+			r->sync_files = true;
+			close(fd);
+		}
+	}
+	timestamp_source_choose(&r->ts, r->sync_files, GM_FENCE_DEVICE);
 	return r;
 }
 
@@ -142,6 +170,10 @@ void renderer_destroy(struct renderer *renderer)
 	if (!renderer)
 		return;
 	virgl_renderer_cleanup(renderer);
+	for (unsigned i = 0; i < COMPLETION_RING_SIZE; i++)
+		if (renderer->sync[i].fd >= 0)
+			close(renderer->sync[i].fd);
+	timestamp_source_finish(&renderer->ts);
 	close(renderer->event_fd);
 	the_renderer = NULL;
 	free(renderer);
@@ -154,7 +186,7 @@ int renderer_completion_fd(const struct renderer *renderer)
 
 const char *renderer_timestamp_source(const struct renderer *renderer)
 {
-	return "fence-callback";
+	return timestamp_source_name(&renderer->ts);
 }
 
 void renderer_ack_wakeup(struct renderer *renderer)
@@ -169,8 +201,19 @@ void renderer_ack_wakeup(struct renderer *renderer)
 int renderer_fence(struct renderer *renderer, uint32_t ctx_id, uint32_t fence_id)
 {
 	int ret = virgl_renderer_create_fence((int)fence_id, ctx_id);
+	struct pending_sync *p = &renderer->sync[fence_id % COMPLETION_RING_SIZE];
 
-	return ret ? -(ret < 0 ? -ret : ret) : 0;
+	if (ret)
+		return -(ret < 0 ? -ret : ret);
+	if (renderer->sync_files) {
+		if (p->fd >= 0)
+			close(p->fd);
+		p->fd = -1;
+		p->fence_id = fence_id;
+		if (virgl_renderer_export_fence(fence_id, &p->fd) != 0)
+			p->fd = -1;
+	}
+	return 0;
 }
 
 void renderer_take_completions(struct renderer *renderer,
@@ -184,8 +227,20 @@ void renderer_take_completions(struct renderer *renderer,
 	head = atomic_load_explicit(&r->head, memory_order_acquire);
 	while (tail != head) {
 		struct completion c = r->ring[tail % COMPLETION_RING_SIZE];
+		struct pending_sync *p = &r->sync[c.fence_id % COMPLETION_RING_SIZE];
 
 		atomic_store_explicit(&r->tail, ++tail, memory_order_release);
+		if (c.fence_id == PROBE_FENCE_ID)
+			continue;
+		/* The signal path's own time, where the source has it. */
+		if (p->fd >= 0 && p->fence_id == c.fence_id) {
+			uint64_t t;
+
+			if (timestamp_source_end_ns(&r->ts, p->fd, &t) == 0 && t <= c.end_ns)
+				c.end_ns = t;
+			close(p->fd);
+			p->fd = -1;
+		}
 		fn(c.fence_id, c.end_ns, data);
 	}
 	overflow = atomic_exchange_explicit(&r->overflow_fence, 0, memory_order_acquire);

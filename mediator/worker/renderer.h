@@ -10,9 +10,11 @@
  * the CLOCK_MONOTONIC time and queues (fence id, time) into a
  * single-producer/single-consumer ring, then wakes the main thread through
  * an eventfd. The main thread takes completions out with
- * renderer_take_completions(). This is the CPU-side fence callback of the
- * fallback chain in DESIGN.md; the kernel's IRQ-time stamps replace it when
- * host-kmod is loaded.
+ * renderer_take_completions(). That callback time is the last resort of
+ * the chain in timestamp_source.h: where the renderer can export fences as
+ * sync_files (probed once at start), each fence's sync_file is kept until
+ * it completes and its completion time comes from host-kmod's ring
+ * ("kmod") or the sync_file itself ("sync_file") instead.
  */
 #ifndef MEDIATOR_RENDERER_H
 #define MEDIATOR_RENDERER_H
@@ -44,7 +46,7 @@ void renderer_destroy(struct renderer *renderer);
 int renderer_completion_fd(const struct renderer *renderer);
 void renderer_ack_wakeup(struct renderer *renderer);
 
-/* Name of the timestamp source, for show-budgets ("fence-callback"). */
+/* Name of the timestamp source, for show-budgets: "kmod", "sync_file" or "fence-callback". */
 const char *renderer_timestamp_source(const struct renderer *renderer);
 
 /*

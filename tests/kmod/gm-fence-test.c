@@ -24,12 +24,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/dma-buf.h>
+
 #include <drm/drm.h>
 #include <drm/drm_mode.h>
 #include <drm/vgem_drm.h>
 
 #include "gm_fence.h"
 #include "fence_ring.h"
+#include "timestamp_source.h"
 
 static int failures;
 
@@ -177,6 +180,77 @@ static void jitter(struct fence_ring *ring, unsigned n)
 	free(recs);
 }
 
+/*
+ * The worker's timestamp sources on a real sync_file: a vgem fence on a
+ * dma-buf, exported with DMA_BUF_IOCTL_EXPORT_SYNC_FILE.
+ */
+static void sync_file_sources(int gm)
+{
+	struct drm_prime_handle prime = {.handle = bo, .flags = DRM_CLOEXEC | DRM_RDWR};
+	struct drm_vgem_fence_attach a = {.handle = bo, .flags = VGEM_FENCE_WRITE};
+	struct dma_buf_export_sync_file ex = {.flags = DMA_BUF_SYNC_READ, .fd = -1};
+	struct drm_vgem_fence_signal sig = {0};
+	struct timestamp_source kmod, sf, cb;
+	struct gm_fence_resolve res = {.fd = -1};
+	struct gm_fence_query q;
+	uint64_t t_kmod = 0, t_sf = 0, t;
+	int r;
+
+	r = ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime);
+	CHECK("prime_export", r == 0, "%s", strerror(errno));
+	r = ioctl(vgem, DRM_IOCTL_VGEM_FENCE_ATTACH, &a);
+	CHECK("attach_pending_fence", r == 0, "%s", strerror(errno));
+	r = ioctl(prime.fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &ex);
+	CHECK("export_sync_file", r == 0 && ex.fd >= 0, "%s", strerror(errno));
+	if (r)
+		return;
+	timestamp_source_choose(&kmod, true, GM_FENCE_DEVICE);
+	timestamp_source_choose(&sf, true, "/nonexistent/gm_fence");
+	timestamp_source_choose(&cb, false, GM_FENCE_DEVICE);
+	CHECK("sources_chosen",
+	      !strcmp(timestamp_source_name(&kmod), "kmod") &&
+		  !strcmp(timestamp_source_name(&sf), "sync_file") &&
+		  !strcmp(timestamp_source_name(&cb), "fence-callback"),
+	      "%s %s %s", timestamp_source_name(&kmod), timestamp_source_name(&sf),
+	      timestamp_source_name(&cb));
+	CHECK("pending_fence_has_no_time",
+	      timestamp_source_end_ns(&kmod, ex.fd, &t) == -EAGAIN &&
+		  timestamp_source_end_ns(&sf, ex.fd, &t) == -EAGAIN,
+	      "a pending fence was given a time");
+	res.fd = ex.fd;
+	r = ioctl(gm, GM_FENCE_IOC_RESOLVE, &res);
+	CHECK("resolve_sync_file", r == 0 && res.context != 0, "r=%d %s", r, strerror(errno));
+	res.fd = vgem;
+	errno = 0;
+	CHECK("resolve_non_sync_file_is_einval",
+	      ioctl(gm, GM_FENCE_IOC_RESOLVE, &res) < 0 && errno == EINVAL, "errno %d", errno);
+	sig.fence = a.out_fence;
+	ioctl(vgem, DRM_IOCTL_VGEM_FENCE_SIGNAL, &sig);
+	r = timestamp_source_end_ns(&kmod, ex.fd, &t_kmod);
+	memset(&q, 0, sizeof(q));
+	res.fd = ex.fd;
+	ioctl(gm, GM_FENCE_IOC_RESOLVE, &res);
+	q.context = res.context;
+	q.seqno = res.seqno;
+	ioctl(gm, GM_FENCE_IOC_QUERY, &q);
+	CHECK("kmod_source_time", r == 0 && t_kmod == q.signal_ns && t_kmod > 0,
+	      "r=%d %llu vs %llu", r, (unsigned long long)t_kmod, (unsigned long long)q.signal_ns);
+	r = timestamp_source_end_ns(&sf, ex.fd, &t_sf);
+	CHECK("sync_file_source_time",
+	      r == 0 && (t_sf > t_kmod ? t_sf - t_kmod : t_kmod - t_sf) < 1000000,
+	      "r=%d sync_file %llu, module %llu", r, (unsigned long long)t_sf,
+	      (unsigned long long)t_kmod);
+	CHECK("callback_source_takes_no_sync_file",
+	      timestamp_source_end_ns(&cb, ex.fd, &t) == -ENOTSUP, "it did");
+	printf("GMTEST SYNCFILE module_signal_ns=%llu sync_file_ns=%llu diff_ns=%lld\n",
+	       (unsigned long long)t_kmod, (unsigned long long)t_sf, (long long)(t_sf - t_kmod));
+	timestamp_source_finish(&kmod);
+	timestamp_source_finish(&sf);
+	timestamp_source_finish(&cb);
+	close(ex.fd);
+	close(prime.fd);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned n = 200, jitter_n = argc > 1 ? (unsigned)atoi(argv[1]) : 1000;
@@ -311,6 +385,7 @@ int main(int argc, char **argv)
 			  s3.init + s3.signal + s3.lost + s3.other >= 2 * many,
 		      "lost %llu, kept %u", (unsigned long long)s3.lost, s3.init + s3.signal);
 	}
+	sync_file_sources(fd);
 	jitter(ring, jitter_n);
 
 	/* The module stays while in use, and goes cleanly after. */
