@@ -22,6 +22,8 @@ packages=(
   gnuplot-nox
   # the VM path: QEMU's vhost-user-gpu-pci (and its own vhost-user-gpu for bench/vhost-user)
   qemu-system-x86 qemu-system-gui
+  # ... and under libvirt (vm-configs/, test-libvirt-vms)
+  libvirt-daemon-system libvirt-clients libvirt-daemon-driver-qemu
   # host-kmod: Debian's kernel and its headers (kbuild, the test's guest), busybox and cpio
   # for the test's initramfs, make and kmod
   linux-image-amd64 linux-headers-amd64 busybox-static cpio make kmod file
