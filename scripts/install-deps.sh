@@ -24,6 +24,8 @@ packages=(
   qemu-system-x86 qemu-system-gui
   # ... and under libvirt (vm-configs/, test-libvirt-vms)
   libvirt-daemon-system libvirt-clients libvirt-daemon-driver-qemu
+  # ... and the guest image recipe (vm-configs/guest/build.sh)
+  debootstrap gzip
   # host-kmod: Debian's kernel and its headers (kbuild, the test's guest), busybox and cpio
   # for the test's initramfs, make and kmod
   linux-image-amd64 linux-headers-amd64 busybox-static cpio make kmod file

@@ -1,0 +1,38 @@
+#!/bin/bash
+# The guest image of vm-configs/guest: built (or reused from its cache) with
+# one command, booted with QEMU's own virtio-gpu (2D: the guest's stock Mesa
+# renders with its software path), and its unmodified kmscube renders
+# frames, read from the serial console. This checks the recipe; the VM path
+# through mediatord is checked by test-vhost-user, test-vhost-user-qemu and
+# test-libvirt-vms (a guest cannot run on /dev/kvm here: README, "Status").
+#
+# Accelerator: GM_GUEST_ACCEL (default tcg; kvm where it boots Debian's
+# kernel). Skips (77) only without root, debootstrap, cpio or QEMU; the
+# first build needs Debian's mirror.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_cmd qemu-system-x86_64 qemu-system-x86
+require_cmd debootstrap debootstrap
+require_cmd cpio cpio
+[ "$(id -u)" = 0 ] || skip "needs root (debootstrap)"
+
+start=$SECONDS
+"$SRCROOT/vm-configs/guest/build.sh" "$TMP/guest" >"$TMP/build.log" 2>&1 ||
+  { tail -20 "$TMP/build.log" >&2; fail "building the guest image failed"; }
+log "$(tail -1 "$TMP/build.log") in $((SECONDS - start)) s"
+frames=${GM_GUEST_FRAMES:-60}
+accel=${GM_GUEST_ACCEL:-tcg}
+timeout -k 5 400 qemu-system-x86_64 -accel "$accel" -m 1024 -smp 2 -nographic -no-reboot \
+  -device virtio-gpu-pci -kernel "$TMP/guest/vmlinuz" -initrd "$TMP/guest/initrd.img" \
+  -append "console=ttyS0 quiet panic=-1 gm.app=kmscube gm.frames=$frames gm.poweroff=1" \
+  </dev/null >"$TMP/serial.log" 2>&1 || true
+tr -d '\r' <"$TMP/serial.log" | grep -E '^(GM-|Rendered|Using|EGL|GL_)' >&2 || true
+grep -q 'GM-GUEST drm ready' "$TMP/serial.log" || fail "the guest found no virtio-gpu"
+grep -q 'GM-APP-START kmscube' "$TMP/serial.log" || fail "kmscube did not start"
+grep -q 'GM-APP-EXIT kmscube rc=0' "$TMP/serial.log" ||
+  { tail -20 "$TMP/serial.log" >&2; fail "kmscube failed"; }
+rendered=$(tr -d '\r' <"$TMP/serial.log" | sed -n 's/^Rendered \([0-9]*\) frames.*/\1/p' | tail -1)
+# kmscube -c N stops after N - 1 frames, and says so.
+[ "${rendered:-0}" -ge $((frames - 1)) ] || fail "kmscube rendered ${rendered:-no} frames of $frames"
+log "kmscube: $(tr -d '\r' <"$TMP/serial.log" | grep '^Rendered' | tail -1) (QEMU virtio-gpu 2D, $accel)"
+log "ok"
