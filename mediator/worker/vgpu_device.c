@@ -310,6 +310,16 @@ static struct vgpu_resource *resource(struct vgpu_device *d, uint32_t id)
 	return id ? handle_map_get(d->resources, id) : NULL;
 }
 
+/* Resource @id of this VM, or NULL with *@what saying so. */
+static struct vgpu_resource *owned_resource(struct vgpu_device *d, uint32_t id, const char **what)
+{
+	struct vgpu_resource *res = resource(d, id);
+
+	if (!res)
+		*what = "no such resource";
+	return res;
+}
+
 /* The slot of guest context @guest_id, or -1. */
 static int ctx_slot(const struct vgpu_device *d, uint32_t guest_id)
 {
@@ -507,11 +517,9 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 	struct vgpu_resource *res;
 
 	memcpy(&c, req, sizeof(c));
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++)
 		if (d->scanouts[i].resource_id == res->id)
 			d->scanouts[i].resource_id = 0;
@@ -531,11 +539,9 @@ static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const
 	int r;
 
 	memcpy(&c, req, sizeof(c));
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	if (res->entries) {
 		*what = "resource already has a backing";
 		return VIRTIO_GPU_RESP_ERR_UNSPEC;
@@ -564,11 +570,9 @@ static uint32_t cmd_detach_backing(struct vgpu_device *d, const void *req, const
 	struct vgpu_resource *res;
 
 	memcpy(&c, req, sizeof(c));
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	unmap_backing(res);
 	free(res->entries);
 	res->entries = NULL;
@@ -583,11 +587,9 @@ static uint32_t cmd_transfer_to_host_2d(struct vgpu_device *d, const void *req, 
 	struct virgl_box box;
 
 	memcpy(&c, req, sizeof(c));
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	if (res->is_2d && res->ctx_refs == 0) {
 		if (!res->iov) {
 			*what = "resource has no backing";
@@ -639,11 +641,9 @@ static uint32_t cmd_transfer_3d(struct vgpu_device *d, const void *req, bool to_
 	int r;
 
 	memcpy(&c, req, sizeof(c));
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	ctx = live_ctx(d, c.hdr.ctx_id, NULL, &err);
 	if (c.hdr.ctx_id && !ctx) {
 		*what = "no such context";
@@ -694,11 +694,9 @@ static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const ch
 		announce_scanout(d, c.scanout_id);
 		return VIRTIO_GPU_RESP_OK_NODATA;
 	}
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	if (c.r.x > res->width || c.r.y > res->height || c.r.width > res->width - c.r.x ||
 	    c.r.height > res->height - c.r.y) {
 		*what = "scanout rectangle outside the resource";
@@ -939,11 +937,9 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 		*what = "no such context";
 		return err;
 	}
-	res = resource(d, c.resource_id);
-	if (!res) {
-		*what = "no such resource";
+	res = owned_resource(d, c.resource_id, what);
+	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
 	if (attach) {
 		if (res->stale) {
 			struct virgl_box all = {0, 0, 0, res->width, res->height, 1};

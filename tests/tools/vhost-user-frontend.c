@@ -36,6 +36,7 @@
 #include <linux/virtio_gpu.h>
 #include <linux/virtio_ring.h>
 
+#include "scm_send.h"
 #include "vhost_user.h"
 
 #define MEM_SIZE   (64u << 20)
@@ -80,24 +81,9 @@ static void send_msg(uint32_t request, uint32_t flags, const void *payload, uint
 {
 	uint32_t hdr[3] = {request, VHOST_USER_VERSION | flags, size};
 	struct iovec iov[2] = {{hdr, sizeof(hdr)}, {(void *)payload, size}};
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = size ? 2 : 1};
 
-	if (nfds) {
-		struct cmsghdr *c;
-
-		mh.msg_control = u.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)(sizeof(hdr) + size)) {
+	if (scm_send(sock, iov, size ? 2 : 1, fds, nfds, MSG_NOSIGNAL) !=
+	    (ssize_t)(sizeof(hdr) + size)) {
 		/* In the bad-input modes the back-end may close first: fine. */
 		if (closing_is_fine && (errno == EPIPE || errno == ECONNRESET))
 			return;

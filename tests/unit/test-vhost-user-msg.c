@@ -19,6 +19,7 @@
 #include <dirent.h>
 
 #include "guest_mem.h"
+#include "scm_send.h"
 #include "vhost_user.h"
 
 static struct vhost_user_msg msg(uint32_t request, uint32_t size)
@@ -149,31 +150,15 @@ static int open_fds(void)
 	return n - 1; /* the directory's own fd */
 }
 
-/* Sends @len bytes of @buf on @fd with @nfds copies of a fresh eventfd-like fd. */
+/* Sends @len bytes of @buf on @fd with @nfds fresh fds (copies of stdin's). */
 static void send_with_fds(int fd, const void *buf, size_t len, int nfds)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} u;
 	struct iovec iov = {(void *)buf, len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	int fds[16];
+	int fds[SCM_SEND_MAX_FDS];
 
 	for (int i = 0; i < nfds; i++)
 		fds[i] = dup(0);
-	if (nfds) {
-		struct cmsghdr *c;
-
-		mh.msg_control = u.b;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-	}
-	assert_int_equal(sendmsg(fd, &mh, 0), (ssize_t)len);
+	assert_int_equal(scm_send(fd, &iov, 1, fds, nfds, 0), (ssize_t)len);
 	for (int i = 0; i < nfds; i++)
 		close(fds[i]);
 }
