@@ -809,6 +809,20 @@ static int poll_timeout_ms(const struct vtest_server *s)
 	return t;
 }
 
+/*
+ * Whether a fence completion must wake the worker: when something waits
+ * for it, and whenever mediatord schedules (its scheduler takes the GPU as
+ * busy until WIRE_DONE arrives: a late one delays the other domains and
+ * makes a safety frame look unfinished). Without grants, completions are
+ * taken as the worker passes by, at most WIRE_FLUSH_MS late.
+ */
+static bool watch_completions(const struct vtest_server *s)
+{
+	if (!s->renderer)
+		return false;
+	return s->blocked || (s->opt.grants && s->ctx && gpu_context_inflight(s->ctx));
+}
+
 int vtest_server_run(struct vtest_server *server)
 {
 	struct vtest_server *s = server;
@@ -816,14 +830,14 @@ int vtest_server_run(struct vtest_server *server)
 
 	setsockopt(s->opt.client_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (;;) {
-		/* Fence completions wake the worker only when it waits for one;
-		 * otherwise they are taken as it passes by (below). */
+		/* Fence completions wake the worker when watch_completions()
+		 * says so; otherwise they are taken as it passes by (below). */
 		struct pollfd pfd[3] = {
 		    /* While blocked, not even a hang-up is looked at: the
 		     * fences that unblock it always complete. */
 		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
-		    {.fd = s->renderer && s->blocked ? renderer_completion_fd(s->renderer) : -1,
+		    {.fd = watch_completions(s) ? renderer_completion_fd(s->renderer) : -1,
 		     .events = POLLIN},
 		};
 		int r;
