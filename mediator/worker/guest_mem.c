@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guest_mem.h"
@@ -76,8 +77,19 @@ int guest_mem_set(struct guest_mem *mem, const struct guest_mem_region *regions,
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		struct mapped_region *m = &mem->regions[i];
 		size_t size = (size_t)(regions[i].mmap_offset + regions[i].size);
-		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
+		struct stat st;
+		void *p;
 
+		/* A region past the end of its file would fault on first touch. */
+		if (fstat(fds[i], &st) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size) {
+			r = -EINVAL;
+			break;
+		}
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
 		if (p == MAP_FAILED) {
 			r = -errno;
 			break;
@@ -87,7 +99,7 @@ int guest_mem_set(struct guest_mem *mem, const struct guest_mem_region *regions,
 		m->map_size = size;
 		mem->n = i + 1;
 	}
-	for (size_t i = 0; i < n && i < GUEST_MEM_MAX_REGIONS; i++)
+	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	if (r < 0)
 		unmap_all(mem);

@@ -38,8 +38,9 @@ void guest_mem_destroy(struct guest_mem *mem);
 /*
  * Replaces the table with @n regions mapped from @fds (one per region; the
  * table takes ownership of every fd, also on failure). Returns 0, or
- * -EINVAL (bad count, empty or overflowing region, overlapping regions),
- * or the errno of a failed mmap; on failure the table is empty.
+ * -EINVAL (bad count, empty or overflowing region, overlapping regions,
+ * a region past the end of its file), or the errno of a failed fstat or
+ * mmap; on failure the table is empty.
  */
 int guest_mem_set(struct guest_mem *mem, const struct guest_mem_region *regions, const int *fds,
 		  size_t n);

@@ -1159,10 +1159,11 @@ static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const cha
 	size_t len = virtqueue_elem_out_size(&d->elem);
 	uint32_t err;
 
-	if (len > VGPU_MAX_REQUEST) {
-		*what = "request larger than the device accepts";
+	bool too_large = len > VGPU_MAX_REQUEST;
+
+	/* A request too large is answered from its header alone. */
+	if (too_large)
 		len = sizeof(struct virtio_gpu_ctrl_hdr);
-	}
 	if (len > d->req_cap) {
 		uint8_t *p = realloc(d->req, len);
 
@@ -1174,6 +1175,10 @@ static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const cha
 	d->req_len = virtqueue_elem_read(&d->elem, d->req, len);
 	if (d->req_len < len)
 		memset(d->req + d->req_len, 0, len - d->req_len);
+	if (too_large) {
+		*what = "request larger than the device accepts";
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
 	err = vgpu_cmd_check(d->req, d->req_len, q, what);
 	return err;
 }

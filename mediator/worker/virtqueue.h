@@ -78,7 +78,7 @@ int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem);
 /*
  * Takes the next chain into @elem. Returns 1 when one was taken, 0 when
  * the ring is empty, -EINVAL/-EFAULT/-E2BIG for a bad chain (the queue is
- * then broken and returns the same error until reset).
+ * then broken and returns -EINVAL until reset).
  */
 int virtqueue_pop(struct virtqueue *vq, const struct guest_mem *mem, struct virtqueue_elem *elem);
 

@@ -40,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct predict_ctx *ctx;
 	uint32_t *dw;
 	size_t ndw, start = 0;
+	unsigned scale;
 
 	if (size < 1)
 		return 0;
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	predict_ctx_resource_create(ctx, 2, &buf);
 	predict_ctx_resource_create(ctx, 3, &buf);
 	predict_ctx_set_fragment_mode(ctx, (enum predict_fragment_mode)(data[0] % 3));
+	scale = data[0] >> 2; /* how many fragments per estimated one are "measured" */
 	data++;
 	size--;
 	ndw = size / 4;
@@ -74,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			predict_ctx_submit(ctx, g, n, &f, &c, &err);
 			check(&f);
 			predict_ctx_resource_write(ctx, 2, start * 4, g, n * 4);
-			predict_ctx_observe_fragments(ctx, f.x[PF_FRAGMENTS] * (data[0] >> 2), &f);
+			predict_ctx_observe_fragments(ctx, f.x[PF_FRAGMENTS] * scale, &f);
 			free(g);
 			start = i + 1;
 		}

@@ -64,7 +64,7 @@ static uint32_t scanout_w, scanout_h, updates;
 static uint8_t *last_update;
 static size_t last_update_len;
 
-static void fail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
 	va_list ap;
 

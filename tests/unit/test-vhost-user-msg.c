@@ -312,6 +312,8 @@ static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
 	    {"overlapping QEMU addresses",
 	     {{0, 1 << 20, 0x10000000, 0}, {1 << 20, 1 << 20, 0x10001000, 0}},
 	     2},
+	    {"a region past the end of its file", {{0, 2 << 20, 0x10000000, 0}}, 1},
+	    {"an offset past the end of its file", {{0, 1 << 20, 0x10000000, 4096}}, 1},
 	};
 	struct guest_mem *mem = guest_mem_create();
 	int before = open_fds();
@@ -331,6 +333,44 @@ static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
 	guest_mem_destroy(NULL);
 }
 
+static void a_region_is_read_from_its_mmap_offset(void **state)
+{
+	struct guest_mem *mem = guest_mem_create();
+	struct guest_mem_region r = {0x100000, 4096, 0x7f0000000000, 8192};
+	int fd = memfd_of(3 * 4096);
+	uint8_t *p;
+
+	assert_int_equal(pwrite(fd, "offset", 6, 8192), 6);
+	assert_int_equal(guest_mem_set(mem, &r, &fd, 1), 0);
+	p = guest_mem_gpa(mem, 0x100000, 6);
+	assert_non_null(p);
+	assert_memory_equal(p, "offset", 6);
+	assert_null(guest_mem_gpa(mem, 0x100000 + 4096 - 2, 6));
+	guest_mem_destroy(mem);
+}
+
+static void more_regions_than_served_are_refused_with_every_fd_closed(void **state)
+{
+	struct guest_mem_region r[GUEST_MEM_MAX_REGIONS + 1];
+	int fds[GUEST_MEM_MAX_REGIONS + 1];
+	struct guest_mem *mem = guest_mem_create();
+	int before = open_fds();
+
+	for (size_t i = 0; i < GUEST_MEM_MAX_REGIONS + 1; i++) {
+		r[i] = (struct guest_mem_region){i << 20, 1 << 20, 0x10000000 + (i << 20), 0};
+		fds[i] = memfd_of(1 << 20);
+	}
+	assert_int_equal(guest_mem_set(mem, r, fds, GUEST_MEM_MAX_REGIONS + 1), -EINVAL);
+	assert_int_equal(open_fds(), before);
+	/* The largest table served is accepted. */
+	for (size_t i = 0; i < GUEST_MEM_MAX_REGIONS; i++)
+		fds[i] = memfd_of(1 << 20);
+	assert_int_equal(guest_mem_set(mem, r, fds, GUEST_MEM_MAX_REGIONS), 0);
+	assert_non_null(guest_mem_gpa(mem, ((uint64_t)GUEST_MEM_MAX_REGIONS << 20) - 1, 1));
+	guest_mem_destroy(mem);
+	assert_int_equal(open_fds(), before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +383,8 @@ int main(void)
 	    cmocka_unit_test(too_many_fds_are_refused_and_closed),
 	    cmocka_unit_test(a_peer_that_closes_mid_message_is_an_error),
 	    cmocka_unit_test(a_reply_carries_the_request_and_the_reply_flag),
+	    cmocka_unit_test(a_region_is_read_from_its_mmap_offset),
+	    cmocka_unit_test(more_regions_than_served_are_refused_with_every_fd_closed),
 	    cmocka_unit_test(guest_addresses_translate_inside_their_region_only),
 	    cmocka_unit_test(bad_memory_tables_are_refused_and_their_fds_closed),
 	};

@@ -1,7 +1,9 @@
 /*
  * Tests of the virtio-gpu request checks (virtio_gpu_cmd.h): a case table
- * of malformed requests, each with the exact VIRTIO_GPU_RESP_ERR_* it gets,
- * and a well-formed request of every command the device serves.
+ * of requests, each with the exact VIRTIO_GPU_RESP_ERR_* it gets (or 0),
+ * a well-formed request of every command the device serves, and every one
+ * of them a byte short. Each request lives in a buffer of exactly its
+ * length, so that a check reading past the request shows under ASan.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,13 +17,33 @@
 
 #include "virtio_gpu_cmd.h"
 
-/* A request of @len bytes whose header says @type; the rest from @body. */
-static uint8_t *request(uint32_t type, size_t len)
-{
-	uint8_t *r = calloc(1, len < 64 ? 64 : len);
-	struct virtio_gpu_ctrl_hdr h = {.type = type};
+#define HDR	 sizeof(struct virtio_gpu_ctrl_hdr)
+#define BACKING	 sizeof(struct virtio_gpu_resource_attach_backing)
+#define ENTRY	 sizeof(struct virtio_gpu_mem_entry)
+#define SUBMIT	 sizeof(struct virtio_gpu_cmd_submit)
+#define CTX	 sizeof(struct virtio_gpu_ctx_create)
+#define CURSOR	 sizeof(struct virtio_gpu_update_cursor)
+#define NR	 offsetof(struct virtio_gpu_resource_attach_backing, nr_entries)
+#define STREAM	 offsetof(struct virtio_gpu_cmd_submit, size)
+#define NLEN	 offsetof(struct virtio_gpu_ctx_create, nlen)
+#define NO_FIELD 0
 
-	memcpy(r, &h, sizeof(h) <= len ? sizeof(h) : len);
+#define INVALID VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER
+#define UNSPEC	VIRTIO_GPU_RESP_ERR_UNSPEC
+
+/*
+ * A zeroed request of exactly @len bytes whose header says @type (as much
+ * of the header as fits) and whose u32 at @field is @value (when it fits).
+ */
+static uint8_t *request(uint32_t type, size_t len, size_t field, uint32_t value)
+{
+	struct virtio_gpu_ctrl_hdr h = {.type = type};
+	uint8_t *r = calloc(1, len ? len : 1);
+
+	assert_non_null(r);
+	memcpy(r, &h, len < HDR ? len : HDR);
+	if (field != NO_FIELD && field + sizeof(value) <= len)
+		memcpy(r + field, &value, sizeof(value));
 	return r;
 }
 
@@ -35,127 +57,187 @@ static uint32_t check(const void *req, size_t len, enum vgpu_queue q)
 	return r;
 }
 
+static const struct {
+	uint32_t type;
+	size_t size;
+	enum vgpu_queue q;
+} served[] = {
+    {VIRTIO_GPU_CMD_GET_DISPLAY_INFO, HDR, VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_RESOURCE_CREATE_2D, sizeof(struct virtio_gpu_resource_create_2d),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_RESOURCE_UNREF, sizeof(struct virtio_gpu_resource_unref), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_SET_SCANOUT, sizeof(struct virtio_gpu_set_scanout), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_RESOURCE_FLUSH, sizeof(struct virtio_gpu_resource_flush), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D, sizeof(struct virtio_gpu_transfer_to_host_2d),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_RESOURCE_DETACH_BACKING, sizeof(struct virtio_gpu_resource_detach_backing),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_GET_CAPSET_INFO, sizeof(struct virtio_gpu_get_capset_info), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_GET_CAPSET, sizeof(struct virtio_gpu_get_capset), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_CTX_CREATE, CTX, VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_CTX_DESTROY, sizeof(struct virtio_gpu_ctx_destroy), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, sizeof(struct virtio_gpu_ctx_resource),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_CTX_DETACH_RESOURCE, sizeof(struct virtio_gpu_ctx_resource),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_RESOURCE_CREATE_3D, sizeof(struct virtio_gpu_resource_create_3d),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_TRANSFER_TO_HOST_3D, sizeof(struct virtio_gpu_transfer_host_3d),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_TRANSFER_FROM_HOST_3D, sizeof(struct virtio_gpu_transfer_host_3d),
+     VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT, VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_UPDATE_CURSOR, CURSOR, VGPU_QUEUE_CURSOR},
+    {VIRTIO_GPU_CMD_MOVE_CURSOR, CURSOR, VGPU_QUEUE_CURSOR},
+};
+
 static void every_served_command_of_its_size_is_accepted(void **state)
 {
-	static const struct {
-		uint32_t type;
-		size_t size;
-	} ok[] = {
-	    {VIRTIO_GPU_CMD_GET_DISPLAY_INFO, sizeof(struct virtio_gpu_ctrl_hdr)},
-	    {VIRTIO_GPU_CMD_RESOURCE_CREATE_2D, sizeof(struct virtio_gpu_resource_create_2d)},
-	    {VIRTIO_GPU_CMD_RESOURCE_UNREF, sizeof(struct virtio_gpu_resource_unref)},
-	    {VIRTIO_GPU_CMD_SET_SCANOUT, sizeof(struct virtio_gpu_set_scanout)},
-	    {VIRTIO_GPU_CMD_RESOURCE_FLUSH, sizeof(struct virtio_gpu_resource_flush)},
-	    {VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D, sizeof(struct virtio_gpu_transfer_to_host_2d)},
-	    {VIRTIO_GPU_CMD_RESOURCE_DETACH_BACKING,
-	     sizeof(struct virtio_gpu_resource_detach_backing)},
-	    {VIRTIO_GPU_CMD_GET_CAPSET_INFO, sizeof(struct virtio_gpu_get_capset_info)},
-	    {VIRTIO_GPU_CMD_GET_CAPSET, sizeof(struct virtio_gpu_get_capset)},
-	    {VIRTIO_GPU_CMD_CTX_CREATE, sizeof(struct virtio_gpu_ctx_create)},
-	    {VIRTIO_GPU_CMD_CTX_DESTROY, sizeof(struct virtio_gpu_ctx_destroy)},
-	    {VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, sizeof(struct virtio_gpu_ctx_resource)},
-	    {VIRTIO_GPU_CMD_CTX_DETACH_RESOURCE, sizeof(struct virtio_gpu_ctx_resource)},
-	    {VIRTIO_GPU_CMD_RESOURCE_CREATE_3D, sizeof(struct virtio_gpu_resource_create_3d)},
-	    {VIRTIO_GPU_CMD_TRANSFER_TO_HOST_3D, sizeof(struct virtio_gpu_transfer_host_3d)},
-	    {VIRTIO_GPU_CMD_TRANSFER_FROM_HOST_3D, sizeof(struct virtio_gpu_transfer_host_3d)},
-	    {VIRTIO_GPU_CMD_SUBMIT_3D, sizeof(struct virtio_gpu_cmd_submit)},
-	};
+	for (size_t i = 0; i < sizeof(served) / sizeof(served[0]); i++) {
+		uint8_t *r = request(served[i].type, served[i].size, NO_FIELD, 0);
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		uint8_t *r = request(ok[i].type, ok[i].size);
-
-		if (check(r, ok[i].size, VGPU_QUEUE_CONTROL))
-			fail_msg("%s refused", vgpu_cmd_name(ok[i].type));
-		free(r);
-	}
-	for (uint32_t t = VIRTIO_GPU_CMD_UPDATE_CURSOR; t <= VIRTIO_GPU_CMD_MOVE_CURSOR; t++) {
-		uint8_t *r = request(t, sizeof(struct virtio_gpu_update_cursor));
-
-		assert_int_equal(
-		    check(r, sizeof(struct virtio_gpu_update_cursor), VGPU_QUEUE_CURSOR), 0);
+		if (check(r, served[i].size, served[i].q))
+			fail_msg("%s refused", vgpu_cmd_name(served[i].type));
 		free(r);
 	}
 }
 
-static void malformed_requests_get_their_error(void **state)
+static void every_served_command_a_byte_short_is_an_invalid_parameter(void **state)
 {
-	struct virtio_gpu_resource_attach_backing ab = {
-	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, .resource_id = 1, .nr_entries = 2};
-	struct virtio_gpu_cmd_submit sub = {.hdr.type = VIRTIO_GPU_CMD_SUBMIT_3D, .size = 8};
-	struct virtio_gpu_ctx_create cc = {.hdr.type = VIRTIO_GPU_CMD_CTX_CREATE, .nlen = 65};
-	uint8_t buf[256];
-	struct {
-		const char *description;
-		const void *req;
-		size_t len;
-		enum vgpu_queue q;
-		uint32_t expect;
-	} cases[] = {
-	    {"shorter than a header", &ab, 10, VGPU_QUEUE_CONTROL, VIRTIO_GPU_RESP_ERR_UNSPEC},
-	    {"unknown command", NULL, 24, VGPU_QUEUE_CONTROL, VIRTIO_GPU_RESP_ERR_UNSPEC},
-	    {"shorter than its command", &ab, sizeof(ab) - 4, VGPU_QUEUE_CONTROL,
-	     VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER},
-	    {"fewer backing entries than announced", buf,
-	     sizeof(ab) + sizeof(struct virtio_gpu_mem_entry), VGPU_QUEUE_CONTROL,
-	     VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER},
-	    {"a stream beyond the request", &sub, sizeof(sub) + 4, VGPU_QUEUE_CONTROL,
-	     VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER},
-	    {"a name longer than its field", &cc, sizeof(cc), VGPU_QUEUE_CONTROL,
-	     VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER},
-	    {"a control command on the cursor queue", &sub, sizeof(sub) + 8, VGPU_QUEUE_CURSOR,
-	     VIRTIO_GPU_RESP_ERR_UNSPEC},
-	    {"larger than the device accepts", &sub, (size_t)VGPU_MAX_REQUEST + 1,
-	     VGPU_QUEUE_CONTROL, VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY},
-	};
-	uint8_t *unknown = request(0x999, 24);
+	for (size_t i = 0; i < sizeof(served) / sizeof(served[0]); i++) {
+		size_t len = served[i].size - 1;
+		uint8_t *r;
 
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf, &ab, sizeof(ab));
-	cases[1].req = unknown;
+		if (len < HDR)
+			continue; /* GET_DISPLAY_INFO is only a header */
+		r = request(served[i].type, len, NO_FIELD, 0);
+		if (check(r, len, served[i].q) != INVALID)
+			fail_msg("%s a byte short: got %#x", vgpu_cmd_name(served[i].type),
+				 check(r, len, served[i].q));
+		free(r);
+	}
+}
+
+static const struct {
+	const char *description;
+	uint32_t type;
+	size_t len;
+	enum vgpu_queue q;
+	size_t field; /* a u32 of the request set to value, or NO_FIELD */
+	uint32_t value;
+	uint32_t expect;
+} cases[] = {
+    /* The header and the queue. */
+    {"an empty request", VIRTIO_GPU_CMD_GET_DISPLAY_INFO, 0, VGPU_QUEUE_CONTROL, NO_FIELD, 0,
+     UNSPEC},
+    {"a header cut short", VIRTIO_GPU_CMD_GET_DISPLAY_INFO, HDR - 1, VGPU_QUEUE_CONTROL, NO_FIELD,
+     0, UNSPEC},
+    {"type 0", 0, HDR, VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
+    {"an unknown command", 0x999, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
+    {"a response type as a command", VIRTIO_GPU_RESP_OK_NODATA, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0,
+     UNSPEC},
+    {"GET_EDID, not served", VIRTIO_GPU_CMD_GET_EDID, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
+    {"RESOURCE_CREATE_BLOB, not served", VIRTIO_GPU_CMD_RESOURCE_CREATE_BLOB, 64,
+     VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
+    {"RESOURCE_MAP_BLOB, not served", VIRTIO_GPU_CMD_RESOURCE_MAP_BLOB, 64, VGPU_QUEUE_CONTROL,
+     NO_FIELD, 0, UNSPEC},
+    {"UPDATE_CURSOR on the control queue", VIRTIO_GPU_CMD_UPDATE_CURSOR, CURSOR, VGPU_QUEUE_CONTROL,
+     NO_FIELD, 0, UNSPEC},
+    {"MOVE_CURSOR on the control queue", VIRTIO_GPU_CMD_MOVE_CURSOR, CURSOR, VGPU_QUEUE_CONTROL,
+     NO_FIELD, 0, UNSPEC},
+    {"GET_DISPLAY_INFO on the cursor queue", VIRTIO_GPU_CMD_GET_DISPLAY_INFO, HDR,
+     VGPU_QUEUE_CURSOR, NO_FIELD, 0, UNSPEC},
+    {"SUBMIT_3D on the cursor queue", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT, VGPU_QUEUE_CURSOR, NO_FIELD,
+     0, UNSPEC},
+    {"a cursor request a byte short of its header", VIRTIO_GPU_CMD_MOVE_CURSOR, HDR - 1,
+     VGPU_QUEUE_CURSOR, NO_FIELD, 0, UNSPEC},
+    /* RESOURCE_ATTACH_BACKING's entries. */
+    {"ATTACH_BACKING with no entries", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, BACKING,
+     VGPU_QUEUE_CONTROL, NR, 0, INVALID},
+    {"ATTACH_BACKING with one entry", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, BACKING + ENTRY,
+     VGPU_QUEUE_CONTROL, NR, 1, 0},
+    {"ATTACH_BACKING with bytes to spare after its entries", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + 2 * ENTRY + 3, VGPU_QUEUE_CONTROL, NR, 2, 0},
+    {"ATTACH_BACKING with fewer entries than announced", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + ENTRY, VGPU_QUEUE_CONTROL, NR, 2, INVALID},
+    {"ATTACH_BACKING a byte short of its last entry", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + 2 * ENTRY - 1, VGPU_QUEUE_CONTROL, NR, 2, INVALID},
+    {"ATTACH_BACKING with entries announced but none present",
+     VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, BACKING, VGPU_QUEUE_CONTROL, NR, 1, INVALID},
+    {"ATTACH_BACKING with VGPU_MAX_BACKING_ENTRIES entries", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + (size_t)VGPU_MAX_BACKING_ENTRIES *ENTRY, VGPU_QUEUE_CONTROL, NR,
+     VGPU_MAX_BACKING_ENTRIES, 0},
+    {"ATTACH_BACKING with one entry more than VGPU_MAX_BACKING_ENTRIES",
+     VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + (size_t)(VGPU_MAX_BACKING_ENTRIES + 1) * ENTRY, VGPU_QUEUE_CONTROL, NR,
+     VGPU_MAX_BACKING_ENTRIES + 1, INVALID},
+    {"ATTACH_BACKING announcing 2^32 - 1 entries", VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING,
+     BACKING + ENTRY, VGPU_QUEUE_CONTROL, NR, UINT32_MAX, INVALID},
+    /* SUBMIT_3D's command stream. */
+    {"SUBMIT_3D with an empty stream", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT, VGPU_QUEUE_CONTROL, STREAM,
+     0, 0},
+    {"SUBMIT_3D whose stream fills the request", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT + 16,
+     VGPU_QUEUE_CONTROL, STREAM, 16, 0},
+    {"SUBMIT_3D with a stream shorter than the request", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT + 16,
+     VGPU_QUEUE_CONTROL, STREAM, 8, 0},
+    {"SUBMIT_3D with a stream not of whole dwords", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT + 8,
+     VGPU_QUEUE_CONTROL, STREAM, 6, INVALID},
+    {"SUBMIT_3D with a stream beyond the request", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT + 4,
+     VGPU_QUEUE_CONTROL, STREAM, 8, INVALID},
+    {"SUBMIT_3D with a stream of 2^32 - 4 bytes", VIRTIO_GPU_CMD_SUBMIT_3D, SUBMIT + 4,
+     VGPU_QUEUE_CONTROL, STREAM, UINT32_MAX - 3, INVALID},
+    /* CTX_CREATE's debug name. */
+    {"CTX_CREATE with a name of 64 bytes", VIRTIO_GPU_CMD_CTX_CREATE, CTX, VGPU_QUEUE_CONTROL, NLEN,
+     64, 0},
+    {"CTX_CREATE with a name of 65 bytes", VIRTIO_GPU_CMD_CTX_CREATE, CTX, VGPU_QUEUE_CONTROL, NLEN,
+     65, INVALID},
+    {"CTX_CREATE with a name of 2^32 - 1 bytes", VIRTIO_GPU_CMD_CTX_CREATE, CTX, VGPU_QUEUE_CONTROL,
+     NLEN, UINT32_MAX, INVALID},
+    /* The whole request's size. */
+    {"SUBMIT_3D of VGPU_MAX_REQUEST bytes", VIRTIO_GPU_CMD_SUBMIT_3D, VGPU_MAX_REQUEST,
+     VGPU_QUEUE_CONTROL, STREAM, VGPU_MAX_REQUEST - SUBMIT, 0},
+    {"SUBMIT_3D of a byte more than VGPU_MAX_REQUEST", VIRTIO_GPU_CMD_SUBMIT_3D,
+     (size_t)VGPU_MAX_REQUEST + 1, VGPU_QUEUE_CONTROL, STREAM, 0,
+     VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY},
+    {"GET_DISPLAY_INFO of a byte more than VGPU_MAX_REQUEST", VIRTIO_GPU_CMD_GET_DISPLAY_INFO,
+     (size_t)VGPU_MAX_REQUEST + 1, VGPU_QUEUE_CONTROL, NO_FIELD, 0,
+     VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY},
+};
+
+static void every_request_of_the_table_gets_its_answer(void **state)
+{
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint32_t r = check(cases[i].req, cases[i].len, cases[i].q);
+		uint8_t *r = request(cases[i].type, cases[i].len, cases[i].field, cases[i].value);
+		uint32_t got = check(r, cases[i].len, cases[i].q);
 
-		if (r != cases[i].expect)
-			fail_msg("%s: got %#x, expected %#x", cases[i].description, r,
+		if (got != cases[i].expect)
+			fail_msg("%s: got %#x, expected %#x", cases[i].description, got,
 				 cases[i].expect);
+		free(r);
 	}
-	free(unknown);
 }
 
-static void counts_at_their_limits(void **state)
+static void commands_have_their_names(void **state)
 {
-	size_t len = sizeof(struct virtio_gpu_resource_attach_backing);
-	struct virtio_gpu_resource_attach_backing ab = {.hdr.type =
-							    VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING};
-	struct virtio_gpu_cmd_submit sub = {.hdr.type = VIRTIO_GPU_CMD_SUBMIT_3D, .size = 6};
-	struct virtio_gpu_update_cursor cur = {.hdr.type = VIRTIO_GPU_CMD_MOVE_CURSOR};
-
-	ab.nr_entries = 0;
-	assert_int_equal(check(&ab, len, VGPU_QUEUE_CONTROL),
-			 VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
-	ab.nr_entries = VGPU_MAX_BACKING_ENTRIES + 1;
-	assert_int_equal(check(&ab, len, VGPU_QUEUE_CONTROL),
-			 VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
-	/* Not whole dwords. */
-	{
-		uint8_t buf[64] = {0};
-
-		memcpy(buf, &sub, sizeof(sub));
-		assert_int_equal(check(buf, sizeof(sub) + 8, VGPU_QUEUE_CONTROL),
-				 VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
-	}
-	assert_int_equal(check(&cur, sizeof(cur), VGPU_QUEUE_CONTROL), VIRTIO_GPU_RESP_ERR_UNSPEC);
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_GET_DISPLAY_INFO), "GET_DISPLAY_INFO");
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING),
+			    "RESOURCE_ATTACH_BACKING");
 	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_SUBMIT_3D), "SUBMIT_3D");
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_MOVE_CURSOR), "MOVE_CURSOR");
+	assert_string_equal(vgpu_cmd_name(0), "unknown");
 	assert_string_equal(vgpu_cmd_name(0x999), "unknown");
 	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_GET_EDID), "unknown");
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_RESOURCE_MAP_BLOB), "unknown");
+	assert_string_equal(vgpu_cmd_name(UINT32_MAX), "unknown");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(every_served_command_of_its_size_is_accepted),
-	    cmocka_unit_test(malformed_requests_get_their_error),
-	    cmocka_unit_test(counts_at_their_limits),
+	    cmocka_unit_test(every_served_command_a_byte_short_is_an_invalid_parameter),
+	    cmocka_unit_test(every_request_of_the_table_gets_its_answer),
+	    cmocka_unit_test(commands_have_their_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

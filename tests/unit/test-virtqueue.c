@@ -3,7 +3,9 @@
  * rings are built in a memfd "guest memory" as a guest driver builds them,
  * and every chain a hostile guest could write is tried: loops, indices
  * out of range, nested or unnegotiated indirect tables, readable buffers
- * after writable ones, buffers outside memory, an avail index that jumps.
+ * after writable ones, buffers outside memory, an avail index that jumps,
+ * more buffers than an element holds. A second fixture has two adjacent
+ * regions, so that a buffer across them becomes two iovecs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 
 #include "guest_mem.h"
 #include "virtqueue.h"
@@ -46,18 +49,30 @@ struct fixture {
 	uint16_t avail_idx;
 };
 
-static int set_up(void **state)
+/*
+ * Guest memory of MEM_SIZE bytes at gpa = uva = 0, as one region or as
+ * @nregions adjacent ones (each a slice of the same memfd).
+ */
+static struct fixture *make(size_t nregions)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	int fd = memfd_create("guest", MFD_CLOEXEC);
-	struct guest_mem_region r = {0, MEM_SIZE, 0, 0};
+	struct guest_mem_region r[2];
+	int fds[2];
+	uint64_t slice = MEM_SIZE / nregions;
 
+	assert_non_null(f);
 	assert_true(fd >= 0);
+	assert_true(nregions >= 1 && nregions <= 2);
 	assert_int_equal(ftruncate(fd, MEM_SIZE), 0);
 	f->g = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(f->g != MAP_FAILED);
+	for (size_t i = 0; i < nregions; i++) {
+		r[i] = (struct guest_mem_region){i * slice, slice, i * slice, i * slice};
+		fds[i] = i ? dup(fd) : fd;
+	}
 	f->mem = guest_mem_create();
-	assert_int_equal(guest_mem_set(f->mem, &r, &fd, 1), 0);
+	assert_int_equal(guest_mem_set(f->mem, r, fds, nregions), 0);
 	virtqueue_init(&f->vq);
 	f->vq.num = NUM;
 	f->vq.desc_uva = DESC;
@@ -65,7 +80,21 @@ static int set_up(void **state)
 	f->vq.used_uva = USED;
 	assert_int_equal(virtqueue_map(&f->vq, f->mem), 0);
 	f->vq.started = f->vq.enabled = true;
-	*state = f;
+	return f;
+}
+
+static int set_up(void **state)
+{
+	*state = make(1);
+	return 0;
+}
+
+/* The memory as two regions of MEM_SIZE / 2, meeting at BOUNDARY. */
+#define BOUNDARY (MEM_SIZE / 2)
+
+static int set_up_two_regions(void **state)
+{
+	*state = make(2);
 	return 0;
 }
 
@@ -204,6 +233,44 @@ static const struct {
      {{BUFS, 8, 0, 0}},
      0,
      -EINVAL},
+    {"the largest head a guest can write", {{BUFS, 8, 0, 0}}, {{0}}, UINT16_MAX, -EINVAL},
+    {"a chain that loops on its second descriptor",
+     {{BUFS, 8, F_NEXT, 1}, {BUFS, 8, F_NEXT, 2}, {BUFS, 8, F_NEXT, 1}},
+     {{0}},
+     0,
+     -EINVAL},
+    {"a descriptor that points to itself", {{BUFS, 8, F_NEXT, 0}}, {{0}}, 0, -EINVAL},
+    {"an indirect descriptor after a direct one",
+     {{BUFS, 8, F_NEXT, 1}, {INDIRECT, 16, F_INDIRECT, 0}},
+     {{BUFS, 8, 0, 0}},
+     0,
+     -EINVAL},
+    {"a buffer running past the end of memory", {{BUFS, MEM_SIZE, 0, 0}}, {{0}}, 0, -EFAULT},
+    {"a writable buffer outside guest memory",
+     {{BUFS, 8, F_NEXT, 1}, {MEM_SIZE, 8, F_WRITE, 0}},
+     {{0}},
+     0,
+     -EFAULT},
+    {"an indirect table longer than VIRTQUEUE_MAX_INDIRECT",
+     {{INDIRECT, (VIRTQUEUE_MAX_INDIRECT + 1) * 16, F_INDIRECT, 0}},
+     {{BUFS, 8, 0, 0}},
+     0,
+     -EINVAL},
+    {"an indirect table whose next is beyond it",
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     {{BUFS, 8, F_NEXT, 2}, {BUFS, 8, 0, 0}},
+     0,
+     -EINVAL},
+    {"an indirect table with a readable buffer after a writable one",
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     {{BUFS, 8, F_WRITE | F_NEXT, 1}, {BUFS, 8, 0, 0}},
+     0,
+     -EINVAL},
+    {"an indirect table with a buffer outside memory",
+     {{INDIRECT, 32, F_INDIRECT, 0}},
+     {{BUFS, 8, F_NEXT, 1}, {MEM_SIZE - 4, 8, F_WRITE, 0}},
+     0,
+     -EFAULT},
 };
 
 static void every_bad_chain_is_refused_and_breaks_the_queue(void **state)
@@ -214,7 +281,7 @@ static void every_bad_chain_is_refused_and_breaks_the_queue(void **state)
 		struct fixture *f;
 		int r;
 
-		set_up((void **)&f);
+		f = make(1);
 		f->vq.indirect = true;
 		memcpy(desc_table(f, DESC), bad_chains[i].d, sizeof(bad_chains[i].d));
 		memcpy(desc_table(f, INDIRECT), bad_chains[i].ind, sizeof(bad_chains[i].ind));
@@ -224,6 +291,10 @@ static void every_bad_chain_is_refused_and_breaks_the_queue(void **state)
 			fail_msg("%s: got %d, expected %d", bad_chains[i].description, r,
 				 bad_chains[i].expect);
 		assert_true(f->vq.broken);
+		/* Broken: every later pop is refused, whatever broke the queue. */
+		r = pop(f, e);
+		if (r != -EINVAL)
+			fail_msg("%s: a second pop got %d", bad_chains[i].description, r);
 		tear_down((void **)&f);
 	}
 	free(e);
@@ -237,10 +308,14 @@ static void an_avail_index_that_jumps_past_the_ring_is_refused(void **state)
 	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
 	avail(f)[1] = NUM + 1;
 	assert_int_equal(pop(f, e), -EINVAL);
+	assert_true(f->vq.broken);
+	/* Setting the index right again does not mend the queue. */
+	avail(f)[1] = 1;
+	assert_int_equal(pop(f, e), -EINVAL);
 	free(e);
 }
 
-static void rings_outside_memory_are_not_mapped(void **state)
+static void rings_outside_memory_or_misaligned_are_not_mapped(void **state)
 {
 	struct fixture *f = *state;
 	struct virtqueue vq;
@@ -251,12 +326,185 @@ static void rings_outside_memory_are_not_mapped(void **state)
 	vq.avail_uva = AVAIL;
 	vq.used_uva = USED;
 	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	assert_null(vq.desc);
 	vq.desc_uva = DESC;
+	vq.avail_uva = MEM_SIZE - 2 * (3 + NUM) + 2; /* used_event past the end */
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	vq.avail_uva = AVAIL;
+	vq.used_uva = MEM_SIZE - (6 + 8 * NUM) + 2; /* avail_event past the end */
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	vq.used_uva = USED + 2; /* the used ring is 4-byte aligned */
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	vq.used_uva = USED;
+	vq.avail_uva = AVAIL + 1; /* the avail ring is 2-byte aligned */
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EFAULT);
+	vq.avail_uva = AVAIL;
+	assert_int_equal(virtqueue_map(&vq, f->mem), 0);
 	vq.num = 6;
 	assert_int_equal(virtqueue_map(&vq, f->mem), -EINVAL);
 	vq.num = 0;
 	assert_int_equal(virtqueue_map(&vq, f->mem), -EINVAL);
+	vq.num = VIRTQUEUE_MAX_SIZE * 2;
+	assert_int_equal(virtqueue_map(&vq, f->mem), -EINVAL);
+	vq.num = VIRTQUEUE_MAX_SIZE; /* 512 KiB of descriptors: still inside */
+	assert_int_equal(virtqueue_map(&vq, f->mem), 0);
 	virtqueue_finish(&vq);
+}
+
+static void a_queue_not_started_or_not_enabled_gives_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
+	offer(f, 0);
+	f->vq.started = false;
+	assert_int_equal(pop(f, e), 0);
+	f->vq.started = true;
+	f->vq.enabled = false;
+	assert_int_equal(pop(f, e), 0);
+	f->vq.enabled = true;
+	assert_int_equal(pop(f, e), 1);
+	free(e);
+}
+
+static void a_chain_of_several_buffers_is_read_and_written_across_them(void **state)
+{
+	struct fixture *f = *state;
+	struct desc *d = desc_table(f, DESC);
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	char got[16], big[20] = {0};
+
+	memcpy(f->g + BUFS, "hello", 5);
+	memcpy(f->g + BUFS + 0x100, "abc", 3);
+	memcpy(f->g + BUFS + 0x200, "defg", 4);
+	d[0] = (struct desc){BUFS, 5, F_NEXT, 6};
+	d[6] = (struct desc){BUFS + 0x100, 3, F_NEXT, 2};
+	d[2] = (struct desc){BUFS + 0x200, 4, F_NEXT, 7};
+	d[7] = (struct desc){BUFS + 0x300, 4, F_WRITE | F_NEXT, 1};
+	d[1] = (struct desc){BUFS + 0x400, 8, F_WRITE, 0};
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->out_n, 3);
+	assert_int_equal(e->in_n, 2);
+	assert_int_equal(virtqueue_elem_out_size(e), 12);
+	assert_int_equal(virtqueue_elem_in_size(e), 12);
+	/* All of the request, then only as much as the buffer holds. */
+	assert_int_equal(virtqueue_elem_read(e, got, sizeof(got)), 12);
+	assert_memory_equal(got, "helloabcdefg", 12);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(virtqueue_elem_read(e, got, 7), 7);
+	assert_memory_equal(got, "helloab\0", 8);
+	/* An answer spread over both writable buffers, then one too long. */
+	assert_int_equal(virtqueue_elem_write(e, "0123456789", 10), 10);
+	assert_memory_equal(f->g + BUFS + 0x300, "0123", 4);
+	assert_memory_equal(f->g + BUFS + 0x400, "456789", 6);
+	assert_int_equal(virtqueue_elem_write(e, big, sizeof(big)), 12);
+	free(e);
+}
+
+static void a_buffer_across_two_regions_comes_as_two_iovecs(void **state)
+{
+	struct fixture *f = *state;
+	struct desc *d = desc_table(f, DESC);
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	char got[8];
+
+	memcpy(f->g + BOUNDARY - 4, "abcdefgh", 8);
+	d[0] = (struct desc){BOUNDARY - 4, 8, F_NEXT, 1};
+	d[1] = (struct desc){BOUNDARY - 2, 4, F_WRITE, 0};
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->out_n, 2);
+	assert_int_equal(e->in_n, 2);
+	assert_int_equal(e->out[0].iov_len, 4);
+	assert_int_equal(e->out[1].iov_len, 4);
+	assert_int_equal(e->in[0].iov_len, 2);
+	assert_int_equal(e->in[1].iov_len, 2);
+	assert_int_equal(virtqueue_elem_read(e, got, sizeof(got)), 8);
+	assert_memory_equal(got, "abcdefgh", 8);
+	assert_int_equal(virtqueue_elem_write(e, "WXYZ", 4), 4);
+	assert_memory_equal(f->g + BOUNDARY - 4, "abWXYZgh", 8);
+	free(e);
+}
+
+/* An indirect table of @n readable buffers, each across the region boundary. */
+static void offer_crossing_buffers(struct fixture *f, uint32_t n)
+{
+	struct desc *ind = desc_table(f, INDIRECT);
+
+	for (uint32_t i = 0; i < n; i++)
+		ind[i] = (struct desc){BOUNDARY - 8, 16, i + 1 < n ? F_NEXT : 0, (uint16_t)(i + 1)};
+	desc_table(f, DESC)[0] = (struct desc){INDIRECT, n * 16, F_INDIRECT, 0};
+	offer(f, 0);
+}
+
+static void more_buffers_than_an_element_holds_are_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+
+	f->vq.indirect = true;
+	/* Each buffer is two iovecs: VIRTQUEUE_MAX_IOV of them fit exactly. */
+	offer_crossing_buffers(f, VIRTQUEUE_MAX_IOV / 2);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->out_n, VIRTQUEUE_MAX_IOV);
+	assert_int_equal(virtqueue_elem_out_size(e), 16 * (VIRTQUEUE_MAX_IOV / 2));
+	/* One buffer more does not. */
+	offer_crossing_buffers(f, VIRTQUEUE_MAX_IOV / 2 + 1);
+	assert_int_equal(pop(f, e), -E2BIG);
+	assert_true(f->vq.broken);
+	free(e);
+}
+
+static void the_avail_and_used_indices_wrap_at_65536(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	uint32_t used_id, used_len;
+
+	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
+	desc_table(f, DESC)[1] = (struct desc){BUFS, 4, 0, 0};
+	f->vq.last_avail = UINT16_MAX;
+	f->avail_idx = UINT16_MAX;
+	avail(f)[1] = UINT16_MAX;
+	assert_int_equal(pop(f, e), 0);
+	offer(f, 0); /* the guest's index goes from 65535 to 0 */
+	offer(f, 1);
+	assert_int_equal(avail(f)[1], 1);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->head, 0);
+	assert_int_equal(pop(f, e), 1);
+	assert_int_equal(e->head, 1);
+	assert_int_equal(virtqueue_elem_out_size(e), 4);
+	assert_int_equal(pop(f, e), 0);
+	f->vq.used_idx = UINT16_MAX;
+	virtqueue_push(&f->vq, 1, 3);
+	memcpy(&used_id, f->g + USED + 4 + 8 * (UINT16_MAX % NUM), 4);
+	memcpy(&used_len, f->g + USED + 8 + 8 * (UINT16_MAX % NUM), 4);
+	assert_int_equal(used_id, 1);
+	assert_int_equal(used_len, 3);
+	assert_int_equal(((uint16_t *)(f->g + USED))[1], 0);
+	free(e);
+}
+
+static void finishing_a_queue_closes_its_eventfds(void **state)
+{
+	struct fixture *f = *state;
+	int kick = eventfd(0, EFD_CLOEXEC), call = eventfd(0, EFD_CLOEXEC);
+
+	assert_true(kick >= 0 && call >= 0);
+	f->vq.kick_fd = kick;
+	f->vq.call_fd = call;
+	virtqueue_finish(&f->vq);
+	assert_int_equal(fcntl(kick, F_GETFD), -1);
+	assert_int_equal(fcntl(call, F_GETFD), -1);
+	assert_int_equal(f->vq.kick_fd, -1);
+	assert_int_equal(f->vq.call_fd, -1);
+	assert_false(f->vq.started);
+	/* A finished queue has no rings and no call fd: push and notify do nothing. */
+	virtqueue_notify(&f->vq);
+	virtqueue_push(&f->vq, 0, 0);
 }
 
 static uint64_t calls(int fd)
@@ -291,6 +539,11 @@ static void with_event_index_avail_event_and_used_event_are_honoured(void **stat
 
 	f->vq.event_idx = true;
 	f->vq.call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	/* An empty ring says where the device wants the next kick. */
+	memset(f->g + USED + 4 + 8 * NUM, 0xff, 2);
+	assert_int_equal(pop(f, e), 0);
+	memcpy(&avail_event, f->g + USED + 4 + 8 * NUM, 2);
+	assert_int_equal(avail_event, 0);
 	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
 	offer(f, 0);
 	assert_int_equal(pop(f, e), 1);
@@ -304,6 +557,13 @@ static void with_event_index_avail_event_and_used_event_are_honoured(void **stat
 	/* ... and not again before entry 5. */
 	*used_event = 5;
 	virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 0);
+	/* Entries 2..5 used: entry 5 is reached, once. */
+	for (int i = 0; i < 4; i++)
+		virtqueue_push(&f->vq, 0, 0);
+	virtqueue_notify(&f->vq);
+	assert_int_equal(calls(f->vq.call_fd), 1);
 	virtqueue_notify(&f->vq);
 	assert_int_equal(calls(f->vq.call_fd), 0);
 	free(e);
@@ -331,7 +591,20 @@ int main(void)
 	    cmocka_unit_test(every_bad_chain_is_refused_and_breaks_the_queue),
 	    cmocka_unit_test_setup_teardown(an_avail_index_that_jumps_past_the_ring_is_refused,
 					    set_up, tear_down),
-	    cmocka_unit_test_setup_teardown(rings_outside_memory_are_not_mapped, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(rings_outside_memory_or_misaligned_are_not_mapped,
+					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(a_queue_not_started_or_not_enabled_gives_nothing,
+					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(
+		a_chain_of_several_buffers_is_read_and_written_across_them, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(a_buffer_across_two_regions_comes_as_two_iovecs,
+					    set_up_two_regions, tear_down),
+	    cmocka_unit_test_setup_teardown(more_buffers_than_an_element_holds_are_refused,
+					    set_up_two_regions, tear_down),
+	    cmocka_unit_test_setup_teardown(the_avail_and_used_indices_wrap_at_65536, set_up,
+					    tear_down),
+	    cmocka_unit_test_setup_teardown(finishing_a_queue_closes_its_eventfds, set_up,
+					    tear_down),
 	    cmocka_unit_test_setup_teardown(the_guest_is_interrupted_unless_it_said_not_to, set_up,
 					    tear_down),
 	    cmocka_unit_test_setup_teardown(
