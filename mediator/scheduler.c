@@ -36,8 +36,12 @@ struct sdom {
 	uint64_t frame_release;
 	uint64_t frame_bound,
 	    frame_granted;	 /* sums of the bounds of its groups: arrived, granted */
+	uint64_t frame_extra;	 /* what its completed groups took beyond their bounds */
+	uint32_t frame_groups;	 /* its groups so far */
 	uint64_t frame_last_end; /* end of its last completed group */
+	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
 	uint64_t costs[SCHED_FRAME_HISTORY];
+	uint32_t counts[SCHED_FRAME_HISTORY];
 	unsigned ncosts, next_cost;
 	bool have_release;
 	uint64_t last_release;
@@ -225,15 +229,21 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The median of @n values (n >= 1); sorts @v. */
+static uint64_t median(uint64_t *v, unsigned n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	return v[n / 2];
+}
+
 /*
- * The frame cost C of a safety domain: the median of the sums of the
- * bounds of its recent frames (its budget before any frame was seen).
- * Each bound is already a high quantile of what its group will take (the
- * 0.995 quantile of its context's residuals), so the typical frame's sum
- * of bounds is what the domain needs with that confidence; the largest of
- * the sums would count each frame's rare worst case again. A frame in
- * progress that has had C granted and has nothing waiting is taken to be
- * done; a frame of several groups with pauses between them keeps its room.
+ * The frame cost C of a safety domain: the median of its recent frames'
+ * costs (its budget before any frame was seen). A frame's cost is the sum
+ * of its groups' bounds, or of their measured times where those were
+ * larger. Each bound is already a high quantile of what its group will
+ * take (the 0.995 quantile of its context's residuals), so the typical
+ * frame's sum is what the domain needs with that confidence; the largest
+ * of the sums would count each frame's rare worst case again.
  */
 static uint64_t frame_cost(const struct sdom *d)
 {
@@ -242,8 +252,33 @@ static uint64_t frame_cost(const struct sdom *d)
 	if (!d->ncosts)
 		return d->p.budget_ns;
 	memcpy(c, d->costs, d->ncosts * sizeof(c[0]));
-	qsort(c, d->ncosts, sizeof(c[0]), cmp_u64);
-	return c[d->ncosts / 2];
+	return median(c, d->ncosts);
+}
+
+/*
+ * The most groups a recent frame of safety domain @d had (UINT32_MAX
+ * before any frame was seen): a frame with fewer may still be sent more.
+ */
+static uint32_t frame_groups_max(const struct sdom *d)
+{
+	uint32_t m = d->ncosts ? 0 : UINT32_MAX;
+
+	for (unsigned i = 0; i < d->ncosts; i++)
+		m = d->counts[i] > m ? d->counts[i] : m;
+	return m;
+}
+
+/* What one more group of safety domain @d typically costs: the median of its frames' cost per
+ * group. */
+static uint64_t group_cost(const struct sdom *d)
+{
+	uint64_t c[SCHED_FRAME_HISTORY];
+
+	if (!d->ncosts)
+		return d->p.budget_ns;
+	for (unsigned i = 0; i < d->ncosts; i++)
+		c[i] = d->costs[i] / (d->counts[i] ? d->counts[i] : 1);
+	return median(c, d->ncosts);
 }
 
 /* Ends the open frame; @unfinished: work of it still waits or runs (so it is late). */
@@ -289,7 +324,8 @@ static void close_frame(struct sdom *d, bool unfinished)
 	if (missed)
 		d->misses++;
 	log_frame(d, unfinished, missed);
-	d->costs[d->next_cost] = d->frame_bound;
+	d->costs[d->next_cost] = d->frame_bound + d->frame_extra;
+	d->counts[d->next_cost] = d->frame_groups;
 	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
 	if (d->ncosts < SCHED_FRAME_HISTORY)
 		d->ncosts++;
@@ -328,6 +364,8 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_release = now_ns;
 	d->frame_bound = 0;
 	d->frame_granted = 0;
+	d->frame_extra = 0;
+	d->frame_groups = 0;
 	d->frame_last_end = 0;
 }
 
@@ -387,6 +425,8 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_release = next;
 	d->frame_bound = d->outstanding_bound;
 	d->frame_granted = 0;
+	d->frame_extra = 0;
+	d->frame_groups = d->pending + d->inflight;
 	d->frame_last_end = 0;
 }
 
@@ -441,8 +481,10 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		s->top = (size_t)(r - s->req) + 1;
 	d->pending++;
 	d->outstanding_bound += r->bound;
-	if (d->p.class == DOMAIN_CLASS_SAFETY)
+	if (d->p.class == DOMAIN_CLASS_SAFETY) {
 		d->frame_bound += r->bound;
+		d->frame_groups++;
+	}
 	return 0;
 }
 
@@ -480,6 +522,27 @@ static uint64_t largest_gap(const struct sdom *d)
 	return room > 2 * c ? room - 2 * c : 0;
 }
 
+/*
+ * What the open frame of safety domain @d still needs, C being its typical
+ * cost: a typical frame or what arrived, less what was granted. A frame
+ * with all its groups granted and fewer than its recent frames had may
+ * still be sent another, so it keeps room for one typical group; one with
+ * as many is done.
+ */
+static uint64_t frame_rest(const struct sdom *d, uint64_t c)
+{
+	uint64_t need = c > d->frame_bound ? c : d->frame_bound;
+	uint64_t rest = need > d->frame_granted ? need - d->frame_granted : 0;
+	uint64_t one;
+
+	if (d->pending)
+		return rest;
+	if (d->frame_groups >= frame_groups_max(d))
+		return 0;
+	one = group_cost(d);
+	return rest > one ? rest : one;
+}
+
 /* Check 3 of scheduler.h: would a group of @r's bound, started now, make a safety frame late? */
 static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
@@ -492,10 +555,7 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
 			continue;
 		if (d->frame_open) {
-			/* What the frame still needs: a typical frame or what arrived, less what
-			 * ran. */
-			uint64_t need = c > d->frame_bound ? c : d->frame_bound;
-			uint64_t rest = need > d->frame_granted ? need - d->frame_granted : 0;
+			uint64_t rest = frame_rest(d, c);
 
 			if (rest && end + rest > d->frame_release + d->p.deadline_ns)
 				return false;
@@ -725,8 +785,12 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
-	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && end_ns > d->frame_last_end)
-		d->frame_last_end = end_ns;
+	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open) {
+		if (end_ns > d->frame_last_end)
+			d->frame_last_end = end_ns;
+		if (measured_ns > r->bound)
+			d->frame_extra += measured_ns - r->bound;
+	}
 	release(s, r);
 	return 0;
 }

@@ -24,8 +24,12 @@
  *      typical cost C, of which part is done) and the next expected one
  *      (released one observed period after the last, needing C by its
  *      deadline) must still fit after this group's bound and what is in
- *      flight. C is the median of the sums of bounds of the domain's
- *      recent frames (its budget before any frame was seen).
+ *      flight. C is the median of the domain's recent frames' costs (the
+ *      sum of their groups' bounds, or measured times where larger; its
+ *      budget before any frame was seen). A frame in progress whose groups
+ *      have all started is done once it has as many groups as the most
+ *      any of its recent frames had; with fewer it keeps room for one
+ *      more typical group.
  * Safety domains' groups go first (earliest deadline first among them),
  * then the others in arrival order. Measured time is charged, not
  * predicted time: a domain that spends more than its budget carries the

@@ -256,6 +256,63 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * A frame that has as many groups as its recent frames had, all of them
+ * started, is done: the GPU goes to others at once, even when this
+ * frame's bounds sum to less than the typical frame's.
+ */
+static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	/* This frame's one group is bounded below C = 2 ms. */
+	safety_frame(s, c, 104, 4 * P, 1500 * US, 1 * MS);
+	/* 18 ms from 4P + 1 ms ends past this frame's deadline, but the frame is done. */
+	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 4 * P + 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	sched_destroy(s);
+}
+
+/*
+ * Frames of one group and now and then two: a frame whose first group ran
+ * long keeps room for its second, so a normal group that would delay it
+ * past the deadline waits until it has arrived and started.
+ */
+static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	const uint64_t r = 4 * P;
+	uint64_t ids[16];
+
+	for (int k = 0; k < 3; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 1 * MS, 500 * US);
+	safety_frame(s, c, 103, 3 * P, 1 * MS, 500 * US);
+	safety_frame(s, c, 104, 3 * P + 700 * US, 300 * US, 200 * US);
+	/* The first group of the next frame is bounded 1 ms and takes 7 ms. */
+	safety_frame(s, c, 105, r, 1 * MS, 7 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 8 * MS, 9 * MS, r + 7 * MS), 0);
+	assert_int_equal(poll_ids(s, r + 7 * MS, NULL), 0);
+	/* Its second group comes, runs, and then the normal group may start. */
+	safety_frame(s, c, 106, r + 7500 * US, 300 * US, 200 * US);
+	assert_int_equal(poll_ids(s, r + 7700 * US, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 8 * MS, r + 15700 * US), 0);
+	sched_advance(s, r + 15700 * US + SCHED_FRAME_GAP_NS);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 5);
+	assert_int_equal(st.deadline_misses, 0);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -476,6 +533,8 @@ int main(void)
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),
 	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
+	    cmocka_unit_test(a_frame_with_its_usual_groups_leaves_the_gpu_at_once),
+	    cmocka_unit_test(a_frame_short_of_its_groups_keeps_room_for_one_more),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
