@@ -324,6 +324,9 @@ static void close_frame(struct sdom *d, bool unfinished)
 	if (missed)
 		d->misses++;
 	log_frame(d, unfinished, missed);
+	/* What an unfinished frame would have cost is not known. */
+	if (unfinished)
+		return;
 	d->costs[d->next_cost] = d->frame_bound + d->frame_extra;
 	d->counts[d->next_cost] = d->frame_groups;
 	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
@@ -426,7 +429,7 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_bound = d->outstanding_bound;
 	d->frame_granted = 0;
 	d->frame_extra = 0;
-	d->frame_groups = d->pending + d->inflight;
+	d->frame_groups = 0; /* the groups carried over are the last frame's */
 	d->frame_last_end = 0;
 }
 

@@ -313,6 +313,36 @@ static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * A frame whose group runs past the next release is rolled over: the
+ * group carried over is the old frame's, so the new frame still expects
+ * its own group and keeps room for it.
+ */
+static void a_rolled_over_frame_still_expects_its_own_group(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	/* Frame 4's group takes 18 ms: it is still running at the next release, 5P. */
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 18 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 5 * P + 1500 * US), 0);
+	assert_int_equal(poll_ids(s, 5 * P + 1500 * US, NULL), 0);
+	safety_frame(s, c, 105, 5 * P + 1600 * US, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 2700 * US, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 15 * MS, 5 * P + 17700 * US), 0);
+	sched_advance(s, 5 * P + 17700 * US + SCHED_FRAME_GAP_NS);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 6);
+	assert_int_equal(st.deadline_misses, 1); /* frame 4 only */
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -535,6 +565,7 @@ int main(void)
 	    cmocka_unit_test(a_group_that_would_delay_the_next_safety_frame_waits),
 	    cmocka_unit_test(a_frame_with_its_usual_groups_leaves_the_gpu_at_once),
 	    cmocka_unit_test(a_frame_short_of_its_groups_keeps_room_for_one_more),
+	    cmocka_unit_test(a_rolled_over_frame_still_expects_its_own_group),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
