@@ -13,6 +13,7 @@ struct predict_estimator {
 	struct predict_bound *bound;
 	unsigned flags;
 	double bias;	  /* running mean of recent measured - model, ns (anchor) */
+	double start_max; /* the longest group measured during start-up, ns */
 	uint64_t learned; /* groups learned from */
 };
 
@@ -64,6 +65,8 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 	out->memo = memo >= 0;
 	out->predicted_ns = predict_time_clamp(out->memo ? memo : t);
 	out->bound_ns = predict_bound_of(e->bound, out->predicted_ns);
+	if (e->learned < PREDICT_ESTIMATOR_ANCHOR && out->bound_ns < e->start_max)
+		out->bound_ns = e->start_max;
 }
 
 void predict_estimator_learn(struct predict_estimator *e, const struct predict_features *f,
@@ -89,6 +92,8 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	 */
 	if (!(outlier && e->learned < PREDICT_ESTIMATOR_ANCHOR))
 		predict_bound_update(e->bound, est->predicted_ns, measured_ns);
+	if (measured_ns > e->start_max)
+		e->start_max = measured_ns;
 	e->learned++;
 }
 

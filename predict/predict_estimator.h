@@ -14,7 +14,15 @@
  *           shared machine (test-model-state: draws 30 % off for the
  *           first dozen groups without it);
  *   bound   prediction + a quantile of the recent residuals
- *           (predict_bound_*), for the scheduler.
+ *           (predict_bound_*), for the scheduler. During the first
+ *           PREDICT_ESTIMATOR_ANCHOR groups the bound is at least the
+ *           longest group measured so far: the start-up groups the model
+ *           under-predicts are kept out of the residuals (above), and a
+ *           model still learning under-predicts repeated work too (a
+ *           long draw predicted 0.1 ms, then 0.3, 0.4, ... while it takes
+ *           8.5 ms every time); a bound below what the context was seen
+ *           to take would let the scheduler start it right before a
+ *           safety frame.
  *
  * Tried and left out (bench/accuracy, same recorded groups): keeping
  * that residual mean for good, to follow drift faster than the

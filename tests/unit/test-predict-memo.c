@@ -180,6 +180,39 @@ static void the_estimator_uses_the_memo_and_re_anchors(void **state)
 	predict_estimator_destroy(NULL);
 }
 
+/*
+ * While its model is young, a context's bound is at least the longest
+ * group it was seen to take, even when those groups were left out of the
+ * residuals as start-up outliers; after start-up it is the residuals'.
+ */
+static void a_young_context_is_bounded_by_what_it_took(void **state)
+{
+	struct predict_estimator *e =
+	    predict_estimator_create(predict_model_find("sgd"), PREDICT_ESTIMATOR_ALL);
+	struct predict_features f;
+	struct predict_estimate est;
+
+	assert_non_null(e);
+	for (unsigned i = 0; i < PREDICT_ESTIMATOR_ANCHOR; i++) {
+		/* The same long draw each time, with new content (uniforms). */
+		features(&f, 1000 + i, 1);
+		predict_estimator_predict(e, &f, &est);
+		if (i > 0 && est.bound_ns < 8.5 * MS)
+			fail_msg("group %u: bound %.0f ns below the 8.5 ms seen", i, est.bound_ns);
+		predict_estimator_learn(e, &f, &est, 8.5 * MS);
+	}
+	/* A short group after start-up gets the residuals' bound, not the start-up floor. */
+	for (unsigned i = 0; i < 600; i++) {
+		features(&f, 5000 + i, 0.1);
+		predict_estimator_predict(e, &f, &est);
+		predict_estimator_learn(e, &f, &est, 0.2 * MS);
+	}
+	features(&f, 9999, 0.1);
+	predict_estimator_predict(e, &f, &est);
+	assert_true(est.bound_ns < 1 * MS);
+	predict_estimator_destroy(e);
+}
+
 /* What a context's fragment estimators learned survives a round trip; bad states are refused. */
 static void fragment_estimators_survive_a_round_trip(void **state)
 {
@@ -231,6 +264,7 @@ int main(void)
 	    cmocka_unit_test(the_memo_survives_a_round_trip),
 	    cmocka_unit_test(bad_memo_states_are_refused),
 	    cmocka_unit_test(the_estimator_uses_the_memo_and_re_anchors),
+	    cmocka_unit_test(a_young_context_is_bounded_by_what_it_took),
 	    cmocka_unit_test(fragment_estimators_survive_a_round_trip),
 	};
 
