@@ -26,7 +26,8 @@
 #                     trip worker -> mediatord -> worker), median and p99;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
-# Environment: FRAMES (default 10000), LONG_ITER (long-draws' shader
+# Environment: FRAMES (default 10000), CLUSTER_ALONE_S (how long the
+# cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
 # iterations, default 2: ~9 ms groups on these machines, which fit the
 # gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
 # (default build/), OUT (kept traces and client reports, default
@@ -38,6 +39,7 @@ SRCROOT=$PWD
 FRAMES=${FRAMES:-10000}
 LOADS=${LOADS:-fitting heavy}
 LONG_ITER=${LONG_ITER:-2}
+CLUSTER_ALONE_S=${CLUSTER_ALONE_S:-2}
 SIM_GROUPS=${SIM_GROUPS:-100000}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 OUT=${OUT:-$SRCROOT/bench-isolation-out}
@@ -136,11 +138,22 @@ flood_loop() {
 }
 
 # one_config POLICY LOAD: runs the cluster with the flood; writes $OUT/LOAD-POLICY.json.
+# The cluster starts first and runs alone for CLUSTER_ALONE_S seconds (as in
+# a car, where the cluster is up before infotainment), then the flood starts
+# and lasts until the cluster's last frame. Misses count over all FRAMES
+# frames; throughput and GPU busy over the flood.
 one_config() {
-  local policy=$1 load=$2 before after t0 t1 long_pid flood_pid=
+  local policy=$1 load=$2 start before after t0 t1 long_pid cluster_pid flood_pid=
   start_mediatord "$policy"
   : >"$TMP/run/glmark.out"
   "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
+  start=$(budgets)
+  in_domain "$TMP/run/cluster.vtest" "$B/bench/isolation/cluster-client" --frames "$FRAMES" \
+    --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
+  cluster_pid=$!
+  sleep "$CLUSTER_ALONE_S"
+  before=$(budgets)
+  t0=$(date +%s.%N)
   if [ "$load" = heavy ]; then
     flood_loop &
     flood_pid=$!
@@ -152,12 +165,7 @@ one_config() {
     --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
     --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
   long_pid=$!
-  sleep 3 # the flood is on
-  before=$(budgets)
-  t0=$(date +%s.%N)
-  in_domain "$TMP/run/cluster.vtest" "$B/bench/isolation/cluster-client" --frames "$FRAMES" \
-    --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 ||
-    die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
+  wait "$cluster_pid" || die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   after=$(budgets)
   kill -TERM "$long_pid" 2>/dev/null
@@ -170,14 +178,16 @@ one_config() {
   "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
   cp "$TMP/run/trace.jsonl" "$OUT/$load-$policy-trace.jsonl"
   stop_mediatord
+  echo "$start" >"$TMP/run/start.json"
   echo "$before" >"$TMP/run/before.json"
   echo "$after" >"$TMP/run/after.json"
   python3 - "$policy" "$t0" "$t1" "$OUT/$load-$policy-cluster.json" "$TMP/run/long.json" \
-    "$TMP/run/glmark.out" "$OUT/$load-$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" <<'PY'
+    "$TMP/run/glmark.out" "$OUT/$load-$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" \
+    "$TMP/run/start.json" <<'PY'
 import json, re, sys
-policy, t0, t1, cluster, long_json, glmark_out, out, before, after = sys.argv[1:10]
+policy, t0, t1, cluster, long_json, glmark_out, out, before, after, start = sys.argv[1:11]
 wall = float(t1) - float(t0)
-b, a = json.load(open(before)), json.load(open(after))
+b, a, s = json.load(open(before)), json.load(open(after)), json.load(open(start))
 dom = lambda j, n: next(d for d in j["domains"] if d["name"] == n)
 c = json.load(open(cluster))
 try:
@@ -189,7 +199,7 @@ res = {
     "policy": policy, "wall_s": wall,
     "frames": c["frames"], "client_misses": c["misses"], "skipped": c.get("skipped", 0),
     "p50_latency_us": c["p50_latency_us"], "p99_latency_us": c["p99_latency_us"],
-    "mediatord_misses": dom(a, "cluster")["deadline_misses"] - dom(b, "cluster")["deadline_misses"],
+    "mediatord_misses": dom(a, "cluster")["deadline_misses"] - dom(s, "cluster")["deadline_misses"],
     "ivi_groups_per_s": (dom(a, "infotainment")["groups"] - dom(b, "infotainment")["groups"]) / wall,
     "ivi_throttled": dom(a, "infotainment")["throttled"] - dom(b, "infotainment")["throttled"],
     "long_draws_per_s": lg.get("groups_per_s", 0),
