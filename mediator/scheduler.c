@@ -54,6 +54,9 @@ struct sdom {
 	 */
 	uint64_t grid;
 	double period_est;
+	/* How much earlier than expected its recent releases came (0 when not early). */
+	uint64_t early[SCHED_FRAME_HISTORY];
+	unsigned next_early;
 };
 
 struct sched {
@@ -356,6 +359,12 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	} else {
 		uint64_t due = d->grid + (uint64_t)d->period_est;
 
+		uint64_t off = now_ns > due ? now_ns - due : due - now_ns;
+
+		if (off < (uint64_t)d->period_est / 2) { /* on the grid, give or take */
+			d->early[d->next_early] = now_ns < due ? due - now_ns : 0;
+			d->next_early = (d->next_early + 1) % SCHED_FRAME_HISTORY;
+		}
 		if (now_ns <= due || now_ns - due > (uint64_t)d->period_est / 2)
 			d->grid = now_ns; /* early, or an irregular release: start again here */
 		else
@@ -517,6 +526,21 @@ static uint64_t next_release(const struct sdom *d, uint64_t now_ns)
 	return r > now_ns ? r : now_ns;
 }
 
+/*
+ * How much earlier than expected the next release of safety domain @d may
+ * come: the most any of its recent releases was early (a client's frames
+ * reach us late by its own CPU time, which varies, so the grid sits a
+ * little late now and then), at most an eighth of its deadline.
+ */
+static uint64_t release_guard(const struct sdom *d)
+{
+	uint64_t g = 0;
+
+	for (unsigned i = 0; i < SCHED_FRAME_HISTORY; i++)
+		g = d->early[i] > g ? d->early[i] : g;
+	return g < d->p.deadline_ns / 8 ? g : d->p.deadline_ns / 8;
+}
+
 /* The largest gap safety domain @d leaves between its frames (0 if none). */
 static uint64_t largest_gap(const struct sdom *d)
 {
@@ -564,7 +588,7 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 				return false;
 		}
 		next = next_release(d, now_ns);
-		if (next && end + c > next + d->p.deadline_ns)
+		if (next && end + c + release_guard(d) > next + d->p.deadline_ns)
 			return false;
 	}
 	return true;

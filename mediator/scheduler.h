@@ -29,7 +29,9 @@
  *      budget before any frame was seen). A frame in progress whose groups
  *      have all started is done once it has as many groups as the most
  *      any of its recent frames had; with fewer it keeps room for one
- *      more typical group.
+ *      more typical group. The next release is expected up to as early
+ *      as the most any of its 16 recent releases came early (at most an
+ *      eighth of its deadline).
  * Safety domains' groups go first (earliest deadline first among them),
  * then the others in arrival order. Measured time is charged, not
  * predicted time: a domain that spends more than its budget carries the

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -343,6 +344,39 @@ static void a_rolled_over_frame_still_expects_its_own_group(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * A release that came 1 ms earlier than expected makes the scheduler
+ * expect the next ones up to that much early: a group that would end
+ * 1.5 ms before the next frame must start is granted after regular
+ * releases and waits after the early one.
+ */
+static bool granted_after_releases(const uint64_t *release, uint64_t bound)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	bool granted;
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, release[k], 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, bound / 2, bound, 3 * P + 4 * MS), 0);
+	granted = poll_ids(s, 3 * P + 4 * MS, NULL) == 1;
+	sched_destroy(s);
+	return granted;
+}
+
+static void an_early_release_makes_the_next_expected_earlier(void **state)
+{
+	const uint64_t regular[4] = {0, P, 2 * P, 3 * P};
+	const uint64_t one_early[4] = {0, P, 2 * P - 1 * MS, 3 * P};
+	/* Ends 1.5 ms before 5P - C (the next frame's deadline less its cost) after regular
+	 * releases. */
+	const uint64_t bound = 5 * P - 2 * MS - 1500 * US - (3 * P + 4 * MS);
+
+	assert_true(granted_after_releases(regular, bound));
+	assert_false(granted_after_releases(one_early, bound));
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -566,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_with_its_usual_groups_leaves_the_gpu_at_once),
 	    cmocka_unit_test(a_frame_short_of_its_groups_keeps_room_for_one_more),
 	    cmocka_unit_test(a_rolled_over_frame_still_expects_its_own_group),
+	    cmocka_unit_test(an_early_release_makes_the_next_expected_earlier),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
