@@ -2,11 +2,13 @@
  * mediatord's dispatcher (see dispatcher.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -15,6 +17,14 @@
 
 /* Largest time a worker may report or ask for: an hour. */
 #define DISPATCHER_TIME_MAX (3600ull * 1000000000ull)
+/*
+ * How long an offer on the grant board stands: a new one is made when it
+ * runs out. Its bounds hold for the whole span, so a longer one offers
+ * less and a shorter one wakes mediatord more often.
+ */
+#define DISPATCHER_OFFER_NS 2000000ull
+/* A claimer that has not sent its request after this long broke the protocol. */
+#define DISPATCHER_CLAIM_TIMEOUT_NS 100000000ull
 
 /* A request or granted group of a client, as the scheduler knows it. */
 struct outstanding {
@@ -40,6 +50,18 @@ struct dispatcher {
 	struct outstanding out[SCHED_MAX_PENDING];
 	struct client_ids ids[SCHED_MAX_PENDING];
 	size_t top, ids_top;
+	/* The grant board (wire.h) and its current offer. */
+	int board_fd;
+	struct wire_board *board;
+	int n_domains;
+	uint32_t gen;
+	bool offered;	       /* an offer of generation gen stands (or was just taken) */
+	bool claimed;	       /* it was taken: no grant until the claimer's request */
+	uint32_t claimer;      /* claimed: the client that took it */
+	uint64_t claimed_at;   /* claimed: when mediatord found it taken */
+	uint32_t offer_client; /* the client it is reserved for, 0: anyone */
+	uint64_t offer_until;
+	uint64_t offer_bound[WIRE_BOARD_DOMAINS];
 };
 
 static void run(struct dispatcher *d, uint64_t now_ns);
@@ -53,6 +75,40 @@ static void on_timer(struct loop_source *source, int fd, uint32_t events, void *
 	run(data, mono_now_ns());
 }
 
+/* A sealed memfd holding a struct wire_board, mapped at d->board. */
+static int create_board(struct dispatcher *d, char *err, size_t err_size)
+{
+	d->board_fd = memfd_create("gpu-mediator-grant-board", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (d->board_fd < 0 || ftruncate(d->board_fd, sizeof(struct wire_board)) < 0 ||
+	    /* A worker must not shrink it under mediatord (SIGBUS). */
+	    fcntl(d->board_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		snprintf(err, err_size, "cannot create the grant board: %s", strerror(errno));
+		return -1;
+	}
+	/* Above the numbers workers inherit fds on, so that spawning never clobbers it. */
+	if (d->board_fd <= WIRE_BOARD_FD) {
+		int fd = fcntl(d->board_fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
+
+		close(d->board_fd);
+		d->board_fd = fd;
+		if (fd < 0) {
+			snprintf(err, err_size, "cannot move the grant board: %s", strerror(errno));
+			return -1;
+		}
+	}
+	d->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
+			d->board_fd, 0);
+	if (d->board == MAP_FAILED) {
+		d->board = NULL;
+		snprintf(err, err_size, "cannot map the grant board: %s", strerror(errno));
+		return -1;
+	}
+	d->board->magic = WIRE_BOARD_MAGIC;
+	d->board->domains = (uint32_t)d->n_domains;
+	atomic_store(&d->board->offer, WIRE_OFFER(0, WIRE_OFFER_NONE, 0));
+	return 0;
+}
+
 struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
 				     uint64_t now_ns, dispatcher_send_fn send, void *data,
 				     char *err, size_t err_size)
@@ -64,6 +120,10 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 		return NULL;
 	}
 	d->timer_fd = -1;
+	d->board_fd = -1;
+	d->n_domains = (int)cfg->n_domains;
+	if (create_board(d, err, err_size) < 0)
+		goto fail;
 	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
 	if (!d->sched)
 		goto fail;
@@ -87,6 +147,10 @@ void dispatcher_destroy(struct dispatcher *d)
 	loop_remove(d->timer);
 	if (d->timer_fd >= 0)
 		close(d->timer_fd);
+	if (d->board)
+		munmap(d->board, sizeof(struct wire_board));
+	if (d->board_fd >= 0)
+		close(d->board_fd);
 	sched_destroy(d->sched);
 	free(d);
 }
@@ -136,14 +200,141 @@ static struct client_ids *ids_of(struct dispatcher *d, uint32_t client, bool cre
 	return NULL;
 }
 
+int dispatcher_board_fd(const struct dispatcher *d)
+{
+	return d->board_fd;
+}
+
+/* Clears the board: no offer stands, none is taken. */
+static void clear_board(struct dispatcher *d)
+{
+	d->offered = false;
+	d->claimed = false;
+	atomic_store(&d->board->offer, WIRE_OFFER(d->gen, WIRE_OFFER_NONE, 0));
+}
+
+/*
+ * Withdraws the standing offer. Returns false when a worker took it
+ * first: then nothing else may be granted until its request came.
+ */
+static bool withdraw(struct dispatcher *d, uint64_t now_ns)
+{
+	uint64_t expect = WIRE_OFFER(d->gen, WIRE_OFFER_OFFERED, d->offer_client);
+
+	if (d->claimed)
+		return false;
+	if (!d->offered)
+		return true;
+	if (atomic_compare_exchange_strong(&d->board->offer, &expect,
+					   WIRE_OFFER(d->gen, WIRE_OFFER_NONE, 0))) {
+		d->offered = false;
+		return true;
+	}
+	if (WIRE_OFFER_STATE(expect) == WIRE_OFFER_CLAIMED && WIRE_OFFER_GEN(expect) == d->gen) {
+		d->claimed = true;
+		d->claimer = WIRE_OFFER_CLIENT(expect);
+		d->claimed_at = now_ns;
+		return false;
+	}
+	/* Not what any worker may write: drop it and go on without the offer. */
+	log_warn("grant board: offer word 0x%llx written by a worker; cleared",
+		 (unsigned long long)expect);
+	clear_board(d);
+	return true;
+}
+
+/* True when a request waits for an answer. */
+static bool waiting(const struct dispatcher *d)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && !d->out[i].granted)
+			return true;
+	}
+	return false;
+}
+
+/* The one client whose groups are all that is in flight (0: none, or several). */
+static uint32_t sole_owner(const struct dispatcher *d)
+{
+	uint32_t owner = 0;
+
+	for (size_t i = 0; i < d->top; i++) {
+		const struct outstanding *o = &d->out[i];
+
+		if (!o->used)
+			continue;
+		if (!o->granted || (owner && o->client != owner))
+			return 0;
+		owner = o->client;
+	}
+	return owner;
+}
+
+/*
+ * Offers a slot on the board when nothing waits: a free one to anyone, or
+ * the one a single client's groups hold to that client for its next
+ * group. Returns until when the offer stands (0: none).
+ */
+static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event)
+{
+	uint64_t until = now_ns + DISPATCHER_OFFER_NS;
+	uint32_t owner;
+
+	/* Only for workers that ask; an idle mediatord sleeps. */
+	if (d->ids_top == 0)
+		return 0;
+	if (next_event < until)
+		until = next_event;
+	if (sched_offer(d->sched, now_ns, until, false, d->offer_bound))
+		d->offer_client = 0;
+	else if ((owner = sole_owner(d)) != 0 &&
+		 sched_offer(d->sched, now_ns, until, true, d->offer_bound))
+		d->offer_client = owner;
+	else
+		return 0;
+	d->gen++;
+	for (int i = 0; i < d->n_domains; i++)
+		atomic_store_explicit(&d->board->max_bound_ns[i], d->offer_bound[i],
+				      memory_order_relaxed);
+	atomic_store_explicit(&d->board->valid_until_ns, until, memory_order_relaxed);
+	atomic_store_explicit(&d->board->offer,
+			      WIRE_OFFER(d->gen, WIRE_OFFER_OFFERED, d->offer_client),
+			      memory_order_release);
+	d->offered = true;
+	d->offer_until = until;
+	return until;
+}
+
 /* Grants what may start now, then sets the timer for the next time the answer may change. */
 static void run(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_decision dec[32];
 	struct itimerspec its = {{0, 0}, {0, 0}};
-	uint64_t next;
+	uint64_t next, until = 0;
 	size_t n;
 
+	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
+		log_warn("grant board: client %u took an offer and never said so; offer dropped",
+			 d->claimer);
+		clear_board(d);
+	}
+	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until) {
+		/*
+		 * Nothing to grant, and the standing offer's bounds hold for its
+		 * whole span (groups completing only make room): it stays, so
+		 * that the next group takes it rather than a withdrawn one.
+		 */
+		sched_advance(d->sched, now_ns);
+		next = sched_next_event(d->sched, now_ns);
+		if (d->offer_until < next)
+			next = d->offer_until;
+		goto arm;
+	}
+	if (!withdraw(d, now_ns)) {
+		/* A worker took the offer: its request comes next. */
+		next = d->claimed_at + DISPATCHER_CLAIM_TIMEOUT_NS + 1;
+		goto arm;
+	}
 	do {
 		n = sched_poll(d->sched, now_ns, dec, ARRAY_SIZE(dec));
 		for (size_t i = 0; i < n; i++) {
@@ -162,6 +353,10 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 		}
 	} while (n == ARRAY_SIZE(dec));
 	next = sched_next_event(d->sched, now_ns);
+	until = offer(d, now_ns, next);
+	if (until && until < next)
+		next = until;
+arm:
 	if (next != UINT64_MAX) {
 		its.it_value.tv_sec = (time_t)(next / 1000000000u);
 		its.it_value.tv_nsec = (long)(next % 1000000000u);
@@ -171,6 +366,31 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 	timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/*
+ * A request that says it took the board's offer: the offer it names must
+ * be the one standing, taken by this client, its bound within what was
+ * offered to its domain, taken in time.
+ */
+static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
+			const struct wire_grant_request *req, uint64_t now_ns)
+{
+	uint64_t word = atomic_load(&d->board->offer);
+
+	if (!d->offered && !d->claimed)
+		return false;
+	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
+	    domain < 0 || domain >= d->n_domains || req->bound_ns > d->offer_bound[domain] ||
+	    req->claimed_ns > d->offer_until || req->claimed_ns > now_ns ||
+	    (d->offer_client && d->offer_client != client))
+		return false;
+	/* A reserved offer is for after the claimer's own groups: their DONE came first. */
+	for (size_t i = 0; d->offer_client && i < d->top; i++) {
+		if (d->out[i].used && d->out[i].client == client)
+			return false;
+	}
+	return true;
+}
+
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 		       const struct wire_grant_request *req, uint64_t now_ns)
 {
@@ -178,7 +398,9 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	struct outstanding *o = NULL;
 
 	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns ||
-	    req->bound_ns > DISPATCHER_TIME_MAX)
+	    req->bound_ns > DISPATCHER_TIME_MAX || req->claimed > 1)
+		return -EPROTO;
+	if (req->claimed && !claim_valid(d, client, domain, req, now_ns))
 		return -EPROTO;
 	/* One request waiting per worker: it waits for the answer before the next. */
 	for (size_t i = 0; i < d->top; i++) {
@@ -193,13 +415,19 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 		return -ENOSPC;
 	ids->last_id = req->id;
 	o->sched_id = ++d->next_sched_id;
-	if (sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns, now_ns) <
-	    0)
+	if (req->claimed) {
+		clear_board(d);
+		if (sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				now_ns) < 0)
+			return -ENOSPC;
+	} else if (sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				now_ns) < 0) {
 		return -ENOSPC;
+	}
 	o->used = true;
 	if ((size_t)(o - d->out) >= d->top)
 		d->top = (size_t)(o - d->out) + 1;
-	o->granted = false;
+	o->granted = req->claimed;
 	o->client = client;
 	o->wire_id = req->id;
 	run(d, now_ns);
@@ -224,6 +452,16 @@ void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 	struct client_ids *ids = ids_of(d, client, false);
 	bool any = false;
 
+	/* A worker that took the offer and died before saying so. */
+	if (d->offered || d->claimed) {
+		uint64_t word = atomic_load(&d->board->offer);
+
+		if (WIRE_OFFER_STATE(word) == WIRE_OFFER_CLAIMED &&
+		    WIRE_OFFER_CLIENT(word) == client) {
+			clear_board(d);
+			any = true;
+		}
+	}
 	for (size_t i = d->top; i-- > 0;) {
 		if (d->out[i].used && d->out[i].client == client) {
 			sched_cancel(d->sched, d->out[i].sched_id, now_ns);

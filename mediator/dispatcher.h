@@ -6,6 +6,10 @@
  * also from a timer when only time can change the answer (a period
  * boundary, the end of a safety frame, max_defer running out).
  *
+ * While no request waits, the free slot is offered on the grant board
+ * (wire.h): a worker whose group fits takes it without a round trip and
+ * reports it with a claimed request, checked against the offer.
+ *
  * Workers are not trusted: a request or completion that breaks the
  * protocol (an id out of order, a second request while one waits, a time
  * in the future, a completion of a group never granted) is refused, and
@@ -32,6 +36,9 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 				     char *err, size_t err_size);
 /* NULL is fine. */
 void dispatcher_destroy(struct dispatcher *d);
+
+/* The grant board's memfd (wire.h), for the workers (WIRE_BOARD_FD). */
+int dispatcher_board_fd(const struct dispatcher *d);
 
 /* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,

@@ -370,7 +370,9 @@ static int move_fd_above(int fd, int min)
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
 {
-	char id_str[16], inflight_str[16];
+	char id_str[16], inflight_str[16], index_str[16];
+	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
+	bool board = id <= 0x3fffffffu;
 	const char *argv[] = {
 	    md->worker_path,
 	    "--domain",
@@ -388,7 +390,9 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    "--grants",
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
-	    /* Last: without a configured model the list ends here. */
+	    /* Last: without a board or a configured model the list ends early. */
+	    board ? "--board-domain" : NULL,
+	    index_str,
 	    md->cfg.model[0] ? "--model" : NULL,
 	    md->cfg.model,
 	    NULL,
@@ -401,6 +405,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 
 	snprintf(id_str, sizeof(id_str), "%u", id);
 	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
+	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
@@ -408,6 +413,9 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	 * else of mediatord's is close-on-exec. */
 	posix_spawn_file_actions_adddup2(&fa, client_fd, WIRE_CLIENT_FD);
 	posix_spawn_file_actions_adddup2(&fa, worker_fd, WIRE_WORKER_FD);
+	if (board)
+		posix_spawn_file_actions_adddup2(&fa, dispatcher_board_fd(md->dispatcher),
+						 WIRE_BOARD_FD);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	{
@@ -462,8 +470,8 @@ static void accept_client(struct listener *l, bool vm)
 		return;
 	}
 	/* Keep the fds the worker inherits away from the numbers they get there. */
-	client_fd = move_fd_above(client_fd, WIRE_WORKER_FD + 1);
-	pair[1] = move_fd_above(pair[1], WIRE_WORKER_FD + 1);
+	client_fd = move_fd_above(client_fd, WIRE_BOARD_FD + 1);
+	pair[1] = move_fd_above(pair[1], WIRE_BOARD_FD + 1);
 	setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
 	setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
 

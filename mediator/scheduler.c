@@ -8,6 +8,8 @@
 
 #include "scheduler.h"
 
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
 /* Weight of the newest interval in a safety domain's observed period. */
 #define SCHED_PERIOD_WEIGHT 0.125
 /* How much of a late arrival moves a safety domain's release grid. */
@@ -793,6 +795,71 @@ size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, 
 	if (s->p.policy == MEDIATOR_POLICY_FIFO)
 		return poll_fifo(s, now_ns, out, max);
 	return poll_budget(s, now_ns, out, max);
+}
+
+/* a - b, or 0 when b >= a. */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * The largest bound a group of domain @dom may have to pass checks 2 and
+ * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing
+ * else waiting: check 3 with the GPU busy until the later of the two.
+ */
+static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns)
+{
+	const struct sdom *d = &s->d[dom];
+	uint64_t busy = busy_until(s, now_ns), b = UINT64_MAX;
+
+	if (busy_until(s, until_ns) > busy)
+		busy = busy_until(s, until_ns);
+	if (d->p.strict)
+		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+		uint64_t c = frame_cost(o), next, rest;
+
+		if (o->p.class != DOMAIN_CLASS_SAFETY || i == dom)
+			continue;
+		if (o->frame_open && (rest = frame_rest(o, c)) != 0)
+			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns, busy + rest));
+		next = next_release(o, now_ns);
+		if (next) {
+			b = MIN(b, sub0(next + o->p.deadline_ns, busy + c + release_guard(o)));
+			if (d->p.class != DOMAIN_CLASS_SAFETY)
+				b = MIN(b, largest_gap(o));
+		}
+	}
+	return b;
+}
+
+bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after_inflight,
+		 uint64_t *max_bound)
+{
+	sched_advance(s, now_ns);
+	if ((!after_inflight && !slot_free(s)) || until_ns < now_ns)
+		return false;
+	for (size_t i = 0; i < s->top; i++) {
+		if (s->req[i].used && !s->req[i].inflight)
+			return false;
+	}
+	for (int i = 0; i < s->n; i++)
+		max_bound[i] = s->p.policy == MEDIATOR_POLICY_FIFO
+				   ? UINT64_MAX
+				   : offer_bound(s, i, now_ns, until_ns);
+	return true;
+}
+
+int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
+		uint64_t now_ns)
+{
+	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, now_ns);
+
+	if (r == 0)
+		grant(s, find(s, id), now_ns);
+	return r;
 }
 
 int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t end_ns)

@@ -176,6 +176,25 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max);
 
 /*
+ * The grant board's offer (wire.h): when a slot is free and no request
+ * waits, writes for each domain into @max_bound (as many entries as
+ * domains) the largest bound a group of it may have to be granted at any
+ * time in [@now_ns, @until_ns] (0: none may start), and returns true;
+ * false when nothing may be offered. @after_inflight: the offer is for a
+ * group that starts only once the groups in flight completed, so the slots
+ * they hold count as free (their bounds still count as GPU time ahead).
+ */
+bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after_inflight,
+		 uint64_t *max_bound);
+
+/*
+ * A group of @domain took the offer: it is granted (in flight) at @now_ns
+ * as if submitted and polled. Returns what sched_submit() returns.
+ */
+int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
+		uint64_t now_ns);
+
+/*
  * The granted group @id completed at @end_ns after @measured_ns on the
  * GPU. Returns 0 or -ENOENT (not in flight).
  */

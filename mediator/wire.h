@@ -13,6 +13,7 @@
 #ifndef MEDIATOR_WIRE_H
 #define MEDIATOR_WIRE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "predict_cmd.h"
@@ -21,6 +22,7 @@
 /* File descriptors the worker inherits from mediatord. */
 #define WIRE_CLIENT_FD 3 /* the accepted client connection */
 #define WIRE_WORKER_FD 4 /* the worker's end of the record channel */
+#define WIRE_BOARD_FD  5 /* the grant board (struct wire_board), a memfd */
 
 /*
  * A worker may send up to WIRE_MAX_BATCH struct wire_group back to back in
@@ -64,7 +66,54 @@ struct wire_grant_request {
 	struct wire_header hdr;
 	uint64_t id;
 	uint64_t predicted_ns;
-	uint64_t bound_ns; /* >= predicted_ns */
+	uint64_t bound_ns;   /* >= predicted_ns */
+	uint32_t claimed;    /* 1: the group already started on the board's offer (below) */
+	uint32_t offer_gen;  /* claimed: the generation of the offer it took */
+	uint64_t claimed_ns; /* claimed: when it took it (CLOCK_MONOTONIC) */
+};
+
+/*
+ * The grant board: a fast path of the grant path, one page of shared
+ * memory (a memfd mediatord creates; every worker maps it on
+ * WIRE_BOARD_FD). While no group waits and a slot is free, mediatord
+ * offers the slot: for each domain (by its index in the config) the
+ * largest bound a group may have to start now, valid until
+ * valid_until_ns. A worker whose group fits takes the offer by one
+ * compare-and-swap of @offer (OFFERED of that generation -> CLAIMED with
+ * its client id), dispatches at once and then sends its WIRE_GRANT_REQUEST with
+ * claimed = 1, which mediatord charges as granted; a group that does not
+ * fit asks as usual. mediatord withdraws an offer by the same
+ * compare-and-swap (OFFERED -> NONE) before it grants anything else, and
+ * waits for the claimer's request when it finds the offer taken. An offer
+ * may be reserved for one client (its id in the offer word): the one
+ * whose groups are all that is in flight; it may take it once it has sent
+ * WIRE_DONE for every group of its own, so that its next group needs no
+ * round trip either.
+ *
+ * @offer: bits 63..32 the generation, 31..30 the state, 29..0 the
+ * claimer's client id (mediator-worker --client-id). The fields an offer carries are written before
+ * it is published (release) and are read after it was seen (acquire); a worker that read them for a
+ * generation that is gone fails its swap.
+ */
+#define WIRE_BOARD_MAGIC   0x47424f44u /* "GBOD" */
+#define WIRE_BOARD_DOMAINS 16u	       /* CONFIG_MAX_DOMAINS */
+enum wire_offer_state {
+	WIRE_OFFER_NONE = 0,
+	WIRE_OFFER_OFFERED = 1,
+	WIRE_OFFER_CLAIMED = 2,
+};
+#define WIRE_OFFER(gen, state, client)                                                             \
+	(((uint64_t)(gen) << 32) | ((uint64_t)(state) << 30) | ((uint64_t)(client)&0x3fffffffu))
+#define WIRE_OFFER_GEN(o)    ((uint32_t)((o) >> 32))
+#define WIRE_OFFER_STATE(o)  ((uint32_t)(((o) >> 30) & 3u))
+#define WIRE_OFFER_CLIENT(o) ((uint32_t)((o)&0x3fffffffu))
+
+struct wire_board {
+	uint32_t magic;
+	uint32_t domains; /* entries of max_bound_ns in use */
+	_Atomic uint64_t offer;
+	_Atomic uint64_t valid_until_ns;
+	_Atomic uint64_t max_bound_ns[WIRE_BOARD_DOMAINS];
 };
 
 enum wire_verdict {

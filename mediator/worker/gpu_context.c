@@ -209,11 +209,15 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	return 0;
 }
 
-void gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
+bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 {
 	info->request_ns = mono_now_ns();
+	if (mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
+				      (uint64_t)info->est.bound_ns, &info->grant_id))
+		return true;
 	info->grant_id = mediator_link_request_grant(ctx->link, (uint64_t)info->est.predicted_ns,
 						     (uint64_t)info->est.bound_ns);
+	return false;
 }
 
 uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
@@ -233,6 +237,8 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size
 			fragment_query_stopped(ctx->fragments));
 		ctx->fragments_stopped_logged = true;
 	}
+	/* A group that took the grant board's offer is on the GPU: now say so. */
+	mediator_link_report_claim(ctx->link);
 	if (renderer_fence(ctx->opt.renderer, ctx->opt.ctx_id, fence_id) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "cannot create a fence");
 		return 0;

@@ -7,7 +7,8 @@
  * flight and its fragment query. For each command group a transport calls
  *   gpu_context_prepare()   decode + predict (a rejected stream never
  *                           reaches the GPU),
- *   gpu_context_request_grant() when mediatord schedules (the transport
+ *   gpu_context_request_grant() when mediatord schedules (unless the
+ *                           grant board's offer was taken, the transport
  *                           waits for mediator_link_take_grant()),
  *   gpu_context_dispatch()  to the renderer with a fence,
  *   gpu_context_complete()  when that fence signalled: the measured time
@@ -76,8 +77,12 @@ uint32_t gpu_context_inflight(const struct gpu_context *ctx);
  */
 int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
 			struct group_info *info);
-/* Asks mediatord for a grant for the group in @info (sets its grant id and request time). */
-void gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info);
+/*
+ * Gets a grant for the group in @info (sets its grant id and request
+ * time): true when it took the grant board's offer and may be dispatched
+ * now; false when it asked mediatord and must wait for the answer.
+ */
+bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info);
 
 /*
  * Submits the group to the renderer followed by fence @fence_id (unique in

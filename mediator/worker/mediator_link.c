@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mediator_link.h"
@@ -28,6 +30,14 @@ struct mediator_link {
 	bool grant_pending;
 	bool grant_answered;
 	uint32_t grant_verdict;
+	/* The grant board (wire.h), NULL without; this worker's domain index there. */
+	struct wire_board *board;
+	uint32_t board_domain;
+	uint64_t claims;
+	uint32_t granted; /* groups granted whose WIRE_DONE has not gone out */
+	/* A claim not yet reported (mediator_link_report_claim()). */
+	struct wire_grant_request claim;
+	bool claim_unsent;
 };
 
 #define link_log(level, l, fmt, ...)                                                               \
@@ -52,6 +62,8 @@ void mediator_link_destroy(struct mediator_link *link)
 	mediator_link_flush(link);
 	if (link->fd >= 0)
 		close(link->fd);
+	if (link->board)
+		munmap(link->board, sizeof(struct wire_board));
 	free(link);
 }
 
@@ -155,11 +167,91 @@ void mediator_link_tick(struct mediator_link *link)
 		mediator_link_flush(link);
 }
 
+int mediator_link_attach_board(struct mediator_link *link, int fd, int domain)
+{
+	struct stat st;
+	void *p;
+
+	if (domain < 0 || domain >= (int)WIRE_BOARD_DOMAINS || fstat(fd, &st) < 0 ||
+	    st.st_size < (off_t)sizeof(struct wire_board)) {
+		close(fd);
+		return -EINVAL;
+	}
+	p = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	link->board = p;
+	if (link->board->magic != WIRE_BOARD_MAGIC || (uint32_t)domain >= link->board->domains) {
+		munmap(p, sizeof(struct wire_board));
+		link->board = NULL;
+		return -EINVAL;
+	}
+	link->board_domain = (uint32_t)domain;
+	return 0;
+}
+
+/* Takes the board's offer for a group of @bound_ns if one stands that fits; *@gen: its generation.
+ */
+static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, uint64_t *now_ns)
+{
+	uint64_t word = atomic_load_explicit(&link->board->offer, memory_order_acquire);
+	uint32_t reserved = WIRE_OFFER_CLIENT(word);
+
+	/* An offer reserved for this worker is for after its groups in flight. */
+	if (WIRE_OFFER_STATE(word) != WIRE_OFFER_OFFERED ||
+	    (reserved && (reserved != link->client_id || link->granted)))
+		return false;
+	*now_ns = mono_now_ns();
+	if (*now_ns >= atomic_load_explicit(&link->board->valid_until_ns, memory_order_relaxed) ||
+	    bound_ns > atomic_load_explicit(&link->board->max_bound_ns[link->board_domain],
+					    memory_order_relaxed))
+		return false;
+	*gen = WIRE_OFFER_GEN(word);
+	return atomic_compare_exchange_strong(
+	    &link->board->offer, &word, WIRE_OFFER(*gen, WIRE_OFFER_CLAIMED, link->client_id));
+}
+
+bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
+			       uint64_t *id)
+{
+	struct wire_grant_request *req = &link->claim;
+	uint32_t gen;
+	uint64_t now;
+
+	if (bound_ns < predicted_ns)
+		bound_ns = predicted_ns;
+	if (!link->board || link->grant_pending || link->claim_unsent ||
+	    !claim(link, bound_ns, &gen, &now))
+		return false;
+	*req = (struct wire_grant_request){.hdr = {WIRE_GRANT_REQUEST, sizeof(*req)}};
+	req->id = ++link->grant_last_id;
+	req->predicted_ns = predicted_ns;
+	req->bound_ns = bound_ns;
+	req->claimed = 1;
+	req->offer_gen = gen;
+	req->claimed_ns = now;
+	link->claim_unsent = true;
+	link->claims++;
+	link->granted++;
+	*id = req->id;
+	return true;
+}
+
+void mediator_link_report_claim(struct mediator_link *link)
+{
+	if (!link->claim_unsent)
+		return;
+	link->claim_unsent = false;
+	mediator_link_send(link, &link->claim, sizeof(link->claim));
+}
+
 uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
 				     uint64_t bound_ns)
 {
 	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
 
+	mediator_link_report_claim(link); /* requests reach mediatord in id order */
 	req.id = ++link->grant_last_id;
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
@@ -214,6 +306,8 @@ bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict)
 		return false;
 	link->grant_pending = false;
 	*verdict = link->grant_verdict;
+	if (*verdict == WIRE_GRANTED)
+		link->granted++;
 	return true;
 }
 
@@ -225,5 +319,8 @@ void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t 
 				 .measured_ns = measured_ns,
 				 .end_ns = end_ns};
 
+	mediator_link_report_claim(link); /* its request before its completion */
 	mediator_link_send(link, &done, sizeof(done));
+	if (link->granted)
+		link->granted--;
 }

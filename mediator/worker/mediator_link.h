@@ -64,6 +64,25 @@ int mediator_link_timeout_ms(const struct mediator_link *link);
 void mediator_link_tick(struct mediator_link *link);
 
 /*
+ * Maps the grant board (wire.h) from @fd (taken: closed here) for a
+ * worker of config domain @domain, so that mediator_link_claim_grant()
+ * can take its offers. 0, or -EINVAL for a board that is not one, or the
+ * errno of a failed mmap; without a board every group asks.
+ */
+int mediator_link_attach_board(struct mediator_link *link, int fd, int domain);
+/*
+ * The fast path of the grant path: takes the board's standing offer if a
+ * group of @bound_ns fits it and returns true with the grant's id in
+ * *@id: the group may start now; mediator_link_report_claim() tells
+ * mediatord (a claimed WIRE_GRANT_REQUEST; no answer comes) right after
+ * the dispatch, so that waking mediatord does not delay the group. False:
+ * ask with mediator_link_request_grant().
+ */
+bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
+			       uint64_t *id);
+/* Sends the claimed request of the last mediator_link_claim_grant() if not sent yet. */
+void mediator_link_report_claim(struct mediator_link *link);
+/*
  * The grant path. request_grant() sends a request for a group with the
  * given prediction and bound and returns its id (from 1); one request may
  * be outstanding. mediator_link_read() takes what mediatord sent: returns

@@ -1045,8 +1045,7 @@ static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 		*what = "malformed command stream";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
-	if (d->opt.grants) {
-		gpu_context_request_grant(ctx, &info);
+	if (d->opt.grants && !gpu_context_request_grant(ctx, &info)) {
 		d->grant_info = info;
 		d->hold = HOLD_GRANT;
 		return HELD;

@@ -73,6 +73,9 @@ struct vhost_gpu_server *vhost_gpu_server_create(const struct vhost_gpu_server_o
 			close(options->mediator_fd);
 		goto fail;
 	}
+	if (options->grants && options->board_domain >= 0 &&
+	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
+		srv_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
 	s->renderer = renderer_create(options->renderer, options->render_node, err, sizeof(err));
 	if (!s->renderer) {
 		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);

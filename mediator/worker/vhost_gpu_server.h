@@ -35,6 +35,7 @@ struct vhost_gpu_server_options {
 	int client_fd;		      /* the vhost-user connection; the server closes it */
 	int mediator_fd;	      /* record channel; the server closes it */
 	bool grants;
+	int board_fd, board_domain; /* the grant board; board_domain -1: none */
 };
 
 struct vhost_gpu_server;

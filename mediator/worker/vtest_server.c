@@ -128,6 +128,9 @@ struct vtest_server *vtest_server_create(const struct vtest_server_options *opti
 		free(s);
 		return NULL;
 	}
+	if (options->grants && options->board_domain >= 0 &&
+	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
+		srv_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
 	return s;
 }
@@ -642,8 +645,7 @@ static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const c
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
-	if (s->opt.grants) {
-		gpu_context_request_grant(s->ctx, &info);
+	if (s->opt.grants && !gpu_context_request_grant(s->ctx, &info)) {
 		s->grant_info = info;
 		s->blocked = BLOCKED_GRANT;
 		return 0;

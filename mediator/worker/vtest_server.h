@@ -41,6 +41,8 @@ struct vtest_server_options {
 	int client_fd;		      /* the connection; the server closes it */
 	int mediator_fd;	      /* record channel to mediatord; the server closes it */
 	bool grants;		      /* ask mediatord for a grant before each group (wire.h) */
+	int board_fd;		      /* the grant board (wire.h), with board_domain >= 0 */
+	int board_domain;	      /* this domain's index on it; -1: no board */
 };
 
 struct vtest_server;

@@ -78,6 +78,8 @@ static int serve_vm(const struct vtest_server_options *o)
 	    .client_fd = o->client_fd,
 	    .mediator_fd = o->mediator_fd,
 	    .grants = o->grants,
+	    .board_fd = o->board_fd,
+	    .board_domain = o->board_domain,
 	};
 	struct vhost_gpu_server *server = vhost_gpu_server_create(&vo);
 	int r;
@@ -101,6 +103,7 @@ int main(int argc, char **argv)
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"grants", no_argument, NULL, 'g'},
 	    {"transport", required_argument, NULL, 't'},
+	    {"board-domain", required_argument, NULL, 'B'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -111,6 +114,8 @@ int main(int argc, char **argv)
 	    .max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT,
 	    .client_fd = WIRE_CLIENT_FD,
 	    .mediator_fd = WIRE_WORKER_FD,
+	    .board_fd = WIRE_BOARD_FD,
+	    .board_domain = -1,
 	};
 	enum log_level level = LOG_LEVEL_INFO;
 	bool have_client = false, vhost = false;
@@ -135,6 +140,14 @@ int main(int argc, char **argv)
 		case 'n':
 			opt.render_node = optarg;
 			break;
+		case 'B': {
+			uint32_t v;
+
+			if (parse_u32(optarg, &v) < 0 || v >= WIRE_BOARD_DOMAINS)
+				goto bad;
+			opt.board_domain = (int)v;
+			break;
+		}
 		case 'm':
 			if (parse_u32(optarg, &opt.max_inflight) < 0)
 				goto bad;
