@@ -157,10 +157,17 @@ struct wire_context {
 	char name[WIRE_NAME_MAX];
 };
 
+/* How a group got to start. */
+enum wire_grant_path {
+	WIRE_GRANT_NONE = 0,	/* mediatord does not schedule */
+	WIRE_GRANT_ASKED = 1,	/* a request answered by WIRE_GRANT */
+	WIRE_GRANT_OFFERED = 2, /* it took the grant board's offer */
+};
+
 struct wire_group {
 	struct wire_header hdr;
 	uint32_t ctx_id;
-	uint32_t reserved;
+	uint32_t grant;	       /* enum wire_grant_path */
 	uint64_t seq;	       /* per client, from 1 */
 	uint64_t request_ns;   /* when the worker asked for a grant (= dispatch_ns without) */
 	uint64_t dispatch_ns;  /* when the worker handed it to the renderer */

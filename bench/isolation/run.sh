@@ -21,9 +21,12 @@
 # throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
 # and how busy the GPU was (sum of all domains' measured GPU time / wall
 # time); then the ratios budget/fifo. Also:
-#   grant round trip: dispatch_ns - request_ns of a lone glmark2 client
-#                     under fifo (nothing else waits, so it is the round
+#   grant path:       dispatch_ns - request_ns of a lone glmark2 client
+#                     under fifo (nothing else waits): over all groups,
+#                     over those that took the grant board's offer (no
+#                     round trip) and over those that asked (the round
 #                     trip worker -> mediatord -> worker), median and p99;
+#                     and how many groups of each budget run took the offer;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
 # Environment: FRAMES (default 10000), CLUSTER_ALONE_S (how long the
@@ -228,9 +231,26 @@ DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" --socket "$T
   -- glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 || die "glmark2 failed"
 "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
 stop_mediatord
-jq -s '[.[] | select(has("type") | not) | (.dispatch_ns - .request_ns) / 1000] | sort |
-  "grant round trip (\(length) groups, one client, fifo): median \(.[length / 2 | floor]) us, p99 \(.[length * 0.99 | floor]) us"' \
-  -r "$TMP/run/rtt.jsonl"
+python3 - "$TMP/run/rtt.jsonl" <<'PY'
+import json, sys
+groups = [g for g in map(json.loads, open(sys.argv[1])) if "type" not in g]
+def stats(gs):
+    v = sorted((g["dispatch_ns"] - g["request_ns"]) / 1000 for g in gs)
+    if not v:
+        return "none"
+    return "median %.1f us, p99 %.1f us" % (v[len(v) // 2], v[int(len(v) * 0.99)])
+asked = [g for g in groups if g.get("grant") == "request"]
+offered = [g for g in groups if g.get("grant") == "offer"]
+print("grant path (%d groups, one client, fifo): request to dispatch %s; %.1f %% took the "
+      "grant board's offer (%s), %d asked (round trip %s)"
+      % (len(groups), stats(groups), 100.0 * len(offered) / max(1, len(groups)),
+         stats(offered), len(asked), stats(asked)))
+PY
+for load in $LOADS; do
+  jq -rs --arg load "$load" '[.[] | select(has("type") | not)] |
+    "\($load) budget: \([.[] | select(.grant == "offer")] | length) of \(length) groups took the grant board'"'"'s offer"' \
+    "$OUT/$load-budget-trace.jsonl"
+done
 
 # mediator-sim: 8 domains x SIM_GROUPS groups.
 python3 - "$TMP/sim" "$SIM_GROUPS" <<'PY'

@@ -213,8 +213,11 @@ bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 {
 	info->request_ns = mono_now_ns();
 	if (mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
-				      (uint64_t)info->est.bound_ns, &info->grant_id))
+				      (uint64_t)info->est.bound_ns, &info->grant_id)) {
+		info->grant = WIRE_GRANT_OFFERED;
 		return true;
+	}
+	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(ctx->link, (uint64_t)info->est.predicted_ns,
 						     (uint64_t)info->est.bound_ns);
 	return false;

@@ -100,6 +100,7 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		r.seq = s;
 		r.dispatch_ns = p->dispatch_ns;
 		r.request_ns = p->info.request_ns ? p->info.request_ns : p->dispatch_ns;
+		r.grant = p->info.grant;
 		r.start_ns =
 		    p->dispatch_ns > groups->last_end_ns ? p->dispatch_ns : groups->last_end_ns;
 		/* A clock read on another CPU can be a hair before dispatch. */

@@ -48,6 +48,7 @@ struct group_info {
 	const char *model;	     /* static string, "" when no model predicted */
 	uint64_t grant_id;	     /* the grant request's id, 0 when dispatched without one */
 	uint64_t request_ns;	     /* when the grant was asked for, 0 when not */
+	uint32_t grant;		     /* enum wire_grant_path */
 };
 
 /*

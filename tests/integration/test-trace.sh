@@ -80,6 +80,13 @@ jq -s -e 'all(.model != "" and .bound_ns >= .predicted_ns)' "$trace" >/dev/null 
   fail "a record has no model or a bound below its prediction"
 jq -s -e '.[10:] | all(.predicted_ns > 0)' "$trace" >/dev/null ||
   fail "groups after the 10th have no prediction"
+# Every group was granted, by a request or by taking the grant board's
+# offer; a lone client finds the slot offered most of the time.
+jq -s -e 'all(.grant == "request" or .grant == "offer")' "$trace" >/dev/null ||
+  fail "a record does not say how it was granted"
+offered=$(jq -s '[.[] | select(.grant == "offer")] | length' "$trace")
+[ "$offered" -gt 0 ] || fail "no group took the grant board's offer"
+log "$offered of $records groups took the grant board's offer"
 # mediatorctl model shows the domain's model, its error and coefficients.
 model_json=$(ctl model --json) || fail "mediatorctl model --json failed"
 jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts | length >= 1 and

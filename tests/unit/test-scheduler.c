@@ -377,6 +377,49 @@ static void an_early_release_makes_the_next_expected_earlier(void **state)
 	assert_false(granted_after_releases(one_early, bound));
 }
 
+/*
+ * The grant board's offer: only while nothing waits and a slot is free
+ * (or for after the groups in flight), with per domain the largest bound
+ * that passes the checks for the whole span; a claimed group is in flight
+ * at once.
+ */
+static void the_offer_holds_the_checks_for_its_whole_span(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false),
+	    strict = add(s, DOMAIN_CLASS_NORMAL, 3 * MS, true);
+	const uint64_t t = 3 * P + 4 * MS;
+	struct sched_domain_stats st;
+	uint64_t b[3], ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	assert_true(sched_offer(s, t, t + 2 * MS, false, b));
+	/* Next release 4P, deadline 5P, C = 2 ms, the GPU free until t + 2 ms at the latest. */
+	assert_int_equal(b[n], 5 * P - 2 * MS - (t + 2 * MS));
+	assert_int_equal(b[strict], 3 * MS); /* its budget */
+	assert_true(b[c] == UINT64_MAX);     /* nothing to protect from the cluster itself */
+	/* A group that took it is in flight at once; the slot is then taken... */
+	assert_int_equal(sched_claim(s, 1, n, b[n] / 2, b[n], t + 1 * MS), 0);
+	stats(s, n, &st);
+	assert_int_equal(st.inflight, 1);
+	assert_false(sched_offer(s, t + 1 * MS, t + 3 * MS, false, b));
+	/* ...except for after it, counting its bound as GPU time ahead. */
+	assert_true(sched_offer(s, t + 1 * MS, t + 3 * MS, true, b));
+	/* It took the whole room 1 ms into the span, so 1 ms is left. */
+	assert_int_equal(b[n], 1 * MS);
+	/* A request waiting: no offer; it is decided by polling. */
+	assert_int_equal(sched_complete(s, 1, 5 * MS, t + 6 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, n, 1 * MS, 2 * MS, t + 6 * MS), 0);
+	assert_false(sched_offer(s, t + 6 * MS, t + 8 * MS, false, b));
+	assert_int_equal(poll_ids(s, t + 6 * MS, ids), 1);
+	assert_int_equal(sched_complete(s, 2, 1 * MS, t + 7 * MS), 0);
+	stats(s, n, &st);
+	assert_int_equal(st.groups, 2);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -601,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_short_of_its_groups_keeps_room_for_one_more),
 	    cmocka_unit_test(a_rolled_over_frame_still_expects_its_own_group),
 	    cmocka_unit_test(an_early_release_makes_the_next_expected_earlier),
+	    cmocka_unit_test(the_offer_holds_the_checks_for_its_whole_span),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
