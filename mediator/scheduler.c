@@ -19,6 +19,7 @@ struct sreq {
 	uint64_t id;
 	int domain;
 	bool used, inflight, throttled;
+	bool carried; /* of a safety frame rolled over before its deadline (see carry_frame()) */
 	uint64_t predicted, bound, arrival, granted_at;
 };
 
@@ -56,6 +57,9 @@ struct sdom {
 	 */
 	uint64_t grid;
 	double period_est;
+	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
+	uint32_t carried_n; /* its groups not completed yet */
+	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
 	/* How much earlier than expected its recent releases came (0 when not early). */
 	uint64_t early[SCHED_FRAME_HISTORY];
 	unsigned next_early;
@@ -286,8 +290,9 @@ static uint64_t group_cost(const struct sdom *d)
 	return median(c, d->ncosts);
 }
 
-/* Ends the open frame; @unfinished: work of it still waits or runs (so it is late). */
-static void log_frame(struct sdom *d, bool unfinished, bool missed)
+/* Logs a frame that ended for the trace. */
+static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint64_t end,
+		      uint64_t bound, bool missed)
 {
 	struct sched *s = d->s;
 	struct sched_frame *f;
@@ -300,10 +305,10 @@ static void log_frame(struct sdom *d, bool unfinished, bool missed)
 	f = &s->frame_log[(s->frame_head + s->frame_n++) % SCHED_FRAME_LOG];
 	*f = (struct sched_frame){.domain = d->index,
 				  .missed = missed,
-				  .release_ns = d->frame_release,
-				  .deadline_ns = d->frame_release + d->p.deadline_ns,
-				  .end_ns = unfinished ? 0 : d->frame_last_end,
-				  .bound_ns = d->frame_bound};
+				  .release_ns = release,
+				  .deadline_ns = deadline,
+				  .end_ns = end,
+				  .bound_ns = bound};
 }
 
 size_t sched_take_frames(struct sched *s, struct sched_frame *out, size_t max, uint64_t *dropped)
@@ -328,7 +333,8 @@ static void close_frame(struct sdom *d, bool unfinished)
 	d->frames++;
 	if (missed)
 		d->misses++;
-	log_frame(d, unfinished, missed);
+	log_frame(d, d->frame_release, d->frame_release + d->p.deadline_ns,
+		  unfinished ? 0 : d->frame_last_end, d->frame_bound, missed);
 	/* What an unfinished frame would have cost is not known. */
 	if (unfinished)
 		return;
@@ -422,6 +428,47 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
  * observed period is closed (late if work of it was still waiting or
  * running at its deadline), and what remains opens the next one.
  */
+/*
+ * Rolls the open frame over at the next release while work of it still
+ * waits or runs but its deadline has not come: whether it missed is
+ * decided when that work completed.
+ */
+static void carry_frame(struct sdom *d)
+{
+	struct sched *s = d->s;
+
+	d->frame_open = false;
+	d->carried_n = 0;
+	for (size_t i = 0; i < s->top; i++) {
+		if (s->req[i].used && s->req[i].domain == d->index) {
+			s->req[i].carried = true;
+			d->carried_n++;
+		}
+	}
+	d->carried_release = d->frame_release;
+	d->carried_deadline = d->frame_release + d->p.deadline_ns;
+	d->carried_bound = d->frame_bound;
+	d->carried_end = d->frame_last_end;
+}
+
+/* A group of a carried frame completed (or went away) at @end_ns. */
+static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
+{
+	bool missed;
+
+	r->carried = false;
+	if (end_ns > d->carried_end)
+		d->carried_end = end_ns;
+	if (--d->carried_n)
+		return;
+	missed = d->carried_end > d->carried_deadline;
+	d->frames++;
+	if (missed)
+		d->misses++;
+	log_frame(d, d->carried_release, d->carried_deadline, d->carried_end, d->carried_bound,
+		  missed);
+}
+
 static void roll_frame(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t next = d->frame_release + (uint64_t)d->period_est;
@@ -429,7 +476,10 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 
 	if (!d->frame_open || now_ns < next)
 		return;
-	close_frame(d, busy);
+	if (busy && !d->carried_n && now_ns < d->frame_release + d->p.deadline_ns)
+		carry_frame(d);
+	else
+		close_frame(d, busy);
 	if (!busy)
 		return;
 	d->have_release = true;
@@ -879,7 +929,9 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
-	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open) {
+	if (r->carried) {
+		carried_done(d, r, end_ns);
+	} else if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open) {
 		if (end_ns > d->frame_last_end)
 			d->frame_last_end = end_ns;
 		if (measured_ns > r->bound)
@@ -904,7 +956,9 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	} else {
 		d->pending--;
 	}
-	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
+	if (r->carried)
+		carried_done(d, r, now_ns);
+	else if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
 		d->frame_last_end = now_ns;
 	release(s, r);
 	return 0;

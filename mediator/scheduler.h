@@ -46,7 +46,9 @@
  * arrives while the domain has no frame open, and ends with the group
  * that precedes an idle gap of SCHED_FRAME_GAP_NS (no group of the domain
  * waiting or in flight); it misses when it completed later than release +
- * deadline.
+ * deadline. A frame still busy one observed period after its release is
+ * rolled over (what arrives now is the next frame's); if its deadline has
+ * not come yet, whether it missed is decided when its work completed.
  */
 #ifndef MEDIATOR_SCHEDULER_H
 #define MEDIATOR_SCHEDULER_H

@@ -420,6 +420,29 @@ static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * Releases come 1 ms early, so the frame rolls over one observed period
+ * (about P - 1 ms) after its release, while its group still runs; the
+ * group completes before the deadline (P), so the frame is in time.
+ */
+static void a_frame_rolled_over_before_its_deadline_is_judged_when_done(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	const uint64_t every = P - 1 * MS;
+	struct sched_domain_stats st;
+
+	for (int k = 0; k < 40; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * every, 2 * MS, 1 * MS);
+	stats(s, c, &st);
+	assert_true(st.observed_period_ns < P - 500 * US);
+	safety_frame(s, c, 200, 40 * every, 2 * MS, P - 300 * US);
+	sched_advance(s, 40 * every + 3 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.deadline_misses, 0);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -645,6 +668,7 @@ int main(void)
 	    cmocka_unit_test(a_rolled_over_frame_still_expects_its_own_group),
 	    cmocka_unit_test(an_early_release_makes_the_next_expected_earlier),
 	    cmocka_unit_test(the_offer_holds_the_checks_for_its_whole_span),
+	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
