@@ -23,8 +23,12 @@
  * less and a shorter one wakes mediatord more often.
  */
 #define DISPATCHER_OFFER_NS 2000000ull
-/* A claimer that has not sent its request after this long broke the protocol. */
-#define DISPATCHER_CLAIM_TIMEOUT_NS 100000000ull
+/*
+ * A claim not reported after this long was not a worker's honest one (a
+ * worker reports right after handing the group to the renderer): the
+ * board is switched off and every group asks.
+ */
+#define DISPATCHER_CLAIM_TIMEOUT_NS 1000000000ull
 
 /* A request or granted group of a client, as the scheduler knows it. */
 struct outstanding {
@@ -55,6 +59,7 @@ struct dispatcher {
 	struct wire_board *board;
 	int n_domains;
 	uint32_t gen;
+	bool board_off;	       /* after a claim never reported: no more offers */
 	bool offered;	       /* an offer of generation gen stands (or was just taken) */
 	bool claimed;	       /* it was taken: no grant until the claimer's request */
 	uint32_t claimer;      /* claimed: the client that took it */
@@ -281,7 +286,7 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 	uint32_t owner;
 
 	/* Only for workers that ask; an idle mediatord sleeps. */
-	if (d->ids_top == 0)
+	if (d->ids_top == 0 || d->board_off)
 		return 0;
 	if (next_event < until)
 		until = next_event;
@@ -314,9 +319,11 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 	size_t n;
 
 	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
-		log_warn("grant board: client %u took an offer and never said so; offer dropped",
-			 d->claimer);
+		log_error("grant board: an offer taken for client %u was never reported; the board "
+			  "is off, every group asks",
+			  d->claimer);
 		clear_board(d);
+		d->board_off = true;
 	}
 	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until) {
 		/*
