@@ -387,7 +387,7 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 		return false;
 	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
 	    domain < 0 || domain >= d->n_domains || req->bound_ns > d->offer_bound[domain] ||
-	    req->claimed_ns > d->offer_until || req->claimed_ns > now_ns ||
+	    req->claimed_ns > d->offer_until || req->claimed_ns > now_ns || !req->bound_ns ||
 	    (d->offer_client && d->offer_client != client))
 		return false;
 	/* A reserved offer is for after the claimer's own groups: their DONE came first. */

@@ -799,6 +799,11 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
 		if (!in_safety_gap(s, r, now_ns) || !budget_ok)
 			return false;
+	} else if (d->p.class != DOMAIN_CLASS_SAFETY && r->bound == 0 &&
+		   !in_safety_gap(s, r, now_ns)) {
+		/* Its cost is not known at all (no model yet): only where the most room is. */
+		throttle(s, r);
+		return false;
 	} else if (!budget_ok || !fits_safety(s, r, now_ns)) {
 		throttle(s, r);
 		return false;

@@ -32,6 +32,8 @@
  *      more typical group. The next release is expected up to as early
  *      as the most any of its 16 recent releases came early (at most an
  *      eighth of its deadline).
+ * A normal domain's group with bound 0 (its worker has no model yet: its
+ * cost is not known at all) starts only at the start of a safety gap.
  * Safety domains' groups go first (earliest deadline first among them),
  * then the others in arrival order. Measured time is charged, not
  * predicted time: a domain that spends more than its budget carries the

@@ -15,7 +15,11 @@
 #                 heavy    the same plus glmark2-es2 heavy scenes (refract,
 #                          shadow, terrain) in a loop, whose groups (up to
 #                          400 ms on llvmpipe) fit no gap: they wait
-#                          max_defer_us and then run at a gap's start.
+#                          max_defer_us and then, as OVERSIZE says, are
+#                          refused (unschedulable, the default: their
+#                          client is disconnected and glmark2 starts again)
+#                          or run at a gap's start (run: each costs the
+#                          cluster the frames it spans).
 # Prints per configuration: cluster frames, deadline misses (the client's
 # own count and mediatord's), p50/p99 frame latency, infotainment
 # throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
@@ -29,7 +33,8 @@
 #                     and how many groups of each budget run took the offer;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
-# Environment: FRAMES (default 10000), CLUSTER_ALONE_S (how long the
+# Environment: FRAMES (default 10000), OVERSIZE (mediatord's oversize,
+# default unschedulable), CLUSTER_ALONE_S (how long the
 # cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
 # iterations, default 2: ~9 ms groups on these machines, which fit the
 # gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
@@ -43,6 +48,7 @@ FRAMES=${FRAMES:-10000}
 LOADS=${LOADS:-fitting heavy}
 LONG_ITER=${LONG_ITER:-2}
 CLUSTER_ALONE_S=${CLUSTER_ALONE_S:-2}
+OVERSIZE=${OVERSIZE:-unschedulable}
 SIM_GROUPS=${SIM_GROUPS:-100000}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 OUT=${OUT:-$SRCROOT/bench-isolation-out}
@@ -90,6 +96,7 @@ control_socket = $TMP/run/control.sock
 state_dir = $TMP/run/state
 policy = $1
 max_inflight = 1
+oversize = $OVERSIZE
 [domain cluster]
 class = safety
 period_us = 16667
@@ -205,6 +212,7 @@ res = {
     "mediatord_misses": dom(a, "cluster")["deadline_misses"] - dom(s, "cluster")["deadline_misses"],
     "ivi_groups_per_s": (dom(a, "infotainment")["groups"] - dom(b, "infotainment")["groups"]) / wall,
     "ivi_throttled": dom(a, "infotainment")["throttled"] - dom(b, "infotainment")["throttled"],
+    "ivi_unschedulable": dom(a, "infotainment")["unschedulable"] - dom(b, "infotainment")["unschedulable"],
     "long_draws_per_s": lg.get("groups_per_s", 0),
     "glmark2_fps": sum(fps) / len(fps) if fps else 0,
     "gpu_busy": (sum(d["used_us"] for d in a["domains"]) - sum(d["used_us"] for d in b["domains"])) / 1e6 / wall,
@@ -213,11 +221,11 @@ json.dump(res, open(out, "w"))
 PY
 }
 
-echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run"
+echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE"
 for load in $LOADS; do
   for policy in fifo budget; do
     one_config "$policy" "$load"
-    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
+    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); GPU busy \(.gpu_busy * 100 | floor) %"' \
       "$OUT/$load-$policy.json"
   done
   jq -rs --arg load "$load" '"\($load) budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \

@@ -221,7 +221,8 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns
 
 	if (bound_ns < predicted_ns)
 		bound_ns = predicted_ns;
-	if (!link->board || link->grant_pending || link->claim_unsent ||
+	/* A group of unknown cost (no model yet) asks: the scheduler places it. */
+	if (!link->board || !bound_ns || link->grant_pending || link->claim_unsent ||
 	    !claim(link, bound_ns, &gen, &now))
 		return false;
 	*req = (struct wire_grant_request){.hdr = {WIRE_GRANT_REQUEST, sizeof(*req)}};

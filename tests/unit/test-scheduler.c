@@ -443,6 +443,26 @@ static void a_frame_rolled_over_before_its_deadline_is_judged_when_done(void **s
 	sched_destroy(s);
 }
 
+/* A group of unknown cost (bound 0: no model yet) waits for the start of a safety gap. */
+static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	/* 3 ms after the last frame ended: not a gap's start. */
+	assert_int_equal(sched_submit(s, 1, n, 0, 0, 3 * P + 4 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0);
+	/* Right after the next frame: it starts. */
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	sched_destroy(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -669,6 +689,7 @@ int main(void)
 	    cmocka_unit_test(an_early_release_makes_the_next_expected_earlier),
 	    cmocka_unit_test(the_offer_holds_the_checks_for_its_whole_span),
 	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
+	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
