@@ -13,10 +13,17 @@
  * intercept would take millions of steps to reach).
  *
  * Two deviations from the seed, both deliberate:
- *  - when a scale grows, u is rescaled so that the raw coefficient c_i is
- *    unchanged (the prediction does not jump); the seed's w_i s_i^2/x_i^2
- *    shrink (meant for adversarial scale changes) discards what was
- *    learned whenever a larger draw shows up;
+ *  - when a scale grows by up to SGD_KEEP_GROWTH, u is rescaled so that
+ *    the raw coefficient c_i is unchanged (the prediction does not jump);
+ *    the seed's w_i s_i^2/x_i^2 shrink (meant for adversarial scale
+ *    changes) discards what was learned whenever a somewhat larger draw
+ *    shows up. A larger jump keeps c_i only up to that factor: a
+ *    coefficient learned from tiny values is not extrapolated to values
+ *    a thousand times larger (bench/accuracy, glmark2 texture: a shader-
+ *    compiling draw of 19 ms estimated at 75 fragments taught ~0.25 ms
+ *    per fragment; kept unchanged, the next draw's 75,000 fragments were
+ *    predicted at 300 ms, and the model was still 16 ms off 16,000
+ *    groups later);
  *  - ADADELTA accumulates E[g^2] as in Algorithm 4.4 (Algorithm 5.15's
  *    listing omits that line).
  * No truncated gradient (the seed found no clear benefit, §6.2).
@@ -44,6 +51,8 @@
 #define SGD_EPS	    1e-5
 #define SGD_MAGIC   0x44475350u /* "PSGD" */
 #define SGD_VERSION 1u
+/* Largest growth of a feature's scale over which its raw coefficient is kept. */
+#define SGD_KEEP_GROWTH 2.0
 
 struct predict_model {
 	const struct predict_model_ops *ops; /* first, see predict_model_priv.h */
@@ -97,9 +106,9 @@ static void sgd_rescale(struct predict_model *m, const double x[PF_COUNT], doubl
 {
 	for (int i = 0; i < PF_COUNT; i++) {
 		if (x[i] > m->s[i]) {
-			/* Keep c_i = u_i sy / s_i: scale u_i by new / old. */
+			/* Keep c_i = u_i sy / s_i, up to SGD_KEEP_GROWTH. */
 			if (m->s[i] > 0)
-				m->u[i] *= x[i] / m->s[i];
+				m->u[i] *= fmin(x[i] / m->s[i], SGD_KEEP_GROWTH);
 			if (!isfinite(m->u[i]))
 				m->u[i] = 0;
 			m->s[i] = x[i];

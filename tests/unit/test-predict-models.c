@@ -245,6 +245,36 @@ static void history_forgets_the_least_recently_used_content(void **state)
 	ops->destroy(m);
 }
 
+/*
+ * What sgd learned per unit of a feature from small values is not
+ * extrapolated to a value a thousand times larger than any seen (in
+ * bench/accuracy a shader-compiling draw estimated at 75 fragments taught
+ * a cost per fragment that the next draw's 75,000 fragments turned into a
+ * 300 ms prediction). Trained on t = 1 ms + 10 us per fragment with 1-75
+ * fragments, a group of 75,000 fragments is predicted, once seen, at most
+ * at what 2 x 75 fragments cost (SGD_KEEP_GROWTH), not at 750 ms.
+ */
+static void sgd_does_not_extrapolate_a_feature_a_thousandfold(void **state)
+{
+	const struct predict_model_ops *ops = predict_model_find("sgd");
+	struct predict_model *m = ops->create();
+	struct predict_features f = {0};
+	struct rng r = {88172645463325252ull};
+
+	(void)state;
+	f.x[PF_GROUP] = 1;
+	for (int i = 0; i < 5000; i++) {
+		f.x[PF_FRAGMENTS] = 1 + 74 * rng_uniform(&r);
+		ops->update(m, &f, 1e6 + 1e4 * f.x[PF_FRAGMENTS]);
+	}
+	f.x[PF_FRAGMENTS] = 75;
+	assert_true(fabs(ops->predict(m, &f) - 1.75e6) < 0.2e6); /* learned */
+	f.x[PF_FRAGMENTS] = 75000;
+	ops->update(m, &f, 2e6); /* the large value is seen: its scale grows */
+	assert_true(ops->predict(m, &f) < 2 * 2.5e6);
+	ops->destroy(m);
+}
+
 static void save_and_load_reproduce_predictions_exactly(void **state)
 {
 	for (size_t k = 0; predict_models[k]; k++) {
@@ -440,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(linear_set_refuses_bad_coefficients_and_other_models),
 	    cmocka_unit_test(history_predicts_the_last_time_of_the_same_content),
 	    cmocka_unit_test(history_forgets_the_least_recently_used_content),
+	    cmocka_unit_test(sgd_does_not_extrapolate_a_feature_a_thousandfold),
 	    cmocka_unit_test(save_and_load_reproduce_predictions_exactly),
 	    cmocka_unit_test(save_reports_a_short_buffer),
 	    cmocka_unit_test(load_refuses_garbage_truncated_and_nan_states),
