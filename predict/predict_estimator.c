@@ -10,6 +10,7 @@ struct predict_estimator {
 	const struct predict_model_ops *ops;
 	struct predict_model *model;
 	struct predict_memo *memo;
+	struct predict_recent *recent;
 	struct predict_bound *bound;
 	unsigned flags;
 	double bias;	  /* running mean of recent measured - model, ns (anchor) */
@@ -28,8 +29,9 @@ struct predict_estimator *predict_estimator_create(const struct predict_model_op
 	e->flags = flags;
 	e->model = ops->create();
 	e->memo = predict_memo_create();
+	e->recent = predict_recent_create();
 	e->bound = predict_bound_create(PREDICT_ESTIMATOR_BOUND_QUANTILE);
-	if (!e->model || !e->memo || !e->bound) {
+	if (!e->model || !e->memo || !e->recent || !e->bound) {
 		predict_estimator_destroy(e);
 		return NULL;
 	}
@@ -43,6 +45,7 @@ void predict_estimator_destroy(struct predict_estimator *e)
 	if (e->model)
 		e->ops->destroy(e->model);
 	predict_memo_destroy(e->memo);
+	predict_recent_destroy(e->recent);
 	predict_bound_destroy(e->bound);
 	free(e);
 }
@@ -60,6 +63,9 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 		if (t < out->model_ns / 2) /* never below half the model's prediction */
 			t = out->model_ns / 2;
 	}
+	out->kind = predict_recent_kind(f);
+	if (e->flags & PREDICT_ESTIMATOR_RECENT)
+		t = predict_recent_predict(e->recent, out->kind, t);
 	if (e->flags & PREDICT_ESTIMATOR_MEMO)
 		memo = predict_memo_lookup(e->memo, f->content_hash);
 	out->memo = memo >= 0;
@@ -77,6 +83,7 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	if (!predict_time_valid(measured_ns))
 		return;
 	e->ops->update(e->model, f, measured_ns);
+	predict_recent_update(e->recent, est->kind, est->model_ns, measured_ns);
 	if (e->flags & PREDICT_ESTIMATOR_MEMO)
 		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns);
 	/* One-off groups (the memo's) say nothing of the level. */
@@ -110,6 +117,11 @@ struct predict_model *predict_estimator_model(struct predict_estimator *e)
 struct predict_memo *predict_estimator_memo(struct predict_estimator *e)
 {
 	return e->memo;
+}
+
+struct predict_recent *predict_estimator_recent(struct predict_estimator *e)
+{
+	return e->recent;
 }
 
 double predict_estimator_margin(const struct predict_estimator *e)

@@ -4,6 +4,9 @@
  * composes the cost model (predict_model.h) with what else is learned
  * from the same measurements:
  *
+ *   recent  per kind of group, the recent level of its measured times
+ *           (predict_recent.h), blended with the model's prediction by
+ *           how well each did for that kind lately;
  *   memo    groups the model badly under-predicted, by exact content
  *           (predict_memo.h): start-up groups that compile shaders;
  *   anchor  over the first PREDICT_ESTIMATOR_ANCHOR groups, a running
@@ -39,6 +42,7 @@
 #include "predict_features.h"
 #include "predict_memo.h"
 #include "predict_model.h"
+#include "predict_recent.h"
 
 /* Groups over which a context re-anchors its model's level, and the newest residual's weight. */
 #define PREDICT_ESTIMATOR_ANCHOR	64u
@@ -51,6 +55,7 @@ struct predict_estimate {
 	double predicted_ns; /* what the group is expected to take */
 	double bound_ns;     /* what it will rarely exceed (>= predicted_ns) */
 	double model_ns;     /* the model's own prediction */
+	uint64_t kind;	     /* the group's kind (predict_recent_kind()) */
 	bool memo;	     /* predicted_ns is the memo's */
 };
 
@@ -58,7 +63,9 @@ struct predict_estimate {
 enum predict_estimator_flag {
 	PREDICT_ESTIMATOR_MEMO = 1u << 0,
 	PREDICT_ESTIMATOR_REANCHOR = 1u << 1,
-	PREDICT_ESTIMATOR_ALL = PREDICT_ESTIMATOR_MEMO | PREDICT_ESTIMATOR_REANCHOR,
+	PREDICT_ESTIMATOR_RECENT = 1u << 2,
+	PREDICT_ESTIMATOR_ALL =
+	    PREDICT_ESTIMATOR_MEMO | PREDICT_ESTIMATOR_REANCHOR | PREDICT_ESTIMATOR_RECENT,
 };
 
 struct predict_estimator;
@@ -78,6 +85,7 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 const struct predict_model_ops *predict_estimator_ops(const struct predict_estimator *e);
 struct predict_model *predict_estimator_model(struct predict_estimator *e);
 struct predict_memo *predict_estimator_memo(struct predict_estimator *e);
+struct predict_recent *predict_estimator_recent(struct predict_estimator *e);
 /* The bound's current margin, ns. */
 double predict_estimator_margin(const struct predict_estimator *e);
 

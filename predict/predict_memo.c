@@ -60,9 +60,13 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 
 	if (!predict_time_valid(measured_ns) || !(model_ns >= 0))
 		return false;
+	if (measured_ns - model_ns < PREDICT_MEMO_MIN_NS || measured_ns < 2 * model_ns) {
+		/* The model has caught up with this content: it is no one-off. */
+		if (e)
+			e->used = 0;
+		return false;
+	}
 	if (!e) {
-		if (measured_ns - model_ns < PREDICT_MEMO_MIN_NS || measured_ns < 2 * model_ns)
-			return false;
 		added = true;
 		e = &memo->e[0];
 		for (unsigned i = 1; i < PREDICT_MEMO_ENTRIES && e->used; i++) {

@@ -11,7 +11,10 @@
  * the measured time of each group whose measurement exceeded twice its
  * model prediction by at least PREDICT_MEMO_MIN_NS; a later group with
  * the same content is predicted to take that time (and every later
- * measurement of it replaces the remembered time). It is saved with the
+ * measurement of it replaces the remembered time, until the model's own
+ * prediction of it is no longer that far off: then the content is no
+ * one-off, and the memo forgets it; kept, the memo would predict a
+ * repeated group from its last time alone). It is saved with the
  * model state, so the first groups after a restart are predicted from
  * what they cost last time (seed 003 §4.6).
  */

@@ -8,8 +8,11 @@
  *   predict-replay [--skip N] [--cdf DIR] [--plain] NAME FILE [FILE...]
  *
  * Each model runs inside a context estimator (predict_estimator.h) as in
- * the worker, with its memo of under-predicted groups, or without it
- * (--plain) to measure what the memo adds.
+ * the worker, with what the estimator adds (memo of under-predicted
+ * groups, recent cost of similar groups, re-anchoring), or without it
+ * (--plain) to measure what that adds. The history model is the
+ * baseline, TimeGraph's prediction as seed 002 evaluated it: it always
+ * runs plain.
  *
  * NAME labels the workload. Per model it prints, over the groups after the
  * first N (default 200, warm-up):
@@ -202,7 +205,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (const struct predict_model_ops *const *ops = predict_models; *ops; ops++)
-		evaluate(name, *ops, flags, &s, skip, cdf_dir);
+		evaluate(name, *ops, *ops == &predict_model_history_ops ? 0 : flags, &s, skip,
+			 cdf_dir);
 	free(s.v);
 	return 0;
 usage:

@@ -155,8 +155,24 @@ static const struct predict_persist_section memo_section = {
     .load = memo_load,
 };
 
-/* What a domain's state file holds: the model, its fragment estimators, the memo. */
-#define PREDICTOR_SECTIONS 3
+static int recent_save(const void *recent, uint8_t *buf, size_t size)
+{
+	return predict_recent_save(recent, buf, size);
+}
+
+static int recent_load(void *recent, const uint8_t *buf, size_t size)
+{
+	return predict_recent_load(recent, buf, size);
+}
+
+static const struct predict_persist_section recent_section = {
+    .name = "recent",
+    .save = recent_save,
+    .load = recent_load,
+};
+
+/* What a domain's state file holds: the model, its fragment estimators, the memo, recent levels. */
+#define PREDICTOR_SECTIONS 4
 
 static void predictor_sections(struct predictor *p,
 			       struct predict_persist_entry e[PREDICTOR_SECTIONS])
@@ -168,6 +184,8 @@ static void predictor_sections(struct predictor *p,
 	e[1].obj = p->ctx;
 	e[2].section = &memo_section;
 	e[2].obj = predict_estimator_memo(p->est);
+	e[3].section = &recent_section;
+	e[3].obj = predict_estimator_recent(p->est);
 }
 
 int predictor_load(struct predictor *p, const char *path, const char *identity)

@@ -39,9 +39,13 @@ static void only_large_under_predictions_are_remembered(void **state)
 	assert_true(predict_memo_update(m, 6, 1 * MS, 18 * MS)); /* a shader compile */
 	assert_int_equal(predict_memo_size(m), 1);
 	assert_true(predict_memo_lookup(m, 6) == 18 * MS);
-	/* A later measurement of the same content replaces the time, even a small one. */
+	/* A later measurement the model still badly under-predicts replaces the time... */
+	assert_false(predict_memo_update(m, 6, 1 * MS, 16 * MS));
+	assert_true(predict_memo_lookup(m, 6) == 16 * MS);
+	/* ... one the model is no longer that far off makes the memo forget the content. */
 	assert_false(predict_memo_update(m, 6, 1 * MS, 0.9 * MS));
-	assert_true(predict_memo_lookup(m, 6) == 0.9 * MS);
+	assert_true(predict_memo_lookup(m, 6) < 0);
+	assert_int_equal(predict_memo_size(m), 0);
 	predict_memo_destroy(m);
 	predict_memo_destroy(NULL);
 }
@@ -131,12 +135,13 @@ static void features(struct predict_features *f, uint64_t hash, double draws)
 /*
  * The estimator predicts a remembered group from the memo, the others
  * from the model; after a restart's first groups re-anchored the level,
- * the prediction is the model's own.
+ * the prediction is the model's own. Once the model predicts the
+ * remembered group itself, the memo forgets it.
  */
 static void the_estimator_uses_the_memo_and_re_anchors(void **state)
 {
-	struct predict_estimator *e =
-	    predict_estimator_create(predict_model_find("rls"), PREDICT_ESTIMATOR_ALL);
+	struct predict_estimator *e = predict_estimator_create(
+	    predict_model_find("rls"), PREDICT_ESTIMATOR_MEMO | PREDICT_ESTIMATOR_REANCHOR);
 	struct predict_estimator *plain = predict_estimator_create(predict_model_find("rls"), 0);
 	struct predict_features f;
 	struct predict_estimate est;
@@ -152,7 +157,7 @@ static void the_estimator_uses_the_memo_and_re_anchors(void **state)
 	assert_true(est.memo);
 	assert_true(est.predicted_ns == 20 * MS);
 	assert_true(est.bound_ns >= est.predicted_ns);
-	predict_estimator_learn(e, &f, &est, 1.1 * MS); /* compiled now: remembered as such */
+	predict_estimator_learn(e, &f, &est, 1.1 * MS); /* compiled now: the model is not far off */
 	for (int i = 0; i < 200; i++) {
 		features(&f, (uint64_t)i + 1, 1 + i % 4);
 		predict_estimator_predict(e, &f, &est);
@@ -167,7 +172,8 @@ static void the_estimator_uses_the_memo_and_re_anchors(void **state)
 	}
 	features(&f, 0xc0ffee, 1);
 	predict_estimator_predict(e, &f, &est);
-	assert_true(est.memo && est.predicted_ns == 1.1 * MS);
+	assert_false(est.memo);
+	assert_true(est.predicted_ns == est.model_ns);
 	features(&f, 12345, 3);
 	predict_estimator_predict(e, &f, &est);
 	assert_true(fabs(est.predicted_ns - 3.1 * MS) < 0.05 * 3.1 * MS);
