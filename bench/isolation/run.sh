@@ -38,7 +38,7 @@
 # cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
 # iterations, default 2: ~9 ms groups on these machines, which fit the
 # gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
-# (default build/), OUT (kept traces and client reports, default
+# (default build/), OUT (kept traces, client reports and mediatord logs, default
 # bench-isolation-out/).
 set -euo pipefail
 
@@ -178,7 +178,9 @@ one_config() {
   wait "$cluster_pid" || die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   after=$(budgets)
-  kill -TERM "$long_pid" 2>/dev/null
+  # long-draws may be gone already (refused as unschedulable, or failed): say so.
+  kill -TERM "$long_pid" 2>/dev/null ||
+    echo "bench: $policy: long-draws had stopped before the cluster's last frame: $(tail -2 "$TMP/run/long.out")" >&2
   wait "$long_pid" 2>/dev/null || true
   if [ -n "$flood_pid" ]; then
     kill -TERM "$flood_pid" 2>/dev/null
@@ -188,6 +190,7 @@ one_config() {
   "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
   cp "$TMP/run/trace.jsonl" "$OUT/$load-$policy-trace.jsonl"
   stop_mediatord
+  cp "$TMP/run/mediatord.log" "$OUT/$load-$policy-mediatord.log"
   echo "$start" >"$TMP/run/start.json"
   echo "$before" >"$TMP/run/before.json"
   echo "$after" >"$TMP/run/after.json"
@@ -286,4 +289,4 @@ t0=$(date +%s.%N)
 "$B/mediator/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
-echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl}"
+echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"
