@@ -108,7 +108,8 @@ static unsigned lower_bound(const double *sorted, unsigned n, double v)
 	return lo;
 }
 
-void predict_bound_update(struct predict_bound *b, double predicted_ns, double measured_ns)
+void predict_bound_update(struct predict_bound *b, double predicted_ns, double measured_ns,
+			  bool judged)
 {
 	double r, allowed;
 	bool over;
@@ -116,7 +117,7 @@ void predict_bound_update(struct predict_bound *b, double predicted_ns, double m
 
 	if (!isfinite(predicted_ns) || !isfinite(measured_ns))
 		return;
-	over = measured_ns > predict_bound_of(b, predicted_ns);
+	over = judged && measured_ns > predict_bound_of(b, predicted_ns);
 	r = measured_ns - predicted_ns;
 	if (r > PREDICT_MODEL_TIME_MAX)
 		r = PREDICT_MODEL_TIME_MAX;

@@ -95,10 +95,12 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	 * (tens of ms); kept among the residuals they would widen the bound
 	 * of every group for the next PREDICT_BOUND_WINDOW groups. Later, every
 	 * group counts, so that a context that keeps overrunning (new content
-	 * each time) still widens its margin.
+	 * each time) still widens its margin. Start-up groups, whose bounds
+	 * are at least start_max, are not judged by the margin's bound.
 	 */
 	if (!(outlier && e->learned < PREDICT_ESTIMATOR_ANCHOR))
-		predict_bound_update(e->bound, est->predicted_ns, measured_ns);
+		predict_bound_update(e->bound, est->predicted_ns, measured_ns,
+				     e->learned >= PREDICT_ESTIMATOR_ANCHOR);
 	if (measured_ns > e->start_max)
 		e->start_max = measured_ns;
 	e->learned++;

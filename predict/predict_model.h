@@ -22,6 +22,7 @@
 #ifndef PREDICT_MODEL_H
 #define PREDICT_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,8 +109,16 @@ struct predict_bound *predict_bound_create(double quantile);
 void predict_bound_destroy(struct predict_bound *bound);
 /* The bound for a group predicted to take @predicted_ns (>= predicted_ns). */
 double predict_bound_of(const struct predict_bound *bound, double predicted_ns);
-/* Learns from one group: predicted @predicted_ns, measured @measured_ns. */
-void predict_bound_update(struct predict_bound *bound, double predicted_ns, double measured_ns);
+/*
+ * Learns from one group: predicted @predicted_ns, measured @measured_ns.
+ * Its residual joins the window; whether it exceeded its bound counts
+ * toward widening the margin only when @judged (false for a context's
+ * start-up groups, whose bounds the caller set otherwise: counted, the
+ * start-up's misses widened a cluster's margin from 1 to 7.5 ms two
+ * seconds later, at its first ordinary overrun).
+ */
+void predict_bound_update(struct predict_bound *bound, double predicted_ns, double measured_ns,
+			  bool judged);
 /* The current margin in ns (for show-budgets / mediatorctl model). */
 double predict_bound_margin(const struct predict_bound *bound);
 

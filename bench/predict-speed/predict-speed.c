@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 			uint64_t t0 = now_ns();
 
 			sink += predict_bound_of(b, p);
-			predict_bound_update(b, p, t[i]);
+			predict_bound_update(b, p, t[i], true);
 			ns[i] = now_ns() - t0;
 		}
 		report("bound", ns, n);

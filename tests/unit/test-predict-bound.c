@@ -45,18 +45,18 @@ static void bound_is_never_below_the_prediction(void **state)
 	assert_true(predict_bound_margin(b) == 0);
 	/* Only over-predictions: the margin stays 0, never negative. */
 	for (int i = 0; i < 1000; i++)
-		predict_bound_update(b, 1e6, 1e6 * (0.5 + 0.4 * rng_uniform(&r)));
+		predict_bound_update(b, 1e6, 1e6 * (0.5 + 0.4 * rng_uniform(&r)), true);
 	assert_true(predict_bound_margin(b) == 0);
 	for (int i = 0; i < 5000; i++) {
 		double p = 1e6 * rng_uniform(&r);
 
-		predict_bound_update(b, p, p * (0.5 + rng_uniform(&r)));
+		predict_bound_update(b, p, p * (0.5 + rng_uniform(&r)), true);
 		assert_true(predict_bound_margin(b) >= 0);
 		assert_true(predict_bound_of(b, p) >= p);
 	}
 	/* Non-finite input is ignored. */
-	predict_bound_update(b, NAN, 1);
-	predict_bound_update(b, 1, INFINITY);
+	predict_bound_update(b, NAN, 1, true);
+	predict_bound_update(b, 1, INFINITY, true);
 	assert_true(isfinite(predict_bound_margin(b)));
 	predict_bound_destroy(b);
 }
@@ -73,7 +73,7 @@ static void bound_is_exceeded_rarely_with_gaussian_residuals(void **state)
 
 		if (i >= warmup && t > predict_bound_of(b, p))
 			over++;
-		predict_bound_update(b, p, t);
+		predict_bound_update(b, p, t, true);
 	}
 	printf("# 0.995 bound exceeded by %.3f %% of %d groups; margin %.0f ns (2.58 sigma = "
 	       "12900)\n",
@@ -93,7 +93,7 @@ static void margin_widens_when_times_jump_until_the_bound_holds(void **state)
 
 	/* A context predicted at 1 ms that took 1 ms +- 2 %. */
 	for (int i = 0; i < 2000; i++)
-		predict_bound_update(b, 1e6, 1e6 * (1 + 0.02 * rng_gauss(&r)));
+		predict_bound_update(b, 1e6, 1e6 * (1 + 0.02 * rng_gauss(&r)), true);
 	before = predict_bound_margin(b);
 	/* Its groups now take 3x as long; the prediction does not follow. */
 	for (int i = 0; i < 2000; i++) {
@@ -105,7 +105,7 @@ static void margin_widens_when_times_jump_until_the_bound_holds(void **state)
 			held_from = i - 19; /* 20 groups in a row within the bound */
 		if (i >= 100)
 			over_late += over;
-		predict_bound_update(b, 1e6, t);
+		predict_bound_update(b, 1e6, t, true);
 	}
 	printf("# margin %.0f ns before the jump, %.0f after; held from group %d on, then "
 	       "%d of 1900 exceeded\n",
@@ -116,6 +116,29 @@ static void margin_widens_when_times_jump_until_the_bound_holds(void **state)
 	predict_bound_destroy(b);
 }
 
+/*
+ * Residuals of groups that are not judged (a context's start-up) join the
+ * window but their overruns do not widen the margin: the same overrunning
+ * groups judged inflate it beyond the largest residual.
+ */
+static void unjudged_overruns_do_not_widen_the_margin(void **state)
+{
+	struct predict_bound *judged = predict_bound_create(0.995);
+	struct predict_bound *unjudged = predict_bound_create(0.995);
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		double t = 1e6 + (i % 8 == 7 ? 1e6 : 1e3 * i); /* every 8th group twice as long */
+
+		predict_bound_update(judged, 1e6, t, true);
+		predict_bound_update(unjudged, 1e6, t, false);
+	}
+	assert_true(predict_bound_margin(unjudged) == 1e6); /* the largest residual */
+	assert_true(predict_bound_margin(judged) > 1.4e6);
+	predict_bound_destroy(judged);
+	predict_bound_destroy(unjudged);
+}
+
 static void persistent_overruns_inflate_the_margin(void **state)
 {
 	struct predict_bound *b = predict_bound_create(0.9);
@@ -124,13 +147,13 @@ static void persistent_overruns_inflate_the_margin(void **state)
 
 	/* Residuals that grow steadily: the window's quantile lags behind. */
 	for (int i = 0; i < 600; i++)
-		predict_bound_update(b, 1e6, 1e6 + 1000.0 * (i % 512));
+		predict_bound_update(b, 1e6, 1e6 + 1000.0 * (i % 512), true);
 	plain = predict_bound_margin(b);
 	for (int i = 0; i < 2000; i++) {
 		double t = 1e6 + 1000.0 * (i % 5000) + 600e3;
 
 		over += t > predict_bound_of(b, 1e6);
-		predict_bound_update(b, 1e6, t);
+		predict_bound_update(b, 1e6, t, true);
 	}
 	printf("# drifting residuals: margin %.0f -> %.0f ns, %d of 2000 exceeded\n", plain,
 	       predict_bound_margin(b), over);
@@ -155,6 +178,7 @@ int main(void)
 	    cmocka_unit_test(bound_is_never_below_the_prediction),
 	    cmocka_unit_test(bound_is_exceeded_rarely_with_gaussian_residuals),
 	    cmocka_unit_test(margin_widens_when_times_jump_until_the_bound_holds),
+	    cmocka_unit_test(unjudged_overruns_do_not_widen_the_margin),
 	    cmocka_unit_test(persistent_overruns_inflate_the_margin),
 	    cmocka_unit_test(create_refuses_bad_quantiles_and_destroy_accepts_null),
 	};
