@@ -646,17 +646,23 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 	return true;
 }
 
-/* True when @r's bound exceeds the largest gap some safety domain leaves. */
-static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+/* True when @t (a bound or a prediction of @r) exceeds the largest gap some safety domain leaves.
+ */
+static bool exceeds_gaps(const struct sched *s, const struct sreq *r, uint64_t t, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
 		if (d->p.class == DOMAIN_CLASS_SAFETY && i != r->domain &&
-		    next_release(d, now_ns) && r->bound > largest_gap(d))
+		    next_release(d, now_ns) && t > largest_gap(d))
 			return true;
 	}
 	return false;
+}
+
+static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return exceeds_gaps(s, r, r->bound, now_ns);
 }
 
 /*
@@ -786,7 +792,15 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		throttle(s, r);
 		if (now_ns < r->arrival + s->p.max_defer_ns)
 			return false;
-		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE) {
+		/*
+		 * Refused only when even its prediction never fits: a group whose
+		 * bound alone is too large (a margin widened by a noisy stretch,
+		 * which also widens the safety frames' costs and so narrows the
+		 * gaps) may well fit, and runs at a gap's start.
+		 */
+		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
+		    ((over_budget && r->predicted > d->p.budget_ns) ||
+		     (!over_budget && exceeds_gaps(s, r, r->predicted, now_ns)))) {
 			d->pending--;
 			d->outstanding_bound -= r->bound;
 			d->unschedulable++;

@@ -42,7 +42,11 @@
  * budget, waits (counted as throttled); after max_defer it runs at the
  * start of the next gap (the end of a safety frame; for a strict domain,
  * also with a whole period's budget) or, as configured, is refused and its
- * context reported unschedulable.
+ * context reported unschedulable: refused only when even its prediction
+ * exceeds that gap or budget; a group whose bound alone does runs at the
+ * gap's start (a margin widened by a noisy stretch also widens the safety
+ * frames' costs, which narrows the gaps: refusing on bounds disconnected
+ * an infotainment client whose 10 ms groups had fitted for seconds).
  *
  * Frames of a safety domain: a frame is released by the first group that
  * arrives while the domain has no frame open, and ends with the group

@@ -735,8 +735,9 @@ static int unblock(struct vtest_server *s)
 			srv_log(
 			    LOG_LEVEL_ERROR, s,
 			    "group refused by the scheduler: its context is unschedulable "
-			    "(its bound of %.0f us never fits the safety domains' gaps); closing "
-			    "the connection",
+			    "(predicted %.0f us, bound %.0f us: it never fits the safety domains' "
+			    "gaps); closing the connection",
+			    s->grant_info.est.predicted_ns / 1000,
 			    s->grant_info.est.bound_ns / 1000);
 			return -EPERM;
 		}

@@ -601,6 +601,35 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * With oversize = unschedulable, a group whose bound (40 ms) exceeds the
+ * largest gap (29.3 ms) but whose prediction (20 ms) does not is not
+ * refused: after max_defer it runs at the start of a gap.
+ */
+static void a_group_oversize_by_its_bound_alone_is_not_refused(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16], k;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 40 * MS, 2 * MS), 0);
+	for (k = 1; k * P < 103 * MS; k++) {
+		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	}
+	assert_int_equal(poll_ids(s, 103 * MS, NULL),
+			 0); /* max_defer is over; not at a gap start */
+	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	stats(s, n, &st);
+	assert_int_equal(st.unschedulable, 0);
+	sched_destroy(s);
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -697,6 +726,7 @@ int main(void)
 	    cmocka_unit_test(a_late_arrival_does_not_push_the_next_release_back),
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
+	    cmocka_unit_test(a_group_oversize_by_its_bound_alone_is_not_refused),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
 	    cmocka_unit_test(bad_parameters_are_refused),
