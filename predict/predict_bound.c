@@ -10,8 +10,14 @@
  *   margin = max(0, Q_q(residuals)) * inflation
  *
  * Q_q is the nearest-rank quantile: the ceil(q n)-th smallest of the n
- * residuals kept (so the largest while n < 1 / (1 - q)). With no residual
- * yet the margin is 0.
+ * residuals kept, but never one of the largest few that a full window
+ * leaves out (PREDICT_BOUND_WINDOW - ceil(q PREDICT_BOUND_WINDOW): 2 for
+ * 0.995), so that a window not yet full is not set by one outlier alone
+ * (the plain nearest rank is the largest while n < 1 / (1 - q): one
+ * cluster group slowed to 17 ms by a client starting beside it made every
+ * 1 ms cluster group's bound 15 ms for the next 8 seconds, and the gaps
+ * left to the other domains shrank to 3 ms). With no residual yet the
+ * margin is 0.
  *
  * Inflation widens the margin of a context that keeps overrunning it (the
  * quantile of a window lags behind a drift, and a heavy tail can make the
@@ -71,12 +77,15 @@ void predict_bound_destroy(struct predict_bound *b)
 
 double predict_bound_margin(const struct predict_bound *b)
 {
-	unsigned rank;
+	unsigned rank, spared;
 	double q;
 
 	if (b->count == 0)
 		return 0;
 	rank = (unsigned)ceil(b->quantile * b->count);
+	spared = PREDICT_BOUND_WINDOW - (unsigned)ceil(b->quantile * PREDICT_BOUND_WINDOW);
+	if (b->count > spared && rank > b->count - spared)
+		rank = b->count - spared;
 	if (rank < 1)
 		rank = 1;
 	if (rank > b->count)
