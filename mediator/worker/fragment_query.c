@@ -48,7 +48,8 @@ struct host_query_state {
 
 struct fragment_query {
 	uint32_t ctx_id;
-	bool have_resource, have_object;
+	bool have_resource;
+	bool have_object; /* our query object exists in the guest's current sub-context */
 	const char *stopped;
 	uint64_t pending; /* seq of the wrapped group in flight, 0 if none */
 	uint64_t last;	  /* seq of the last wrapped group, 0 if none */
@@ -86,7 +87,14 @@ static bool submit(struct fragment_query *fq, uint32_t *cmds, int ndw)
 	return false;
 }
 
-/* The result resource and, in the current sub-context, the query object. */
+/*
+ * The result resource and, in the current sub-context, the query object.
+ * The object is destroyed there first: after the guest switched
+ * sub-contexts and back, the one made before may still exist, and a
+ * second CREATE_OBJECT of a handle in use would put the guest's context
+ * in error (virglrenderer then drops its draws). DESTROY_OBJECT of a
+ * handle that does not exist does nothing.
+ */
 static bool set_up(struct fragment_query *fq)
 {
 	struct virgl_renderer_resource_create_args args = {
@@ -100,6 +108,8 @@ static bool set_up(struct fragment_query *fq)
 	    .array_size = 1,
 	};
 	uint32_t create[] = {
+	    VIRGL_CMD(PREDICT_VIRGL_DESTROY_OBJECT, PREDICT_VIRGL_OBJECT_QUERY, 1),
+	    FRAGMENT_QUERY_HANDLE,
 	    VIRGL_CMD(PREDICT_VIRGL_CREATE_OBJECT, PREDICT_VIRGL_OBJECT_QUERY, 4),
 	    FRAGMENT_QUERY_HANDLE,
 	    PIPE_QUERY_OCCLUSION_COUNTER,
@@ -137,8 +147,9 @@ bool fragment_query_begin(struct fragment_query *fq, uint64_t seq, const struct 
 		return false;
 	}
 	if (flags & PFF_SUB_CTX) {
-		if (fq->have_object)
-			fq->stopped = "the guest changed sub-contexts";
+		/* Our object may be in another sub-context now: make one anew, in
+		 * whichever is current before a group that stays in it. */
+		fq->have_object = false;
 		return false;
 	}
 	if (fq->pending || !info->features.frag.draws ||

@@ -17,9 +17,10 @@
  * The first FRAGMENT_QUERY_FIRST drawing groups are wrapped, then at most
  * one in FRAGMENT_QUERY_EVERY (fragment_query.c). A group is not wrapped when it uses queries
  * itself (GL allows one active occlusion query, so wrapping stops for good), when it creates,
- * switches or destroys sub-contexts (our query object lives in one sub-context; after such a group,
- * wrapping stops for good, except before the first wrap), or while another wrapped group is in
- * flight (one query object).
+ * switches or destroys sub-contexts (our query object lives in one sub-context, and a query
+ * cannot span two: the next group that stays in one sub-context is wrapped with an object made
+ * anew there; glmark2 switches once at start, and was never measured when a switch stopped
+ * wrapping for good), or while another wrapped group is in flight (one query object).
  */
 #ifndef MEDIATOR_FRAGMENT_QUERY_H
 #define MEDIATOR_FRAGMENT_QUERY_H
