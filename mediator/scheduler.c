@@ -40,10 +40,12 @@ struct sdom {
 	uint64_t frame_bound,
 	    frame_granted;	 /* sums of the bounds of its groups: arrived, granted */
 	uint64_t frame_extra;	 /* what its completed groups took beyond their bounds */
+	uint64_t frame_measured; /* what its completed groups took */
 	uint32_t frame_groups;	 /* its groups so far */
 	uint64_t frame_last_end; /* end of its last completed group */
 	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
 	uint64_t costs[SCHED_FRAME_HISTORY];
+	uint64_t measured[SCHED_FRAME_HISTORY]; /* ... and what they took, measured */
 	uint32_t counts[SCHED_FRAME_HISTORY];
 	unsigned ncosts, next_cost;
 	bool have_release;
@@ -264,6 +266,17 @@ static uint64_t frame_cost(const struct sdom *d)
 	return median(c, d->ncosts);
 }
 
+/* The median measured time of safety domain @d's recent frames (its budget before any). */
+static uint64_t frame_time(const struct sdom *d)
+{
+	uint64_t c[SCHED_FRAME_HISTORY];
+
+	if (!d->ncosts)
+		return d->p.budget_ns;
+	memcpy(c, d->measured, d->ncosts * sizeof(c[0]));
+	return median(c, d->ncosts);
+}
+
 /*
  * The most groups a recent frame of safety domain @d had (UINT32_MAX
  * before any frame was seen): a frame with fewer may still be sent more.
@@ -339,6 +352,7 @@ static void close_frame(struct sdom *d, bool unfinished)
 	if (unfinished)
 		return;
 	d->costs[d->next_cost] = d->frame_bound + d->frame_extra;
+	d->measured[d->next_cost] = d->frame_measured;
 	d->counts[d->next_cost] = d->frame_groups;
 	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
 	if (d->ncosts < SCHED_FRAME_HISTORY)
@@ -385,6 +399,7 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_bound = 0;
 	d->frame_granted = 0;
 	d->frame_extra = 0;
+	d->frame_measured = 0;
 	d->frame_groups = 0;
 	d->frame_last_end = 0;
 }
@@ -490,6 +505,7 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_bound = d->outstanding_bound;
 	d->frame_granted = 0;
 	d->frame_extra = 0;
+	d->frame_measured = 0;
 	d->frame_groups = 0; /* the groups carried over are the last frame's */
 	d->frame_last_end = 0;
 }
@@ -593,12 +609,18 @@ static uint64_t release_guard(const struct sdom *d)
 	return g < d->p.deadline_ns / 8 ? g : d->p.deadline_ns / 8;
 }
 
-/* The largest gap safety domain @d leaves between its frames (0 if none). */
-static uint64_t largest_gap(const struct sdom *d)
+/* The largest gap safety domain @d leaves between frames that cost @c each (0 if none). */
+static uint64_t gap_between(const struct sdom *d, uint64_t c)
 {
-	uint64_t c = frame_cost(d), room = (uint64_t)d->period_est + d->p.deadline_ns;
+	uint64_t room = (uint64_t)d->period_est + d->p.deadline_ns;
 
 	return room > 2 * c ? room - 2 * c : 0;
+}
+
+/* The largest gap safety domain @d leaves between its frames as check 3 sees them. */
+static uint64_t largest_gap(const struct sdom *d)
+{
+	return gap_between(d, frame_cost(d));
 }
 
 /*
@@ -646,15 +668,20 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 	return true;
 }
 
-/* True when @t (a bound or a prediction of @r) exceeds the largest gap some safety domain leaves.
+/*
+ * True when @r exceeds the largest gap some safety domain leaves: its bound
+ * against the gap check 3 sees (@typical false), or its prediction against
+ * the gap between frames of their typical measured time (@typical true).
  */
-static bool exceeds_gaps(const struct sched *s, const struct sreq *r, uint64_t t, uint64_t now_ns)
+static bool exceeds_gaps(const struct sched *s, const struct sreq *r, bool typical, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class == DOMAIN_CLASS_SAFETY && i != r->domain &&
-		    next_release(d, now_ns) && t > largest_gap(d))
+		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain || !next_release(d, now_ns))
+			continue;
+		if (typical ? r->predicted > gap_between(d, frame_time(d))
+			    : r->bound > largest_gap(d))
 			return true;
 	}
 	return false;
@@ -662,7 +689,7 @@ static bool exceeds_gaps(const struct sched *s, const struct sreq *r, uint64_t t
 
 static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
-	return exceeds_gaps(s, r, r->bound, now_ns);
+	return exceeds_gaps(s, r, false, now_ns);
 }
 
 /*
@@ -793,14 +820,16 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		if (now_ns < r->arrival + s->p.max_defer_ns)
 			return false;
 		/*
-		 * Refused only when even its prediction never fits: a group whose
-		 * bound alone is too large (a margin widened by a noisy stretch,
-		 * which also widens the safety frames' costs and so narrows the
-		 * gaps) may well fit, and runs at a gap's start.
+		 * Refused only when it never fits even as it typically goes: its
+		 * prediction against the gap between safety frames of their
+		 * typical measured time. A group that fails only on bounds (a
+		 * margin widened by a noisy stretch, its own or the safety
+		 * domain's, whose frame cost then narrows the gaps) may well fit,
+		 * and runs at a gap's start.
 		 */
 		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
 		    ((over_budget && r->predicted > d->p.budget_ns) ||
-		     (!over_budget && exceeds_gaps(s, r, r->predicted, now_ns)))) {
+		     (!over_budget && exceeds_gaps(s, r, true, now_ns)))) {
 			d->pending--;
 			d->outstanding_bound -= r->bound;
 			d->unschedulable++;
@@ -955,6 +984,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 			d->frame_last_end = end_ns;
 		if (measured_ns > r->bound)
 			d->frame_extra += measured_ns - r->bound;
+		d->frame_measured += measured_ns;
 	}
 	release(s, r);
 	return 0;

@@ -43,10 +43,13 @@
  * start of the next gap (the end of a safety frame; for a strict domain,
  * also with a whole period's budget) or, as configured, is refused and its
  * context reported unschedulable: refused only when even its prediction
- * exceeds that gap or budget; a group whose bound alone does runs at the
- * gap's start (a margin widened by a noisy stretch also widens the safety
- * frames' costs, which narrows the gaps: refusing on bounds disconnected
- * an infotainment client whose 10 ms groups had fitted for seconds).
+ * exceeds the gap between safety frames of their typical measured time
+ * (the median of recent frames), or its strict domain's budget; a group
+ * that fails only on bounds runs at a gap's start (a margin widened by a
+ * noisy stretch also widens the safety frames' costs, which narrows the
+ * gaps: refusing on bounds disconnected an infotainment client whose
+ * 10 ms groups had fitted for seconds, once the cluster's 1.3 ms frames
+ * were bounded at 15 ms).
  *
  * Frames of a safety domain: a frame is released by the first group that
  * arrives while the domain has no frame open, and ends with the group
