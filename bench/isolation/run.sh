@@ -24,7 +24,9 @@
 # own count and mediatord's), p50/p99 frame latency, infotainment
 # throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
 # and how busy the GPU was (sum of all domains' measured GPU time / wall
-# time); then the ratios budget/fifo. Also:
+# time), and the CPU steal of the run (the share of CPU time the
+# hypervisor gave to other guests: how noisy the host was); then the ratios
+# budget/fifo. Also:
 #   grant path:       dispatch_ns - request_ns of a lone glmark2 client
 #                     under fifo (nothing else waits): over all groups,
 #                     over those that took the grant board's offer (no
@@ -164,6 +166,7 @@ one_config() {
   sleep "$CLUSTER_ALONE_S"
   before=$(budgets)
   t0=$(date +%s.%N)
+  head -n 1 /proc/stat >"$TMP/run/stat0"
   if [ "$load" = heavy ]; then
     flood_loop &
     flood_pid=$!
@@ -177,6 +180,7 @@ one_config() {
   long_pid=$!
   wait "$cluster_pid" || die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
+  head -n 1 /proc/stat >"$TMP/run/stat1"
   after=$(budgets)
   # long-draws may be gone already (refused as unschedulable, or failed): say so.
   kill -TERM "$long_pid" 2>/dev/null ||
@@ -196,9 +200,12 @@ one_config() {
   echo "$after" >"$TMP/run/after.json"
   python3 - "$policy" "$t0" "$t1" "$OUT/$load-$policy-cluster.json" "$TMP/run/long.json" \
     "$TMP/run/glmark.out" "$OUT/$load-$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" \
-    "$TMP/run/start.json" <<'PY'
+    "$TMP/run/start.json" "$TMP/run/stat0" "$TMP/run/stat1" <<'PY'
 import json, re, sys
-policy, t0, t1, cluster, long_json, glmark_out, out, before, after, start = sys.argv[1:11]
+policy, t0, t1, cluster, long_json, glmark_out, out, before, after, start, stat0, stat1 = sys.argv[1:13]
+# /proc/stat "cpu" line: user nice system idle iowait irq softirq steal ...
+cpu0, cpu1 = ([int(v) for v in open(f).read().split()[1:9]] for f in (stat0, stat1))
+ticks = [b - a for a, b in zip(cpu0, cpu1)]
 wall = float(t1) - float(t0)
 b, a, s = json.load(open(before)), json.load(open(after)), json.load(open(start))
 dom = lambda j, n: next(d for d in j["domains"] if d["name"] == n)
@@ -219,6 +226,8 @@ res = {
     "long_draws_per_s": lg.get("groups_per_s", 0),
     "glmark2_fps": sum(fps) / len(fps) if fps else 0,
     "gpu_busy": (sum(d["used_us"] for d in a["domains"]) - sum(d["used_us"] for d in b["domains"])) / 1e6 / wall,
+    # CPU time the hypervisor gave to others while this VM wanted to run: the host's noise.
+    "cpu_steal": ticks[7] / max(1, sum(ticks)),
 }
 json.dump(res, open(out, "w"))
 PY
@@ -228,7 +237,7 @@ echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluste
 for load in $LOADS; do
   for policy in fifo budget; do
     one_config "$policy" "$load"
-    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); GPU busy \(.gpu_busy * 100 | floor) %"' \
+    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' \
       "$OUT/$load-$policy.json"
   done
   jq -rs --arg load "$load" '"\($load) budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
