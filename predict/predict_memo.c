@@ -20,6 +20,7 @@ struct memo_entry {
 struct predict_memo {
 	struct memo_entry e[PREDICT_MEMO_ENTRIES];
 	uint64_t clock;
+	uint64_t seen[PREDICT_MEMO_SEEN]; /* recent contents, by hash % PREDICT_MEMO_SEEN */
 };
 
 struct predict_memo *predict_memo_create(void)
@@ -55,11 +56,13 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 			 double measured_ns)
 {
 	struct memo_entry *e = find(memo, hash);
-
-	bool added = false;
+	uint64_t key = hash ? hash : 1; /* seen[] is 0 where nothing was seen */
+	uint64_t *seen = &memo->seen[hash % PREDICT_MEMO_SEEN];
+	bool added = false, first = *seen != key;
 
 	if (!predict_time_valid(measured_ns) || !(model_ns >= 0))
 		return false;
+	*seen = key;
 	if (measured_ns - model_ns < PREDICT_MEMO_MIN_NS || measured_ns < 2 * model_ns) {
 		/* The model has caught up with this content: it is no one-off. */
 		if (e)
@@ -67,6 +70,8 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 		return false;
 	}
 	if (!e) {
+		if (!first)
+			return false; /* a repeated content that ran long once: noise */
 		added = true;
 		e = &memo->e[0];
 		for (unsigned i = 1; i < PREDICT_MEMO_ENTRIES && e->used; i++) {

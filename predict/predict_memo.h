@@ -10,7 +10,8 @@
  * repeat byte for byte (content_hash, predict_features.h). The memo keeps
  * the measured time of each group whose measurement exceeded twice its
  * model prediction by at least PREDICT_MEMO_MIN_NS; a later group with
- * the same content is predicted to take that time (and every later
+ * the same content is predicted to take that time (only a content's first
+ * group is remembered, see PREDICT_MEMO_SEEN; and every later
  * measurement of it replaces the remembered time, until the model's own
  * prediction of it is no longer that far off: then the content is no
  * one-off, and the memo forgets it; kept, the memo would predict a
@@ -29,6 +30,13 @@
 #define PREDICT_MEMO_ENTRIES 64u
 /* Smallest under-prediction remembered, ns. */
 #define PREDICT_MEMO_MIN_NS 250000.0
+/*
+ * Contents seen lately (direct-mapped by hash): only a content's first
+ * group is remembered, since a one-off is a first. A repeated group that
+ * ran long once was noise: remembered, it made long-draws' next group
+ * predicted at 38 ms instead of 10 ms, which the scheduler refused.
+ */
+#define PREDICT_MEMO_SEEN 1024u
 
 struct predict_memo;
 

@@ -50,6 +50,26 @@ static void only_large_under_predictions_are_remembered(void **state)
 	predict_memo_destroy(NULL);
 }
 
+/*
+ * Only a content's first group is remembered: a repeated group that ran
+ * long once (a noisy stretch) is not, while a new content that did (a
+ * shader compile) is.
+ */
+static void a_repeated_content_that_ran_long_once_is_not_remembered(void **state)
+{
+	struct predict_memo *m = predict_memo_create();
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		assert_false(predict_memo_update(m, 7, 10 * MS, 10 * MS));
+	assert_false(predict_memo_update(m, 7, 10 * MS, 38 * MS));
+	assert_true(predict_memo_lookup(m, 7) < 0);
+	assert_true(predict_memo_update(m, 8, 1 * MS, 18 * MS));
+	assert_true(predict_memo_update(m, 0, 1 * MS, 18 * MS)); /* hash 0 is a content too */
+	assert_int_equal(predict_memo_size(m), 2);
+	predict_memo_destroy(m);
+}
+
 /* A full memo forgets the group used least recently. */
 static void the_least_recently_used_group_is_forgotten(void **state)
 {
@@ -266,6 +286,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(only_large_under_predictions_are_remembered),
+	    cmocka_unit_test(a_repeated_content_that_ran_long_once_is_not_remembered),
 	    cmocka_unit_test(the_least_recently_used_group_is_forgotten),
 	    cmocka_unit_test(the_memo_survives_a_round_trip),
 	    cmocka_unit_test(bad_memo_states_are_refused),
