@@ -8,7 +8,8 @@
 # counts its CPU time on the shared cores); show-budgets stays
 # consistent (used in the last period <= budget + debt for the strict
 # domain, throttled > 0); set-budget applies from the next period and
-# refuses a budget the safety domains cannot have.
+# refuses a budget the safety domains cannot have. On a noisy host (CPU
+# steal, see below) the clients' run is tried again, up to 3 times.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -40,38 +41,72 @@ in_domain() {
     --socket "$sock" -- "$@"
 }
 
-in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds $((FRAMES / 60 + 8)) \
-  --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
-LONG_PID=$!
-STARTED_PIDS+=("$LONG_PID")
-sleep 2
-in_domain "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" --json /dev/fd/3 3>"$TMP/cluster.json" \
-  >"$TMP/cluster.log" 2>&1 &
-CLUSTER_PID=$!
-STARTED_PIDS+=("$CLUSTER_PID")
-sleep 2 # past the cluster's start-up (shader compilation)
-before=$(budgets_json)
-ctl trace start "$TMP/trace.jsonl" >&2 || fail "trace start failed"
-wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
-ctl trace stop >&2 || fail "trace stop failed"
-after=$(budgets_json)
-wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
+# steal_ticks: CPU time the hypervisor gave to other guests so far, and all CPU time (jiffies).
+steal_ticks() {
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
+}
 
-frames=$(jq .frames "$TMP/cluster.json")
-misses=$(jq .misses "$TMP/cluster.json")
-md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
-throttled=$(jq '.domains[1].throttled' <<<"$after")
-log "cluster: $frames frames, $misses missed by its clock, $md_misses by mediatord's" \
-  "after start-up; p99 latency $(jq .p99_latency_us "$TMP/cluster.json") us;" \
-  "infotainment: $(jq .groups_per_s "$TMP/long.json") groups/s, throttled $throttled"
-[ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
-# mediatord's count is the scheduler's: a frame completed on the GPU after
-# its release + deadline. The client's own clock also counts its CPU time
-# (GL calls, virgl encoding, the vtest round trips) on two cores shared
-# with llvmpipe's threads, which no GPU scheduler controls: up to 6 of 600
-# (1 %) are tolerated there, and printed.
-[ "$md_misses" -eq 0 ] || fail "mediatord counted $md_misses cluster deadline misses"
-[ "$misses" -le 6 ] || fail "the cluster missed $misses deadlines by its own clock"
+# attempt N: both clients, FRAMES cluster frames, traced into $TMP/trace-N.jsonl.
+# Sets frames, misses, md_misses, trace_misses, throttled, after and steal (% of
+# CPU time taken by the hypervisor for other guests during the attempt).
+attempt() {
+  local n=$1 s0 s1 before
+  s0=$(steal_ticks)
+  in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds $((FRAMES / 60 + 8)) \
+    --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
+  LONG_PID=$!
+  STARTED_PIDS+=("$LONG_PID")
+  sleep 2
+  in_domain "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" --json /dev/fd/3 3>"$TMP/cluster.json" \
+    >"$TMP/cluster.log" 2>&1 &
+  CLUSTER_PID=$!
+  STARTED_PIDS+=("$CLUSTER_PID")
+  sleep 2 # past the cluster's start-up (shader compilation)
+  before=$(budgets_json)
+  ctl trace start "$TMP/trace-$n.jsonl" >&2 || fail "trace start failed"
+  wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
+  ctl trace stop >&2 || fail "trace stop failed"
+  after=$(budgets_json)
+  wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
+  s1=$(steal_ticks)
+  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
+    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  frames=$(jq .frames "$TMP/cluster.json")
+  misses=$(jq .misses "$TMP/cluster.json")
+  md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
+  trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed)] | length' "$TMP/trace-$n.jsonl")
+  throttled=$(jq '.domains[1].throttled' <<<"$after")
+  log "attempt $n: cluster: $frames frames, $misses missed by its clock, $md_misses by mediatord's" \
+    "after start-up; p99 latency $(jq .p99_latency_us "$TMP/cluster.json") us;" \
+    "infotainment: $(jq .groups_per_s "$TMP/long.json") groups/s, throttled $throttled;" \
+    "host CPU steal $steal %"
+  [ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
+  # mediatord's count is the scheduler's: a frame completed on the GPU after
+  # its release + deadline. The client's own clock also counts its CPU time
+  # (GL calls, virgl encoding, the vtest round trips) on two cores shared
+  # with llvmpipe's threads, which no GPU scheduler controls: up to 6 of 600
+  # (1 %) are tolerated there, and printed.
+  [ "$md_misses" -eq 0 ] && [ "$trace_misses" -eq 0 ] && [ "$misses" -le 6 ]
+}
+
+# These machines are VMs on a shared host. While the hypervisor gives a
+# large share of the CPUs to other guests (steal), llvmpipe, the clients and
+# mediatord all stall, and frames come late however the GPU is scheduled
+# (in one such CI-like run the cluster's own groups took up to 39 ms). An
+# attempt with misses counts against the scheduler when the host was quiet
+# (steal under STEAL_NOISY %); on a noisy host it is run again, up to
+# ATTEMPTS times, and the test fails if none passes.
+STEAL_NOISY=5
+ATTEMPTS=3
+for n in $(seq "$ATTEMPTS"); do
+  attempt "$n" && break
+  if [ "$steal" -lt "$STEAL_NOISY" ] || [ "$n" -eq "$ATTEMPTS" ]; then
+    [ "$md_misses" -eq 0 ] || fail "mediatord counted $md_misses cluster deadline misses (steal $steal %)"
+    [ "$trace_misses" -eq 0 ] || fail "the trace shows $trace_misses missed cluster frames"
+    fail "the cluster missed $misses deadlines by its own clock (steal $steal %)"
+  fi
+  log "attempt $n: the host was noisy (CPU steal $steal %): again"
+done
 [ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
 [ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
 # Consistent numbers: a strict domain never uses more than its budget plus
@@ -83,11 +118,9 @@ jq -e '.domains[0] | .frames >= 500 and .strict == false and .frame_cost_us > 0'
 # The trace has a record per cluster frame: released, due, done, on time.
 jq -se --arg d "$DOMAIN_A" '[.[] | select(.type == "frame")] as $f |
   ($f | length) >= 400 and all($f[]; .domain == $d and .deadline_ns > .release_ns and
-    (.missed or (.end_ns > 0 and .end_ns <= .deadline_ns)))' "$TMP/trace.jsonl" >/dev/null ||
+    (.missed or (.end_ns > 0 and .end_ns <= .deadline_ns)))' "$TMP/trace-$n.jsonl" >/dev/null ||
   fail "the trace lacks consistent frame records"
-trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed)] | length' "$TMP/trace.jsonl")
-[ "$trace_misses" -eq 0 ] || fail "the trace shows $trace_misses missed cluster frames"
-log "trace: $(jq -s '[.[] | select(.type == "frame")] | length' "$TMP/trace.jsonl") frame records, none missed"
+log "trace: $(jq -s '[.[] | select(.type == "frame")] | length' "$TMP/trace-$n.jsonl") frame records, none missed"
 
 # set-budget: applies from the next period; refused when the safety
 # domains would not fit; bad arguments are usage errors.
