@@ -247,6 +247,18 @@ static uint64_t median(uint64_t *v, unsigned n)
 	return v[n / 2];
 }
 
+/* The median of @d's recent frames' values @per_frame (costs or measured), its budget before any.
+ */
+static uint64_t frames_median(const struct sdom *d, const uint64_t *per_frame)
+{
+	uint64_t c[SCHED_FRAME_HISTORY];
+
+	if (!d->ncosts)
+		return d->p.budget_ns;
+	memcpy(c, per_frame, d->ncosts * sizeof(c[0]));
+	return median(c, d->ncosts);
+}
+
 /*
  * The frame cost C of a safety domain: the median of its recent frames'
  * costs (its budget before any frame was seen). A frame's cost is the sum
@@ -258,23 +270,13 @@ static uint64_t median(uint64_t *v, unsigned n)
  */
 static uint64_t frame_cost(const struct sdom *d)
 {
-	uint64_t c[SCHED_FRAME_HISTORY];
-
-	if (!d->ncosts)
-		return d->p.budget_ns;
-	memcpy(c, d->costs, d->ncosts * sizeof(c[0]));
-	return median(c, d->ncosts);
+	return frames_median(d, d->costs);
 }
 
 /* The median measured time of safety domain @d's recent frames (its budget before any). */
 static uint64_t frame_time(const struct sdom *d)
 {
-	uint64_t c[SCHED_FRAME_HISTORY];
-
-	if (!d->ncosts)
-		return d->p.budget_ns;
-	memcpy(c, d->measured, d->ncosts * sizeof(c[0]));
-	return median(c, d->ncosts);
+	return frames_median(d, d->measured);
 }
 
 /*

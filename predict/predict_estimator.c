@@ -63,9 +63,11 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 		if (t < out->model_ns / 2) /* never below half the model's prediction */
 			t = out->model_ns / 2;
 	}
-	out->kind = predict_recent_kind(f);
-	if (e->flags & PREDICT_ESTIMATOR_RECENT)
+	out->kind = 0;
+	if (e->flags & PREDICT_ESTIMATOR_RECENT) {
+		out->kind = predict_recent_kind(f);
 		t = predict_recent_predict(e->recent, out->kind, t);
+	}
 	if (e->flags & PREDICT_ESTIMATOR_MEMO)
 		memo = predict_memo_lookup(e->memo, f->content_hash);
 	out->memo = memo >= 0;

@@ -55,7 +55,7 @@ struct predict_estimate {
 	double predicted_ns; /* what the group is expected to take */
 	double bound_ns;     /* what it will rarely exceed (>= predicted_ns) */
 	double model_ns;     /* the model's own prediction */
-	uint64_t kind;	     /* the group's kind (predict_recent_kind()) */
+	uint64_t kind;	     /* the group's kind (predict_recent_kind()), 0 without recent */
 	bool memo;	     /* predicted_ns is the memo's */
 };
 
