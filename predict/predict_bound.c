@@ -46,6 +46,7 @@
 
 struct predict_bound {
 	double quantile;
+	unsigned spared;		     /* largest residuals never taken (see above) */
 	double ring[PREDICT_BOUND_WINDOW];   /* residuals, oldest at head once full */
 	double sorted[PREDICT_BOUND_WINDOW]; /* the same residuals, ascending */
 	bool exceeded[PREDICT_BOUND_WINDOW]; /* per ring slot */
@@ -66,6 +67,7 @@ struct predict_bound *predict_bound_create(double quantile)
 	if (!b)
 		return NULL;
 	b->quantile = quantile;
+	b->spared = PREDICT_BOUND_WINDOW - (unsigned)ceil(quantile * PREDICT_BOUND_WINDOW);
 	b->inflation = 1;
 	return b;
 }
@@ -77,15 +79,14 @@ void predict_bound_destroy(struct predict_bound *b)
 
 double predict_bound_margin(const struct predict_bound *b)
 {
-	unsigned rank, spared;
+	unsigned rank;
 	double q;
 
 	if (b->count == 0)
 		return 0;
 	rank = (unsigned)ceil(b->quantile * b->count);
-	spared = PREDICT_BOUND_WINDOW - (unsigned)ceil(b->quantile * PREDICT_BOUND_WINDOW);
-	if (b->count > spared && rank > b->count - spared)
-		rank = b->count - spared;
+	if (b->count > b->spared && rank > b->count - b->spared)
+		rank = b->count - b->spared;
 	if (rank < 1)
 		rank = 1;
 	if (rank > b->count)

@@ -549,6 +549,22 @@ static void untaken_frames_are_dropped_oldest_first(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * Frames of safety domain @c (bound @bound, 1 ms each) at P, 2P, ... while
+ * before @until, with nothing granted just before each release; returns
+ * the index of the next frame.
+ */
+static uint64_t frames_while_waiting(struct sched *s, int c, uint64_t until, uint64_t bound)
+{
+	uint64_t k;
+
+	for (k = 1; k * P < until; k++) {
+		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
+		safety_frame(s, c, 100 + k, k * P, bound, 1 * MS);
+	}
+	return k;
+}
+
 /* A group larger than any gap waits max_defer, then runs at the start of a gap. */
 static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 {
@@ -560,10 +576,7 @@ static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
-	for (k = 1; k * P < 102 * MS; k++) {
-		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
-		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
-	}
+	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
 	stats(s, n, &st);
 	assert_int_equal(st.throttled, 1);
 	assert_int_equal(st.pending, 1);
@@ -587,10 +600,7 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
-	for (uint64_t k = 1; k * P < 100 * MS; k++) {
-		assert_int_equal(sched_poll(s, k * P - 1, d, 4), 0);
-		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
-	}
+	frames_while_waiting(s, c, 100 * MS, 2 * MS);
 	assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
 	assert_int_equal(d[0].id, 1);
 	assert_int_equal(d[0].verdict, SCHED_REFUSED);
@@ -618,10 +628,7 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 
 	safety_frame(s, c, 100, 0, 12 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 22 * MS, 2 * MS), 0);
-	for (k = 1; k * P < 103 * MS; k++) {
-		assert_int_equal(poll_ids(s, k * P - 1, NULL), 0);
-		safety_frame(s, c, 100 + k, k * P, 12 * MS, 1 * MS);
-	}
+	k = frames_while_waiting(s, c, 103 * MS, 12 * MS);
 	/* max_defer is over, but this is not the start of a gap. */
 	assert_int_equal(poll_ids(s, 103 * MS, NULL), 0);
 	safety_frame(s, c, 100 + k, k * P, 12 * MS, 1 * MS);
