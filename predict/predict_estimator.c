@@ -81,13 +81,16 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 			     const struct predict_estimate *est, double measured_ns)
 {
 	bool outlier = false;
+	/* Were groups like it measured before it? */
+	bool known = est->kind && predict_recent_known(e->recent, est->kind);
 
 	if (!predict_time_valid(measured_ns))
 		return;
 	e->ops->update(e->model, f, measured_ns);
 	predict_recent_update(e->recent, est->kind, est->model_ns, measured_ns);
 	if (e->flags & PREDICT_ESTIMATOR_MEMO)
-		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns);
+		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns,
+					      known);
 	/* One-off groups (the memo's) say nothing of the level. */
 	if (!est->memo && !outlier)
 		e->bias +=

@@ -53,7 +53,7 @@ double predict_memo_lookup(struct predict_memo *memo, uint64_t hash)
 }
 
 bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_ns,
-			 double measured_ns)
+			 double measured_ns, bool known_kind)
 {
 	struct memo_entry *e = find(memo, hash);
 	uint64_t key = hash ? hash : 1; /* seen[] is 0 where nothing was seen */
@@ -70,8 +70,8 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 		return false;
 	}
 	if (!e) {
-		if (!first)
-			return false; /* a repeated content that ran long once: noise */
+		if (!first || known_kind)
+			return false; /* a group like many before that ran long once: noise */
 		added = true;
 		e = &memo->e[0];
 		for (unsigned i = 1; i < PREDICT_MEMO_ENTRIES && e->used; i++) {

@@ -34,7 +34,13 @@
  * Contents seen lately (direct-mapped by hash): only a content's first
  * group is remembered, since a one-off is a first. A repeated group that
  * ran long once was noise: remembered, it made long-draws' next group
- * predicted at 38 ms instead of 10 ms, which the scheduler refused.
+ * predicted at 38 ms instead of 10 ms, which the scheduler refused. Nor
+ * is a new content of a kind measured lately remembered: long-draws
+ * cycles through ~1000 contents of one kind, and one that ran 36 ms
+ * instead of 12 ms (the host stalled) was predicted at 36 ms when it came
+ * again 1000 groups later; the scheduler refused it as never fitting the
+ * cluster's gaps. A one-off is new in kind as well: a draw with a new
+ * shader pair, a clear of a new framebuffer.
  */
 #define PREDICT_MEMO_SEEN 1024u
 
@@ -49,11 +55,12 @@ double predict_memo_lookup(struct predict_memo *memo, uint64_t hash);
 
 /*
  * Learns from a measured group: content @hash, predicted by the model
- * (without the memo) to take @model_ns, measured @measured_ns. Returns
+ * (without the memo) to take @model_ns, measured @measured_ns; @known_kind
+ * when groups like it (predict_recent_kind()) were measured lately. Returns
  * true when the group was new to the memo and is now remembered.
  */
 bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_ns,
-			 double measured_ns);
+			 double measured_ns, bool known_kind);
 
 /* Groups remembered now. */
 size_t predict_memo_size(const struct predict_memo *memo);

@@ -66,12 +66,19 @@ static const struct recent_slot *find(const struct predict_recent *recent, uint6
 	return s->kind == kind ? s : NULL;
 }
 
+bool predict_recent_known(const struct predict_recent *recent, uint64_t kind)
+{
+	const struct recent_slot *s = find(recent, kind);
+
+	return s && s->seen >= PREDICT_RECENT_MIN_SEEN;
+}
+
 double predict_recent_predict(const struct predict_recent *recent, uint64_t kind, double model_ns)
 {
 	const struct recent_slot *s = find(recent, kind);
 	double w_model, w_level;
 
-	if (!s || s->seen < PREDICT_RECENT_MIN_SEEN || !(model_ns >= 0))
+	if (!predict_recent_known(recent, kind) || !(model_ns >= 0))
 		return model_ns;
 	w_model = 1 / (s->err_model + RECENT_ERROR_FLOOR);
 	w_level = 1 / (s->err_level + RECENT_ERROR_FLOOR);

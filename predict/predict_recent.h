@@ -33,6 +33,7 @@
 #ifndef PREDICT_RECENT_H
 #define PREDICT_RECENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,9 @@ uint64_t predict_recent_kind(const struct predict_features *f);
  * blend of the model's prediction and the kind's level.
  */
 double predict_recent_predict(const struct predict_recent *recent, uint64_t kind, double model_ns);
+
+/* True when groups of @kind were measured at least PREDICT_RECENT_MIN_SEEN times lately. */
+bool predict_recent_known(const struct predict_recent *recent, uint64_t kind);
 
 /* A group of @kind, predicted by the model at @model_ns, took @measured_ns. */
 void predict_recent_update(struct predict_recent *recent, uint64_t kind, double model_ns,

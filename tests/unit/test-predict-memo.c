@@ -28,22 +28,22 @@ static void only_large_under_predictions_are_remembered(void **state)
 	struct predict_memo *m = predict_memo_create();
 
 	assert_non_null(m);
-	assert_false(predict_memo_update(m, 1, 1 * MS, 1.9 * MS));   /* under 2x */
-	assert_false(predict_memo_update(m, 2, 0.1 * MS, 0.3 * MS)); /* 3x, but 200 us */
-	assert_false(predict_memo_update(m, 3, 5 * MS, 1 * MS));     /* over-predicted */
-	assert_false(predict_memo_update(m, 4, 1 * MS, NAN));
-	assert_false(predict_memo_update(m, 5, NAN, 20 * MS));
+	assert_false(predict_memo_update(m, 1, 1 * MS, 1.9 * MS, false));   /* under 2x */
+	assert_false(predict_memo_update(m, 2, 0.1 * MS, 0.3 * MS, false)); /* 3x, but 200 us */
+	assert_false(predict_memo_update(m, 3, 5 * MS, 1 * MS, false));	    /* over-predicted */
+	assert_false(predict_memo_update(m, 4, 1 * MS, NAN, false));
+	assert_false(predict_memo_update(m, 5, NAN, 20 * MS, false));
 	assert_int_equal(predict_memo_size(m), 0);
 	assert_true(predict_memo_lookup(m, 1) < 0);
 
-	assert_true(predict_memo_update(m, 6, 1 * MS, 18 * MS)); /* a shader compile */
+	assert_true(predict_memo_update(m, 6, 1 * MS, 18 * MS, false)); /* a shader compile */
 	assert_int_equal(predict_memo_size(m), 1);
 	assert_true(predict_memo_lookup(m, 6) == 18 * MS);
 	/* A later measurement the model still badly under-predicts replaces the time... */
-	assert_false(predict_memo_update(m, 6, 1 * MS, 16 * MS));
+	assert_false(predict_memo_update(m, 6, 1 * MS, 16 * MS, false));
 	assert_true(predict_memo_lookup(m, 6) == 16 * MS);
 	/* ... one the model is no longer that far off makes the memo forget the content. */
-	assert_false(predict_memo_update(m, 6, 1 * MS, 0.9 * MS));
+	assert_false(predict_memo_update(m, 6, 1 * MS, 0.9 * MS, false));
 	assert_true(predict_memo_lookup(m, 6) < 0);
 	assert_int_equal(predict_memo_size(m), 0);
 	predict_memo_destroy(m);
@@ -61,12 +61,33 @@ static void a_repeated_content_that_ran_long_once_is_not_remembered(void **state
 
 	(void)state;
 	for (int i = 0; i < 5; i++)
-		assert_false(predict_memo_update(m, 7, 10 * MS, 10 * MS));
-	assert_false(predict_memo_update(m, 7, 10 * MS, 38 * MS));
+		assert_false(predict_memo_update(m, 7, 10 * MS, 10 * MS, false));
+	assert_false(predict_memo_update(m, 7, 10 * MS, 38 * MS, false));
 	assert_true(predict_memo_lookup(m, 7) < 0);
-	assert_true(predict_memo_update(m, 8, 1 * MS, 18 * MS));
-	assert_true(predict_memo_update(m, 0, 1 * MS, 18 * MS)); /* hash 0 is a content too */
+	assert_true(predict_memo_update(m, 8, 1 * MS, 18 * MS, false));
+	assert_true(
+	    predict_memo_update(m, 0, 1 * MS, 18 * MS, false)); /* hash 0 is a content too */
 	assert_int_equal(predict_memo_size(m), 2);
+	predict_memo_destroy(m);
+}
+
+/*
+ * Nor is a new content of a kind measured lately: long-draws cycles
+ * through contents of one kind, and one that ran 36 ms instead of 12 ms
+ * (a host stall) would be predicted at 36 ms when it comes again.
+ */
+static void a_new_content_of_a_known_kind_is_not_remembered(void **state)
+{
+	struct predict_memo *m = predict_memo_create();
+
+	(void)state;
+	assert_false(predict_memo_update(m, 9, 12 * MS, 36 * MS, true));
+	assert_true(predict_memo_lookup(m, 9) < 0);
+	assert_int_equal(predict_memo_size(m), 0);
+	/* Once remembered, a content's time is still replaced whatever its kind. */
+	assert_true(predict_memo_update(m, 10, 1 * MS, 18 * MS, false));
+	assert_false(predict_memo_update(m, 10, 1 * MS, 16 * MS, true));
+	assert_true(predict_memo_lookup(m, 10) == 16 * MS);
 	predict_memo_destroy(m);
 }
 
@@ -76,10 +97,10 @@ static void the_least_recently_used_group_is_forgotten(void **state)
 	struct predict_memo *m = predict_memo_create();
 
 	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++)
-		assert_true(predict_memo_update(m, h, 0, (double)h * MS));
+		assert_true(predict_memo_update(m, h, 0, (double)h * MS, false));
 	assert_int_equal(predict_memo_size(m), PREDICT_MEMO_ENTRIES);
 	assert_true(predict_memo_lookup(m, 1) == 1 * MS); /* 1 is now the most recent */
-	assert_true(predict_memo_update(m, 1000, 0, 5 * MS));
+	assert_true(predict_memo_update(m, 1000, 0, 5 * MS, false));
 	assert_int_equal(predict_memo_size(m), PREDICT_MEMO_ENTRIES);
 	assert_true(predict_memo_lookup(m, 1) == 1 * MS);
 	assert_true(predict_memo_lookup(m, 2) < 0); /* the oldest went */
@@ -95,7 +116,7 @@ static void the_memo_survives_a_round_trip(void **state)
 	int n;
 
 	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++)
-		predict_memo_update(a, h * 7919, 0, (double)h * MS);
+		predict_memo_update(a, h * 7919, 0, (double)h * MS, false);
 	predict_memo_lookup(a, 7919); /* the first becomes the most recent */
 	n = predict_memo_save(a, buf, sizeof(buf));
 	assert_true(n > 0);
@@ -103,7 +124,7 @@ static void the_memo_survives_a_round_trip(void **state)
 	assert_int_equal(predict_memo_load(b, buf, (size_t)n), 0);
 	assert_int_equal(predict_memo_size(b), PREDICT_MEMO_ENTRIES);
 	/* The order of use came along: a new group pushes out the second, not the first. */
-	assert_true(predict_memo_update(b, 424242, 0, 9 * MS));
+	assert_true(predict_memo_update(b, 424242, 0, 9 * MS, false));
 	assert_true(predict_memo_lookup(b, 2 * 7919) < 0);
 	for (uint64_t h = 1; h <= PREDICT_MEMO_ENTRIES; h++) {
 		if (h != 2)
@@ -120,9 +141,9 @@ static void bad_memo_states_are_refused(void **state)
 	uint8_t buf[4096], bad[4096];
 	int n;
 
-	predict_memo_update(a, 11, 0, 3 * MS);
-	predict_memo_update(a, 22, 0, 4 * MS);
-	predict_memo_update(b, 99, 0, 7 * MS);
+	predict_memo_update(a, 11, 0, 3 * MS, false);
+	predict_memo_update(a, 22, 0, 4 * MS, false);
+	predict_memo_update(b, 99, 0, 7 * MS, false);
 	n = predict_memo_save(a, buf, sizeof(buf));
 	assert_true(n > 0);
 	for (int len = 0; len < n; len++)
@@ -207,6 +228,41 @@ static void the_estimator_uses_the_memo_and_re_anchors(void **state)
 }
 
 /*
+ * With the per-kind table, a stall of one group among many of its kind
+ * (each of new content) is not remembered: when that content comes again
+ * it is predicted like its kind, not at the stall's time; a first group
+ * of a new kind that runs long still is.
+ */
+static void the_estimator_remembers_no_stall_of_a_known_kind(void **state)
+{
+	struct predict_estimator *e =
+	    predict_estimator_create(predict_model_find("sgd"), PREDICT_ESTIMATOR_ALL);
+	struct predict_features f;
+	struct predict_estimate est;
+
+	(void)state;
+	assert_non_null(e);
+	for (uint64_t i = 1; i <= 400; i++) {
+		features(&f, i, 4);
+		predict_estimator_predict(e, &f, &est);
+		predict_estimator_learn(e, &f, &est, i == 300 ? 36 * MS : 12 * MS);
+	}
+	features(&f, 300, 4);
+	predict_estimator_predict(e, &f, &est);
+	assert_false(est.memo);
+	assert_true(fabs(est.predicted_ns - 12 * MS) < 0.1 * 12 * MS);
+	/* A draw of another kind (a new shader) that compiles for 40 ms is a one-off. */
+	features(&f, 5000, 1);
+	f.x[PF_SHADER_TOKENS] = 500;
+	predict_estimator_predict(e, &f, &est);
+	predict_estimator_learn(e, &f, &est, 40 * MS);
+	predict_estimator_predict(e, &f, &est);
+	assert_true(est.memo);
+	assert_true(est.predicted_ns == 40 * MS);
+	predict_estimator_destroy(e);
+}
+
+/*
  * While its model is young, a context's bound is at least the longest
  * group it was seen to take, even when those groups were left out of the
  * residuals as start-up outliers; after start-up it is the residuals'.
@@ -287,10 +343,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(only_large_under_predictions_are_remembered),
 	    cmocka_unit_test(a_repeated_content_that_ran_long_once_is_not_remembered),
+	    cmocka_unit_test(a_new_content_of_a_known_kind_is_not_remembered),
 	    cmocka_unit_test(the_least_recently_used_group_is_forgotten),
 	    cmocka_unit_test(the_memo_survives_a_round_trip),
 	    cmocka_unit_test(bad_memo_states_are_refused),
 	    cmocka_unit_test(the_estimator_uses_the_memo_and_re_anchors),
+	    cmocka_unit_test(the_estimator_remembers_no_stall_of_a_known_kind),
 	    cmocka_unit_test(a_young_context_is_bounded_by_what_it_took),
 	    cmocka_unit_test(fragment_estimators_survive_a_round_trip),
 	};
