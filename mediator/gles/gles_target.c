@@ -110,6 +110,11 @@ void gles_catch_stop(sigset_t *set)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
+	/*
+	 * Mesa's vtest winsys aborts on a read that fails, EINTR included:
+	 * a stop while waiting for the renderer must not interrupt it.
+	 */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
