@@ -35,6 +35,10 @@
 #                     and how many groups of each budget run took the offer;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
+# First, unless ALONE=0, the cluster runs FRAMES frames alone (policy
+# budget, no infotainment): the misses the host's own noise causes, which
+# no policy can prevent.
+#
 # Environment: FRAMES (default 10000), OVERSIZE (mediatord's oversize,
 # default unschedulable), CLUSTER_ALONE_S (how long the
 # cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
@@ -52,6 +56,7 @@ LONG_ITER=${LONG_ITER:-2}
 CLUSTER_ALONE_S=${CLUSTER_ALONE_S:-2}
 OVERSIZE=${OVERSIZE:-unschedulable}
 SIM_GROUPS=${SIM_GROUPS:-100000}
+ALONE=${ALONE:-1}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 OUT=${OUT:-$SRCROOT/bench-isolation-out}
 B=$BUILD_DIR
@@ -155,7 +160,7 @@ flood_loop() {
 # and lasts until the cluster's last frame. Misses count over all FRAMES
 # frames; throughput and GPU busy over the flood.
 one_config() {
-  local policy=$1 load=$2 start before after t0 t1 long_pid cluster_pid flood_pid=
+  local policy=$1 load=$2 start before after t0 t1 long_pid= cluster_pid flood_pid=
   start_mediatord "$policy"
   : >"$TMP/run/glmark.out"
   "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
@@ -172,20 +177,25 @@ one_config() {
     flood_pid=$!
     FLOOD_PID=$flood_pid
   fi
-  # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
-  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
-    --socket "$TMP/run/ivi.vtest" -- "$B/bench/isolation/long-draws" \
-    --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
-    --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
-  long_pid=$!
+  : >"$TMP/run/long.json"
+  if [ "$load" != alone ]; then
+    # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
+    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
+      --socket "$TMP/run/ivi.vtest" -- "$B/bench/isolation/long-draws" \
+      --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
+      --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
+    long_pid=$!
+  fi
   wait "$cluster_pid" || die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   head -n 1 /proc/stat >"$TMP/run/stat1"
   after=$(budgets)
-  # long-draws may be gone already (refused as unschedulable, or failed): say so.
-  kill -TERM "$long_pid" 2>/dev/null ||
-    echo "bench: $policy: long-draws had stopped before the cluster's last frame: $(tail -2 "$TMP/run/long.out")" >&2
-  wait "$long_pid" 2>/dev/null || true
+  if [ -n "$long_pid" ]; then
+    # long-draws may be gone already (refused as unschedulable, or failed): say so.
+    kill -TERM "$long_pid" 2>/dev/null ||
+      echo "bench: $policy: long-draws had stopped before the cluster's last frame: $(tail -2 "$TMP/run/long.out")" >&2
+    wait "$long_pid" 2>/dev/null || true
+  fi
   if [ -n "$flood_pid" ]; then
     kill -TERM "$flood_pid" 2>/dev/null
     pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null || true
@@ -234,6 +244,12 @@ PY
 }
 
 echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE"
+if [ "$ALONE" = 1 ]; then
+  # The floor: what the host's noise alone costs the cluster, with no infotainment load.
+  one_config budget alone
+  jq -r '"alone (cluster only, no infotainment): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' \
+    "$OUT/alone-budget.json"
+fi
 for load in $LOADS; do
   for policy in fifo budget; do
     one_config "$policy" "$load"
