@@ -66,11 +66,15 @@ static const struct recent_slot *find(const struct predict_recent *recent, uint6
 	return s->kind == kind ? s : NULL;
 }
 
+/* Slot @s (NULL: none) holds a kind measured often enough for its level to count. */
+static bool known(const struct recent_slot *s)
+{
+	return s && s->seen >= PREDICT_RECENT_MIN_SEEN;
+}
+
 bool predict_recent_known(const struct predict_recent *recent, uint64_t kind)
 {
-	const struct recent_slot *s = find(recent, kind);
-
-	return s && s->seen >= PREDICT_RECENT_MIN_SEEN;
+	return known(find(recent, kind));
 }
 
 double predict_recent_predict(const struct predict_recent *recent, uint64_t kind, double model_ns)
@@ -78,7 +82,7 @@ double predict_recent_predict(const struct predict_recent *recent, uint64_t kind
 	const struct recent_slot *s = find(recent, kind);
 	double w_model, w_level;
 
-	if (!predict_recent_known(recent, kind) || !(model_ns >= 0))
+	if (!known(s) || !(model_ns >= 0))
 		return model_ns;
 	w_model = 1 / (s->err_model + RECENT_ERROR_FLOOR);
 	w_level = 1 / (s->err_level + RECENT_ERROR_FLOOR);

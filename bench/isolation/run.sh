@@ -177,7 +177,6 @@ one_config() {
     flood_pid=$!
     FLOOD_PID=$flood_pid
   fi
-  : >"$TMP/run/long.json"
   if [ "$load" != alone ]; then
     # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
     GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
@@ -243,18 +242,22 @@ json.dump(res, open(out, "w"))
 PY
 }
 
+# print_run LABEL FILE [IVI]: one line of a run's results (written by
+# one_config), with the infotainment load's figures unless IVI is false.
+print_run() {
+  jq -r --arg name "$1" --argjson ivi "${3:-true}" '"\($name): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; \(if $ivi then "infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); " else "" end)GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' "$2"
+}
+
 echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE"
 if [ "$ALONE" = 1 ]; then
   # The floor: what the host's noise alone costs the cluster, with no infotainment load.
   one_config budget alone
-  jq -r '"alone (cluster only, no infotainment): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' \
-    "$OUT/alone-budget.json"
+  print_run "alone (cluster only, no infotainment)" "$OUT/alone-budget.json" false
 fi
 for load in $LOADS; do
   for policy in fifo budget; do
     one_config "$policy" "$load"
-    jq -r --arg load "$load" '"\($load) \(.policy): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' \
-      "$OUT/$load-$policy.json"
+    print_run "$load $policy" "$OUT/$load-$policy.json"
   done
   jq -rs --arg load "$load" '"\($load) budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
     "$OUT/$load-fifo.json" "$OUT/$load-budget.json"
