@@ -81,8 +81,13 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 			     const struct predict_estimate *est, double measured_ns)
 {
 	bool outlier = false;
+	unsigned hints = 0;
+
 	/* Were groups like it measured before it? */
-	bool known = est->kind && predict_recent_known(e->recent, est->kind);
+	if (est->kind && predict_recent_known(e->recent, est->kind))
+		hints |= PREDICT_MEMO_KNOWN_KIND;
+	if (e->learned < PREDICT_ESTIMATOR_ANCHOR)
+		hints |= PREDICT_MEMO_START_UP;
 
 	if (!predict_time_valid(measured_ns))
 		return;
@@ -90,7 +95,7 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	predict_recent_update(e->recent, est->kind, est->model_ns, measured_ns);
 	if (e->flags & PREDICT_ESTIMATOR_MEMO)
 		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns,
-					      known);
+					      hints);
 	/* One-off groups (the memo's) say nothing of the level. */
 	if (!est->memo && !outlier)
 		e->bias +=

@@ -7,8 +7,10 @@
  *   recent  per kind of group, the recent level of its measured times
  *           (predict_recent.h), blended with the model's prediction by
  *           how well each did for that kind lately;
- *   memo    groups the model badly under-predicted, by exact content
- *           (predict_memo.h): start-up groups that compile shaders;
+ *   memo    one-off groups, by exact content (predict_memo.h): groups
+ *           the model predicted far off, such as start-up groups that
+ *           compile shaders, and the context's start-up groups, which
+ *           repeat at the next start;
  *   anchor  over the first PREDICT_ESTIMATOR_ANCHOR groups, a running
  *           mean of the residuals (measured - model) is added to the
  *           model's prediction, fading out linearly: a model loaded

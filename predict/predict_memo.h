@@ -1,23 +1,32 @@
 /*
- * Memo of the groups a model badly under-predicted, by exact content.
+ * Memo of one-off groups, by exact content.
  *
  * Some groups cost far more than their features say, and cost it every
  * time an application starts: the first draw with a new shader pair
  * (virglrenderer links the GL program and llvmpipe compiles it, 18-80 ms
- * on these machines), the first clear of a new framebuffer. A cost model
- * over features cannot learn a one-off group, but an instrument-cluster
- * application starts the same way at every boot, so its start-up groups
- * repeat byte for byte (content_hash, predict_features.h). The memo keeps
- * the measured time of each group whose measurement exceeded twice its
- * model prediction by at least PREDICT_MEMO_MIN_NS; a later group with
- * the same content is predicted to take that time (only a content's first
- * group is remembered, see PREDICT_MEMO_SEEN; and every later
- * measurement of it replaces the remembered time, until the model's own
- * prediction of it is no longer that far off: then the content is no
- * one-off, and the memo forgets it; kept, the memo would predict a
- * repeated group from its last time alone). It is saved with the
- * model state, so the first groups after a restart are predicted from
- * what they cost last time (seed 003 §4.6).
+ * on these machines), the first clear of a new framebuffer. Others cost
+ * far less than a model fitted to the application's steady frames says:
+ * a start-up group of 4 state commands (75 us) that sgd, whose per-group
+ * constant absorbs part of the 2-3 ms draws it sees all the time,
+ * predicts at 600 us. A cost model over features cannot learn a one-off
+ * group, but an instrument-cluster application starts the same way at
+ * every boot, so its start-up groups repeat byte for byte (content_hash,
+ * predict_features.h).
+ *
+ * The memo keeps the measured time of a group that is new in content and
+ * in kind (the first of its content lately, and no group of its kind
+ * measured lately), when the model's prediction of it was far off (by
+ * PREDICT_MEMO_MIN_NS and by a factor of 2, either way), or when it is
+ * one of its context's start-up groups (the model of a start-up group
+ * may be right at first and far off after the model has learned the
+ * application's frames: the 4-command group above was predicted at 48
+ * us in a cold start, at 671 us after a restart). A later group with the
+ * same content is predicted to take that time, and its measurement
+ * replaces the time, until the model's own prediction of a content that
+ * repeats (seen lately, see PREDICT_MEMO_SEEN) is no longer far off:
+ * then the content is no one-off, and the memo forgets it (kept, the
+ * memo would predict a repeated group from its last time alone). It is saved with the model state,
+ * so the first groups after a restart are predicted from what they cost last time (seed 003 §4.6).
  */
 #ifndef PREDICT_MEMO_H
 #define PREDICT_MEMO_H
@@ -28,7 +37,7 @@
 
 /* Groups remembered; the least recently used is forgotten first. */
 #define PREDICT_MEMO_ENTRIES 64u
-/* Smallest under-prediction remembered, ns. */
+/* Smallest error of the model that makes a group a one-off, ns. */
 #define PREDICT_MEMO_MIN_NS 250000.0
 /*
  * Contents seen lately (direct-mapped by hash): only a content's first
@@ -53,14 +62,23 @@ void predict_memo_destroy(struct predict_memo *memo);
 /* The remembered time of a group with @hash in ns, or -1 when none. */
 double predict_memo_lookup(struct predict_memo *memo, uint64_t hash);
 
+/* What the caller knows of a measured group besides its times. */
+enum predict_memo_hint {
+	/* Groups like it (predict_recent_kind()) were measured lately. */
+	PREDICT_MEMO_KNOWN_KIND = 1u << 0,
+	/* One of its context's first groups. */
+	PREDICT_MEMO_START_UP = 1u << 1,
+};
+
 /*
  * Learns from a measured group: content @hash, predicted by the model
- * (without the memo) to take @model_ns, measured @measured_ns; @known_kind
- * when groups like it (predict_recent_kind()) were measured lately. Returns
- * true when the group was new to the memo and is now remembered.
+ * (without the memo) to take @model_ns, measured @measured_ns; @hints
+ * from enum predict_memo_hint. Returns true when the group was new to the
+ * memo, is now remembered, and was far off the model's prediction: a
+ * one-off, which says nothing of the model's level or its margin.
  */
 bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_ns,
-			 double measured_ns, bool known_kind);
+			 double measured_ns, unsigned hints);
 
 /* Groups remembered now. */
 size_t predict_memo_size(const struct predict_memo *memo);

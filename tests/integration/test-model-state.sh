@@ -1,13 +1,17 @@
 #!/bin/bash
 # The learned model state survives a restart (seed 003 §4.6): a first run
-# of glmark2-es2 leaves the domain's state file in state_dir; after a
-# restart the worker loads it and predicts the first 20 groups with at
-# most half the mean |error| of a cold start; a corrupt state file is
-# reported, ignored, and replaced. It also prints the first 20 groups'
-# MAPE (groups of at least 100 us, as bench/accuracy) against that of the
-# same run after warm-up (groups 200 and later): issue 3 asks for 2x; on
-# these machines it was 1.2-5x (median 2.7x in 8 runs; start-up noise of glmark2
-# and llvmpipe), so that ratio is reported, not asserted.
+# of glmark2-es2 leaves the domain's state file in state_dir; after each
+# of RESTARTS restarts (default 7) the worker loads it, and:
+#  - the first 20 groups' mean |error| is at most half that of the cold
+#    start (the median over the restarts);
+#  - issue 3's criterion: their MAPE (groups of at least 100 us, as
+#    bench/accuracy) is within 2x of the MAPE of the same run after
+#    warm-up (groups 200 and later), for the median restart.
+# The median, because one restart is 20 groups on a shared 2-core host:
+# a run whose draws all take 1.8x what they took in the run before (seen
+# here) is a run no saved state predicts, and one 40 % error among 18
+# groups moves their MAPE by 2 points. Every restart's figures are
+# printed. Last, a corrupt state file is reported, ignored, and replaced.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -38,32 +42,49 @@ mae() {
 # mape N FROM TO: MAPE in % (groups measured >= 100 us) of groups FROM..TO-1 of run N.
 mape() {
   jq -s "[.[] | select(has(\"type\") | not)] | .[$2:$3] | [.[] | select(.measured_ns >= 100000) |
-      ((.predicted_ns - .measured_ns) | fabs) / .measured_ns] | add / length * 100 | floor" \
+      ((.predicted_ns - .measured_ns) | fabs) / .measured_ns] | add / length * 1000 | floor / 10" \
     "$TMP/trace-$1.jsonl"
 }
 
+# median: the median of the numbers on stdin (one per line).
+median() {
+  sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+RESTARTS=${RESTARTS:-7}
 one_run 1
 [ -s "$STATE" ] || fail "no learned state in $STATE after the first run"
 cold=$(mae 1 0 20)
-cold_mape=$(mape 1 0 20)
+log "cold start: first 20 groups MAPE $(mape 1 0 20) % (mean |error| $cold us)"
 
-one_run 2
-grep -q "learned state loaded from $STATE" "$TMP/mediatord-2.log" ||
-  fail "the second run did not load $STATE"
-warm=$(mae 2 0 20)
-warm_mape=$(mape 2 0 20)
-[ "$(jq -s '[.[] | select(has("type") | not)] | length' "$TMP/trace-2.jsonl")" -gt 300 ] || fail "too few groups in the second run"
-later=$(mae 2 200 100000)
-later_mape=$(mape 2 200 100000)
-log "first 20 groups: MAPE $cold_mape % (mean |error| $cold us) cold," \
-  "$warm_mape % ($warm us) with the saved state; after warm-up $later_mape % ($later us)"
-[ $((2 * warm)) -le "$cold" ] ||
+warm_maes=() ratios=()
+for ((n = 2; n <= RESTARTS + 1; n++)); do
+  one_run "$n"
+  grep -q "learned state loaded from $STATE" "$TMP/mediatord-$n.log" ||
+    fail "run $n did not load $STATE"
+  [ "$(jq -s '[.[] | select(has("type") | not)] | length' "$TMP/trace-$n.jsonl")" -gt 300 ] ||
+    fail "too few groups in run $n"
+  warm=$(mae "$n" 0 20) warm_mape=$(mape "$n" 0 20)
+  later=$(mae "$n" 200 100000) later_mape=$(mape "$n" 200 100000)
+  warm_maes+=("$warm")
+  ratios+=("$(awk -v a="$warm_mape" -v b="$later_mape" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }')")
+  log "restart $((n - 1)): first 20 groups MAPE $warm_mape % (mean |error| $warm us);" \
+    "after warm-up $later_mape % ($later us); ratio ${ratios[-1]}"
+done
+warm=$(printf '%s\n' "${warm_maes[@]}" | median)
+ratio=$(printf '%s\n' "${ratios[@]}" | median)
+log "median over $RESTARTS restarts: first 20 groups mean |error| $warm us (cold $cold us);" \
+  "MAPE ratio to after warm-up $ratio"
+awk -v w="$warm" -v c="$cold" 'BEGIN { exit !(2 * w <= c) }' ||
   fail "the saved state did not halve the error of the first predictions"
+awk -v r="$ratio" 'BEGIN { exit !(r <= 2) }' ||
+  fail "the first 20 groups after a restart: MAPE ${ratio}x that after warm-up (at most 2x)"
 
 # A corrupt file is reported, ignored, and rewritten by the next worker.
 printf 'GMPRED garbage' >"$STATE"
-one_run 3
-grep -q "is corrupt or unreadable" "$TMP/mediatord-3.log" ||
+last=$((RESTARTS + 2))
+one_run "$last"
+grep -q "is corrupt or unreadable" "$TMP/mediatord-$last.log" ||
   fail "a corrupt state file was not reported"
 head -c 6 "$STATE" | grep -q GMPRED && [ "$(stat -c %s "$STATE")" -gt 64 ] ||
   fail "the corrupt state file was not replaced"
