@@ -403,11 +403,14 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 {
 	struct client_ids *ids = ids_of(d, client, true);
 	struct outstanding *o = NULL;
+	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
 
 	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns ||
-	    req->bound_ns > DISPATCHER_TIME_MAX || req->claimed > 1)
+	    req->bound_ns > DISPATCHER_TIME_MAX ||
+	    (req->flags & ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG)) ||
+	    (req->flags & WIRE_GRANT_CLAIMED && req->flags & WIRE_GRANT_YOUNG))
 		return -EPROTO;
-	if (req->claimed && !claim_valid(d, client, domain, req, now_ns))
+	if (claimed && !claim_valid(d, client, domain, req, now_ns))
 		return -EPROTO;
 	/* One request waiting per worker: it waits for the answer before the next. */
 	for (size_t i = 0; i < d->top; i++) {
@@ -422,19 +425,19 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 		return -ENOSPC;
 	ids->last_id = req->id;
 	o->sched_id = ++d->next_sched_id;
-	if (req->claimed) {
+	if (claimed) {
 		clear_board(d);
 		if (sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
 				now_ns) < 0)
 			return -ENOSPC;
 	} else if (sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				now_ns) < 0) {
+				req->flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0, now_ns) < 0) {
 		return -ENOSPC;
 	}
 	o->used = true;
 	if ((size_t)(o - d->out) >= d->top)
 		d->top = (size_t)(o - d->out) + 1;
-	o->granted = req->claimed;
+	o->granted = claimed;
 	o->client = client;
 	o->wire_id = req->id;
 	run(d, now_ns);

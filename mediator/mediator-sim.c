@@ -16,8 +16,9 @@
  * flooding one is never faster than it was when recorded. The
  * GPU runs one group at a time, each for its recorded "measured_ns", in
  * the order the scheduler grants them. Predictions and bounds come from
- * the trace ("trace", what the live model said) or are the measured times
- * ("oracle", a perfect predictor, for comparison).
+ * the trace ("trace", what the live model said, and whether its context
+ * was young) or are the measured times ("oracle", a perfect predictor,
+ * for comparison).
  *
  * Prints per domain: groups, frames and deadline misses (safety), GPU
  * utilisation, groups per second, throttled and refused groups, and the
@@ -39,6 +40,7 @@
 
 struct group {
 	uint64_t seq, arrival, dispatch, measured, predicted, bound;
+	bool young; /* "young": its context's bound was not learned yet (SCHED_YOUNG) */
 };
 
 struct stream {
@@ -124,7 +126,7 @@ static int load_trace(struct sim *sim, const char *path)
 		return -1;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		struct json_object *o = json_tokener_parse(line), *jd;
+		struct json_object *o = json_tokener_parse(line), *jd, *jy;
 		struct group g = {0};
 		uint64_t client;
 		struct stream *s;
@@ -152,6 +154,8 @@ static int load_trace(struct sim *sim, const char *path)
 		}
 		if (!get_u64(o, "request_ns", &g.arrival) || g.arrival > g.dispatch)
 			g.arrival = g.dispatch;
+		g.young = json_object_object_get_ex(o, "young", &jy) &&
+			  json_object_is_type(jy, json_type_boolean) && json_object_get_boolean(jy);
 		d = domain_index(sim, json_object_get_string(jd));
 		json_object_put(o);
 		if (d < 0) {
@@ -260,7 +264,8 @@ static int simulate(struct sim *sim, bool check)
 			if (s->waiting || s->next >= s->n || s->ready > now)
 				continue;
 			if (sched_submit(sched, id_of(i, s->next), s->domain, g->predicted,
-					 g->bound, now) < 0) {
+					 g->bound, g->young && !sim->oracle ? SCHED_YOUNG : 0,
+					 now) < 0) {
 				fprintf(stderr, "mediator-sim: too many groups waiting\n");
 				return 2;
 			}

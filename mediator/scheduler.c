@@ -20,6 +20,7 @@ struct sreq {
 	int domain;
 	bool used, inflight, throttled;
 	bool carried; /* of a safety frame rolled over before its deadline (see carry_frame()) */
+	bool young;   /* SCHED_YOUNG */
 	uint64_t predicted, bound, arrival, granted_at;
 };
 
@@ -526,7 +527,7 @@ void sched_advance(struct sched *s, uint64_t now_ns)
 }
 
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
-		 uint64_t now_ns)
+		 unsigned flags, uint64_t now_ns)
 {
 	struct sdom *d;
 	struct sreq *r = NULL;
@@ -558,6 +559,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	r->domain = domain;
 	r->predicted = predicted_ns;
 	r->bound = bound_ns > predicted_ns ? bound_ns : predicted_ns;
+	r->young = flags & SCHED_YOUNG;
 	r->arrival = now_ns;
 	if ((size_t)(r - s->req) >= s->top)
 		s->top = (size_t)(r - s->req) + 1;
@@ -812,10 +814,14 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		   struct sched_decision *out)
 {
 	struct sdom *d = &s->d[r->domain];
+	/* Its cost is not known (no model yet) or its bound not learned (young). */
+	bool unknown = d->p.class != DOMAIN_CLASS_SAFETY && (r->bound == 0 || r->young);
 	/* Larger than a strict domain's whole budget: it would never have enough. */
-	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
-	bool big = over_budget || (d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
-	bool budget_ok = has_budget(s, r) || (!d->p.strict && !others_wait);
+	bool over_budget = !unknown && d->p.strict && r->bound > d->p.budget_ns;
+	bool big = over_budget ||
+		   (!unknown && d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
+	bool budget_ok = (unknown ? d->remaining >= (int64_t)r->predicted : has_budget(s, r)) ||
+			 (!d->p.strict && !others_wait);
 
 	if (big) {
 		throttle(s, r);
@@ -844,11 +850,12 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
 		if (!in_safety_gap(s, r, now_ns) || !budget_ok)
 			return false;
-	} else if (d->p.class != DOMAIN_CLASS_SAFETY && r->bound == 0 &&
-		   !in_safety_gap(s, r, now_ns)) {
-		/* Its cost is not known at all (no model yet): only where the most room is. */
-		throttle(s, r);
-		return false;
+	} else if (unknown) {
+		/* Only where the most room is. */
+		if (!in_safety_gap(s, r, now_ns) || !budget_ok) {
+			throttle(s, r);
+			return false;
+		}
 	} else if (!budget_ok || !fits_safety(s, r, now_ns)) {
 		throttle(s, r);
 		return false;
@@ -955,7 +962,7 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
 		uint64_t now_ns)
 {
-	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, now_ns);
+	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, 0, now_ns);
 
 	if (r == 0)
 		grant(s, find(s, id), now_ns);

@@ -172,13 +172,27 @@ int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint6
 int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t budget_ns,
 		     uint64_t deadline_ns, char *why, size_t why_size);
 
+/* What a caller knows of a group besides its prediction and bound. */
+enum sched_group_flag {
+	/*
+	 * Its context is young: its bound is the longest group the context
+	 * took so far, not a learned one (predict_estimator.h), and that is
+	 * often a one-off such as a 28 ms shader compile. A young group of a
+	 * normal domain is handled as one of unknown cost (bound 0): it
+	 * starts only at the start of a safety gap, never deferred as
+	 * oversize; its budget is checked against its prediction.
+	 */
+	SCHED_YOUNG = 1u << 0,
+};
+
 /*
  * A group of @domain asks to start: @id is the caller's (unique among
- * pending and in-flight groups), @bound_ns >= @predicted_ns. Returns 0,
- * -EINVAL (bad domain, duplicate id) or -ENOSPC (too many pending).
+ * pending and in-flight groups), @bound_ns >= @predicted_ns, @flags from
+ * enum sched_group_flag. Returns 0, -EINVAL (bad domain, duplicate id)
+ * or -ENOSPC (too many pending).
  */
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
-		 uint64_t now_ns);
+		 unsigned flags, uint64_t now_ns);
 
 /*
  * Decides what may start at @now_ns: writes up to @max decisions into

@@ -213,6 +213,8 @@ int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
 		client, group->ctx_id, group->seq, group->request_ns, group->dispatch_ns,
 		group->start_ns, group->end_ns, measured, group->predicted_ns, group->bound_ns);
 	put_json_string(f, group->model, strnlen(group->model, sizeof(group->model)));
+	if (group->young)
+		fputs_unlocked(",\"young\":true", f);
 	if (group->grant == WIRE_GRANT_ASKED || group->grant == WIRE_GRANT_OFFERED)
 		fprintf(f, ",\"grant\":\"%s\"",
 			group->grant == WIRE_GRANT_OFFERED ? "offer" : "request");

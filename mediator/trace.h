@@ -6,7 +6,9 @@
  * "cmds" has one member per predict_cmd_class that is non-zero in the group.
  * "request_ns" (an extension of DESIGN.md's format) is when the worker
  * asked mediatord for a grant: dispatch_ns - request_ns is the time the
- * group waited for it.
+ * group waited for it. "young": true (another extension, absent
+ * otherwise) marks a group whose context was young, its bound not learned
+ * yet (scheduler.h, SCHED_YOUNG); mediator-sim replays it as such.
  * Written by mediatord's main thread; buffered, flushed at least once per
  * second by trace_tick() and completely by trace_close().
  */

@@ -67,9 +67,20 @@ struct wire_grant_request {
 	uint64_t id;
 	uint64_t predicted_ns;
 	uint64_t bound_ns;   /* >= predicted_ns */
-	uint32_t claimed;    /* 1: the group already started on the board's offer (below) */
+	uint32_t flags;	     /* enum wire_grant_flag */
 	uint32_t offer_gen;  /* claimed: the generation of the offer it took */
 	uint64_t claimed_ns; /* claimed: when it took it (CLOCK_MONOTONIC) */
+};
+
+enum wire_grant_flag {
+	/* The group already started on the board's offer (below). */
+	WIRE_GRANT_CLAIMED = 1u << 0,
+	/*
+	 * Its context is young (predict_estimate.young): its bound is the
+	 * longest group the context took so far, not a learned one; such a
+	 * group never takes an offer.
+	 */
+	WIRE_GRANT_YOUNG = 1u << 1,
 };
 
 /*
@@ -81,7 +92,7 @@ struct wire_grant_request {
  * valid_until_ns. A worker whose group fits takes the offer by one
  * compare-and-swap of @offer (OFFERED of that generation -> CLAIMED with
  * its client id), dispatches at once and then sends its WIRE_GRANT_REQUEST with
- * claimed = 1, which mediatord charges as granted; a group that does not
+ * WIRE_GRANT_CLAIMED, which mediatord charges as granted; a group that does not
  * fit asks as usual. mediatord withdraws an offer by the same
  * compare-and-swap (OFFERED -> NONE) before it grants anything else, and
  * waits for the claimer's request when it finds the offer taken. An offer
@@ -176,6 +187,7 @@ struct wire_group {
 	uint64_t predicted_ns; /* 0 while no model predicts */
 	uint64_t bound_ns;     /* 0 while no model predicts */
 	uint32_t cmds[PREDICT_CMD_CLASS_COUNT];
+	uint32_t young;		    /* 1: its estimate was young (WIRE_GRANT_YOUNG) */
 	char model[WIRE_MODEL_MAX]; /* NUL-terminated, "" while no model predicts */
 };
 

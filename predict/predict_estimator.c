@@ -73,7 +73,8 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 	out->memo = memo >= 0;
 	out->predicted_ns = predict_time_clamp(out->memo ? memo : t);
 	out->bound_ns = predict_bound_of(e->bound, out->predicted_ns);
-	if (e->learned < PREDICT_ESTIMATOR_ANCHOR && out->bound_ns < e->start_max)
+	out->young = e->learned < PREDICT_ESTIMATOR_ANCHOR;
+	if (out->young && out->bound_ns < e->start_max)
 		out->bound_ns = e->start_max;
 }
 

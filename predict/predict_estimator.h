@@ -27,7 +27,11 @@
  *           long draw predicted 0.1 ms, then 0.3, 0.4, ... while it takes
  *           8.5 ms every time); a bound below what the context was seen
  *           to take would let the scheduler start it right before a
- *           safety frame.
+ *           safety frame. Such an estimate is marked young: that floor
+ *           is often a one-off (a 28 ms shader compile), more than any
+ *           gap a safety domain leaves, so mediatord places a young
+ *           group of a normal domain at the start of a safety gap
+ *           rather than deferring it as oversize (scheduler.h).
  *
  * Tried and left out (bench/accuracy, same recorded groups): keeping
  * that residual mean for good, to follow drift faster than the
@@ -59,6 +63,7 @@ struct predict_estimate {
 	double model_ns;     /* the model's own prediction */
 	uint64_t kind;	     /* the group's kind (predict_recent_kind()), 0 without recent */
 	bool memo;	     /* predicted_ns is the memo's */
+	bool young;	     /* among the first PREDICT_ESTIMATOR_ANCHOR groups (see bound) */
 };
 
 /* What an estimator adds to its model (bench/accuracy compares with and without). */

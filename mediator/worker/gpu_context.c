@@ -212,14 +212,17 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 {
 	info->request_ns = mono_now_ns();
-	if (mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
+	/* A young context's group asks: the scheduler places it (wire.h). */
+	if (!info->est.young &&
+	    mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
 				      (uint64_t)info->est.bound_ns, &info->grant_id)) {
 		info->grant = WIRE_GRANT_OFFERED;
 		return true;
 	}
 	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(ctx->link, (uint64_t)info->est.predicted_ns,
-						     (uint64_t)info->est.bound_ns);
+						     (uint64_t)info->est.bound_ns,
+						     info->est.young ? WIRE_GRANT_YOUNG : 0);
 	return false;
 }
 

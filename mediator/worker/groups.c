@@ -109,6 +109,7 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		memcpy(r.cmds, p->info.counts.n, sizeof(r.cmds));
 		r.predicted_ns = to_ns(p->info.est.predicted_ns);
 		r.bound_ns = to_ns(p->info.est.bound_ns);
+		r.young = p->info.est.young;
 		snprintf(r.model, sizeof(r.model), "%s", p->info.model ? p->info.model : "");
 		emit(&r, &p->info, data);
 		done++;

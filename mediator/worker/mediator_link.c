@@ -229,7 +229,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns
 	req->id = ++link->grant_last_id;
 	req->predicted_ns = predicted_ns;
 	req->bound_ns = bound_ns;
-	req->claimed = 1;
+	req->flags = WIRE_GRANT_CLAIMED;
 	req->offer_gen = gen;
 	req->claimed_ns = now;
 	link->claim_unsent = true;
@@ -248,7 +248,7 @@ void mediator_link_report_claim(struct mediator_link *link)
 }
 
 uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
-				     uint64_t bound_ns)
+				     uint64_t bound_ns, uint32_t flags)
 {
 	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
 
@@ -256,6 +256,7 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predic
 	req.id = ++link->grant_last_id;
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
+	req.flags = flags & WIRE_GRANT_YOUNG;
 	link->grant_pending = true;
 	link->grant_answered = false;
 	mediator_link_send(link, &req, sizeof(req));

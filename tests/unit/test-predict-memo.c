@@ -365,7 +365,8 @@ static void the_estimator_remembers_no_stall_of_a_known_kind(void **state)
 /*
  * While its model is young, a context's bound is at least the longest
  * group it was seen to take, even when those groups were left out of the
- * residuals as start-up outliers; after start-up it is the residuals'.
+ * residuals as start-up outliers, and the estimate says it is young;
+ * after start-up the bound is the residuals'.
  */
 static void a_young_context_is_bounded_by_what_it_took(void **state)
 {
@@ -381,6 +382,7 @@ static void a_young_context_is_bounded_by_what_it_took(void **state)
 		predict_estimator_predict(e, &f, &est);
 		if (i > 0 && est.bound_ns < 8.5 * MS)
 			fail_msg("group %u: bound %.0f ns below the 8.5 ms seen", i, est.bound_ns);
+		assert_true(est.young); /* the scheduler is told that bound is a floor */
 		predict_estimator_learn(e, &f, &est, 8.5 * MS);
 	}
 	/* A short group after start-up gets the residuals' bound, not the start-up floor. */
@@ -392,6 +394,7 @@ static void a_young_context_is_bounded_by_what_it_took(void **state)
 	features(&f, 9999, 0.1);
 	predict_estimator_predict(e, &f, &est);
 	assert_true(est.bound_ns < 1 * MS);
+	assert_false(est.young);
 	predict_estimator_destroy(e);
 }
 

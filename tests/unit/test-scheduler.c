@@ -73,10 +73,10 @@ static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 	    b = add(s, DOMAIN_CLASS_NORMAL, 0, true);
 	uint64_t ids[16];
 
-	assert_int_equal(sched_submit(s, 10, b, 50 * MS, 60 * MS, 0), 0); /* over any budget */
-	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 1), 0);
-	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 1), -EINVAL); /* duplicate */
-	assert_int_equal(sched_submit(s, 12, 7, 1 * MS, 2 * MS, 1), -EINVAL); /* no domain */
+	assert_int_equal(sched_submit(s, 10, b, 50 * MS, 60 * MS, 0, 0), 0); /* over any budget */
+	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 0, 1), 0);
+	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 2 * MS, 0, 1), -EINVAL); /* duplicate */
+	assert_int_equal(sched_submit(s, 12, 7, 1 * MS, 2 * MS, 0, 1), -EINVAL); /* no domain */
 	assert_int_equal(poll_ids(s, 2, ids), 1);
 	assert_int_equal(ids[0], 10);
 	assert_int_equal(poll_ids(s, 3, NULL), 0); /* one in flight */
@@ -95,12 +95,12 @@ static void a_group_needs_budget_for_its_bound(void **state)
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
-	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0), 0);
+	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0, 0), 0);
 	assert_int_equal(poll_ids(s, 0, ids), 1);
 	assert_int_equal(sched_complete(s, 1, 3 * MS, 3 * MS), 0);
 	/* a has 1 ms left: its 3 ms group waits while b, with budget, has work. */
-	assert_int_equal(sched_submit(s, 2, a, 2 * MS, 3 * MS, 3 * MS), 0);
-	assert_int_equal(sched_submit(s, 3, b, 2 * MS, 3 * MS, 3 * MS + 1), 0);
+	assert_int_equal(sched_submit(s, 2, a, 2 * MS, 3 * MS, 0, 3 * MS), 0);
+	assert_int_equal(sched_submit(s, 3, b, 2 * MS, 3 * MS, 0, 3 * MS + 1), 0);
 	assert_int_equal(poll_ids(s, 3 * MS + 1, ids), 1);
 	assert_int_equal(ids[0], 3);
 	stats(s, a, &st);
@@ -120,14 +120,14 @@ static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
 	uint64_t ids[16];
 
 	/* Work-conserving: a's 5 ms group runs past its 1 ms budget on an idle GPU. */
-	assert_int_equal(sched_submit(s, 1, a, 4 * MS, 5 * MS, 0), 0);
+	assert_int_equal(sched_submit(s, 1, a, 4 * MS, 5 * MS, 0, 0), 0);
 	assert_int_equal(poll_ids(s, 0, ids), 1);
 	assert_int_equal(sched_complete(s, 1, 5 * MS, 5 * MS), 0);
 	stats(s, a, &st);
 	assert_int_equal(st.remaining_ns, -4 * (int64_t)MS);
 	assert_int_equal(st.overruns, 1);
 	/* Strict: b's waits for a budget large enough, even on an idle GPU. */
-	assert_int_equal(sched_submit(s, 2, b, 4 * MS, 5 * MS, 6 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, b, 4 * MS, 5 * MS, 0, 6 * MS), 0);
 	assert_int_equal(poll_ids(s, 6 * MS, NULL), 0);
 	assert_int_equal(poll_ids(s, P + 1, NULL), 0); /* 1 ms per period never fits 5 ms */
 	stats(s, b, &st);
@@ -145,7 +145,7 @@ static void budgets_replenish_and_overruns_become_debt(void **state)
 	int a = add(s, DOMAIN_CLASS_NORMAL, 4 * MS, true);
 	struct sched_domain_stats st;
 
-	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0), 0);
+	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0, 0), 0);
 	assert_int_equal(poll_ids(s, 0, NULL), 1);
 	assert_int_equal(sched_complete(s, 1, 7 * MS, 7 * MS), 0); /* measured, not predicted */
 	stats(s, a, &st);
@@ -173,7 +173,7 @@ static void safety_frame(struct sched *s, int c, uint64_t id, uint64_t t, uint64
 {
 	uint64_t ids[16];
 
-	assert_int_equal(sched_submit(s, id, c, bound / 2, bound, t), 0);
+	assert_int_equal(sched_submit(s, id, c, bound / 2, bound, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, ids), 1);
 	assert_int_equal(ids[0], id);
 	assert_int_equal(sched_complete(s, id, took, t + took), 0);
@@ -193,15 +193,15 @@ static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
 	const uint64_t t = 3 * P + 4 * MS;
 
 	/* 28 ms + the cluster's 2 ms would end after 5P: wait. 25 ms fits. */
-	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 28 * MS, t), 0);
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 28 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 0);
-	assert_int_equal(sched_submit(s, 2, n, 20 * MS, 25 * MS, t + 1), 0);
+	assert_int_equal(sched_submit(s, 2, n, 20 * MS, 25 * MS, 0, t + 1), 0);
 	assert_int_equal(poll_ids(s, t + 1, ids), 1);
 	assert_int_equal(ids[0], 2);
 	stats(s, n, &st);
 	assert_int_equal(st.throttled, 1);
 	/* Meanwhile the cluster's next frame arrives; it goes first once the GPU is free. */
-	assert_int_equal(sched_submit(s, 104, c, 1 * MS, 2 * MS, 4 * P), 0);
+	assert_int_equal(sched_submit(s, 104, c, 1 * MS, 2 * MS, 0, 4 * P), 0);
 	assert_int_equal(sched_complete(s, 2, 24 * MS, t + 1 + 24 * MS), 0);
 	assert_int_equal(poll_ids(s, t + 1 + 24 * MS, ids), 1);
 	assert_int_equal(ids[0], 104);
@@ -252,7 +252,7 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 	 * Expected next: about 2P, not 2P + 3 ms. 28 ms from t, plus the
 	 * cluster's 2 ms, ends after 3P: it must wait.
 	 */
-	assert_int_equal(sched_submit(s, 1, n, 28 * MS, 28 * MS, t), 0);
+	assert_int_equal(sched_submit(s, 1, n, 28 * MS, 28 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 0);
 	sched_destroy(s);
 }
@@ -274,7 +274,7 @@ static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 	/* This frame's one group is bounded below C = 2 ms. */
 	safety_frame(s, c, 104, 4 * P, 1500 * US, 1 * MS);
 	/* 18 ms from 4P + 1 ms ends past this frame's deadline, but the frame is done. */
-	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 4 * P + 1 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 0, 4 * P + 1 * MS), 0);
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
 	sched_destroy(s);
@@ -300,7 +300,7 @@ static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
 	safety_frame(s, c, 104, 3 * P + 700 * US, 300 * US, 200 * US);
 	/* The first group of the next frame is bounded 1 ms and takes 7 ms. */
 	safety_frame(s, c, 105, r, 1 * MS, 7 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 8 * MS, 9 * MS, r + 7 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 8 * MS, 9 * MS, 0, r + 7 * MS), 0);
 	assert_int_equal(poll_ids(s, r + 7 * MS, NULL), 0);
 	/* Its second group comes, runs, and then the normal group may start. */
 	safety_frame(s, c, 106, r + 7500 * US, 300 * US, 200 * US);
@@ -331,7 +331,7 @@ static void a_rolled_over_frame_still_expects_its_own_group(void **state)
 		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* Frame 4's group takes 18 ms: it is still running at the next release, 5P. */
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 18 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 5 * P + 1500 * US), 0);
+	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 0, 5 * P + 1500 * US), 0);
 	assert_int_equal(poll_ids(s, 5 * P + 1500 * US, NULL), 0);
 	safety_frame(s, c, 105, 5 * P + 1600 * US, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 5 * P + 2700 * US, ids), 1);
@@ -359,7 +359,7 @@ static bool granted_after_releases(const uint64_t *release, uint64_t bound)
 
 	for (int k = 0; k < 4; k++)
 		safety_frame(s, c, 100 + (uint64_t)k, release[k], 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, bound / 2, bound, 3 * P + 4 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, bound / 2, bound, 0, 3 * P + 4 * MS), 0);
 	granted = poll_ids(s, 3 * P + 4 * MS, NULL) == 1;
 	sched_destroy(s);
 	return granted;
@@ -411,7 +411,7 @@ static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 	assert_int_equal(b[n], 1 * MS);
 	/* A request waiting: no offer; it is decided by polling. */
 	assert_int_equal(sched_complete(s, 1, 5 * MS, t + 6 * MS), 0);
-	assert_int_equal(sched_submit(s, 2, n, 1 * MS, 2 * MS, t + 6 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, n, 1 * MS, 2 * MS, 0, t + 6 * MS), 0);
 	assert_false(sched_offer(s, t + 6 * MS, t + 8 * MS, false, b));
 	assert_int_equal(poll_ids(s, t + 6 * MS, ids), 1);
 	assert_int_equal(sched_complete(s, 2, 1 * MS, t + 7 * MS), 0);
@@ -454,12 +454,41 @@ static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
 	for (int k = 0; k < 4; k++)
 		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* 3 ms after the last frame ended: not a gap's start. */
-	assert_int_equal(sched_submit(s, 1, n, 0, 0, 3 * P + 4 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 0, 0, 0, 3 * P + 4 * MS), 0);
 	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0);
 	/* Right after the next frame: it starts. */
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
+	sched_destroy(s);
+}
+
+/*
+ * A young context's group (its bound the 40 ms a shader compile took, no
+ * learned bound yet) is placed like one of unknown cost: at the next
+ * safety gap's start, not after max_defer as an oversize group; the same
+ * group with a learned bound waits as oversize.
+ */
+static void a_young_group_starts_at_the_next_gap_start(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 40 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, n, 10 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0); /* not a gap's start */
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 10 * MS, 4 * P + 11 * MS), 0);
+	/* The other is oversize: not at this gap's start, nor at the next. */
+	assert_int_equal(poll_ids(s, 4 * P + 11 * MS, NULL), 0);
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, NULL), 0);
 	sched_destroy(s);
 }
 
@@ -473,9 +502,9 @@ static void a_late_frame_counts_as_a_deadline_miss(void **state)
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
 	/* fifo lets a 30 ms group run first: the next frame completes 14 ms past its deadline. */
-	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, P - 1), 0);
+	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, 0, P - 1), 0);
 	assert_int_equal(poll_ids(s, P - 1, NULL), 1);
-	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, P), 0);
+	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, 0, P), 0);
 	assert_int_equal(poll_ids(s, P, NULL), 0);
 	assert_int_equal(sched_complete(s, 1, 30 * MS, P - 1 + 30 * MS), 0);
 	assert_int_equal(poll_ids(s, P + 30 * MS, ids), 1);
@@ -505,9 +534,9 @@ static void closed_frames_are_logged_for_the_trace(void **state)
 	uint64_t dropped = 99;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, P - 1), 0);
+	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, 0, P - 1), 0);
 	assert_int_equal(poll_ids(s, P - 1, NULL), 1);
-	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, P), 0);
+	assert_int_equal(sched_submit(s, 101, c, 1 * MS, 2 * MS, 0, P), 0);
 	assert_int_equal(sched_complete(s, 1, 30 * MS, P - 1 + 30 * MS), 0);
 	assert_int_equal(poll_ids(s, P + 30 * MS, NULL), 1);
 	assert_int_equal(sched_complete(s, 101, 1 * MS, P + 31 * MS), 0);
@@ -575,7 +604,7 @@ static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 	uint64_t ids[16], k;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 0, 2 * MS), 0);
 	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
 	stats(s, n, &st);
 	assert_int_equal(st.throttled, 1);
@@ -599,7 +628,7 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 	struct sched_decision d[4];
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 2 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 0, 2 * MS), 0);
 	frames_while_waiting(s, c, 100 * MS, 2 * MS);
 	assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
 	assert_int_equal(d[0].id, 1);
@@ -627,7 +656,7 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 	uint64_t ids[16], k;
 
 	safety_frame(s, c, 100, 0, 12 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 22 * MS, 2 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 22 * MS, 0, 2 * MS), 0);
 	k = frames_while_waiting(s, c, 103 * MS, 12 * MS);
 	/* max_defer is over, but this is not the start of a gap. */
 	assert_int_equal(poll_ids(s, 103 * MS, NULL), 0);
@@ -678,8 +707,8 @@ static void cancelled_groups_free_their_slot(void **state)
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
-	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0), 0);
-	assert_int_equal(sched_submit(s, 2, a, 1 * MS, 1 * MS, 1), 0);
+	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0, 0), 0);
+	assert_int_equal(sched_submit(s, 2, a, 1 * MS, 1 * MS, 0, 1), 0);
 	assert_int_equal(poll_ids(s, 2, ids), 1);
 	assert_int_equal(sched_cancel(s, 1, 3), 0); /* in flight: its worker died */
 	assert_int_equal(poll_ids(s, 4, ids), 1);
@@ -707,8 +736,8 @@ static void bad_parameters_are_refused(void **state)
 		assert_int_equal(sched_add_domain(s, &d, 0), i);
 	assert_int_equal(sched_add_domain(s, &d, 0), -ENOSPC);
 	for (uint64_t i = 0; i < SCHED_MAX_PENDING; i++)
-		assert_int_equal(sched_submit(s, i, 0, 1, 1, 0), 0);
-	assert_int_equal(sched_submit(s, SCHED_MAX_PENDING, 0, 1, 1, 0), -ENOSPC);
+		assert_int_equal(sched_submit(s, i, 0, 1, 1, 0, 0), 0);
+	assert_int_equal(sched_submit(s, SCHED_MAX_PENDING, 0, 1, 1, 0, 0), -ENOSPC);
 	sched_destroy(s);
 	sched_destroy(NULL);
 }
@@ -728,6 +757,7 @@ int main(void)
 	    cmocka_unit_test(the_offer_holds_the_checks_for_its_whole_span),
 	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
 	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
+	    cmocka_unit_test(a_young_group_starts_at_the_next_gap_start),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
