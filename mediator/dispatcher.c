@@ -398,6 +398,13 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 	return true;
 }
 
+/* The scheduler's flags (enum sched_group_flag) of a request's (enum wire_grant_flag). */
+static unsigned sched_flags(uint32_t wire_flags)
+{
+	return (wire_flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0) |
+	       (wire_flags & WIRE_GRANT_NO_OUTPUT ? SCHED_NO_OUTPUT : 0);
+}
+
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 		       const struct wire_grant_request *req, uint64_t now_ns)
 {
@@ -407,7 +414,8 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 
 	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns ||
 	    req->bound_ns > DISPATCHER_TIME_MAX ||
-	    (req->flags & ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG)) ||
+	    (req->flags &
+	     ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT)) ||
 	    (req->flags & WIRE_GRANT_CLAIMED && req->flags & WIRE_GRANT_YOUNG))
 		return -EPROTO;
 	if (claimed && !claim_valid(d, client, domain, req, now_ns))
@@ -428,10 +436,10 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	if (claimed) {
 		clear_board(d);
 		if (sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				now_ns) < 0)
+				sched_flags(req->flags), now_ns) < 0)
 			return -ENOSPC;
 	} else if (sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				req->flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0, now_ns) < 0) {
+				sched_flags(req->flags), now_ns) < 0) {
 		return -ENOSPC;
 	}
 	o->used = true;

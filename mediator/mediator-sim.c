@@ -18,7 +18,8 @@
  * the order the scheduler grants them. Predictions and bounds come from
  * the trace ("trace", what the live model said, and whether its context
  * was young) or are the measured times ("oracle", a perfect predictor,
- * for comparison).
+ * for comparison). A group whose "cmds" are only state, shader and query
+ * commands produces no output, as mediatord is told live.
  *
  * Prints per domain: groups, frames and deadline misses (safety), GPU
  * utilisation, groups per second, throttled and refused groups, and the
@@ -40,7 +41,8 @@
 
 struct group {
 	uint64_t seq, arrival, dispatch, measured, predicted, bound;
-	bool young; /* "young": its context's bound was not learned yet (SCHED_YOUNG) */
+	bool young;	/* "young": its context's bound was not learned yet (SCHED_YOUNG) */
+	bool no_output; /* "cmds" has only state, shader and query commands (SCHED_NO_OUTPUT) */
 };
 
 struct stream {
@@ -104,6 +106,23 @@ static bool get_u64(struct json_object *o, const char *key, uint64_t *out)
 	return true;
 }
 
+/* Whether a group record's "cmds" (if any) names only commands without output. */
+static bool without_output(struct json_object *o)
+{
+	struct json_object *cmds;
+
+	if (!json_object_object_get_ex(o, "cmds", &cmds) ||
+	    !json_object_is_type(cmds, json_type_object))
+		return false;
+	json_object_object_foreach(cmds, name, n)
+	{
+		(void)n;
+		if (strcmp(name, "state") && strcmp(name, "shader") && strcmp(name, "query"))
+			return false;
+	}
+	return true;
+}
+
 static int domain_index(const struct sim *sim, const char *name)
 {
 	for (size_t i = 0; i < sim->cfg.n_domains; i++) {
@@ -156,6 +175,7 @@ static int load_trace(struct sim *sim, const char *path)
 			g.arrival = g.dispatch;
 		g.young = json_object_object_get_ex(o, "young", &jy) &&
 			  json_object_is_type(jy, json_type_boolean) && json_object_get_boolean(jy);
+		g.no_output = without_output(o);
 		d = domain_index(sim, json_object_get_string(jd));
 		json_object_put(o);
 		if (d < 0) {
@@ -264,7 +284,9 @@ static int simulate(struct sim *sim, bool check)
 			if (s->waiting || s->next >= s->n || s->ready > now)
 				continue;
 			if (sched_submit(sched, id_of(i, s->next), s->domain, g->predicted,
-					 g->bound, g->young && !sim->oracle ? SCHED_YOUNG : 0,
+					 g->bound,
+					 (g->young && !sim->oracle ? SCHED_YOUNG : 0) |
+					     (g->no_output ? SCHED_NO_OUTPUT : 0),
 					 now) < 0) {
 				fprintf(stderr, "mediator-sim: too many groups waiting\n");
 				return 2;

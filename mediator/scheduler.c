@@ -43,6 +43,7 @@ struct sdom {
 	uint64_t frame_extra;	 /* what its completed groups took beyond their bounds */
 	uint64_t frame_measured; /* what its completed groups took */
 	uint32_t frame_groups;	 /* its groups so far */
+	bool frame_output;	 /* one of them was not SCHED_NO_OUTPUT */
 	uint64_t frame_last_end; /* end of its last completed group */
 	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
 	uint64_t costs[SCHED_FRAME_HISTORY];
@@ -63,6 +64,7 @@ struct sdom {
 	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
 	uint32_t carried_n; /* its groups not completed yet */
 	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
+	bool carried_output; /* its frame_output */
 	/* How much earlier than expected its recent releases came (0 when not early). */
 	uint64_t early[SCHED_FRAME_HISTORY];
 	unsigned next_early;
@@ -346,6 +348,8 @@ static void close_frame(struct sdom *d, bool unfinished)
 	bool missed = unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns;
 
 	d->frame_open = false;
+	if (!d->frame_output)
+		return; /* set-up or teardown: no frame */
 	d->frames++;
 	if (missed)
 		d->misses++;
@@ -404,6 +408,7 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_extra = 0;
 	d->frame_measured = 0;
 	d->frame_groups = 0;
+	d->frame_output = false;
 	d->frame_last_end = 0;
 }
 
@@ -467,6 +472,7 @@ static void carry_frame(struct sdom *d)
 	d->carried_deadline = d->frame_release + d->p.deadline_ns;
 	d->carried_bound = d->frame_bound;
 	d->carried_end = d->frame_last_end;
+	d->carried_output = d->frame_output;
 }
 
 /* A group of a carried frame completed (or went away) at @end_ns. */
@@ -477,7 +483,7 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 	r->carried = false;
 	if (end_ns > d->carried_end)
 		d->carried_end = end_ns;
-	if (--d->carried_n)
+	if (--d->carried_n || !d->carried_output)
 		return;
 	missed = d->carried_end > d->carried_deadline;
 	d->frames++;
@@ -490,7 +496,7 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 static void roll_frame(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t next = d->frame_release + (uint64_t)d->period_est;
-	bool busy = d->pending || d->inflight;
+	bool busy = d->pending || d->inflight, output = d->frame_output;
 
 	if (!d->frame_open || now_ns < next)
 		return;
@@ -510,6 +516,13 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_extra = 0;
 	d->frame_measured = 0;
 	d->frame_groups = 0; /* the groups carried over are the last frame's */
+	/*
+	 * A frame rolled over from one with output is judged as before
+	 * (a release the client missed while its last frame waited is a
+	 * frame late); one rolled over from set-up or teardown is no frame
+	 * unless a group with output joins it.
+	 */
+	d->frame_output = output;
 	d->frame_last_end = 0;
 }
 
@@ -568,6 +581,8 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	if (d->p.class == DOMAIN_CLASS_SAFETY) {
 		d->frame_bound += r->bound;
 		d->frame_groups++;
+		if (!(flags & SCHED_NO_OUTPUT))
+			d->frame_output = true;
 	}
 	return 0;
 }
@@ -960,9 +975,9 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 }
 
 int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
-		uint64_t now_ns)
+		unsigned flags, uint64_t now_ns)
 {
-	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, 0, now_ns);
+	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, flags, now_ns);
 
 	if (r == 0)
 		grant(s, find(s, id), now_ns);

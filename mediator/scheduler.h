@@ -183,6 +183,12 @@ enum sched_group_flag {
 	 * oversize; its budget is checked against its prediction.
 	 */
 	SCHED_YOUNG = 1u << 0,
+	/*
+	 * It produces no output (wire.h, WIRE_GRANT_NO_OUTPUT): a safety
+	 * domain's frame made only of such groups (a client's set-up or
+	 * teardown) is not a frame: not counted, not judged, not logged.
+	 */
+	SCHED_NO_OUTPUT = 1u << 1,
 };
 
 /*
@@ -217,7 +223,7 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
  * as if submitted and polled. Returns what sched_submit() returns.
  */
 int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
-		uint64_t now_ns);
+		unsigned flags, uint64_t now_ns);
 
 /*
  * The granted group @id completed at @end_ns after @measured_ns on the

@@ -81,6 +81,12 @@ enum wire_grant_flag {
 	 * group never takes an offer.
 	 */
 	WIRE_GRANT_YOUNG = 1u << 1,
+	/*
+	 * It draws, clears, copies, transfers or computes nothing (state,
+	 * shaders, queries only): a safety domain's run of such groups, such
+	 * as a client's teardown, is no frame.
+	 */
+	WIRE_GRANT_NO_OUTPUT = 1u << 2,
 };
 
 /*

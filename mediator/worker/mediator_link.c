@@ -213,7 +213,7 @@ static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, 
 }
 
 bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
-			       uint64_t *id)
+			       uint32_t flags, uint64_t *id)
 {
 	struct wire_grant_request *req = &link->claim;
 	uint32_t gen;
@@ -229,7 +229,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns
 	req->id = ++link->grant_last_id;
 	req->predicted_ns = predicted_ns;
 	req->bound_ns = bound_ns;
-	req->flags = WIRE_GRANT_CLAIMED;
+	req->flags = WIRE_GRANT_CLAIMED | (flags & WIRE_GRANT_NO_OUTPUT);
 	req->offer_gen = gen;
 	req->claimed_ns = now;
 	link->claim_unsent = true;
@@ -256,7 +256,7 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predic
 	req.id = ++link->grant_last_id;
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
-	req.flags = flags & WIRE_GRANT_YOUNG;
+	req.flags = flags & (WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT);
 	link->grant_pending = true;
 	link->grant_answered = false;
 	mediator_link_send(link, &req, sizeof(req));

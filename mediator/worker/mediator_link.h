@@ -75,16 +75,17 @@ int mediator_link_attach_board(struct mediator_link *link, int fd, int domain);
  * group of @bound_ns fits it and returns true with the grant's id in
  * *@id: the group may start now; mediator_link_report_claim() tells
  * mediatord (a claimed WIRE_GRANT_REQUEST; no answer comes) right after
- * the dispatch, so that waking mediatord does not delay the group. False:
- * ask with mediator_link_request_grant().
+ * the dispatch, so that waking mediatord does not delay the group
+ * (@flags: WIRE_GRANT_NO_OUTPUT or 0). False: ask with
+ * mediator_link_request_grant().
  */
 bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
-			       uint64_t *id);
+			       uint32_t flags, uint64_t *id);
 /* Sends the claimed request of the last mediator_link_claim_grant() if not sent yet. */
 void mediator_link_report_claim(struct mediator_link *link);
 /*
  * The grant path. request_grant() sends a request for a group with the
- * given prediction and bound (@flags: WIRE_GRANT_YOUNG or 0) and returns
+ * given prediction and bound (@flags: WIRE_GRANT_YOUNG, WIRE_GRANT_NO_OUTPUT) and returns
  * its id (from 1); one request may
  * be outstanding. mediator_link_read() takes what mediatord sent: returns
  * 0, or -EPIPE when the channel is gone or mediatord broke the protocol.

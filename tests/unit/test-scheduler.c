@@ -401,7 +401,7 @@ static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 	assert_int_equal(b[strict], 3 * MS); /* its budget */
 	assert_true(b[c] == UINT64_MAX);     /* nothing to protect from the cluster itself */
 	/* A group that took it is in flight at once; the slot is then taken... */
-	assert_int_equal(sched_claim(s, 1, n, b[n] / 2, b[n], t + 1 * MS), 0);
+	assert_int_equal(sched_claim(s, 1, n, b[n] / 2, b[n], 0, t + 1 * MS), 0);
 	stats(s, n, &st);
 	assert_int_equal(st.inflight, 1);
 	assert_false(sched_offer(s, t + 1 * MS, t + 3 * MS, false, b));
@@ -489,6 +489,38 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 	assert_int_equal(poll_ids(s, 4 * P + 11 * MS, NULL), 0);
 	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, NULL), 0);
+	sched_destroy(s);
+}
+
+/*
+ * A safety client's teardown (shader and state destroys after its last
+ * frame, no drawing) is no frame: not counted, and not a miss even when
+ * it completes past what would be its deadline.
+ */
+static void a_run_of_groups_without_output_is_no_frame(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, c, 1 * MS, 2 * MS, SCHED_NO_OUTPUT, 4 * P), 0);
+	assert_int_equal(poll_ids(s, 4 * P, ids), 1);
+	assert_int_equal(sched_complete(s, 1, P + 1 * MS, 5 * P + 1 * MS), 0);
+	sched_advance(s, 8 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 4);
+	assert_int_equal(st.deadline_misses, 0);
+	/* The same late group with output is a frame, and a miss (or more). */
+	assert_int_equal(sched_submit(s, 2, c, 1 * MS, 2 * MS, 0, 8 * P), 0);
+	assert_int_equal(poll_ids(s, 8 * P, ids), 1);
+	assert_int_equal(sched_complete(s, 2, P + 1 * MS, 9 * P + 1 * MS), 0);
+	sched_advance(s, 12 * P);
+	stats(s, c, &st);
+	assert_true(st.frames >= 5);
+	assert_true(st.deadline_misses >= 1);
 	sched_destroy(s);
 }
 
@@ -758,6 +790,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
 	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
 	    cmocka_unit_test(a_young_group_starts_at_the_next_gap_start),
+	    cmocka_unit_test(a_run_of_groups_without_output_is_no_frame),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
 	    cmocka_unit_test(untaken_frames_are_dropped_oldest_first),
