@@ -23,6 +23,20 @@
  *   over%     share of groups whose measured time exceeded the bound
  *   bound/m   mean bound / mean measured
  *   ns/op     median CPU time of one predict + update (+ bound)
+ *   least/m   the least bound/m of a bound predicted x c, with c chosen
+ *             after the fact so that at most 0.5 % of the groups exceed
+ *             it: what this model's predictions allow any such margin
+ * and one more row, "neighbours", the host's noise floor: each group
+ * predicted by the median time of the (up to) 2 groups before and 2
+ * after it with the same features (rounded to integers); the groups that
+ * have fewer than 2 such neighbours are left out (big% is then the share
+ * of groups kept). It looks into the future, which no model can; its
+ * neighbours' own noise adds to its error (for independent normal noise,
+ * the median of 4 adds about 15 %), so the noise floor proper is
+ * somewhat lower. On workloads where most groups have neighbours, a
+ * model close to this row predicts about as well as the host's noise
+ * lets anything predict; where few have (random clears, glmark2
+ * texture), the row describes only those few.
  * With --cdf DIR it writes DIR/NAME-MODEL.dat: the sorted signed errors
  * (predicted - measured, us), one per line, for a CDF plot.
  */
@@ -118,7 +132,8 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, unsi
 	double *abs_err = calloc(n + 1, sizeof(double));
 	double *signed_err = calloc(n + 1, sizeof(double));
 	double *op_ns = calloc(s->n + 1, sizeof(double));
-	double ape_sum = 0, ae_sum = 0, bound_sum = 0, meas_sum = 0;
+	double *ratio = calloc(n + 1, sizeof(double));
+	double ape_sum = 0, ae_sum = 0, bound_sum = 0, meas_sum = 0, pred_sum = 0;
 	size_t big = 0, over = 0, k = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
@@ -144,17 +159,25 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, unsi
 			over++;
 		bound_sum += bound;
 		meas_sum += smp->measured_ns;
+		pred_sum += pred;
+		ratio[k] = pred > 0 ? smp->measured_ns / pred : INFINITY;
 		k++;
 	}
 	qsort(abs_err, k, sizeof(double), cmp_double);
 	qsort(signed_err, k, sizeof(double), cmp_double);
 	qsort(op_ns, s->n, sizeof(double), cmp_double);
-	if (k)
-		printf("%-14s %-8s %7zu %6.1f%% %7.2f%% %9.1f %9.1f %7.3f%% %8.3f %7.0f\n", name,
-		       ops->name, k, 100.0 * (double)big / (double)k,
+	qsort(ratio, k, sizeof(double), cmp_double);
+	if (k) {
+		/* The least c with at most 0.5 % of measured / predicted above it. */
+		double c = ratio[k - (size_t)((double)k * 0.005) - 1];
+
+		printf("%-14s %-8s %7zu %6.1f%% %7.2f%% %9.1f %9.1f %7.3f%% %8.3f %7.0f %8.3f\n",
+		       name, ops->name, k, 100.0 * (double)big / (double)k,
 		       big ? 100.0 * ape_sum / (double)big : 0.0, ae_sum / (double)k,
 		       abs_err[(size_t)((double)(k - 1) * 0.99)], 100.0 * (double)over / (double)k,
-		       meas_sum > 0 ? bound_sum / meas_sum : 0.0, op_ns[s->n / 2]);
+		       meas_sum > 0 ? bound_sum / meas_sum : 0.0, op_ns[s->n / 2],
+		       meas_sum > 0 && isfinite(c) ? c * pred_sum / meas_sum : INFINITY);
+	}
 	if (cdf_dir && k) {
 		char path[4096];
 		FILE *f;
@@ -171,7 +194,77 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, unsi
 	free(abs_err);
 	free(signed_err);
 	free(op_ns);
+	free(ratio);
 	predict_estimator_destroy(e);
+}
+
+/* A group's features rounded to integers, and where it is in the samples. */
+struct keyed {
+	double key[PF_COUNT];
+	size_t i;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	for (int j = 0; j < PF_COUNT; j++) {
+		if (x->key[j] != y->key[j])
+			return x->key[j] < y->key[j] ? -1 : 1;
+	}
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The "neighbours" row: the host's noise floor (see the top of this file). */
+static void noise_floor(const char *name, const struct samples *s, size_t skip)
+{
+	struct keyed *v = calloc(s->n + 1, sizeof(*v));
+	double *abs_err = calloc(s->n + 1, sizeof(double));
+	double ape_sum = 0, ae_sum = 0;
+	size_t big = 0, k = 0, from = 0;
+
+	if (!v || !abs_err)
+		goto out;
+	for (size_t i = 0; i < s->n; i++) {
+		for (int j = 0; j < PF_COUNT; j++)
+			v[i].key[j] = round(s->v[i].f.x[j]);
+		v[i].i = i;
+	}
+	qsort(v, s->n, sizeof(*v), cmp_keyed);
+	for (size_t a = 0; a < s->n; a++) {
+		double near[4], m, pred;
+		size_t nn = 0;
+
+		if (a > 0 && memcmp(v[a].key, v[a - 1].key, sizeof(v[a].key)))
+			from = a; /* the first of this run of equal features */
+		if (v[a].i < skip)
+			continue;
+		for (size_t b = a > from + 2 ? a - 2 : from; b < a; b++)
+			near[nn++] = s->v[v[b].i].measured_ns;
+		for (size_t b = a + 1;
+		     b <= a + 2 && b < s->n && !memcmp(v[b].key, v[a].key, sizeof(v[a].key)); b++)
+			near[nn++] = s->v[v[b].i].measured_ns;
+		if (nn < 2)
+			continue;
+		qsort(near, nn, sizeof(double), cmp_double);
+		pred = nn % 2 ? near[nn / 2] : (near[nn / 2 - 1] + near[nn / 2]) / 2;
+		m = s->v[v[a].i].measured_ns;
+		abs_err[k] = fabs(pred - m) / 1000.0;
+		ae_sum += abs_err[k++];
+		if (m >= MAPE_MIN_NS) {
+			ape_sum += fabs(pred - m) / m;
+			big++;
+		}
+	}
+	qsort(abs_err, k, sizeof(double), cmp_double);
+	if (k)
+		printf("%-14s %-8s %7zu %6.1f%% %7.2f%% %9.1f %9.1f %8s %8s %7s %8s\n", name,
+		       "neighbours", k, 100.0 * (double)k / (double)(s->n - skip),
+		       big ? 100.0 * ape_sum / (double)big : 0.0, ae_sum / (double)k,
+		       abs_err[(size_t)((double)(k - 1) * 0.99)], "-", "-", "-", "-");
+out:
+	free(v);
+	free(abs_err);
 }
 
 int main(int argc, char **argv)
@@ -207,6 +300,7 @@ int main(int argc, char **argv)
 	for (const struct predict_model_ops *const *ops = predict_models; *ops; ops++)
 		evaluate(name, *ops, *ops == &predict_model_history_ops ? 0 : flags, &s, skip,
 			 cdf_dir);
+	noise_floor(name, &s, skip);
 	free(s.v);
 	return 0;
 usage:

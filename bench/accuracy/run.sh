@@ -96,8 +96,8 @@ run clears-random "$B/bench/accuracy/gl-clears" random "$CLEAR_GROUPS" 1
 run clears-two-contexts "$B/bench/accuracy/gl-clears" two-contexts "$CLEAR_GROUPS"
 
 echo
-printf '%-14s %-8s %7s %7s %8s %9s %9s %8s %8s %7s\n' workload model groups big% mape \
-  mae_us p99_us over% bound/m ns/op
+printf '%-14s %-8s %7s %7s %8s %9s %9s %8s %8s %7s %8s\n' workload model groups big% mape \
+  mae_us p99_us over% bound/m ns/op least/m
 for w in glmark2-build glmark2-shading glmark2-texture glmark2-buffer clears-random \
   clears-two-contexts; do
   "$B/bench/accuracy/predict-replay" --cdf "$OUT" "$w" "$TMP/$w.jsonl"
