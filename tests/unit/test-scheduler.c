@@ -179,16 +179,29 @@ static void safety_frame(struct sched *s, int c, uint64_t id, uint64_t t, uint64
 	assert_int_equal(sched_complete(s, id, took, t + took), 0);
 }
 
-static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
+/*
+ * Policy budget with a safety domain *@c (budget 4 ms) that has had four
+ * frames, released every P, each one group bounded 2 ms that took 1 ms,
+ * and a normal domain *@n (budget P).
+ */
+static struct sched *cluster_after_four_frames(int *c, int *n)
 {
 	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+
+	*c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	*n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, *c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	return s;
+}
+
+static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
-	for (int k = 0; k < 4; k++)
-		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* Frame 3 released at 3P, done at 3P + 1 ms; the next is expected at 4P (deadline 5P). */
 	const uint64_t t = 3 * P + 4 * MS;
 
@@ -264,13 +277,10 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
  */
 static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
 	uint64_t ids[16];
 
-	for (int k = 0; k < 4; k++)
-		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* This frame's one group is bounded below C = 2 ms. */
 	safety_frame(s, c, 104, 4 * P, 1500 * US, 1 * MS);
 	/* 18 ms from 4P + 1 ms ends past this frame's deadline, but the frame is done. */
@@ -321,14 +331,11 @@ static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
  */
 static void a_rolled_over_frame_still_expects_its_own_group(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
-	for (int k = 0; k < 4; k++)
-		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* Frame 4's group takes 18 ms: it is still running at the next release, 5P. */
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 18 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 0, 5 * P + 1500 * US), 0);
@@ -446,13 +453,10 @@ static void a_frame_rolled_over_before_its_deadline_is_judged_when_done(void **s
 /* A group of unknown cost (bound 0: no model yet) waits for the start of a safety gap. */
 static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
 	uint64_t ids[16];
 
-	for (int k = 0; k < 4; k++)
-		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	/* 3 ms after the last frame ended: not a gap's start. */
 	assert_int_equal(sched_submit(s, 1, n, 0, 0, 0, 3 * P + 4 * MS), 0);
 	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0);
@@ -471,13 +475,10 @@ static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
  */
 static void a_young_group_starts_at_the_next_gap_start(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
 	uint64_t ids[16];
 
-	for (int k = 0; k < 4; k++)
-		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 40 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
 	assert_int_equal(sched_submit(s, 2, n, 10 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
 	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0); /* not a gap's start */
@@ -492,6 +493,15 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 	sched_destroy(s);
 }
 
+/* A lone group @id of safety domain @c at @t that takes a period and 1 ms; then 4 periods idle. */
+static void late_lone_group(struct sched *s, int c, uint64_t id, uint64_t t, unsigned flags)
+{
+	assert_int_equal(sched_submit(s, id, c, 1 * MS, 2 * MS, flags, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 1);
+	assert_int_equal(sched_complete(s, id, P + 1 * MS, t + P + 1 * MS), 0);
+	sched_advance(s, t + 4 * P);
+}
+
 /*
  * A safety client's teardown (shader and state destroys after its last
  * frame, no drawing) is no frame: not counted, and not a miss even when
@@ -502,22 +512,15 @@ static void a_run_of_groups_without_output_is_no_frame(void **state)
 	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
 	struct sched_domain_stats st;
-	uint64_t ids[16];
 
 	for (int k = 0; k < 4; k++)
 		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, c, 1 * MS, 2 * MS, SCHED_NO_OUTPUT, 4 * P), 0);
-	assert_int_equal(poll_ids(s, 4 * P, ids), 1);
-	assert_int_equal(sched_complete(s, 1, P + 1 * MS, 5 * P + 1 * MS), 0);
-	sched_advance(s, 8 * P);
+	late_lone_group(s, c, 1, 4 * P, SCHED_NO_OUTPUT);
 	stats(s, c, &st);
 	assert_int_equal(st.frames, 4);
 	assert_int_equal(st.deadline_misses, 0);
 	/* The same late group with output is a frame, and a miss (or more). */
-	assert_int_equal(sched_submit(s, 2, c, 1 * MS, 2 * MS, 0, 8 * P), 0);
-	assert_int_equal(poll_ids(s, 8 * P, ids), 1);
-	assert_int_equal(sched_complete(s, 2, P + 1 * MS, 9 * P + 1 * MS), 0);
-	sched_advance(s, 12 * P);
+	late_lone_group(s, c, 2, 8 * P, 0);
 	stats(s, c, &st);
 	assert_true(st.frames >= 5);
 	assert_true(st.deadline_misses >= 1);
