@@ -835,7 +835,13 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 	bool over_budget = !unknown && d->p.strict && r->bound > d->p.budget_ns;
 	bool big = over_budget ||
 		   (!unknown && d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
-	bool budget_ok = (unknown ? d->remaining >= (int64_t)r->predicted : has_budget(s, r)) ||
+	/*
+	 * A group of unknown cost needs budget for its prediction, or a whole
+	 * period's when it is predicted above that (a shader compile the memo
+	 * remembers from the last start: a strict domain never has more).
+	 */
+	uint64_t unknown_need = r->predicted < d->p.budget_ns ? r->predicted : d->p.budget_ns;
+	bool budget_ok = (unknown ? d->remaining >= (int64_t)unknown_need : has_budget(s, r)) ||
 			 (!d->p.strict && !others_wait);
 
 	if (big) {

@@ -135,5 +135,16 @@ ctl set-budget "$DOMAIN_B" --budget-us 0 >/dev/null 2>&1 && rc=0 || rc=$?
 [ $rc -eq 2 ] || fail "set-budget --budget-us 0: exit $rc, expected 2"
 ctl set-budget nosuch --budget-us 10 >"$TMP/nosuch.out" 2>&1 && rc=0 || rc=$?
 [ $rc -eq 1 ] && grep -q "no domain" "$TMP/nosuch.out" || fail "unknown domain: exit $rc"
+
+# A restarted infotainment client starts from the domain's saved model,
+# whose memo predicts its first draw (the shader compile, ~100 ms) above
+# the strict domain's whole budget, while its context is young: it runs
+# (it once waited for budget a strict domain never has).
+in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds 3 \
+  --json /dev/fd/3 3>"$TMP/restart.json" >"$TMP/restart.log" 2>&1 ||
+  fail "a restarted long-draws failed: $(tail -3 "$TMP/restart.log")"
+[ "$(jq .groups "$TMP/restart.json")" -gt 10 ] ||
+  fail "a restarted long-draws ran only $(jq .groups "$TMP/restart.json") groups in 3 s"
+log "a restarted infotainment client: $(jq .groups "$TMP/restart.json") groups in 3 s"
 assert_mediatord_alive
 log "ok"

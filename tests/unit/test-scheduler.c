@@ -493,6 +493,29 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 	sched_destroy(s);
 }
 
+/*
+ * A young group of a strict domain predicted above the domain's whole
+ * budget (a shader compile the memo remembers from the last start: 30 ms
+ * against 8 ms per period) runs with a whole period's budget at a gap's
+ * start; it used to wait for budget a strict domain never has.
+ */
+static void a_young_group_predicted_over_a_strict_budget_runs(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, true);
+	uint64_t ids[16];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 30 * MS, 30 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0);
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	sched_destroy(s);
+}
+
 /* A lone group @id of safety domain @c at @t that takes a period and 1 ms; then 4 periods idle. */
 static void late_lone_group(struct sched *s, int c, uint64_t id, uint64_t t, unsigned flags)
 {
@@ -793,6 +816,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
 	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
 	    cmocka_unit_test(a_young_group_starts_at_the_next_gap_start),
+	    cmocka_unit_test(a_young_group_predicted_over_a_strict_budget_runs),
 	    cmocka_unit_test(a_run_of_groups_without_output_is_no_frame),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
 	    cmocka_unit_test(closed_frames_are_logged_for_the_trace),
