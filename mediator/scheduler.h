@@ -179,8 +179,9 @@ enum sched_group_flag {
 	 * took so far, not a learned one (predict_estimator.h), and that is
 	 * often a one-off such as a 28 ms shader compile. A young group of a
 	 * normal domain is handled as one of unknown cost (bound 0): it
-	 * starts only at the start of a safety gap, never deferred as
-	 * oversize; its budget is checked against its prediction.
+	 * starts only at the start of a safety gap, never deferred or
+	 * refused as oversize; it needs budget for its prediction, or for a
+	 * whole period when it is predicted above that.
 	 */
 	SCHED_YOUNG = 1u << 0,
 	/*
