@@ -1,15 +1,17 @@
 /*
- * Tests of the TGSI text histogram. The shaders are written by hand in the
- * exact text form Mesa's virgl driver sends (tgsi_dump of nir_to_tgsi
- * output: processor line, PROPERTY, DCL, IMM, numbered instructions); they
- * were not captured from a running guest (the vtest server did not start
- * in this environment), and mirror glmark2-es2's "build" vertex shader,
- * a textured fragment shader and a loop-and-branch fragment shader.
+ * Tests of the TGSI text histogram: on the shaders glmark2-es2 sends
+ * through Mesa's virgl driver, captured from a running client
+ * (tests/data/tgsi/, see its README), with their instructions counted by
+ * hand; and on hand-written shaders in the same text form (tgsi_dump of
+ * nir_to_tgsi output: processor line, PROPERTY, DCL, IMM, numbered
+ * instructions) for forms glmark2 does not send (SAMPLE, MAX_SAT, array
+ * constants), and on text that is not TGSI.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,23 +86,82 @@ static const struct tgsi_case cases[] = {
     {"garbage words count as ALU", "12345\n!!!\nfoo bar\n\n", 1, 0, 0, 0, 0, 0, 0, false},
 };
 
+/* Parses @text (@len bytes with its NUL, as in the stream) and checks it against @t. */
+static void check_case(const struct tgsi_case *t, const char *text, size_t len)
+{
+	struct predict_tgsi_stats st;
+
+	print_message("%s\n", t->description);
+	predict_tgsi_parse(text, len, &st);
+	assert_int_equal(st.alu, t->alu);
+	assert_int_equal(st.tex, t->tex);
+	assert_int_equal(st.flow, t->flow);
+	assert_int_equal(st.decl, t->decl);
+	assert_int_equal(st.imm, t->imm);
+	assert_int_equal(st.props, t->props);
+	assert_int_equal(st.loops, t->loops);
+	assert_int_equal(st.unbounded_loop, t->unbounded);
+	assert_int_equal(st.has_loop, t->loops > 0);
+}
+
 static void histograms_of_shaders_match(void **state)
 {
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct tgsi_case *t = &cases[i];
-		struct predict_tgsi_stats st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_case(&cases[i], cases[i].text, strlen(cases[i].text) + 1);
+}
 
-		print_message("%s\n", t->description);
-		predict_tgsi_parse(t->text, strlen(t->text) + 1, &st);
-		assert_int_equal(st.alu, t->alu);
-		assert_int_equal(st.tex, t->tex);
-		assert_int_equal(st.flow, t->flow);
-		assert_int_equal(st.decl, t->decl);
-		assert_int_equal(st.imm, t->imm);
-		assert_int_equal(st.props, t->props);
-		assert_int_equal(st.loops, t->loops);
-		assert_int_equal(st.unbounded_loop, t->unbounded);
-		assert_int_equal(st.has_loop, t->loops > 0);
+/* A captured shader and its instructions, counted by hand (END is flow). */
+static const struct tgsi_case captured[] = {
+    /* 14 ALU: 3 MUL, 4 MAD, 2 ADD, 2 DP3, RSQ, MAX, MOV */
+    {"glmark2-build.vert.tgsi", NULL, 14, 0, 1, 7, 1, 0, 0, false},
+    {"glmark2-build.frag.tgsi", NULL, 1, 0, 1, 3, 0, 1, 0, false},
+    {"glmark2-texture.vert.tgsi", NULL, 15, 0, 1, 9, 1, 0, 0, false},
+    {"glmark2-texture.frag.tgsi", NULL, 1, 1, 1, 7, 0, 1, 0, false}, /* TEX, MUL */
+    /* 15 ALU: 4 MUL, 6 MAD, 3 ADD, DP3, RSQ */
+    {"glmark2-shading-phong.vert.tgsi", NULL, 15, 0, 1, 8, 0, 0, 0, false},
+    /* 25 ALU: 8 MUL, 4 MAD, 6 DP3, 3 RSQ, 2 MAX, DIV, POW */
+    {"glmark2-shading-phong.frag.tgsi", NULL, 25, 0, 1, 5, 3, 1, 0, false},
+    /* flow: BGNLOOP, UIF, BRK, ENDIF, ENDLOOP, END; the trip count is a uniform */
+    {"glmark2-loop.vert.tgsi", NULL, 13, 0, 6, 5, 1, 0, 1, true},
+    {"glmark2-loop.frag.tgsi", NULL, 11, 0, 6, 5, 2, 3, 1, true},
+    {"glmark2-conditionals.vert.tgsi", NULL, 7, 0, 1, 5, 1, 0, 0, false},
+    /* the conditionals compile to selects (5 UCMP): no branch */
+    {"glmark2-conditionals.frag.tgsi", NULL, 26, 0, 1, 5, 2, 3, 0, false},
+};
+
+/* Reads TGSI_DATA_DIR/@name into a NUL-terminated buffer; *@len its length. */
+static char *read_shader(const char *name, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", TGSI_DATA_DIR, name);
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static void histograms_of_captured_glmark2_shaders_match(void **state)
+{
+	for (size_t i = 0; i < sizeof(captured) / sizeof(captured[0]); i++) {
+		size_t len;
+		char *text = read_shader(captured[i].description, &len);
+
+		check_case(&captured[i], text, len + 1);
+		free(text);
 	}
 }
 
@@ -169,6 +230,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(histograms_of_shaders_match),
+	    cmocka_unit_test(histograms_of_captured_glmark2_shaders_match),
 	    cmocka_unit_test(tokens_are_counted),
 	    cmocka_unit_test(text_stops_at_nul_and_at_the_length),
 	    cmocka_unit_test(arbitrary_bytes_give_a_histogram),
