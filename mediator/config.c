@@ -164,6 +164,7 @@ enum domain_key {
 	DOMAIN_KEY_VTEST_SOCKET,
 	DOMAIN_KEY_VHOST_USER_SOCKET,
 	DOMAIN_KEY_STRICT,
+	DOMAIN_KEY_GUARD_US,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -196,6 +197,11 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_STRICT] = {.name = "strict",
 			   .kind = VALUE_BOOL,
 			   .offset = offsetof(struct domain_config, strict)},
+    [DOMAIN_KEY_GUARD_US] = {.name = "guard_us",
+			     .kind = VALUE_U32,
+			     .offset = offsetof(struct domain_config, guard_us),
+			     .min = 0,
+			     .max = CONFIG_MAX_PERIOD_US},
 };
 
 enum config_section {
@@ -704,6 +710,13 @@ static void config_validate(struct config_parser *p)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_DEADLINE_US],
 				    "key 'deadline_us': %u is larger than period_us (%u)",
 				    d->deadline_us, d->period_us);
+		if (lines[DOMAIN_KEY_GUARD_US] && d->class != DOMAIN_CLASS_SAFETY)
+			config_fail(p, -EINVAL, lines[DOMAIN_KEY_GUARD_US],
+				    "key 'guard_us': only a class = safety domain has a guard");
+		else if (d->guard_us && d->guard_us >= d->deadline_us)
+			config_fail(p, -EINVAL, lines[DOMAIN_KEY_GUARD_US],
+				    "key 'guard_us': %u leaves nothing of deadline_us (%u)",
+				    d->guard_us, d->deadline_us);
 	}
 	config_check_sockets(p);
 }

@@ -74,6 +74,7 @@ struct domain_config {
 	uint32_t budget_us;
 	uint32_t deadline_us;
 	bool strict;				 /* never past its budget, even on an idle GPU */
+	uint32_t guard_us;			 /* safety: slack kept for overruns (0: none) */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */
 	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
 	int line;				 /* line of its [domain NAME] header */

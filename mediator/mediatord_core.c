@@ -600,6 +600,7 @@ static void add_sched_stats(struct mediatord *md, int domain, struct json_object
 	json_set_u64(d, "budget_us", st.params.budget_ns / 1000);
 	json_set_u64(d, "deadline_us", st.params.deadline_ns / 1000);
 	json_object_object_add(d, "strict", json_object_new_boolean(st.params.strict));
+	json_set_u64(d, "guard_us", st.params.guard_ns / 1000);
 	json_set_u64(d, "remaining_us", st.remaining_ns > 0 ? (uint64_t)st.remaining_ns / 1000 : 0);
 	json_set_u64(d, "debt_us", st.debt_ns / 1000);
 	json_set_u64(d, "overruns", st.overruns);

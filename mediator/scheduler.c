@@ -126,6 +126,7 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 		    .budget_ns = (uint64_t)dc->budget_us * 1000,
 		    .deadline_ns = (uint64_t)dc->deadline_us * 1000,
 		    .strict = dc->strict,
+		    .guard_ns = (uint64_t)dc->guard_us * 1000,
 		};
 
 		if (sched_add_domain(s, &dp, now_ns) != (int)i) {
@@ -141,7 +142,7 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 static bool valid_params(const struct sched_domain_params *p)
 {
 	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&
-	       p->deadline_ns <= p->period_ns &&
+	       p->deadline_ns <= p->period_ns && p->guard_ns < p->deadline_ns &&
 	       (p->class == DOMAIN_CLASS_NORMAL || p->class == DOMAIN_CLASS_SAFETY);
 }
 
@@ -183,6 +184,13 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 		snprintf(why, why_size, "period %llu us is outside %u..%u us",
 			 (unsigned long long)(period_ns / 1000), CONFIG_MIN_PERIOD_US,
 			 CONFIG_MAX_PERIOD_US);
+		return -EINVAL;
+	}
+	if (p.guard_ns >= deadline_ns) {
+		snprintf(why, why_size,
+			 "the deadline (%llu us) must be longer than the guard (%llu us)",
+			 (unsigned long long)(deadline_ns / 1000),
+			 (unsigned long long)(p.guard_ns / 1000));
 		return -EINVAL;
 	}
 	if (!valid_params(&p)) {
@@ -639,7 +647,9 @@ static uint64_t gap_between(const struct sdom *d, uint64_t c)
 /* The largest gap safety domain @d leaves between its frames as check 3 sees them. */
 static uint64_t largest_gap(const struct sdom *d)
 {
-	return gap_between(d, frame_cost(d));
+	uint64_t gap = gap_between(d, frame_cost(d));
+
+	return gap > d->p.guard_ns ? gap - d->p.guard_ns : 0;
 }
 
 /*
@@ -677,11 +687,12 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 		if (d->frame_open) {
 			uint64_t rest = frame_rest(d, c);
 
-			if (rest && end + rest > d->frame_release + d->p.deadline_ns)
+			if (rest &&
+			    end + rest + d->p.guard_ns > d->frame_release + d->p.deadline_ns)
 				return false;
 		}
 		next = next_release(d, now_ns);
-		if (next && end + c + release_guard(d) > next + d->p.deadline_ns)
+		if (next && end + c + release_guard(d) + d->p.guard_ns > next + d->p.deadline_ns)
 			return false;
 	}
 	return true;
@@ -952,10 +963,12 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 		if (o->p.class != DOMAIN_CLASS_SAFETY || i == dom)
 			continue;
 		if (o->frame_open && (rest = frame_rest(o, c)) != 0)
-			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns, busy + rest));
+			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,
+					busy + rest + o->p.guard_ns));
 		next = next_release(o, now_ns);
 		if (next) {
-			b = MIN(b, sub0(next + o->p.deadline_ns, busy + c + release_guard(o)));
+			b = MIN(b, sub0(next + o->p.deadline_ns,
+					busy + c + release_guard(o) + o->p.guard_ns));
 			if (d->p.class != DOMAIN_CLASS_SAFETY)
 				b = MIN(b, largest_gap(o));
 		}

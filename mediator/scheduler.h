@@ -95,6 +95,12 @@ struct sched_domain_params {
 	enum domain_class class;
 	uint64_t period_ns, budget_ns, deadline_ns;
 	bool strict; /* never runs past its budget, even on an idle GPU */
+	/*
+	 * Safety domains: time kept free before each frame's latest start
+	 * (release + deadline - its typical cost), for groups of other
+	 * domains that overrun their bounds (a host stall); < deadline_ns.
+	 */
+	uint64_t guard_ns;
 };
 
 /* What sched_poll() decided about a request. */

@@ -40,7 +40,8 @@
 # no policy can prevent.
 #
 # Environment: FRAMES (default 10000), OVERSIZE (mediatord's oversize,
-# default unschedulable), CLUSTER_ALONE_S (how long the
+# default unschedulable), GUARD_US (the cluster's guard_us, the time kept
+# free before its frames for overruns, default 0), CLUSTER_ALONE_S (how long the
 # cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
 # iterations, default 2: ~9 ms groups on these machines, which fit the
 # gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
@@ -55,6 +56,7 @@ LOADS=${LOADS:-fitting heavy}
 LONG_ITER=${LONG_ITER:-2}
 CLUSTER_ALONE_S=${CLUSTER_ALONE_S:-2}
 OVERSIZE=${OVERSIZE:-unschedulable}
+GUARD_US=${GUARD_US:-0}
 SIM_GROUPS=${SIM_GROUPS:-100000}
 ALONE=${ALONE:-1}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
@@ -108,6 +110,7 @@ oversize = $OVERSIZE
 class = safety
 period_us = 16667
 budget_us = 5000
+guard_us = $GUARD_US
 vtest_socket = $TMP/run/cluster.vtest
 [domain infotainment]
 class = normal
@@ -248,7 +251,7 @@ print_run() {
   jq -r --arg name "$1" --argjson ivi "${3:-true}" '"\($name): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; \(if $ivi then "infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); " else "" end)GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' "$2"
 }
 
-echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE"
+echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE, cluster guard_us = $GUARD_US"
 if [ "$ALONE" = 1 ]; then
   # The floor: what the host's noise alone costs the cluster, with no infotainment load.
   one_config budget alone

@@ -114,6 +114,19 @@ static void budget_and_deadline_default_to_the_domains_own_period(void **state)
 	assert_int_equal(cfg.domains[0].deadline_us, 1000);
 	assert_int_equal(cfg.domains[1].budget_us, 2000);
 	assert_int_equal(cfg.domains[1].deadline_us, 1500);
+	assert_int_equal(cfg.domains[1].guard_us, 0);
+}
+
+static void a_safety_domain_has_a_guard(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(
+	    parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\nclass = safety\nguard_us = 4000\n", err,
+		  sizeof(err)),
+	    0);
+	assert_int_equal(cfg.domains[0].guard_us, 4000);
 }
 
 static void every_mediator_key_is_read(void **state)
@@ -324,6 +337,10 @@ static const struct bad_case bad_cases[] = {
      NAME ":3: key 'budget_us': 16668 is larger than period_us (16667)"},
     {"deadline_us larger than period_us", DOMAIN_A "period_us = 1000\ndeadline_us = 1001\n",
      -EINVAL, NAME ":4: key 'deadline_us': 1001 is larger than period_us (1000)"},
+    {"guard_us of a normal domain", DOMAIN_A "guard_us = 1000\n", -EINVAL,
+     NAME ":3: key 'guard_us': only a class = safety domain has a guard"},
+    {"guard_us as long as the deadline", DOMAIN_A "class = safety\nguard_us = 16667\n", -EINVAL,
+     NAME ":4: key 'guard_us': 16667 leaves nothing of deadline_us (16667)"},
     {"domain without a socket", "[domain a]\nclass = safety\n", -EINVAL,
      NAME ":1: domain 'a': key 'vtest_socket': missing"},
     {"empty domain section followed by another", "[domain a]\n[domain b]\nvtest_socket = /b\n",
@@ -638,9 +655,9 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 {
 #ifdef EXAMPLE_CONF
 	static const char *const keys[] = {
-	    "control_socket", "state_dir",   "policy",	     "max_inflight",
-	    "renderer",	      "render_node", "class",	     "period_us",
-	    "budget_us",      "deadline_us", "vtest_socket", "vhost_user_socket",
+	    "control_socket", "state_dir", "policy",	   "max_inflight",	"renderer",
+	    "render_node",    "class",	   "period_us",	   "budget_us",		"deadline_us",
+	    "strict",	      "guard_us",  "vtest_socket", "vhost_user_socket",
 	};
 	char text[16384];
 	char pattern[64];
@@ -671,6 +688,7 @@ int main(void)
 	    cmocka_unit_test(design_example_parses_with_its_values),
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
+	    cmocka_unit_test(a_safety_domain_has_a_guard),
 	    cmocka_unit_test(every_mediator_key_is_read),
 	    cmocka_unit_test(limits_themselves_are_accepted),
 	    cmocka_unit_test(comments_blank_lines_indentation_and_crlf_are_fine),

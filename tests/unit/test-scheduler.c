@@ -275,6 +275,35 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
  * started, is done: the GPU goes to others at once, even when this
  * frame's bounds sum to less than the typical frame's.
  */
+/*
+ * A safety domain's guard keeps that much more time free before its
+ * frame's latest start: the 25 ms group that fits above waits with a 3 ms
+ * guard; a 22 ms one fits.
+ */
+static void a_guard_keeps_room_for_overruns(void **state)
+{
+	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params cp = {DOMAIN_CLASS_SAFETY, P, 4 * MS, P, false, 3 * MS};
+	int c = sched_add_domain(s, &cp, 0), n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	const uint64_t t = 3 * P + 4 * MS;
+	uint64_t ids[16];
+	char why[128];
+
+	for (int k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 25 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	assert_int_equal(sched_submit(s, 2, n, 20 * MS, 22 * MS, 0, t + 1), 0);
+	assert_int_equal(poll_ids(s, t + 1, ids), 1);
+	assert_int_equal(ids[0], 2);
+	/* A deadline no longer than the guard is refused. */
+	assert_int_equal(sched_set_budget(s, c, P, 2 * MS, 3 * MS, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "guard"));
+	cp.guard_ns = P;
+	assert_int_equal(sched_add_domain(s, &cp, 0), -EINVAL);
+	sched_destroy(s);
+}
+
 static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 {
 	int c, n;
@@ -815,6 +844,7 @@ int main(void)
 	    cmocka_unit_test(the_offer_holds_the_checks_for_its_whole_span),
 	    cmocka_unit_test(a_frame_rolled_over_before_its_deadline_is_judged_when_done),
 	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
+	    cmocka_unit_test(a_guard_keeps_room_for_overruns),
 	    cmocka_unit_test(a_young_group_starts_at_the_next_gap_start),
 	    cmocka_unit_test(a_young_group_predicted_over_a_strict_budget_runs),
 	    cmocka_unit_test(a_run_of_groups_without_output_is_no_frame),
