@@ -41,8 +41,12 @@
 
 struct group {
 	uint64_t seq, arrival, dispatch, measured, predicted, bound;
-	bool young;	/* "young": its context's bound was not learned yet (SCHED_YOUNG) */
-	bool no_output; /* "cmds" has only state, shader and query commands (SCHED_NO_OUTPUT) */
+	/*
+	 * enum sched_group_flag: SCHED_YOUNG for "young": true (its context's
+	 * bound was not learned yet), SCHED_NO_OUTPUT when "cmds" has only
+	 * state, shader and query commands.
+	 */
+	unsigned flags;
 };
 
 struct stream {
@@ -173,17 +177,21 @@ static int load_trace(struct sim *sim, const char *path)
 		}
 		if (!get_u64(o, "request_ns", &g.arrival) || g.arrival > g.dispatch)
 			g.arrival = g.dispatch;
-		g.young = json_object_object_get_ex(o, "young", &jy) &&
-			  json_object_is_type(jy, json_type_boolean) && json_object_get_boolean(jy);
-		g.no_output = without_output(o);
+		if (json_object_object_get_ex(o, "young", &jy) &&
+		    json_object_is_type(jy, json_type_boolean) && json_object_get_boolean(jy))
+			g.flags |= SCHED_YOUNG;
+		if (without_output(o))
+			g.flags |= SCHED_NO_OUTPUT;
 		d = domain_index(sim, json_object_get_string(jd));
 		json_object_put(o);
 		if (d < 0) {
 			sim->ignored++;
 			continue;
 		}
-		if (sim->oracle)
+		if (sim->oracle) { /* the bound is exact: nothing is young */
 			g.predicted = g.bound = g.measured;
+			g.flags &= ~(unsigned)SCHED_YOUNG;
+		}
 		if (g.bound < g.predicted)
 			g.bound = g.predicted;
 		s = stream_of(sim, d, (uint32_t)client);
@@ -284,10 +292,7 @@ static int simulate(struct sim *sim, bool check)
 			if (s->waiting || s->next >= s->n || s->ready > now)
 				continue;
 			if (sched_submit(sched, id_of(i, s->next), s->domain, g->predicted,
-					 g->bound,
-					 (g->young && !sim->oracle ? SCHED_YOUNG : 0) |
-					     (g->no_output ? SCHED_NO_OUTPUT : 0),
-					 now) < 0) {
+					 g->bound, g->flags, now) < 0) {
 				fprintf(stderr, "mediator-sim: too many groups waiting\n");
 				return 2;
 			}

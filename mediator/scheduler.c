@@ -504,7 +504,7 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 static void roll_frame(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t next = d->frame_release + (uint64_t)d->period_est;
-	bool busy = d->pending || d->inflight, output = d->frame_output;
+	bool busy = d->pending || d->inflight;
 
 	if (!d->frame_open || now_ns < next)
 		return;
@@ -525,12 +525,11 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_measured = 0;
 	d->frame_groups = 0; /* the groups carried over are the last frame's */
 	/*
-	 * A frame rolled over from one with output is judged as before
-	 * (a release the client missed while its last frame waited is a
-	 * frame late); one rolled over from set-up or teardown is no frame
-	 * unless a group with output joins it.
+	 * frame_output stays: a frame rolled over from one with output is
+	 * judged as before (a release the client missed while its last frame
+	 * waited is a frame late); one rolled over from set-up or teardown is
+	 * no frame unless a group with output joins it.
 	 */
-	d->frame_output = output;
 	d->frame_last_end = 0;
 }
 
@@ -843,9 +842,9 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 	/* Its cost is not known (no model yet) or its bound not learned (young). */
 	bool unknown = d->p.class != DOMAIN_CLASS_SAFETY && (r->bound == 0 || r->young);
 	/* Larger than a strict domain's whole budget: it would never have enough. */
-	bool over_budget = !unknown && d->p.strict && r->bound > d->p.budget_ns;
-	bool big = over_budget ||
-		   (!unknown && d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
+	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
+	bool big = !unknown &&
+		   (over_budget || (d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns)));
 	/*
 	 * A group of unknown cost needs budget for its prediction, or a whole
 	 * period's when it is predicted above that (a shader compile the memo

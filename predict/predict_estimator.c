@@ -82,21 +82,20 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 			     const struct predict_estimate *est, double measured_ns)
 {
 	bool outlier = false;
-	unsigned hints = 0;
-
-	/* Were groups like it measured before it? */
-	if (est->kind && predict_recent_known(e->recent, est->kind))
-		hints |= PREDICT_MEMO_KNOWN_KIND;
-	if (e->learned < PREDICT_ESTIMATOR_ANCHOR)
-		hints |= PREDICT_MEMO_START_UP;
 
 	if (!predict_time_valid(measured_ns))
 		return;
-	e->ops->update(e->model, f, measured_ns);
-	predict_recent_update(e->recent, est->kind, est->model_ns, measured_ns);
-	if (e->flags & PREDICT_ESTIMATOR_MEMO)
+	if (e->flags & PREDICT_ESTIMATOR_MEMO) {
+		unsigned hints = e->learned < PREDICT_ESTIMATOR_ANCHOR ? PREDICT_MEMO_START_UP : 0;
+
+		/* Were groups like it measured before it? (Asked before it counts as one.) */
+		if (est->kind && predict_recent_known(e->recent, est->kind))
+			hints |= PREDICT_MEMO_KNOWN_KIND;
 		outlier = predict_memo_update(e->memo, f->content_hash, est->model_ns, measured_ns,
 					      hints);
+	}
+	e->ops->update(e->model, f, measured_ns);
+	predict_recent_update(e->recent, est->kind, est->model_ns, measured_ns);
 	/* One-off groups (the memo's) say nothing of the level. */
 	if (!est->memo && !outlier)
 		e->bias +=

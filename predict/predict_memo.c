@@ -71,7 +71,7 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 	struct memo_entry *e = find(memo, hash);
 	uint64_t key = hash ? hash : 1; /* seen[] is 0 where nothing was seen */
 	uint64_t *seen = &memo->seen[hash % PREDICT_MEMO_SEEN];
-	bool first = *seen != key, off;
+	bool first = *seen != key, off, added = false;
 
 	if (!predict_time_valid(measured_ns) || !(model_ns >= 0))
 		return false;
@@ -99,13 +99,11 @@ bool predict_memo_update(struct predict_memo *memo, uint64_t hash, double model_
 				e = &memo->e[i];
 		}
 		e->hash = hash;
-		e->ns = measured_ns;
-		e->used = ++memo->clock;
-		return off;
+		added = true;
 	}
 	e->ns = measured_ns;
 	e->used = ++memo->clock;
-	return false;
+	return added && off;
 }
 
 size_t predict_memo_size(const struct predict_memo *memo)

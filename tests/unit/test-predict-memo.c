@@ -107,6 +107,16 @@ static void a_new_content_of_a_known_kind_is_not_remembered(void **state)
 	predict_memo_destroy(m);
 }
 
+/* What a restart does: @from saved, loaded into @to. */
+static void restart(const struct predict_memo *from, struct predict_memo *to)
+{
+	uint8_t buf[4096];
+	int n = predict_memo_save(from, buf, sizeof(buf));
+
+	assert_true(n > 0);
+	assert_int_equal(predict_memo_load(to, buf, (size_t)n), 0);
+}
+
 /*
  * A content first seen in this run stays remembered when the model
  * happens to be close (a start-up group seen once per start: the model's
@@ -116,16 +126,12 @@ static void a_new_content_of_a_known_kind_is_not_remembered(void **state)
 static void a_start_up_group_stays_across_restarts(void **state)
 {
 	struct predict_memo *a = predict_memo_create(), *b = predict_memo_create();
-	uint8_t buf[4096];
-	int n;
 
 	(void)state;
 	/* First start: the model is right about the group by chance. */
 	assert_false(predict_memo_update(a, 11, 0.7 * MS, 0.75 * MS, PREDICT_MEMO_START_UP));
-	n = predict_memo_save(a, buf, sizeof(buf));
-	assert_true(n > 0);
 	/* Next start: remembered, and right again by chance; it stays, with the new time. */
-	assert_int_equal(predict_memo_load(b, buf, (size_t)n), 0);
+	restart(a, b);
 	assert_true(predict_memo_lookup(b, 11) == 0.75 * MS);
 	assert_false(predict_memo_update(b, 11, 0.8 * MS, 0.7 * MS, PREDICT_MEMO_START_UP));
 	assert_true(predict_memo_lookup(b, 11) == 0.7 * MS);
@@ -294,8 +300,6 @@ static void a_restart_predicts_a_start_up_group_from_last_time(void **state)
 	struct predict_estimator *b = predict_estimator_create(sgd, PREDICT_ESTIMATOR_ALL);
 	struct predict_features f;
 	struct predict_estimate est;
-	uint8_t buf[4096];
-	int n;
 
 	(void)state;
 	assert_non_null(a);
@@ -311,9 +315,7 @@ static void a_restart_predicts_a_start_up_group_from_last_time(void **state)
 		predict_estimator_predict(a, &f, &est);
 		predict_estimator_learn(a, &f, &est, 0.4 * MS + f.x[PF_FRAGMENTS] * 30.0);
 	}
-	n = predict_memo_save(predict_estimator_memo(a), buf, sizeof(buf));
-	assert_true(n > 0);
-	assert_int_equal(predict_memo_load(predict_estimator_memo(b), buf, (size_t)n), 0);
+	restart(predict_estimator_memo(a), predict_estimator_memo(b));
 	features(&f, 0x5747e, 0);
 	f.x[PF_CMDS] = 4;
 	predict_estimator_predict(a, &f, &est);
