@@ -20,8 +20,6 @@ packages=(
   coreutils procps util-linux jq
   # CDF plots of bench/accuracy
   gnuplot-nox
-  # the VM path: QEMU's vhost-user-gpu-pci (and its own vhost-user-gpu for bench/vhost-user)
-  qemu-system-x86 qemu-system-gui
   # ... and under libvirt (vm-configs/, test-libvirt-vms)
   libvirt-daemon-system libvirt-clients libvirt-daemon-driver-qemu
   # ... and the guest image recipe (vm-configs/guest/build.sh)
@@ -31,16 +29,49 @@ packages=(
   linux-image-amd64 linux-headers-amd64 busybox-static cpio make kmod file
 )
 
+# The VM path needs QEMU >= 8: QEMU 7.2 (Debian 12) refuses vhost-user-gpu-pci
+# without KVM, and guests here run under TCG. Debian's own bookworm-backports
+# suite ships QEMU 10; only QEMU and the packages it needs at its own version
+# come from there, each named (NAME/SUITE), so that apt takes nothing else
+# from the suite: the host keeps Debian 12's Mesa 22, libdrm and libvirt 9.0
+# (which drives QEMU 10 with the XML that vm-configs/install.sh renders).
+# Mesa 25 clients are tested beside it (scripts/mesa25-beside.sh). A host
+# that already runs Mesa 25 from bookworm-backports works too: the -dev
+# packages below are then taken from the suite their installed runtime came
+# from (Debian 12's refuse to install beside Mesa 25's runtime).
+BACKPORTS=bookworm-backports
+backports=(qemu-system-x86 qemu-system-gui qemu-system-common qemu-system-data
+  qemu-system-modules-opengl seabios)
+MIN_QEMU=1:8
+
+# dev packages that must come from the suite of their installed runtime
+declare -A runtime_of=([libgbm-dev]=libgbm1 [libdrm-dev]=libdrm2)
+
+installed_version() {
+  local status
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null || true)
+  [ "${status:0:2}" = "ii" ] && dpkg-query -W -f='${Version}' "$1"
+}
+
 missing=()
 for pkg in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
-  if [ "${status:0:2}" != "ii" ]; then
+  [ -n "$(installed_version "$pkg")" ] && continue
+  rt=${runtime_of[$pkg]:-}
+  if [ -n "$rt" ] && [[ "$(installed_version "$rt" || true)" == *bpo* ]]; then
+    missing+=("$pkg/$BACKPORTS")
+  else
     missing+=("$pkg")
   fi
 done
+qemu=$(installed_version qemu-system-x86 || true)
+if [ -z "$qemu" ] || dpkg --compare-versions "$qemu" lt "$MIN_QEMU"; then
+  for pkg in "${backports[@]}"; do
+    missing+=("$pkg/$BACKPORTS")
+  done
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps: all ${#packages[@]} packages present, QEMU $qemu"
   exit 0
 fi
 
@@ -55,6 +86,16 @@ if [ "$(id -u)" != 0 ]; then
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
+sources=/etc/apt/sources.list.d/$BACKPORTS.sources
+if ! grep -rqs "^[^#]*$BACKPORTS" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  echo "install-deps: enabling Debian's $BACKPORTS suite ($sources)"
+  # the same archive as the system's own Debian 12 suites
+  uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*debian\)\/*$/\1/p' \
+    /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+    "${uri:-http://deb.debian.org/debian}" "$BACKPORTS" \
+    /usr/share/keyrings/debian-archive-keyring.gpg | "${sudo[@]}" tee "$sources" >/dev/null
+fi
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
