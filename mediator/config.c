@@ -24,7 +24,9 @@
  * the previous config.
  */
 #include <errno.h>
+#include <grp.h>
 #include <ini.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,6 +102,9 @@ enum value_kind {
 	VALUE_CLASS,	/* one of class_names, into enum domain_class */
 	VALUE_OVERSIZE, /* one of oversize_names, into enum mediator_oversize */
 	VALUE_BOOL,	/* true or false, into bool */
+	VALUE_USER,	/* a user name or decimal uid that exists, into uid_t */
+	VALUE_GROUP,	/* a group name or decimal gid that exists, into gid_t */
+	VALUE_MODE,	/* octal file permission bits (at most 0777), into uint32_t */
 };
 
 struct key_desc {
@@ -165,6 +170,9 @@ enum domain_key {
 	DOMAIN_KEY_VHOST_USER_SOCKET,
 	DOMAIN_KEY_STRICT,
 	DOMAIN_KEY_GUARD_US,
+	DOMAIN_KEY_SOCKET_OWNER,
+	DOMAIN_KEY_SOCKET_GROUP,
+	DOMAIN_KEY_SOCKET_MODE,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -202,6 +210,15 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 			     .offset = offsetof(struct domain_config, guard_us),
 			     .min = 0,
 			     .max = CONFIG_MAX_PERIOD_US},
+    [DOMAIN_KEY_SOCKET_OWNER] = {.name = "socket_owner",
+				 .kind = VALUE_USER,
+				 .offset = offsetof(struct domain_config, socket_uid)},
+    [DOMAIN_KEY_SOCKET_GROUP] = {.name = "socket_group",
+				 .kind = VALUE_GROUP,
+				 .offset = offsetof(struct domain_config, socket_gid)},
+    [DOMAIN_KEY_SOCKET_MODE] = {.name = "socket_mode",
+				.kind = VALUE_MODE,
+				.offset = offsetof(struct domain_config, socket_mode)},
 };
 
 enum config_section {
@@ -347,6 +364,9 @@ static void config_open_domain(struct config_parser *p, const char *name)
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	d->class = CONFIG_DEFAULT_CLASS;
 	d->period_us = CONFIG_DEFAULT_PERIOD_US;
+	d->socket_uid = (uid_t)CONFIG_SOCKET_ID_UNSET;
+	d->socket_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
+	d->socket_mode = CONFIG_DEFAULT_SOCKET_MODE;
 	d->line = p->line;
 	p->section = SECTION_DOMAIN;
 }
@@ -501,6 +521,57 @@ static int config_choice(struct config_parser *p, const struct key_desc *key, co
 	return -1;
 }
 
+/*
+ * Looks up a user (@group false) or group by name, or takes a decimal id as
+ * it is once it names an existing entry. Returns false after recording the
+ * error.
+ */
+static bool config_lookup_id(struct config_parser *p, const struct key_desc *key, const char *value,
+			     bool group, uint32_t *id)
+{
+	uint64_t number;
+	bool numeric = parse_decimal(value, &number) && number < UINT32_MAX;
+
+	errno = 0;
+	if (group) {
+		const struct group *g = numeric ? getgrgid((gid_t)number) : getgrnam(value);
+
+		if (g) {
+			*id = (uint32_t)g->gr_gid;
+			return true;
+		}
+	} else {
+		const struct passwd *u = numeric ? getpwuid((uid_t)number) : getpwnam(value);
+
+		if (u) {
+			*id = (uint32_t)u->pw_uid;
+			return true;
+		}
+	}
+	config_fail(p, -EINVAL, p->line, "key '%s': no %s '%s' on this system%s%s", key->name,
+		    group ? "group" : "user", value, errno ? ": " : "",
+		    errno ? strerror(errno) : "");
+	return false;
+}
+
+/* Parses octal permission bits such as 0660 or 660; false when not that. */
+static bool parse_mode(const char *value, uint32_t *mode)
+{
+	uint32_t m = 0;
+
+	if (!value[0] || strlen(value) > 4)
+		return false;
+	for (const char *c = value; *c; c++) {
+		if (*c < '0' || *c > '7')
+			return false;
+		m = m * 8 + (uint32_t)(*c - '0');
+	}
+	if (m > 0777)
+		return false;
+	*mode = m;
+	return true;
+}
+
 /* Checks @value and stores it into the field of @key in @base. */
 static void config_set(struct config_parser *p, const struct key_desc *key, void *base,
 		       const char *value)
@@ -571,6 +642,24 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		i = config_choice(p, key, value, bool_names, ARRAY_SIZE(bool_names));
 		if (i >= 0)
 			*(bool *)(void *)field = i == 1;
+		return;
+	case VALUE_USER:
+	case VALUE_GROUP: {
+		uint32_t id;
+
+		if (!config_lookup_id(p, key, value, key->kind == VALUE_GROUP, &id))
+			return;
+		if (key->kind == VALUE_GROUP)
+			*(gid_t *)(void *)field = (gid_t)id;
+		else
+			*(uid_t *)(void *)field = (uid_t)id;
+		return;
+	}
+	case VALUE_MODE:
+		if (!parse_mode(value, (uint32_t *)(void *)field))
+			config_fail(p, -EINVAL, p->line,
+				    "key '%s': '%s' is not octal permission bits such as 0660",
+				    key->name, value);
 		return;
 	}
 }

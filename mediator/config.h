@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Longest socket or directory path accepted; sun_path is 108 bytes. */
 #define CONFIG_PATH_MAX 108
@@ -34,6 +35,14 @@
 #define CONFIG_DEFAULT_CLASS	      DOMAIN_CLASS_NORMAL
 #define CONFIG_DEFAULT_PERIOD_US      16667u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
+/*
+ * A domain's sockets admit its owner and group only: a domain is a trust
+ * boundary (a VM or a set of host clients), so who may connect is granted
+ * by socket_owner/socket_group, never by default to every local user.
+ */
+#define CONFIG_DEFAULT_SOCKET_MODE 0660u
+/* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
+#define CONFIG_SOCKET_ID_UNSET (-1)
 
 /* Bounds of period_us: 100 us .. 10 s. */
 #define CONFIG_MIN_PERIOD_US 100u
@@ -77,7 +86,11 @@ struct domain_config {
 	uint32_t guard_us;			 /* safety: slack kept for overruns (0: none) */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */
 	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
-	int line;				 /* line of its [domain NAME] header */
+	/* Owner, group and mode of both its sockets; (uid_t)/(gid_t)-1: unchanged. */
+	uid_t socket_uid;
+	gid_t socket_gid;
+	uint32_t socket_mode;
+	int line; /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

@@ -901,11 +901,38 @@ static int send_grant(void *data, uint32_t client, const struct wire_grant *gran
 	return 0;
 }
 
+/*
+ * Opens one of a domain's sockets (its config @key names it in messages)
+ * with the domain's socket_mode, socket_owner and socket_group, and
+ * watches it with @fn. Returns false with the reason in @err.
+ */
+static bool open_domain_socket(struct mediatord *md, struct listener *l,
+			       const struct domain_config *dc, struct unix_listener *sock,
+			       struct loop_source **source, const char *path, const char *key,
+			       loop_fn fn, char *err, size_t err_size)
+{
+	char ebuf[256];
+
+	if (unix_listener_open(sock, path, (mode_t)dc->socket_mode, MEDIATORD_LISTEN_BACKLOG, ebuf,
+			       sizeof(ebuf)) < 0 ||
+	    unix_listener_chown(sock, dc->socket_uid, dc->socket_gid, ebuf, sizeof(ebuf)) < 0) {
+		snprintf(err, err_size, "domain %s: %s %s", dc->name, key, ebuf);
+		return false;
+	}
+	*source = loop_add(md->loop, sock->fd, EPOLLIN, fn, l);
+	if (!*source) {
+		snprintf(err, err_size, "cannot watch %s: %s", path, strerror(errno));
+		return false;
+	}
+	log_info("domain %s (%s): %s on %s (mode %04o)", dc->name, config_class_name(dc->class),
+		 key, path, dc->socket_mode);
+	return true;
+}
+
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
 {
 	struct mediatord *md = calloc(1, sizeof(*md));
-	char ebuf[256];
 	sigset_t mask;
 
 	if (!md) {
@@ -958,44 +985,15 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			snprintf(err, err_size, "out of memory");
 			goto fail;
 		}
-		if (dc->vtest_socket[0]) {
-			/* Any local user may connect, as to a GPU render node;
-			 * each connection costs only a worker of its own. */
-			if (unix_listener_open(&l->sock, dc->vtest_socket, 0666,
-					       MEDIATORD_LISTEN_BACKLOG, ebuf, sizeof(ebuf)) < 0) {
-				snprintf(err, err_size, "domain %s: vtest_socket %s", dc->name,
-					 ebuf);
-				goto fail;
-			}
-			l->source = loop_add(md->loop, l->sock.fd, EPOLLIN, on_accept, l);
-			if (!l->source) {
-				snprintf(err, err_size, "cannot watch %s: %s", dc->vtest_socket,
-					 strerror(errno));
-				goto fail;
-			}
-			log_info("domain %s (%s): vtest on %s", dc->name,
-				 config_class_name(dc->class), dc->vtest_socket);
-		}
-		if (dc->vhost_user_socket[0]) {
-			/* QEMU connects here; it runs as root or as libvirt's
-			 * qemu user, so the socket is group-accessible and the
-			 * integrator sets its group (README). */
-			if (unix_listener_open(&l->vhost_sock, dc->vhost_user_socket, 0666,
-					       MEDIATORD_LISTEN_BACKLOG, ebuf, sizeof(ebuf)) < 0) {
-				snprintf(err, err_size, "domain %s: vhost_user_socket %s", dc->name,
-					 ebuf);
-				goto fail;
-			}
-			l->vhost_source =
-			    loop_add(md->loop, l->vhost_sock.fd, EPOLLIN, on_accept_vm, l);
-			if (!l->vhost_source) {
-				snprintf(err, err_size, "cannot watch %s: %s",
-					 dc->vhost_user_socket, strerror(errno));
-				goto fail;
-			}
-			log_info("domain %s (%s): vhost-user-gpu on %s", dc->name,
-				 config_class_name(dc->class), dc->vhost_user_socket);
-		}
+		if (dc->vtest_socket[0] &&
+		    !open_domain_socket(md, l, dc, &l->sock, &l->source, dc->vtest_socket,
+					"vtest_socket", on_accept, err, err_size))
+			goto fail;
+		if (dc->vhost_user_socket[0] &&
+		    !open_domain_socket(md, l, dc, &l->vhost_sock, &l->vhost_source,
+					dc->vhost_user_socket, "vhost_user_socket", on_accept_vm,
+					err, err_size))
+			goto fail;
 	}
 	md->dispatcher =
 	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);

@@ -119,6 +119,22 @@ int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, i
 	return 0;
 }
 
+int unix_listener_chown(struct unix_listener *l, uid_t uid, gid_t gid, char *err, size_t err_size)
+{
+	if (uid == (uid_t)-1 && gid == (gid_t)-1)
+		return 0;
+	/* lchown: the path is the socket bound in unix_listener_open(), never a link. */
+	if (lchown(l->path, uid, gid) < 0) {
+		int r = -errno;
+
+		snprintf(err, err_size, "'%s': cannot give it to uid %ld gid %ld: %s", l->path,
+			 uid == (uid_t)-1 ? -1L : (long)uid, gid == (gid_t)-1 ? -1L : (long)gid,
+			 strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
 void unix_listener_close(struct unix_listener *l)
 {
 	struct stat st;

@@ -28,6 +28,12 @@ struct unix_listener {
  */
 int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, int backlog,
 		       char *err, size_t err_size);
+/*
+ * Gives the socket file of an open listener to @uid and @gid ((uid_t)-1 or
+ * (gid_t)-1 leaves that one unchanged). Returns 0, or a negative errno with
+ * a one-line reason naming the path in @err.
+ */
+int unix_listener_chown(struct unix_listener *l, uid_t uid, gid_t gid, char *err, size_t err_size);
 /* Closes the socket and unlinks its path if it is still ours. Fine on a closed listener. */
 void unix_listener_close(struct unix_listener *l);
 

@@ -96,7 +96,30 @@ static void domain_with_only_a_socket_gets_every_default(void **state)
 	assert_int_equal(d->deadline_us, CONFIG_DEFAULT_PERIOD_US);
 	assert_string_equal(d->vtest_socket, "/tmp/a.sock");
 	assert_string_equal(d->vhost_user_socket, "");
+	assert_int_equal(d->socket_uid, (uid_t)-1);
+	assert_int_equal(d->socket_gid, (gid_t)-1);
+	assert_int_equal(d->socket_mode, 0660);
 	assert_int_equal(d->line, 1);
+}
+
+static void socket_owner_group_and_mode_take_names_or_numbers(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg,
+			       "[domain a]\nvhost_user_socket = /tmp/a\nsocket_owner = root\n"
+			       "socket_group = root\nsocket_mode = 0600\n"
+			       "[domain b]\nvtest_socket = /tmp/b\nsocket_owner = 0\n"
+			       "socket_group = 0\nsocket_mode = 666\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.domains[0].socket_uid, 0);
+	assert_int_equal(cfg.domains[0].socket_gid, 0);
+	assert_int_equal(cfg.domains[0].socket_mode, 0600);
+	assert_int_equal(cfg.domains[1].socket_uid, 0);
+	assert_int_equal(cfg.domains[1].socket_gid, 0);
+	assert_int_equal(cfg.domains[1].socket_mode, 0666);
 }
 
 static void budget_and_deadline_default_to_the_domains_own_period(void **state)
@@ -341,6 +364,20 @@ static const struct bad_case bad_cases[] = {
      NAME ":3: key 'guard_us': only a class = safety domain has a guard"},
     {"guard_us as long as the deadline", DOMAIN_A "class = safety\nguard_us = 16667\n", -EINVAL,
      NAME ":4: key 'guard_us': 16667 leaves nothing of deadline_us (16667)"},
+    {"socket_owner that does not exist", DOMAIN_A "socket_owner = gm-no-such-user\n", -EINVAL,
+     NAME ":3: key 'socket_owner': no user 'gm-no-such-user' on this system"},
+    {"socket_group that does not exist", DOMAIN_A "socket_group = gm-no-such-group\n", -EINVAL,
+     NAME ":3: key 'socket_group': no group 'gm-no-such-group' on this system"},
+    {"socket_owner empty", DOMAIN_A "socket_owner =\n", -EINVAL,
+     NAME ":3: key 'socket_owner': no user '' on this system"},
+    {"socket_mode not octal", DOMAIN_A "socket_mode = 0680\n", -EINVAL,
+     NAME ":3: key 'socket_mode': '0680' is not octal permission bits such as 0660"},
+    {"socket_mode with setuid bits", DOMAIN_A "socket_mode = 4660\n", -EINVAL,
+     NAME ":3: key 'socket_mode': '4660' is not octal"},
+    {"socket_mode symbolic", DOMAIN_A "socket_mode = rw-rw----\n", -EINVAL,
+     NAME ":3: key 'socket_mode': 'rw-rw----' is not octal"},
+    {"socket_mode empty", DOMAIN_A "socket_mode =\n", -EINVAL,
+     NAME ":3: key 'socket_mode': '' is not octal"},
     {"domain without a socket", "[domain a]\nclass = safety\n", -EINVAL,
      NAME ":1: domain 'a': key 'vtest_socket': missing"},
     {"empty domain section followed by another", "[domain a]\n[domain b]\nvtest_socket = /b\n",
@@ -655,9 +692,10 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 {
 #ifdef EXAMPLE_CONF
 	static const char *const keys[] = {
-	    "control_socket", "state_dir", "policy",	   "max_inflight",	"renderer",
-	    "render_node",    "class",	   "period_us",	   "budget_us",		"deadline_us",
-	    "strict",	      "guard_us",  "vtest_socket", "vhost_user_socket",
+	    "control_socket", "state_dir",   "policy",	     "max_inflight",	  "renderer",
+	    "render_node",    "class",	     "period_us",    "budget_us",	  "deadline_us",
+	    "strict",	      "guard_us",    "vtest_socket", "vhost_user_socket", "socket_owner",
+	    "socket_group",   "socket_mode",
 	};
 	char text[16384];
 	char pattern[64];
@@ -689,6 +727,7 @@ int main(void)
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
+	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
 	    cmocka_unit_test(every_mediator_key_is_read),
 	    cmocka_unit_test(limits_themselves_are_accepted),
 	    cmocka_unit_test(comments_blank_lines_indentation_and_crlf_are_fine),
