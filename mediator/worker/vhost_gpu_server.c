@@ -199,11 +199,19 @@ static int handle(struct vhost_gpu_server *s, const struct vhost_user_msg *m, in
 		u64 = OFFERED_FEATURES;
 		return vhost_user_reply(fd, m->request, &u64, sizeof(u64)) ?: 1;
 	case VHOST_USER_SET_FEATURES:
-		if (m->payload.u64 & ~OFFERED_FEATURES) {
-			*what = "features that were not offered";
-			return -EPROTO;
+		r = vhost_user_negotiate_features(OFFERED_FEATURES, m->payload.u64, &u64, what);
+		if (r < 0) {
+			srv_log(LOG_LEVEL_ERROR, s, "SET_FEATURES %#llx, offered %#llx",
+				(unsigned long long)m->payload.u64,
+				(unsigned long long)OFFERED_FEATURES);
+			return r;
 		}
-		s->features = m->payload.u64;
+		if (m->payload.u64 & ~OFFERED_FEATURES)
+			srv_log(
+			    LOG_LEVEL_DEBUG, s,
+			    "SET_FEATURES: ignoring %#llx, which the front-end implements itself",
+			    (unsigned long long)(m->payload.u64 & ~OFFERED_FEATURES));
+		s->features = u64;
 		return 0;
 	case VHOST_USER_GET_PROTOCOL_FEATURES:
 		u64 = OFFERED_PROTOCOL_FEATURES;

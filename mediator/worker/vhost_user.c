@@ -50,6 +50,38 @@ const char *vhost_user_request_name(uint32_t request)
 	return "unknown";
 }
 
+/* Why a bit that was not offered cannot be served, for the log line. */
+static const char *unoffered_reason(uint64_t bits)
+{
+	if (bits & (1ull << VHOST_USER_VIRTIO_F_RING_PACKED))
+		return "VIRTIO_F_RING_PACKED set but not offered: only split rings are served";
+	if (bits & (1ull << VHOST_USER_VIRTIO_F_ACCESS_PLATFORM))
+		return "VIRTIO_F_ACCESS_PLATFORM set but not offered: ring addresses through an "
+		       "IOMMU are not served";
+	if (bits & (1ull << VHOST_USER_VIRTIO_F_IN_ORDER))
+		return "VIRTIO_F_IN_ORDER set but not offered: buffers complete out of order";
+	if (bits & (1ull << VHOST_USER_VIRTIO_F_NOTIFICATION_DATA))
+		return "VIRTIO_F_NOTIFICATION_DATA set but not offered";
+	return "features set that were not offered";
+}
+
+int vhost_user_negotiate_features(uint64_t offered, uint64_t requested, uint64_t *negotiated,
+				  const char **what)
+{
+	uint64_t unoffered = requested & ~offered & ~VHOST_USER_FRONTEND_ONLY_FEATURES;
+
+	if (unoffered) {
+		*what = unoffered_reason(unoffered);
+		return -EPROTO;
+	}
+	if (!(requested & (1ull << VHOST_USER_VIRTIO_F_VERSION_1))) {
+		*what = "VIRTIO_F_VERSION_1 not set: a legacy virtio-gpu driver is not served";
+		return -EPROTO;
+	}
+	*negotiated = requested & offered;
+	return 0;
+}
+
 int vhost_user_check(const struct vhost_user_msg *msg, int nfds, uint32_t nqueues,
 		     const char **what)
 {

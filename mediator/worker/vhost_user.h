@@ -54,6 +54,25 @@ enum vhost_user_request {
 
 /* Feature bits. */
 #define VHOST_USER_F_PROTOCOL_FEATURES 30
+/*
+ * Virtio transport feature bits the negotiation rule names (virtio 1.2,
+ * "Reserved Feature Bits"; the same numbers as linux/virtio_config.h, kept
+ * here because older kernel headers lack some).
+ */
+#define VHOST_USER_VIRTIO_F_VERSION_1	      32
+#define VHOST_USER_VIRTIO_F_ACCESS_PLATFORM   33
+#define VHOST_USER_VIRTIO_F_RING_PACKED	      34
+#define VHOST_USER_VIRTIO_F_IN_ORDER	      35
+#define VHOST_USER_VIRTIO_F_NOTIFICATION_DATA 38
+#define VHOST_USER_VIRTIO_F_RING_RESET	      40
+/*
+ * Bits a front-end may set in SET_FEATURES without the back-end having
+ * offered them, because the front-end's own virtio transport implements
+ * them and no vhost-user message ever asks the back-end to act on them:
+ * RING_RESET (per-queue reset is a register of QEMU's virtio-pci common
+ * config; QEMU offers it to the guest itself, on by default since 7.2).
+ */
+#define VHOST_USER_FRONTEND_ONLY_FEATURES (1ull << VHOST_USER_VIRTIO_F_RING_RESET)
 /* Protocol feature bits. */
 #define VHOST_USER_PROTOCOL_F_MQ	   0
 #define VHOST_USER_PROTOCOL_F_REPLY_ACK	   3
@@ -112,6 +131,39 @@ struct vhost_user_msg {
 		uint8_t bytes[VHOST_USER_MAX_PAYLOAD];
 	} payload;
 } __attribute__((packed));
+
+/*
+ * The feature negotiation rule of this back-end, for SET_FEATURES
+ * @requested against what GET_FEATURES answered (@offered):
+ *
+ *  - A bit the back-end offered and the front-end set is negotiated.
+ *  - A bit the back-end did not offer but the front-end set is ignored
+ *    (not negotiated) when it is one of VHOST_USER_FRONTEND_ONLY_FEATURES.
+ *    QEMU's vhost-user back-end object (backends/vhost-user.c) sends the
+ *    guest's acknowledged features verbatim, and those include transport
+ *    bits QEMU's virtio-pci offers by itself, whatever the back-end said:
+ *    QEMU 10 sets RING_RESET (bit 40) this way.
+ *  - Any other bit that was not offered refuses the request: it would ask
+ *    the back-end for something it does not do (a packed ring, IOMMU
+ *    addresses, in-order completion, dirty logging, a device feature),
+ *    and serving such a guest anyway would misread its rings.
+ *  - VIRTIO_F_VERSION_1 must be set: virtio-gpu has no legacy interface,
+ *    and a legacy driver's rings would be in the guest's byte order.
+ *
+ * The vhost-user spec leaves open what a back-end does with bits it never
+ * offered ("If back-end detects some error such as incompatible features,
+ * it may also close the connection"). QEMU's libvhost-user (its own
+ * contrib/vhost-user-gpu) stores whatever is set and refuses only the lack
+ * of VERSION_1; rust-vmm's vhost-user-backend refuses every bit not
+ * offered, so its vhost-device-gpu offers RING_RESET to work with QEMU.
+ * This rule takes the strict side but names the one bit QEMU sends on
+ * its own, rather than offering a feature the back-end does not have.
+ *
+ * Returns 0 with *@negotiated = @requested & @offered, or -EPROTO with
+ * *@what set to a static reason.
+ */
+int vhost_user_negotiate_features(uint64_t offered, uint64_t requested, uint64_t *negotiated,
+				  const char **what);
 
 /* The request's name for log lines ("SET_MEM_TABLE"), "unknown" if none. */
 const char *vhost_user_request_name(uint32_t request);

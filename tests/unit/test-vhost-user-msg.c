@@ -133,6 +133,70 @@ static void config_access_stays_inside_the_config_space(void **state)
 	assert_int_equal(check(&m, 0), -EPROTO);
 }
 
+/* ---- feature negotiation ------------------------------------------------- */
+
+#define BIT(n) (1ull << (n))
+/* What the worker offers: VERSION_1, VIRGL, INDIRECT_DESC, EVENT_IDX,
+ * PROTOCOL_FEATURES. */
+#define OFFERED (BIT(32) | BIT(0) | BIT(28) | BIT(29) | BIT(30))
+
+static const struct {
+	const char *description;
+	uint64_t offered, requested;
+	int expect;
+	uint64_t negotiated;
+} negotiations[] = {
+    {"everything offered", OFFERED, OFFERED, 0, OFFERED},
+    {"part of what was offered", OFFERED, BIT(32) | BIT(0), 0, BIT(32) | BIT(0)},
+    {"QEMU 10: the offer and RING_RESET", OFFERED, OFFERED | BIT(40), 0, OFFERED},
+    {"RING_RESET offered and set", OFFERED | BIT(40), OFFERED | BIT(40), 0, OFFERED | BIT(40)},
+    {"a packed ring, not offered", OFFERED, OFFERED | BIT(34), -EPROTO, 0},
+    {"IOMMU addresses, not offered", OFFERED, OFFERED | BIT(33), -EPROTO, 0},
+    {"in-order completion, not offered", OFFERED, OFFERED | BIT(35), -EPROTO, 0},
+    {"notification data, not offered", OFFERED, OFFERED | BIT(38), -EPROTO, 0},
+    {"dirty logging (VHOST_F_LOG_ALL), not offered", OFFERED, OFFERED | BIT(26), -EPROTO, 0},
+    {"EDID, not offered", OFFERED, OFFERED | BIT(1), -EPROTO, 0},
+    {"a bit no spec names yet, beside RING_RESET", OFFERED, OFFERED | BIT(40) | BIT(63), -EPROTO,
+     0},
+    {"no VERSION_1: a legacy driver", OFFERED, OFFERED & ~BIT(32), -EPROTO, 0},
+    {"nothing at all", OFFERED, 0, -EPROTO, 0},
+};
+
+static void features_set_but_not_offered_are_refused_except_the_front_ends_own(void **state)
+{
+	for (size_t i = 0; i < sizeof(negotiations) / sizeof(negotiations[0]); i++) {
+		uint64_t got = 0xdead;
+		const char *what = NULL;
+		int r = vhost_user_negotiate_features(negotiations[i].offered,
+						      negotiations[i].requested, &got, &what);
+
+		if (r != negotiations[i].expect)
+			fail_msg("%s: got %d, expected %d", negotiations[i].description, r,
+				 negotiations[i].expect);
+		if (r == 0 && got != negotiations[i].negotiated)
+			fail_msg("%s: negotiated %#llx, expected %#llx",
+				 negotiations[i].description, (unsigned long long)got,
+				 (unsigned long long)negotiations[i].negotiated);
+		if (r < 0 && !what)
+			fail_msg("%s: refused without a reason", negotiations[i].description);
+		if (r < 0 && got != 0xdead)
+			fail_msg("%s: refused but wrote a result", negotiations[i].description);
+	}
+}
+
+static void a_refusal_names_the_feature_it_cannot_serve(void **state)
+{
+	uint64_t got;
+	const char *what = NULL;
+
+	assert_int_equal(vhost_user_negotiate_features(OFFERED, OFFERED | BIT(34), &got, &what),
+			 -EPROTO);
+	assert_non_null(strstr(what, "RING_PACKED"));
+	assert_int_equal(vhost_user_negotiate_features(OFFERED, OFFERED & ~BIT(32), &got, &what),
+			 -EPROTO);
+	assert_non_null(strstr(what, "VERSION_1"));
+}
+
 /* ---- framing over a socket ----------------------------------------------- */
 
 /* How many fds this process has open. */
@@ -378,6 +442,8 @@ int main(void)
 	    cmocka_unit_test(bad_version_and_replies_are_refused),
 	    cmocka_unit_test(memory_table_counts_agree_with_size_and_fds),
 	    cmocka_unit_test(config_access_stays_inside_the_config_space),
+	    cmocka_unit_test(features_set_but_not_offered_are_refused_except_the_front_ends_own),
+	    cmocka_unit_test(a_refusal_names_the_feature_it_cannot_serve),
 	    cmocka_unit_test(a_whole_message_arrives_with_its_fds),
 	    cmocka_unit_test(a_payload_larger_than_any_request_is_refused_without_leaking_fds),
 	    cmocka_unit_test(too_many_fds_are_refused_and_closed),
