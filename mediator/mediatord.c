@@ -130,5 +130,9 @@ int main(int argc, char **argv)
 		 config_policy_name(cfg.policy), cfg.max_inflight, cfg.control_socket);
 	r = mediatord_run(md);
 	mediatord_destroy(md);
-	return r < 0 ? EXIT_STARTUP : EXIT_OK;
+	if (r < 0)
+		return EXIT_STARTUP;
+	/* The last line of a clean stop, for whoever cannot wait for the status. */
+	log_info("stopped");
+	return EXIT_OK;
 }

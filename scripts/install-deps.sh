@@ -18,6 +18,8 @@ packages=(
   glmark2-es2-x11 mesa-utils-bin xvfb xauth virgl-server
   # test and demo tooling: timeout, pgrep, unshare/mount, JSON checks
   coreutils procps util-linux jq
+  # screenshots of the guests (virsh screenshot writes PNG or PPM)
+  python3-pil
   # GL ES conformance through mediatord against virgl_test_server (bench/conformance)
   piglit
   # CDF plots of bench/accuracy
