@@ -798,6 +798,37 @@ static uint32_t cmd_get_display_info(struct vgpu_device *d, enum vgpu_queue q,
 	return 0;
 }
 
+/* GET_EDID: QEMU's EDID of the scanout, asked over the display channel. */
+static uint32_t cmd_get_edid(struct vgpu_device *d, enum vgpu_queue q,
+			     const struct virtqueue_elem *elem, const void *req, const char **what)
+{
+	struct virtio_gpu_cmd_get_edid c;
+	struct virtio_gpu_resp_edid resp;
+	int r;
+
+	memcpy(&c, req, sizeof(c));
+	if (c.scanout >= VGPU_MAX_SCANOUTS) {
+		*what = "no such scanout";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	memset(&resp, 0, sizeof(resp));
+	r = vgpu_display_edid(&d->display, c.scanout, &resp);
+	if (r == -EINVAL) {
+		*what = "EDID of a scanout QEMU does not show";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	if (r < 0) {
+		*what = r == -ENOTSUP ? "no EDID: QEMU's display channel does not offer it"
+				      : "no EDID: the display channel broke";
+		return VIRTIO_GPU_RESP_ERR_UNSPEC;
+	}
+	resp.hdr.flags = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE;
+	resp.hdr.fence_id = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE ? c.hdr.fence_id : 0;
+	resp.hdr.ctx_id = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE ? c.hdr.ctx_id : 0;
+	answer(d, q, elem, &resp, sizeof(resp));
+	return 0;
+}
+
 static uint32_t cmd_get_capset_info(struct vgpu_device *d, enum vgpu_queue q,
 				    const struct virtqueue_elem *elem, const void *req,
 				    const char **what)
@@ -1081,6 +1112,8 @@ static uint32_t run(struct vgpu_device *d, enum vgpu_queue q, const char **what)
 		return cmd_get_capset_info(d, q, &d->elem, req, what);
 	case VIRTIO_GPU_CMD_GET_CAPSET:
 		return cmd_get_capset(d, q, &d->elem, req, what);
+	case VIRTIO_GPU_CMD_GET_EDID:
+		return cmd_get_edid(d, q, &d->elem, req, what);
 	case VIRTIO_GPU_CMD_CTX_CREATE:
 		return cmd_ctx_create(d, req, what);
 	case VIRTIO_GPU_CMD_CTX_DESTROY:

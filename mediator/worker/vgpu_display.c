@@ -14,14 +14,22 @@
 
 /* Requests (vhost-user-gpu.rst, "Message types"). */
 enum {
+	VUGPU_GET_PROTOCOL_FEATURES = 1,
+	VUGPU_SET_PROTOCOL_FEATURES = 2,
 	VUGPU_GET_DISPLAY_INFO = 3,
 	VUGPU_CURSOR_POS = 4,
 	VUGPU_CURSOR_POS_HIDE = 5,
 	VUGPU_CURSOR_UPDATE = 6,
 	VUGPU_SCANOUT = 7,
 	VUGPU_UPDATE = 8,
+	VUGPU_GET_EDID = 11,
 };
-#define VUGPU_FLAG_REPLY 0x4u
+/* The protocol features this back-end uses. */
+#define VUGPU_USED_FEATURES (1ull << VGPU_DISPLAY_F_EDID)
+#define VUGPU_FLAG_REPLY    0x4u
+
+static int send_msg(struct vgpu_display *disp, uint32_t request, const void *payload,
+		    uint32_t payload_size, const void *data, uint32_t data_size);
 
 void vgpu_display_init(struct vgpu_display *disp, const char *domain, uint32_t client_id)
 {
@@ -42,10 +50,15 @@ void vgpu_display_set_fd(struct vgpu_display *disp, int fd)
 		close(disp->fd);
 	disp->fd = fd;
 	disp->info_valid = false;
+	disp->features_asked = false;
+	disp->protocol_features = 0;
 	if (fd >= 0) {
 		struct timeval tv = {.tv_sec = VGPU_DISPLAY_TIMEOUT_MS / 1000};
 
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		/* Asked now, read before the first answer (see vgpu_display.h). */
+		if (send_msg(disp, VUGPU_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0) == 0)
+			disp->features_asked = true;
 	}
 }
 
@@ -111,17 +124,45 @@ static int read_answer(struct vgpu_display *disp, void *buf, size_t len)
 	return 0;
 }
 
+/* Reads the header of the answer to @request, which must carry @size bytes. */
+static int read_answer_header(struct vgpu_display *disp, uint32_t request, uint32_t size)
+{
+	uint32_t hdr[3];
+
+	if (read_answer(disp, hdr, sizeof(hdr)) < 0 || hdr[0] != request ||
+	    !(hdr[1] & VUGPU_FLAG_REPLY) || hdr[2] != size)
+		return -EPROTO;
+	return 0;
+}
+
+/* Reads QEMU's protocol features, if asked, and sets those used. 0 or -EPIPE. */
+static int settle_features(struct vgpu_display *disp)
+{
+	uint64_t offered;
+
+	if (disp->fd < 0 || !disp->features_asked)
+		return 0;
+	disp->features_asked = false;
+	if (read_answer_header(disp, VUGPU_GET_PROTOCOL_FEATURES, sizeof(offered)) < 0 ||
+	    read_answer(disp, &offered, sizeof(offered)) < 0) {
+		lost(disp, "bad or missing answer to GET_PROTOCOL_FEATURES");
+		return -EPIPE;
+	}
+	disp->protocol_features = offered & VUGPU_USED_FEATURES;
+	return send_msg(disp, VUGPU_SET_PROTOCOL_FEATURES, &disp->protocol_features,
+			sizeof(disp->protocol_features), NULL, 0);
+}
+
 const struct virtio_gpu_resp_display_info *vgpu_display_info(struct vgpu_display *disp)
 {
 	struct virtio_gpu_resp_display_info *info = &disp->info;
-	uint32_t hdr[3];
 
 	if (disp->info_valid)
 		return info;
 	memset(info, 0, sizeof(*info));
-	if (send_msg(disp, VUGPU_GET_DISPLAY_INFO, NULL, 0, NULL, 0) == 0) {
-		if (read_answer(disp, hdr, sizeof(hdr)) < 0 || hdr[0] != VUGPU_GET_DISPLAY_INFO ||
-		    !(hdr[1] & VUGPU_FLAG_REPLY) || hdr[2] != sizeof(*info) ||
+	if (settle_features(disp) == 0 &&
+	    send_msg(disp, VUGPU_GET_DISPLAY_INFO, NULL, 0, NULL, 0) == 0) {
+		if (read_answer_header(disp, VUGPU_GET_DISPLAY_INFO, sizeof(*info)) < 0 ||
 		    read_answer(disp, info, sizeof(*info)) < 0) {
 			lost(disp, "bad or missing answer to GET_DISPLAY_INFO");
 			memset(info, 0, sizeof(*info));
@@ -137,6 +178,28 @@ const struct virtio_gpu_resp_display_info *vgpu_display_info(struct vgpu_display
 	}
 	info->hdr.type = VIRTIO_GPU_RESP_OK_DISPLAY_INFO;
 	return info;
+}
+
+int vgpu_display_edid(struct vgpu_display *disp, uint32_t id, struct virtio_gpu_resp_edid *resp)
+{
+	const struct virtio_gpu_resp_display_info *info;
+
+	if (settle_features(disp) < 0)
+		return -EPIPE;
+	if (disp->fd < 0 || !(disp->protocol_features & (1ull << VGPU_DISPLAY_F_EDID)))
+		return -ENOTSUP;
+	info = vgpu_display_info(disp);
+	if (id >= VIRTIO_GPU_MAX_SCANOUTS || !info->pmodes[id].enabled)
+		return -EINVAL;
+	if (send_msg(disp, VUGPU_GET_EDID, &id, sizeof(id), NULL, 0) < 0)
+		return -EPIPE;
+	if (read_answer_header(disp, VUGPU_GET_EDID, sizeof(*resp)) < 0 ||
+	    read_answer(disp, resp, sizeof(*resp)) < 0 || resp->size > sizeof(resp->edid)) {
+		lost(disp, "bad or missing answer to GET_EDID");
+		return -EPIPE;
+	}
+	resp->hdr.type = VIRTIO_GPU_RESP_OK_EDID;
+	return 0;
 }
 
 int vgpu_display_scanout(struct vgpu_display *disp, uint32_t id, uint32_t w, uint32_t h)

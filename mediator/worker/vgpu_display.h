@@ -4,9 +4,15 @@
  * over which the back-end shows the guest's scanouts and cursor in QEMU's
  * console and asks for the display configuration.
  *
- * Messages are {u32 request, u32 flags, u32 size} and a payload; only
- * GET_DISPLAY_INFO is answered (flag 0x4), within
- * VGPU_DISPLAY_TIMEOUT_MS. Pixels go as VHOST_USER_GPU_UPDATE
+ * Messages are {u32 request, u32 flags, u32 size} and a payload; the
+ * answers (flag 0x4) come within VGPU_DISPLAY_TIMEOUT_MS. Protocol
+ * features are negotiated once per channel: GET_PROTOCOL_FEATURES goes out
+ * as soon as the channel arrives (QEMU reads it when its main loop gets to
+ * the channel; the worker never waits for QEMU while QEMU may be waiting
+ * for the worker on the vhost-user socket), and its answer is read, and
+ * SET_PROTOCOL_FEATURES sent, before the first request that has an answer.
+ * The one protocol feature used is EDID (QEMU >= 8.1): GET_EDID is sent
+ * only when QEMU offered it. Pixels go as VHOST_USER_GPU_UPDATE
  * (x8r8g8b8, no dma-buf: these hosts have no render node). A channel that
  * breaks or answers wrongly is closed, logged once, and display updates
  * stop; rendering goes on. Main thread only.
@@ -21,6 +27,8 @@
 
 /* How long QEMU may take to answer or to take a message. */
 #define VGPU_DISPLAY_TIMEOUT_MS 2000
+/* Protocol feature bits (vhost-user-gpu.rst, "Protocol features"). */
+#define VGPU_DISPLAY_F_EDID 0
 /* The cursor image of VHOST_USER_GPU_CURSOR_UPDATE: 64 x 64 ARGB. */
 #define VGPU_CURSOR_SIZE 64u
 
@@ -30,6 +38,8 @@ struct vgpu_display {
 	uint32_t client_id;
 	bool info_valid;
 	struct virtio_gpu_resp_display_info info;
+	bool features_asked;	    /* GET_PROTOCOL_FEATURES sent, its answer not read yet */
+	uint64_t protocol_features; /* negotiated on this channel */
 };
 
 /* No channel yet; @domain and @client_id name log lines. */
@@ -45,6 +55,16 @@ void vgpu_display_set_fd(struct vgpu_display *disp, int fd);
  * no channel (or no answer) one enabled 1024x768 head. Owned by @disp.
  */
 const struct virtio_gpu_resp_display_info *vgpu_display_info(struct vgpu_display *disp);
+
+/*
+ * VHOST_USER_GPU_GET_EDID: QEMU's EDID of scanout @id into @resp (its
+ * header's type VIRTIO_GPU_RESP_OK_EDID, its size at most 1024). Asked only
+ * of a scanout QEMU reports enabled (QEMU leaves a request for a scanout it
+ * does not have unanswered). Returns 0, -ENOTSUP when there is no channel
+ * or QEMU did not offer VGPU_DISPLAY_F_EDID, -EINVAL for a scanout QEMU
+ * does not report enabled, or -EPIPE when the channel broke (it is closed).
+ */
+int vgpu_display_edid(struct vgpu_display *disp, uint32_t id, struct virtio_gpu_resp_edid *resp);
 
 /* VHOST_USER_GPU_SCANOUT: scanout @id now shows @w x @h (0 x 0: disabled). 0 or -errno. */
 int vgpu_display_scanout(struct vgpu_display *disp, uint32_t id, uint32_t w, uint32_t h);

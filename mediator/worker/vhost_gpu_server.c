@@ -31,8 +31,8 @@
 /* What the device offers (virtio features). */
 #define OFFERED_FEATURES                                                                           \
 	((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |                             \
-	 (1ull << VIRTIO_RING_F_INDIRECT_DESC) | (1ull << VIRTIO_RING_F_EVENT_IDX) |               \
-	 (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
+	 (1ull << VIRTIO_GPU_F_EDID) | (1ull << VIRTIO_RING_F_INDIRECT_DESC) |                     \
+	 (1ull << VIRTIO_RING_F_EVENT_IDX) | (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
 #define OFFERED_PROTOCOL_FEATURES                                                                  \
 	((1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) | (1ull << VHOST_USER_PROTOCOL_F_CONFIG))
 

@@ -33,6 +33,7 @@ static const struct shape ctrl2d[] = {
     [CTRL(VIRTIO_GPU_CMD_GET_CAPSET_INFO)] = {"GET_CAPSET_INFO",
 					      sizeof(struct virtio_gpu_get_capset_info)},
     [CTRL(VIRTIO_GPU_CMD_GET_CAPSET)] = {"GET_CAPSET", sizeof(struct virtio_gpu_get_capset)},
+    [CTRL(VIRTIO_GPU_CMD_GET_EDID)] = {"GET_EDID", sizeof(struct virtio_gpu_cmd_get_edid)},
 };
 
 static const struct shape ctrl3d[] = {

@@ -55,6 +55,7 @@ static bool closing_is_fine;
 static bool quiet; /* benchmarks: no line per request */
 /* Benchmarks also run against QEMU's own back-end, which may offer less. */
 static bool need_3d = true, have_ack = true;
+static uint64_t features_offered;
 static uint8_t *mem;
 static int kick[2], call[2];
 static uint16_t avail_idx[2], used_seen[2];
@@ -63,6 +64,12 @@ static uint32_t display_w = 640, display_h = 480;
 static uint32_t scanout_w, scanout_h, updates;
 static uint8_t *last_update;
 static size_t last_update_len;
+/* The display channel's protocol features, as the back-end set them. */
+static uint64_t display_features;
+static bool display_features_set;
+/* The first bytes of the EDID "QEMU" gives (an EDID's fixed header, then a tag). */
+static const uint8_t EDID_HEADER[12] = {0,    0xff, 0xff, 0xff, 0xff, 0xff,
+					0xff, 0,    'Q',  'E',	'M',  'U'};
 
 __attribute__((format(printf, 1, 2))) static void fail(const char *fmt, ...)
 {
@@ -187,17 +194,39 @@ static void serve_display(void)
 		fail("out of memory");
 	read_exact(gpu, payload, hdr[2], "display channel payload");
 	switch (hdr[0]) {
-	case 1: { /* GET_PROTOCOL_FEATURES: none */
+	case 1: { /* GET_PROTOCOL_FEATURES: EDID, as QEMU >= 8.1 (and DMABUF2, never used) */
 		uint32_t rh[3] = {1, 0x4, 8};
-		uint64_t none = 0;
+		uint64_t offered = 0x3;
 
 		if (send(gpu, rh, sizeof(rh), 0) != sizeof(rh) ||
-		    send(gpu, &none, sizeof(none), 0) != sizeof(none))
+		    send(gpu, &offered, sizeof(offered), 0) != sizeof(offered))
 			fail("answering GET_PROTOCOL_FEATURES");
 		break;
 	}
 	case 2: /* SET_PROTOCOL_FEATURES */
+		if (hdr[2] != 8)
+			fail("SET_PROTOCOL_FEATURES of %u bytes", hdr[2]);
+		memcpy(&display_features, payload, 8);
+		display_features_set = true;
 		break;
+	case 11: { /* GET_EDID: QEMU answers only for a scanout it has */
+		struct virtio_gpu_resp_edid edid = {.hdr.type = VIRTIO_GPU_RESP_OK_EDID,
+						    .size = 128};
+		uint32_t rh[3] = {11, 0x4, sizeof(edid)}, id;
+
+		if (hdr[2] != 4)
+			fail("GET_EDID of %u bytes", hdr[2]);
+		if (!display_features_set || !(display_features & 1))
+			fail("GET_EDID without the EDID protocol feature set");
+		memcpy(&id, payload, 4);
+		if (id != 0)
+			fail("GET_EDID of scanout %u, which QEMU does not have", id);
+		memcpy(edid.edid, EDID_HEADER, sizeof(EDID_HEADER));
+		if (send(gpu, rh, sizeof(rh), 0) != sizeof(rh) ||
+		    send(gpu, &edid, sizeof(edid), 0) != sizeof(edid))
+			fail("answering GET_EDID");
+		break;
+	}
 	case 3: { /* GET_DISPLAY_INFO */
 		struct virtio_gpu_resp_display_info info = {0};
 		uint32_t rh[3] = {3, 0x4, sizeof(info)};
@@ -343,6 +372,7 @@ static void set_up(const char *path)
 	sock = connect_to(path);
 	send_msg(VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
 	features = get_u64(VHOST_USER_GET_FEATURES);
+	features_offered = features;
 	if ((need_3d && !(features & (1ull << VIRTIO_GPU_F_VIRGL))) ||
 	    !(features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
 		fail("features %#llx lack VIRGL or PROTOCOL_FEATURES",
@@ -389,10 +419,14 @@ static void set_up(const char *path)
 	send_msg(VHOST_USER_GPU_SET_SOCKET, 0, NULL, 0, &sv[1], 1);
 	close(sv[1]);
 	gpu = sv[0];
-	set_u64(VHOST_USER_SET_FEATURES,
-		features & ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |
-			    (1ull << VHOST_USER_F_PROTOCOL_FEATURES)),
-		have_ack);
+	/* As QEMU 10 does: what the guest acknowledged, RING_RESET included,
+	 * which QEMU's virtio-pci offers itself. */
+	set_u64(
+	    VHOST_USER_SET_FEATURES,
+	    (features & ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_GPU_F_VIRGL) |
+			 (1ull << VIRTIO_GPU_F_EDID) | (1ull << VHOST_USER_F_PROTOCOL_FEATURES))) |
+		(need_3d ? 1ull << VHOST_USER_VIRTIO_F_RING_RESET : 0),
+	    have_ack);
 	for (int q = 0; q < 2; q++) {
 		struct vhost_user_vring_state st = {(uint32_t)q, RING_SIZE};
 		struct vhost_user_vring_addr a = {
@@ -517,6 +551,26 @@ static void scenario(void)
 	fprintf(stderr,
 		"vhost-user-frontend: ok: GET_DISPLAY_INFO %ux%u from the display channel\n",
 		display_w, display_h);
+	if (!(features_offered & (1ull << VIRTIO_GPU_F_EDID)))
+		fail("the back-end does not offer VIRTIO_GPU_F_EDID");
+	{
+		struct virtio_gpu_cmd_get_edid ge = {.hdr.type = VIRTIO_GPU_CMD_GET_EDID};
+		struct virtio_gpu_resp_edid edid;
+
+		memcpy(mem + REQ_AREA, &ge, sizeof(ge));
+		if (request(0, sizeof(ge), sizeof(edid)) != VIRTIO_GPU_RESP_OK_EDID)
+			fail("GET_EDID of scanout 0");
+		memcpy(&edid, mem + RESP_AREA, sizeof(edid));
+		if (edid.size != 128 || memcmp(edid.edid, EDID_HEADER, sizeof(EDID_HEADER)))
+			fail("GET_EDID: %u bytes, not QEMU's EDID", edid.size);
+		fprintf(stderr, "vhost-user-frontend: ok: GET_EDID from the display channel\n");
+		ge.scanout = 3;
+		expect("GET_EDID of a scanout QEMU does not show", &ge, sizeof(ge),
+		       VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
+		ge.scanout = 16;
+		expect("GET_EDID of scanout 16", &ge, sizeof(ge),
+		       VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER);
+	}
 	memcpy(mem + REQ_AREA, &ci, sizeof(ci));
 	if (request(0, sizeof(ci), sizeof(cir)) != VIRTIO_GPU_RESP_OK_CAPSET_INFO)
 		fail("GET_CAPSET_INFO");

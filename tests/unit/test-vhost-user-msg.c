@@ -20,6 +20,7 @@
 
 #include "guest_mem.h"
 #include "scm_send.h"
+#include "vgpu_display.h"
 #include "vhost_user.h"
 
 static struct vhost_user_msg msg(uint32_t request, uint32_t size)
@@ -319,6 +320,195 @@ static void a_reply_carries_the_request_and_the_reply_flag(void **state)
 	close(sv[1]);
 }
 
+/* ---- the display channel (vgpu_display.h) ------------------------------------ */
+
+/*
+ * The channel is a socketpair: the test plays QEMU on its end. QEMU's
+ * answers are queued before the worker's side asks, so no second thread
+ * is needed; what the worker's side sent is read afterwards.
+ */
+enum {
+	GPU_GET_PROTOCOL_FEATURES = 1,
+	GPU_SET_PROTOCOL_FEATURES = 2,
+	GPU_GET_DISPLAY_INFO = 3,
+	GPU_GET_EDID = 11
+};
+#define GPU_REPLY 0x4u
+
+static void qemu_answers(int fd, uint32_t request, const void *payload, uint32_t size)
+{
+	uint32_t hdr[3] = {request, GPU_REPLY, size};
+
+	assert_int_equal(send(fd, hdr, sizeof(hdr), 0), sizeof(hdr));
+	if (size)
+		assert_int_equal(send(fd, payload, size, 0), (ssize_t)size);
+}
+
+/* Reads the next message the worker's side sent; its payload to @payload. */
+static uint32_t worker_sent(int fd, void *payload, uint32_t max)
+{
+	uint32_t hdr[3];
+
+	assert_int_equal(recv(fd, hdr, sizeof(hdr), MSG_DONTWAIT), sizeof(hdr));
+	assert_int_equal(hdr[1], 0);
+	assert_true(hdr[2] <= max);
+	if (hdr[2])
+		assert_int_equal(recv(fd, payload, hdr[2], MSG_DONTWAIT), (ssize_t)hdr[2]);
+	return hdr[0];
+}
+
+static bool nothing_more_sent(int fd)
+{
+	uint8_t b;
+
+	return recv(fd, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+}
+
+/* QEMU's display: one enabled 800x600 head, a second one disabled. */
+static void queue_display_info(int fd)
+{
+	struct virtio_gpu_resp_display_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.hdr.type = VIRTIO_GPU_RESP_OK_DISPLAY_INFO;
+	info.pmodes[0].r.width = 800;
+	info.pmodes[0].r.height = 600;
+	info.pmodes[0].enabled = 1;
+	qemu_answers(fd, GPU_GET_DISPLAY_INFO, &info, sizeof(info));
+}
+
+static void the_display_channel_asks_for_protocol_features_without_waiting(void **state)
+{
+	struct vgpu_display disp;
+	int sv[2];
+	uint64_t u64;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	vgpu_display_init(&disp, "test", 1);
+	/* Nothing is queued: the worker must not wait for QEMU here. */
+	vgpu_display_set_fd(&disp, sv[1]);
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_GET_PROTOCOL_FEATURES);
+	assert_true(nothing_more_sent(sv[0]));
+	vgpu_display_finish(&disp);
+	close(sv[0]);
+}
+
+static void edid_comes_from_a_qemu_that_offers_it(void **state)
+{
+	struct vgpu_display disp;
+	struct virtio_gpu_resp_edid edid, got;
+	int sv[2];
+	uint64_t offered = 0x3, u64; /* QEMU 10: EDID and DMABUF2 */
+	uint32_t id;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	vgpu_display_init(&disp, "test", 1);
+	vgpu_display_set_fd(&disp, sv[1]);
+	memset(&edid, 0, sizeof(edid));
+	edid.hdr.type = VIRTIO_GPU_RESP_OK_EDID;
+	edid.size = 128;
+	memcpy(edid.edid, "\x00\xff\xff\xff\xff\xff\xff\x00QEMU", 12);
+	qemu_answers(sv[0], GPU_GET_PROTOCOL_FEATURES, &offered, sizeof(offered));
+	queue_display_info(sv[0]);
+	qemu_answers(sv[0], GPU_GET_EDID, &edid, sizeof(edid));
+	assert_int_equal(vgpu_display_edid(&disp, 0, &got), 0);
+	assert_int_equal(got.hdr.type, VIRTIO_GPU_RESP_OK_EDID);
+	assert_int_equal(got.size, 128);
+	assert_memory_equal(got.edid, edid.edid, 128);
+	/* On the wire: the features asked, only EDID taken, the display, the EDID. */
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_GET_PROTOCOL_FEATURES);
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_SET_PROTOCOL_FEATURES);
+	assert_int_equal(u64, 1u << VGPU_DISPLAY_F_EDID);
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_GET_DISPLAY_INFO);
+	assert_int_equal(worker_sent(sv[0], &id, sizeof(id)), GPU_GET_EDID);
+	assert_int_equal(id, 0);
+	/* A scanout QEMU does not show is never asked for: QEMU would not answer. */
+	assert_int_equal(vgpu_display_edid(&disp, 1, &got), -EINVAL);
+	assert_int_equal(vgpu_display_edid(&disp, VIRTIO_GPU_MAX_SCANOUTS, &got), -EINVAL);
+	assert_true(nothing_more_sent(sv[0]));
+	assert_int_equal(vgpu_display_info(&disp)->pmodes[0].r.width, 800);
+	vgpu_display_finish(&disp);
+	close(sv[0]);
+}
+
+static void a_qemu_without_the_edid_protocol_feature_is_never_asked(void **state)
+{
+	struct vgpu_display disp;
+	struct virtio_gpu_resp_edid got;
+	int sv[2];
+	uint64_t offered = 0, u64; /* QEMU before 8.1 */
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	vgpu_display_init(&disp, "test", 1);
+	vgpu_display_set_fd(&disp, sv[1]);
+	qemu_answers(sv[0], GPU_GET_PROTOCOL_FEATURES, &offered, sizeof(offered));
+	assert_int_equal(vgpu_display_edid(&disp, 0, &got), -ENOTSUP);
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_GET_PROTOCOL_FEATURES);
+	assert_int_equal(worker_sent(sv[0], &u64, sizeof(u64)), GPU_SET_PROTOCOL_FEATURES);
+	assert_int_equal(u64, 0);
+	assert_true(nothing_more_sent(sv[0]));
+	assert_true(disp.fd >= 0);
+	vgpu_display_finish(&disp);
+	close(sv[0]);
+	/* No channel at all. */
+	vgpu_display_init(&disp, "test", 1);
+	assert_int_equal(vgpu_display_edid(&disp, 0, &got), -ENOTSUP);
+	vgpu_display_finish(&disp);
+}
+
+static void a_wrong_answer_closes_the_display_channel(void **state)
+{
+	static const struct {
+		const char *description;
+		uint32_t request, flags, size;
+	} bad[] = {
+	    {"another request's answer", GPU_GET_DISPLAY_INFO, GPU_REPLY, 8},
+	    {"no reply flag", GPU_GET_PROTOCOL_FEATURES, 0, 8},
+	    {"a short payload", GPU_GET_PROTOCOL_FEATURES, GPU_REPLY, 4},
+	};
+	struct virtio_gpu_resp_edid got;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct vgpu_display disp;
+		uint32_t hdr[3] = {bad[i].request, bad[i].flags, bad[i].size};
+		uint64_t payload = 1;
+		int sv[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		vgpu_display_init(&disp, "test", 1);
+		vgpu_display_set_fd(&disp, sv[1]);
+		assert_int_equal(send(sv[0], hdr, sizeof(hdr), 0), sizeof(hdr));
+		assert_int_equal(send(sv[0], &payload, sizeof(payload), 0), sizeof(payload));
+		if (vgpu_display_edid(&disp, 0, &got) != -EPIPE || disp.fd != -1)
+			fail_msg("%s: channel kept", bad[i].description);
+		/* The guest still gets a display: QEMU's default head. */
+		assert_int_equal(vgpu_display_info(&disp)->pmodes[0].r.width, 1024);
+		vgpu_display_finish(&disp);
+		close(sv[0]);
+	}
+}
+
+static void an_edid_larger_than_its_field_closes_the_display_channel(void **state)
+{
+	struct vgpu_display disp;
+	struct virtio_gpu_resp_edid edid, got;
+	int sv[2];
+	uint64_t offered = 0x1;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	vgpu_display_init(&disp, "test", 1);
+	vgpu_display_set_fd(&disp, sv[1]);
+	memset(&edid, 0, sizeof(edid));
+	edid.size = sizeof(edid.edid) + 1;
+	qemu_answers(sv[0], GPU_GET_PROTOCOL_FEATURES, &offered, sizeof(offered));
+	queue_display_info(sv[0]);
+	qemu_answers(sv[0], GPU_GET_EDID, &edid, sizeof(edid));
+	assert_int_equal(vgpu_display_edid(&disp, 0, &got), -EPIPE);
+	assert_int_equal(disp.fd, -1);
+	vgpu_display_finish(&disp);
+	close(sv[0]);
+}
+
 /* ---- guest memory ------------------------------------------------------------ */
 
 static int memfd_of(size_t size)
@@ -449,6 +639,11 @@ int main(void)
 	    cmocka_unit_test(too_many_fds_are_refused_and_closed),
 	    cmocka_unit_test(a_peer_that_closes_mid_message_is_an_error),
 	    cmocka_unit_test(a_reply_carries_the_request_and_the_reply_flag),
+	    cmocka_unit_test(the_display_channel_asks_for_protocol_features_without_waiting),
+	    cmocka_unit_test(edid_comes_from_a_qemu_that_offers_it),
+	    cmocka_unit_test(a_qemu_without_the_edid_protocol_feature_is_never_asked),
+	    cmocka_unit_test(a_wrong_answer_closes_the_display_channel),
+	    cmocka_unit_test(an_edid_larger_than_its_field_closes_the_display_channel),
 	    cmocka_unit_test(a_region_is_read_from_its_mmap_offset),
 	    cmocka_unit_test(more_regions_than_served_are_refused_with_every_fd_closed),
 	    cmocka_unit_test(guest_addresses_translate_inside_their_region_only),

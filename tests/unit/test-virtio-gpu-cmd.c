@@ -74,6 +74,7 @@ static const struct {
      VGPU_QUEUE_CONTROL},
     {VIRTIO_GPU_CMD_GET_CAPSET_INFO, sizeof(struct virtio_gpu_get_capset_info), VGPU_QUEUE_CONTROL},
     {VIRTIO_GPU_CMD_GET_CAPSET, sizeof(struct virtio_gpu_get_capset), VGPU_QUEUE_CONTROL},
+    {VIRTIO_GPU_CMD_GET_EDID, sizeof(struct virtio_gpu_cmd_get_edid), VGPU_QUEUE_CONTROL},
     {VIRTIO_GPU_CMD_CTX_CREATE, CTX, VGPU_QUEUE_CONTROL},
     {VIRTIO_GPU_CMD_CTX_DESTROY, sizeof(struct virtio_gpu_ctx_destroy), VGPU_QUEUE_CONTROL},
     {VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, sizeof(struct virtio_gpu_ctx_resource),
@@ -136,7 +137,10 @@ static const struct {
     {"an unknown command", 0x999, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
     {"a response type as a command", VIRTIO_GPU_RESP_OK_NODATA, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0,
      UNSPEC},
-    {"GET_EDID, not served", VIRTIO_GPU_CMD_GET_EDID, 64, VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
+    {"GET_EDID on the cursor queue", VIRTIO_GPU_CMD_GET_EDID,
+     sizeof(struct virtio_gpu_cmd_get_edid), VGPU_QUEUE_CURSOR, NO_FIELD, 0, UNSPEC},
+    {"RESOURCE_ASSIGN_UUID, not served", VIRTIO_GPU_CMD_RESOURCE_ASSIGN_UUID, 64,
+     VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
     {"RESOURCE_CREATE_BLOB, not served", VIRTIO_GPU_CMD_RESOURCE_CREATE_BLOB, 64,
      VGPU_QUEUE_CONTROL, NO_FIELD, 0, UNSPEC},
     {"RESOURCE_MAP_BLOB, not served", VIRTIO_GPU_CMD_RESOURCE_MAP_BLOB, 64, VGPU_QUEUE_CONTROL,
@@ -226,7 +230,8 @@ static void commands_have_their_names(void **state)
 	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_MOVE_CURSOR), "MOVE_CURSOR");
 	assert_string_equal(vgpu_cmd_name(0), "unknown");
 	assert_string_equal(vgpu_cmd_name(0x999), "unknown");
-	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_GET_EDID), "unknown");
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_GET_EDID), "GET_EDID");
+	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_RESOURCE_ASSIGN_UUID), "unknown");
 	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_RESOURCE_MAP_BLOB), "unknown");
 	assert_string_equal(vgpu_cmd_name(UINT32_MAX), "unknown");
 }
