@@ -1,7 +1,9 @@
 /*
  * libFuzzer target: arbitrary bytes as one vhost-user message through
- * vhost_user_check(), and as virtio-gpu requests of both queues through
- * vgpu_cmd_check(). Neither may read outside the message (run under ASan).
+ * vhost_user_check() (and a SET_FEATURES that passes it through the
+ * feature negotiation rule, whose result must stay within the offer), and
+ * as virtio-gpu requests of both queues through vgpu_cmd_check(). Neither
+ * may read outside the message (run under ASan).
  *
  * Input: byte 0 says how many fds came with the message (low nibble,
  * 0..VHOST_USER_MAX_FDS + 1) and how many rings the device has (high
@@ -49,9 +51,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	if (vhost_user_check((const struct vhost_user_msg *)buf,
-			     (data[0] & 0xf) % (VHOST_USER_MAX_FDS + 2), data[0] >> 4, &what) &&
-	    !what)
-		__builtin_trap();
+			     (data[0] & 0xf) % (VHOST_USER_MAX_FDS + 2), data[0] >> 4, &what)) {
+		if (!what)
+			__builtin_trap();
+	} else if (((const struct vhost_user_msg *)buf)->request == VHOST_USER_SET_FEATURES) {
+		/* The worker's offer: VERSION_1, VIRGL, EDID, INDIRECT_DESC,
+		 * EVENT_IDX, PROTOCOL_FEATURES. */
+		const uint64_t offered = 0x170000003ull;
+		uint64_t requested, negotiated = 0;
+
+		memcpy(&requested, buf + VHOST_USER_HDR_SIZE, sizeof(requested));
+		what = NULL;
+		if (vhost_user_negotiate_features(offered, requested, &negotiated, &what) == 0) {
+			if (negotiated & ~offered || !(negotiated & (1ull << 32)))
+				__builtin_trap();
+		} else if (!what) {
+			__builtin_trap();
+		}
+	}
 	free(buf);
 	/* The same bytes as guest requests, copied so that ASan sees their end. */
 	{
