@@ -702,7 +702,9 @@ static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const ch
 		*what = "scanout rectangle outside the resource";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
-	if (s->resource_id != c.resource_id || s->r.width != c.r.width || s->r.height != c.r.height)
+	/* QEMU makes a new console surface for each VHOST_USER_GPU_SCANOUT:
+	 * a page flip to another resource of the same size is not one. */
+	if (!s->resource_id || s->r.width != c.r.width || s->r.height != c.r.height)
 		s->announced = false;
 	s->resource_id = c.resource_id;
 	s->r = c.r;
