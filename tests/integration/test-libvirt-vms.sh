@@ -14,6 +14,7 @@
 # Debian's bookworm-backports).
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+source "$SRCROOT/vm-configs/vms-lib.sh"
 require_cmd virsh libvirt-clients
 require_cmd libvirtd libvirt-daemon-system
 require_cmd qemu-system-x86_64 qemu-system-x86
@@ -33,20 +34,16 @@ BUILD=${MEDIATORD%/mediator/mediatord}
 PREFIX=gm-test-$$-
 CLUSTER=${PREFIX}cluster-vm
 IVI=${PREFIX}ivi-vm
-VIRSH=(timeout -k 5 60 virsh -q -c qemu:///system)
 CONTROL=$TMP/run/control.sock
-MEDIATORD_LOG=$TMP/log/mediatord.log
-serial() { tr -d '\r' <"$TMP/log/$1.serial.log" 2>/dev/null || true; }
+VMS_LOG_DIR=$TMP/log
+MEDIATORD_LOG=$VMS_LOG_DIR/mediatord.log
 cleanup_vms() {
-  local rc=$? d
+  local rc=$?
   set +e
-  for d in "$CLUSTER" "$IVI"; do
-    "${VIRSH[@]}" destroy "$d" >/dev/null 2>&1 || true
-    "${VIRSH[@]}" undefine "$d" >/dev/null 2>&1 || true
-  done
+  vms_remove "$CLUSTER" "$IVI"
   [ -f "$TMP/run/mediatord.pid" ] && MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
   (exit $rc)
-  cleanup # lib.sh's: exits with $rc
+  cleanup # lib.sh's: stops mediatord and its workers, exits with $rc
 }
 trap cleanup_vms EXIT
 
@@ -61,11 +58,7 @@ log "installed: $(grep -c '^install: defined' "$TMP/install.log") VMs defined," 
 
 # wait_serial VM PATTERN SECONDS: waits for a line on VM's serial console.
 wait_serial() {
-  local deadline=$((SECONDS + $3))
-  until serial "$1" | grep -Eq "$2"; do
-    [ $SECONDS -lt $deadline ] || { serial "$1" | tail -20 >&2; fail "$1: no '$2' within $3 s"; }
-    sleep 0.5
-  done
+  vms_wait_serial "$@" || fail "$1: no '$2' within $3 s"
 }
 # groups DOMAIN: its groups so far
 groups() { domain_field "$1" groups; }
@@ -78,8 +71,8 @@ wait_groups_past() {
   done
 }
 
-"${VIRSH[@]}" start "$CLUSTER" >/dev/null || fail "virsh start $CLUSTER failed"
-"${VIRSH[@]}" start "$IVI" >/dev/null || fail "virsh start $IVI failed"
+vms_virsh start "$CLUSTER" >/dev/null || fail "virsh start $CLUSTER failed"
+vms_virsh start "$IVI" >/dev/null || fail "virsh start $IVI failed"
 wait_serial "$CLUSTER" 'GM-APP-START kmscube' 120
 wait_serial "$IVI" 'GM-APP-START glmark2' 120
 # Both guests' Mesa chose virgl, so their GL reaches mediatord.
@@ -97,7 +90,7 @@ for d in cluster ivi; do
 done
 
 # The cluster's scanout, read back while kmscube runs: not one colour.
-"${VIRSH[@]}" screenshot "$CLUSTER" "$TMP/cluster.screen" >/dev/null || fail "virsh screenshot failed"
+vms_virsh screenshot "$CLUSTER" "$TMP/cluster.screen" >/dev/null || fail "virsh screenshot failed"
 colours=$("$PYTHON" - "$TMP/cluster.screen" <<'PY'
 import sys
 from PIL import Image  # virsh screenshot writes PNG (QEMU >= 7.1) or PPM
@@ -112,38 +105,32 @@ log "virsh screenshot $CLUSTER: ${w}x$h, $n colours"
 ivi_worker=$(pgrep -P "$MEDIATORD_PID" | while read -r p; do
   tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- '--domain ivi ' && echo "$p"; done | head -1 || true)
 [ -n "$ivi_worker" ] || fail "no worker of domain ivi under mediatord"
-"${VIRSH[@]}" destroy "$IVI" >/dev/null || fail "virsh destroy $IVI failed"
+vms_virsh destroy "$IVI" >/dev/null || fail "virsh destroy $IVI failed"
 wait_field ivi clients 0 15
 for _ in $(seq 50); do kill -0 "$ivi_worker" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$ivi_worker" 2>/dev/null && fail "ivi's worker $ivi_worker is still there"
 before=$(groups cluster)
 wait_groups_past cluster $((before + 100)) 60
-[ "$("${VIRSH[@]}" domstate "$CLUSTER")" = running ] || fail "$CLUSTER stopped"
+[ "$(vms_virsh domstate "$CLUSTER")" = running ] || fail "$CLUSTER stopped"
 log "virsh destroy ivi: its worker is gone; cluster rendered past $((before + 100)) groups"
 
 before=$(groups ivi)
 : >"$TMP/log/$IVI.serial.log"
-"${VIRSH[@]}" start "$IVI" >/dev/null || fail "starting $IVI again failed"
+vms_virsh start "$IVI" >/dev/null || fail "starting $IVI again failed"
 wait_field ivi clients 1 30
 wait_serial "$IVI" 'GM-APP-START glmark2' 120
 wait_groups_past ivi $((before + 100)) 120
 log "ivi started again and renders again ($(groups ivi) groups)"
 
 cleanup_vms_and_check() {
-  "${VIRSH[@]}" destroy "$CLUSTER" >/dev/null
-  "${VIRSH[@]}" destroy "$IVI" >/dev/null
+  vms_virsh destroy "$CLUSTER" >/dev/null
+  vms_virsh destroy "$IVI" >/dev/null
   wait_field cluster clients 0 15
   wait_field ivi clients 0 15
 }
 cleanup_vms_and_check
 assert_mediatord_alive
-# install.sh started mediatord, so it is not this shell's child: its last
-# log line says how it stopped.
-kill -TERM "$MEDIATORD_PID"
-_wait_gone 15 "$MEDIATORD_PID"
-kill -0 "$MEDIATORD_PID" 2>/dev/null && fail "mediatord did not exit within 15 s of SIGTERM"
+# install.sh started mediatord, so it is not this shell's child.
+vms_stop_mediatord "$TMP/run" || fail "mediatord did not stop cleanly"
 MEDIATORD_PID=
-rm -f "$TMP/run/mediatord.pid"
-[ "$(tail -1 "$MEDIATORD_LOG")" = "mediatord: info: stopped" ] ||
-  fail "mediatord did not stop cleanly: $(tail -1 "$MEDIATORD_LOG")"
 log "ok"
