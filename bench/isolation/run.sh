@@ -4,11 +4,11 @@
 #
 # Same run, two configurations of mediatord (policy fifo, then policy
 # budget), each with two domains:
-#   cluster       safety, 60 Hz: bench/isolation/cluster-client renders a
+#   cluster       safety, 60 Hz: guest-shim/cluster-client renders a
 #                 fixed instrument scene every 16.67 ms and records whether
 #                 each frame completed by its deadline (FRAMES frames);
 #   infotainment  normal, one of two loads (LOADS, default both):
-#                 fitting  bench/isolation/long-draws alone (full-screen
+#                 fitting  guest-shim/long-draws alone (full-screen
 #                          draws with an expensive shader, LONG_ITER
 #                          iterations, one group each): groups that fit the
 #                          gaps the cluster leaves;
@@ -70,7 +70,7 @@ die() {
 for cmd in Xvfb glmark2-es2 jq python3; do
   command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
 done
-if [ ! -x "$B/bench/isolation/cluster-client" ]; then
+if [ ! -x "$B/guest-shim/cluster-client" ]; then
   [ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null
   ninja -C "$B" >/dev/null
 fi
@@ -168,7 +168,7 @@ one_config() {
   : >"$TMP/run/glmark.out"
   "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
   start=$(budgets)
-  in_domain "$TMP/run/cluster.vtest" "$B/bench/isolation/cluster-client" --frames "$FRAMES" \
+  in_domain "$TMP/run/cluster.vtest" "$B/guest-shim/cluster-client" --frames "$FRAMES" \
     --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
   cluster_pid=$!
   sleep "$CLUSTER_ALONE_S"
@@ -183,7 +183,7 @@ one_config() {
   if [ "$load" != alone ]; then
     # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
     GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
-      --socket "$TMP/run/ivi.vtest" -- "$B/bench/isolation/long-draws" \
+      --socket "$TMP/run/ivi.vtest" -- "$B/guest-shim/long-draws" \
       --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
       --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
     long_pid=$!

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Two live domains under policy budget: a periodic 60 Hz cluster client
-# (bench/isolation/cluster-client, safety) and a flooding infotainment
-# client (bench/isolation/long-draws: full-screen draws with an expensive
+# (guest-shim/cluster-client, safety) and a flooding infotainment
+# client (guest-shim/long-draws: full-screen draws with an expensive
 # shader, one group each, back to back). The budget policy throttles
 # infotainment; the cluster misses no deadline after its start-up frames
 # by mediatord's count (and at most 0.5 % by its own clock, which also
@@ -13,8 +13,8 @@
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
-CLUSTER_CLIENT=${CLUSTER_CLIENT:-$BUILD_DIR/bench/isolation/cluster-client}
-LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/bench/isolation/long-draws}
+CLUSTER_CLIENT=${CLUSTER_CLIENT:-$BUILD_DIR/guest-shim/cluster-client}
+LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/guest-shim/long-draws}
 [ -x "$CLUSTER_CLIENT" ] && [ -x "$LONG_DRAWS" ] || fail "bench/isolation clients not built"
 FRAMES=600
 
