@@ -58,6 +58,7 @@
 
 struct options {
 	unsigned long period_us, deadline_us, frames, seconds, width, height;
+	const char *kms; /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json, *name;
 };
 
@@ -109,9 +110,9 @@ static int sleep_until(int64_t when)
 	return 1;
 }
 
-static int egl_up(struct gl *g, const struct options *o)
+static int egl_up(struct gl *g, struct options *o)
 {
-	const char *what = gles_target_open(&g->t, (int)o->width, (int)o->height, false);
+	const char *what = gles_target_open_either(&g->t, o->kms, &o->width, &o->height);
 
 	return what ? fail(what) : 0;
 }
@@ -267,9 +268,13 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 		      deadline = (int64_t)o->deadline_us * 1000;
 	int64_t t0;
 	unsigned long k = 0, next;
+	const char *what;
 
 	draw_scene(g, o, 0);
 	glFinish();
+	what = gles_target_present(&g->t);
+	if (what)
+		return fail(what);
 	t0 = now_ns();
 	while (k < releases) {
 		int64_t release = t0 + (int64_t)k * period, done;
@@ -282,6 +287,9 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 		done = now_ns();
 		if (glGetError() != GL_NO_ERROR)
 			return fail("drawing a frame");
+		what = gles_target_present(&g->t);
+		if (what)
+			return fail(what);
 		if (samples_add(&s->latency_us, (double)(done - release) / 1e3))
 			return fail("allocating the latency record");
 		if (done - release > deadline)
@@ -338,13 +346,15 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: cluster-client [--period-us N] [--deadline-us N]\n"
 		"                      [--frames N | --seconds S] [--size WxH]\n"
-		"                      [--json FILE] [--name NAME]\n"
+		"                      [--kms CARD] [--json FILE] [--name NAME]\n"
 		"Draws an instrument cluster into a WxH pbuffer (default %dx%d) once\n"
 		"per period (default %d us, %d..%d), finishing each frame, and\n"
 		"counts the frames that miss the deadline (default: the period,\n"
 		"1..%d us) after their release. Runs N frames (default %d, at most\n"
 		"%d) or S seconds (1..%d). --json writes the results to FILE;\n"
-		"--name labels the summary line.\n",
+		"--name labels the summary line. --kms CARD (e.g. /dev/dri/card0)\n"
+		"draws on that card's display at its mode's size instead, and shows\n"
+		"each frame once it is timed.\n",
 		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US,
 		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS);
 }
@@ -400,13 +410,15 @@ static int parse_option(const char *opt, const char *val, struct options *o)
 		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
 	if (strcmp(opt, "--size") == 0)
 		return parse_size(val, o);
-	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--name") == 0) {
+	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--name") == 0 || strcmp(opt, "--kms") == 0) {
 		if (!val[0]) {
 			fprintf(stderr, "cluster-client: %s: empty\n", opt);
 			return -1;
 		}
 		if (strcmp(opt, "--json") == 0)
 			o->json = val;
+		else if (strcmp(opt, "--kms") == 0)
+			o->kms = val;
 		else
 			o->name = val;
 		return 0;
@@ -420,8 +432,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	unsigned long frames = 0;
 
-	*o = (struct options){DEFAULT_PERIOD_US, 0,	    0,	  0,
-			      DEFAULT_W,	 DEFAULT_H, NULL, "cluster-client"};
+	*o = (struct options){.period_us = DEFAULT_PERIOD_US,
+			      .width = DEFAULT_W,
+			      .height = DEFAULT_H,
+			      .name = "cluster-client"};
 	for (int i = 1; i < argc; i += 2) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);

@@ -40,6 +40,8 @@
 
 struct options {
 	unsigned long iterations, draws, seconds, width, height;
+	unsigned long progress_s; /* a progress line every that many seconds; 0: none */
+	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json;
 };
 
@@ -67,9 +69,9 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int egl_up(struct gl *g, const struct options *o)
+static int egl_up(struct gl *g, struct options *o)
 {
-	const char *what = gles_target_open(&g->t, (int)o->width, (int)o->height, false);
+	const char *what = gles_target_open_either(&g->t, o->kms, &o->width, &o->height);
 
 	return what ? fail(what) : 0;
 }
@@ -136,11 +138,16 @@ static void group(const struct gl *g, const struct options *o, size_t n)
 /* Sends groups until the time is up or a stop was asked; 1 on a failure. */
 static int run(const struct gl *g, const struct options *o, struct stats *s)
 {
-	double start, end, t0, t1;
+	double start, end, t0, t1, progress;
+	const char *what;
 
 	group(g, o, 0);
+	what = gles_target_present(&g->t);
+	if (what)
+		return fail(what);
 	start = now_s();
 	end = start + (double)o->seconds;
+	progress = start + (double)o->progress_s;
 	for (t1 = start; t1 < end && !gles_stop_requested();) {
 		t0 = now_s();
 		group(g, o, s->group_ms.n + 1);
@@ -149,6 +156,15 @@ static int run(const struct gl *g, const struct options *o, struct stats *s)
 			return fail("drawing a group");
 		if (samples_add(&s->group_ms, (t1 - t0) * 1e3))
 			return fail("allocating the group record");
+		what = gles_target_present(&g->t);
+		if (what)
+			return fail(what);
+		if (o->progress_s && t1 >= progress) {
+			printf("long-draws: %zu groups in %.1f s, %.2f groups/s\n", s->group_ms.n,
+			       t1 - start, (double)s->group_ms.n / (t1 - start));
+			fflush(stdout);
+			progress += (double)o->progress_s;
+		}
 	}
 	s->seconds = t1 - start;
 	return 0;
@@ -189,11 +205,14 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: long-draws [--iterations I] [--draws D] [--seconds S]\n"
-		"                  [--size WxH] [--json FILE]\n"
+		"                  [--size WxH] [--kms CARD] [--progress-s P] [--json FILE]\n"
 		"Sends command groups of D quads (default %d, 1..%d) covering a WxH\n"
 		"pbuffer (default %dx%d), each drawn with a fragment shader that loops\n"
 		"I times (default %d, 1..%d), then glFinish(), for S seconds\n"
-		"(default %d, 1..%d). --json writes the results to FILE.\n",
+		"(default %d, 1..%d). --json writes the results to FILE. --kms CARD\n"
+		"(e.g. /dev/dri/card0) draws on that card's display at its mode's\n"
+		"size instead and shows each group once it is timed. --progress-s\n"
+		"prints the groups so far every P seconds.\n",
 		DEFAULT_DRAWS, MAX_DRAWS, DEFAULT_W, DEFAULT_H, DEFAULT_ITERATIONS, MAX_ITERATIONS,
 		DEFAULT_SECONDS, MAX_SECONDS);
 }
@@ -247,12 +266,17 @@ static int parse_option(const char *opt, const char *val, struct options *o)
 		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
 	if (strcmp(opt, "--size") == 0)
 		return parse_size(val, o);
-	if (strcmp(opt, "--json") == 0) {
+	if (strcmp(opt, "--progress-s") == 0)
+		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->progress_s);
+	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--kms") == 0) {
 		if (!val[0]) {
-			fprintf(stderr, "long-draws: --json: empty\n");
+			fprintf(stderr, "long-draws: %s: empty\n", opt);
 			return -1;
 		}
-		o->json = val;
+		if (strcmp(opt, "--json") == 0)
+			o->json = val;
+		else
+			o->kms = val;
 		return 0;
 	}
 	usage(stderr);
@@ -262,8 +286,11 @@ static int parse_option(const char *opt, const char *val, struct options *o)
 /* 0, 1 after --help, or -1 on a bad command line. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	*o = (struct options){DEFAULT_ITERATIONS, DEFAULT_DRAWS, DEFAULT_SECONDS,
-			      DEFAULT_W,	  DEFAULT_H,	 NULL};
+	*o = (struct options){.iterations = DEFAULT_ITERATIONS,
+			      .draws = DEFAULT_DRAWS,
+			      .seconds = DEFAULT_SECONDS,
+			      .width = DEFAULT_W,
+			      .height = DEFAULT_H};
 	for (int i = 1; i < argc; i += 2) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);

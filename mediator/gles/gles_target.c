@@ -46,13 +46,31 @@ const char *gles_target_open(struct gles_target *t, int width, int height, bool 
 	return NULL;
 }
 
+const char *gles_target_open_either(struct gles_target *t, const char *card, unsigned long *width,
+				    unsigned long *height)
+{
+	const char *what;
+	int w, h;
+
+	if (!card)
+		return gles_target_open(t, (int)*width, (int)*height, false);
+	what = gles_target_open_kms(t, card, &w, &h);
+	if (!what) {
+		*width = (unsigned long)w;
+		*height = (unsigned long)h;
+	}
+	return what;
+}
+
 void gles_target_close(struct gles_target *t)
 {
-	if (!t->display || t->display == EGL_NO_DISPLAY)
-		return;
-	eglMakeCurrent(t->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-	eglTerminate(t->display);
-	t->display = EGL_NO_DISPLAY;
+	if (t->display && t->display != EGL_NO_DISPLAY) {
+		eglMakeCurrent(t->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+		eglTerminate(t->display);
+		t->display = EGL_NO_DISPLAY;
+	}
+	gles_kms_close(t->kms);
+	t->kms = NULL;
 }
 
 static GLuint compile(GLenum type, const char *src)
