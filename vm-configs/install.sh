@@ -25,8 +25,8 @@
 #   --log-dir DIR        mediatord.log and the guests' serial logs [/var/log/gpu-mediator]
 #   --build-dir DIR      the meson build to run mediatord from [build/ in the source tree]
 #   --prefix P           names the VMs Pcluster-vm and Pivi-vm [none]
-#   --cluster-app ARGS   the cluster guest's application [gm.app=cluster]
-#   --ivi-app ARGS       the infotainment guest's application [gm.app=glmark2]
+#   --cluster-app ARGS   the cluster guest's application [gm.app=cluster gm.frames=10000000]
+#   --ivi-app ARGS       the infotainment guest's application [gm.app=flood]
 #   --accel kvm|qemu     skip the detection
 #   --no-mediatord       write the config, do not start mediatord
 # ARGS are the guest's kernel arguments (vm-configs/guest/init).
@@ -38,8 +38,8 @@ RUN_DIR=/run/gpu-mediator
 LOG_DIR=/var/log/gpu-mediator
 BUILD=$SRCROOT/build
 PREFIX=
-CLUSTER_APP="gm.app=cluster"
-IVI_APP="gm.app=glmark2"
+CLUSTER_APP="gm.app=cluster gm.frames=10000000"
+IVI_APP="gm.app=flood"
 ACCEL=
 START_MEDIATORD=1
 
@@ -94,7 +94,7 @@ fi
 say "guest image"
 GUEST=$STATE_DIR/guest
 mkdir -p "$GUEST"
-"$SRCROOT/vm-configs/guest/build.sh" "$GUEST"
+"$SRCROOT/vm-configs/guest/build.sh" "$GUEST" | tail -1
 # libvirt's QEMU (user libvirt-qemu) reads them.
 chmod 0755 "$STATE_DIR" "$GUEST"
 chmod 0644 "$GUEST/vmlinuz" "$GUEST/initrd.img"

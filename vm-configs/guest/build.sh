@@ -2,12 +2,16 @@
 # vm-configs/guest/build.sh OUTDIR: builds the guest of cluster-vm and
 # ivi-vm from Debian 12 packages (debootstrap from the configured Debian
 # mirror): Debian's kernel, Mesa (virgl, and llvmpipe where the GPU has no
-# 3D), kmscube and glmark2-es2-drm, run as shipped. The result is
+# 3D), kmscube and glmark2-es2-drm, run as shipped, and guest-shim's
+# cluster-client and long-draws, compiled here from the source tree with
+# the host's cc against Debian 12's Mesa headers (the guest is the same
+# Debian 12, so they run there as built). The result is
 #   OUTDIR/vmlinuz      the guest kernel (direct boot: <kernel> in the XML)
 #   OUTDIR/initrd.img   the whole root file system as an initramfs (<initrd>)
 # and boots without a disk. Its /init mounts the basics, loads virtio-gpu
 # and runs the application named on the kernel command line on the serial
-# console:  gm.app=kmscube|glmark2  gm.frames=N  gm.poweroff=1
+# console:  gm.app=kmscube|glmark2|cluster|flood  gm.frames=N  gm.poweroff=1
+# (init lists the rest: gm.rate, gm.bench, gm.forever, gm.seconds, ...)
 # printing "GM-APP-START app", the application's own output, and
 # "GM-APP-EXIT app rc=N".
 #
@@ -22,7 +26,11 @@ CACHE=${GM_GUEST_CACHE:-/var/cache/gpu-mediator/guest}
 MIRROR=${GM_GUEST_MIRROR:-http://deb.debian.org/debian}
 SUITE=bookworm
 PACKAGES=linux-image-amd64,kmod,libgl1-mesa-dri,libegl-mesa0,libgbm1,libgles2,kmscube,glmark2-es2-drm,busybox
-key=$( (cat "$HERE/build.sh" "$HERE/init"; echo "$SUITE $MIRROR $PACKAGES") | sha256sum | cut -c1-16)
+SRC=$(cd -- "$HERE/../.." && pwd)
+APPS_SRC=("$SRC"/guest-shim/{cluster-client.c,long-draws.c,samples.c,samples.h}
+  "$SRC"/mediator/gles/{gles_target.c,gles_kms.c,gles_target.h})
+key=$( (cat "$HERE/build.sh" "$HERE/init" "${APPS_SRC[@]}"; echo "$SUITE $MIRROR $PACKAGES") |
+  sha256sum | cut -c1-16)
 mkdir -p "$OUT" "$CACHE/debs"
 if [ -f "$CACHE/$key/initrd.img" ] && [ -f "$CACHE/$key/vmlinuz" ]; then
   cp "$CACHE/$key/vmlinuz" "$CACHE/$key/initrd.img" "$OUT/"
@@ -48,6 +56,12 @@ find "$root/lib/modules/$kver/kernel/drivers" -mindepth 1 -maxdepth 1 \
 find "$root/lib/modules/$kver/kernel/drivers/gpu/drm" -mindepth 1 -maxdepth 1 -type d \
   ! -name virtio -exec rm -rf {} +
 chroot "$root" depmod "$kver"
+for app in cluster-client long-draws; do
+  cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Werror -I"$SRC/mediator/gles" $(pkg-config --cflags libdrm) \
+    -o "$root/usr/bin/$app" "$SRC/guest-shim/$app.c" "$SRC/guest-shim/samples.c" \
+    "$SRC/mediator/gles/gles_target.c" "$SRC/mediator/gles/gles_kms.c" \
+    -lEGL -lGLESv2 -lgbm -ldrm -lm -pthread
+done
 cp "$HERE/init" "$root/init"
 chmod 0755 "$root/init"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible 2>/dev/null | gzip -6 -n) \
