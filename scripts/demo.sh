@@ -1,6 +1,14 @@
 #!/bin/bash
 # gpu-mediator demo: two domains share one (software) GPU.
 #
+#   scripts/demo.sh [--vms | --vtest]
+#
+# Where virtual machines can run here (root, libvirt, QEMU >= 8: all
+# installed by scripts/install-deps.sh), the demo is the product's main job,
+# scripts/demo-vms.sh: cluster-vm and ivi-vm under libvirt. Elsewhere, or
+# with --vtest, it is the same with host clients over vtest, below; the
+# first line it prints says which ran.
+#
 #   cluster       class safety, 4 ms of GPU time every 16.667 ms
 #   infotainment  class normal, 12 ms of GPU time every 16.667 ms
 #
@@ -27,8 +35,35 @@ die() {
   exit 1
 }
 
+mode=auto
+case ${1:-} in
+--vms) mode=vms ;;
+--vtest) mode=vtest ;;
+"") ;;
+*) die "usage: scripts/demo.sh [--vms | --vtest]" ;;
+esac
+
 say "installing missing packages"
 scripts/install-deps.sh
+
+# vms_here: empty when VMs can run here, else why not
+vms_here() {
+  local v
+  [ "$(id -u)" = 0 ] || { echo "not root"; return; }
+  command -v libvirtd >/dev/null || { echo "no libvirtd"; return; }
+  v=$(qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+  [ "${v:-0}" -ge 8 ] || echo "QEMU ${v:-missing} (vhost-user-gpu needs QEMU >= 8 without KVM)"
+}
+if [ $mode != vtest ]; then
+  why=$(vms_here)
+  if [ -z "$why" ]; then
+    mode=vms
+  else
+    [ $mode = auto ] || die "virtual machines cannot run here: $why"
+    mode=vtest
+    say "virtual machines cannot run here ($why): the demo runs host clients over vtest"
+  fi
+fi
 
 say "building (build/)"
 if [ ! -f build/build.ninja ]; then
@@ -40,16 +75,23 @@ MEDIATORD=$SRCROOT/build/mediator/mediatord
 MEDIATORCTL=$SRCROOT/build/mediator/mediatorctl
 export MEDIATOR_WORKER=$SRCROOT/build/mediator/worker/mediator-worker
 MEDIATOR_EXEC=$SRCROOT/build/mediator/mediator-exec
-CLUSTER_CLIENT=$SRCROOT/build/bench/isolation/cluster-client
+CLUSTER_CLIENT=$SRCROOT/build/guest-shim/cluster-client
 
 TMP=$(mktemp -d /tmp/gpu-mediator-demo.XXXXXX)
 pids=()
 mediatord_pid=
 xvfb_pid=
+vms=()
+source vm-configs/vms-lib.sh
+VMS_LOG_DIR=$TMP/log
 
 cleanup() {
   local rc=$? pid
   set +e
+  if [ ${#vms[@]} -gt 0 ]; then
+    vms_remove "${vms[@]}"
+    vms_stop_mediatord "$TMP/run"
+  fi
   for pid in "${pids[@]}"; do
     kill -TERM "$pid" 2>/dev/null
   done
@@ -60,7 +102,7 @@ cleanup() {
   [ -n "$xvfb_pid" ] && kill -TERM "$xvfb_pid" 2>/dev/null
   wait 2>/dev/null
   if [ $rc -ne 0 ]; then
-    for f in "$TMP"/*.log; do
+    for f in "$TMP"/*.log "$TMP"/log/*.log; do
       [ -s "$f" ] || continue
       echo "----- $f (last 30 lines)" >&2
       tail -n 30 "$f" >&2
@@ -73,6 +115,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
+ctl() {
+  timeout 20 "$MEDIATORCTL" --socket "$CONTROL" "$@"
+}
+
+if [ $mode = vms ]; then
+  say "demo with virtual machines"
+  source scripts/demo-vms.sh
+  exit 0
+fi
+say "demo with host clients over vtest"
+CONTROL=$TMP/control.sock
 
 say "starting a virtual display (Xvfb)"
 mkfifo "$TMP/displayfd"
@@ -117,10 +170,6 @@ for s in cluster.vtest infotainment.vtest control.sock; do
   [ -S "$TMP/$s" ] || die "mediatord did not create $TMP/$s"
 done
 
-ctl() {
-  timeout 20 "$MEDIATORCTL" --socket "$TMP/control.sock" "$@"
-}
-
 # run_app SOCKET LOG COMMAND...: runs an unmodified GL ES program in the
 # domain of SOCKET, in the background. Mesa's virgl driver over vtest
 # (virpipe) connects to /tmp/.virgl_test; mediator-exec makes that path the
@@ -135,7 +184,7 @@ run_app() {
 }
 
 say "cluster: a 60 Hz instrument cluster; infotainment: glmark2-es2, for about $SECS s"
-# The cluster: a frame-paced client (bench/isolation/cluster-client) that
+# The cluster: a frame-paced client (guest-shim/cluster-client) that
 # draws an instrument cluster every 16.667 ms, well within its 4 ms budget,
 # and counts the frames that complete after their deadline.
 run_app "$TMP/cluster.vtest" "$TMP/cluster.log" \

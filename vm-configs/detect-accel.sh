@@ -23,10 +23,12 @@ elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
 else
   serial=$(mktemp)
   trap 'rm -f -- "$serial"' EXIT
-  (timeout "${GM_ACCEL_PROBE_S:-60}" qemu-system-x86_64 -accel kvm -cpu host -m 512 -smp 1 \
+  # In the background: a QEMU that aborts is no job report on stderr.
+  timeout "${GM_ACCEL_PROBE_S:-60}" qemu-system-x86_64 -accel kvm -cpu host -m 512 -smp 1 \
     -display none -no-reboot -nodefaults -kernel "$kernel" -initrd "$initrd" \
     -serial "file:$serial" -append "console=ttyS0 quiet gm.app=none gm.poweroff=1" \
-    >/dev/null 2>&1) 2>/dev/null || true
+    </dev/null >/dev/null 2>&1 &
+  { wait $!; } 2>/dev/null || true
   if grep -q '^GM-GUEST' "$serial"; then
     echo kvm
     exit 0

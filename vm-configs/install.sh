@@ -26,7 +26,7 @@
 #   --build-dir DIR      the meson build to run mediatord from [build/ in the source tree]
 #   --prefix P           names the VMs Pcluster-vm and Pivi-vm [none]
 #   --cluster-app ARGS   the cluster guest's application [gm.app=cluster gm.frames=10000000]
-#   --ivi-app ARGS       the infotainment guest's application [gm.app=flood]
+#   --ivi-app ARGS       the infotainment guest's application [gm.app=flood gm.iterations=4]
 #   --accel kvm|qemu     skip the detection
 #   --no-mediatord       write the config, do not start mediatord
 # ARGS are the guest's kernel arguments (vm-configs/guest/init).
@@ -39,7 +39,7 @@ LOG_DIR=/var/log/gpu-mediator
 BUILD=$SRCROOT/build
 PREFIX=
 CLUSTER_APP="gm.app=cluster gm.frames=10000000"
-IVI_APP="gm.app=flood"
+IVI_APP="gm.app=flood gm.iterations=4"
 ACCEL=
 START_MEDIATORD=1
 

@@ -1,0 +1,54 @@
+# gpu-mediator demo with virtual machines: cluster-vm and ivi-vm share one
+# (software) GPU through mediatord, as in a car.
+#
+#   cluster-vm  domain cluster (safety): 4 ms of GPU time every 16.667 ms;
+#               its guest runs guest-shim's cluster-client, a 60 Hz
+#               instrument cluster on its display that counts its late
+#               frames by the guest's clock
+#   ivi-vm      domain ivi (normal): up to 10 ms every 16.667 ms; its guest
+#               floods the GPU with long full-screen draws (long-draws)
+#
+# Sets both up with vm-configs/install.sh in a temp dir (VM names gm-demo-*,
+# mediatord on vm-configs/mediatord-vms.conf), starts them with virsh,
+# prints mediatorctl show-budgets while they run, then the cluster's frame
+# statistics and show-budgets again, and removes the VMs. Needs root,
+# libvirt and QEMU >= 8 (scripts/install-deps.sh installs them); scripts/
+# demo.sh runs it where those are there. DEMO_SECONDS (default 10) is about
+# how long the cluster renders.
+# Sourced by scripts/demo.sh, which has set up TMP, say, die, ctl, vms
+# (removed at exit) and vm-configs/vms-lib.sh.
+chmod 0711 "$TMP"
+PREFIX=gm-demo-$$-
+CLUSTER=${PREFIX}cluster-vm
+IVI=${PREFIX}ivi-vm
+CONTROL=$TMP/run/control.sock
+wait_serial() { # VM PATTERN SECONDS
+  vms_wait_serial "$@" || die "$1: no '$2' on its console within $3 s"
+}
+
+vms=("$CLUSTER" "$IVI")
+say "setting up cluster-vm and ivi-vm (vm-configs/install.sh)"
+vm-configs/install.sh --config "$TMP/etc/mediatord.conf" --state-dir "$TMP/state" \
+  --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
+  --cluster-app "gm.app=cluster gm.frames=$((SECS * 60))" --ivi-app "gm.app=flood gm.iterations=4" |
+  tee "$TMP/install.log"
+
+say "virsh start $CLUSTER; virsh start $IVI"
+vms_virsh start "$CLUSTER"
+vms_virsh start "$IVI"
+echo "(the guests boot; under TCG that takes a few seconds)"
+wait_serial "$CLUSTER" 'GM-APP-START' 180
+wait_serial "$IVI" 'GM-APP-START' 180
+sleep $((SECS / 2 + 1))
+say "mediatorctl show-budgets --contexts (both VMs rendering)"
+ctl show-budgets --contexts
+
+wait_serial "$CLUSTER" '^cluster: [0-9]+ frames' $((SECS * 4 + 120))
+say "the cluster's frames, by the guest's own clock (its serial console)"
+vms_serial "$CLUSTER" | grep -E '^cluster: [0-9]+ frames'
+say "the infotainment guest's flood (its serial console)"
+vms_serial "$IVI" | grep -E '^long-draws: ' | tail -2
+say "mediatorctl show-budgets"
+ctl show-budgets
+echo
+echo "demo: ok (virtual machines; scripts/demo.sh --vtest shows the same with host clients)"
