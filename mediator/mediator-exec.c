@@ -2,12 +2,17 @@
  * mediator-exec: runs an unmodified vtest client (a GL ES app on Mesa's
  * virgl driver, GALLIUM_DRIVER=virpipe) against one domain's socket.
  *
- * Mesa's vtest client (Debian 12's Mesa 22.3) always connects to
+ * Mesa's vtest client in Debian 12's Mesa 22.3 always connects to
  * /tmp/.virgl_test; it has no setting for another path. So, as a container
  * runtime would with a bind mount, mediator-exec gives the command its own
  * mount namespace with a private /tmp (a fresh tmpfs, as systemd's
  * PrivateTmp= does) in which /tmp/.virgl_test is the domain's socket and
  * /tmp/.X11-unix is the host's, so X11 clients still find their display.
+ *
+ * Newer Mesa (25 here) connects to $VTEST_SOCKET_NAME when it is set. A
+ * caller's value names a path outside the namespace, which the private /tmp
+ * may hide, so COMMAND gets VTEST_SOCKET_NAME=/tmp/.virgl_test: every Mesa
+ * then opens the socket bound there.
  *
  * As root it uses a mount namespace; as another user, a user namespace
  * too (where the kernel allows unprivileged ones).
@@ -44,8 +49,16 @@ static void usage(FILE *f)
 	    "  GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
 	    "      -- glmark2-es2 --off-screen\n"
 	    "\n"
-	    "COMMAND sees an empty /tmp of its own. Needs root, or unprivileged user\n"
-	    "namespaces.\n"
+	    "COMMAND sees an empty /tmp of its own, and VTEST_SOCKET_NAME set to\n"
+	    "/tmp/.virgl_test (a value from the caller would name a path the private\n"
+	    "/tmp may hide). Needs root, or unprivileged user namespaces.\n"
+	    "\n"
+	    "mediator-exec is the way for Mesa releases that always connect to\n"
+	    "/tmp/.virgl_test (Debian 12's Mesa 22). A Mesa that reads VTEST_SOCKET_NAME\n"
+	    "(Mesa 25, for one) needs no mediator-exec: the variable alone is enough,\n"
+	    "\n"
+	    "  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=/run/gpu-mediator/cluster.vtest \\\n"
+	    "      glmark2-es2 --off-screen\n"
 	    "\n"
 	    "Exit status: that of COMMAND; 125 if the namespace could not be set up,\n"
 	    "127 if COMMAND could not be run, 2 for a bad command line.\n");
@@ -159,6 +172,13 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	close(sock_fd);
+	/* A Mesa that reads VTEST_SOCKET_NAME must open the socket bound above,
+	 * not the caller's path, which the private /tmp may hide. */
+	if (setenv("VTEST_SOCKET_NAME", VTEST_CLIENT_SOCKET, 1) < 0) {
+		fprintf(stderr, "mediator-exec: cannot set VTEST_SOCKET_NAME: %s\n",
+			strerror(errno));
+		return 125;
+	}
 	if (x11_fd >= 0) {
 		if (mkdir(X11_SOCKET_DIR, 01777) < 0 ||
 		    mount(x11_source, X11_SOCKET_DIR, NULL, MS_BIND, NULL) < 0) {
