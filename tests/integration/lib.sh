@@ -12,6 +12,11 @@
 #
 # Domains of the default config: "cluster" (safety) on $SOCK_A and
 # "infotainment" (normal) on $SOCK_B.
+#
+# GM_CLIENT_MESA=25 runs the test clients (start_glmark, client_env) on Mesa
+# 25 from bookworm-backports, unpacked beside the system's Mesa by
+# scripts/mesa25-beside.sh into $GM_MESA25_DIR (default: that script's); the
+# daemon and its workers keep the system's Mesa. Unset or 22: the system's.
 
 set -euo pipefail
 
@@ -66,6 +71,45 @@ require_rendering() {
 }
 
 require_built
+
+# CLIENT_ENV: NAME=value words for env(1) that select the clients' Mesa.
+declare -a CLIENT_ENV=()
+CLIENT_MESA_DIR=
+case "${GM_CLIENT_MESA:-}" in
+  "" | 22) ;;
+  25)
+    CLIENT_MESA_DIR=${GM_MESA25_DIR:-/var/cache/gpu-mediator/mesa-25}
+    _mesa_env=$("$SRCROOT/scripts/mesa25-beside.sh" --env "$CLIENT_MESA_DIR" 2>&1) ||
+      skip "no Mesa 25 client libraries (scripts/mesa25-beside.sh needs the" \
+        "bookworm-backports apt source and network once): $_mesa_env"
+    while read -r _word _assignment; do
+      [ "$_word" = export ] || continue
+      _assignment=${_assignment/=\'/=}
+      CLIENT_ENV+=("${_assignment%\'}")
+    done <<<"$_mesa_env"
+    [ ${#CLIENT_ENV[@]} -gt 0 ] || fail "mesa25-beside.sh --env printed no environment"
+    unset _mesa_env _word _assignment
+    ;;
+  *) fail "GM_CLIENT_MESA is '$GM_CLIENT_MESA': 22 (the system's) or 25" ;;
+esac
+
+# client_env COMMAND...: runs COMMAND with the clients' Mesa (GM_CLIENT_MESA).
+client_env() {
+  env ${CLIENT_ENV[@]+"${CLIENT_ENV[@]}"} "$@"
+}
+
+# assert_client_mesa PID: with GM_CLIENT_MESA=25, fails unless the running
+# client PID has loaded its Mesa from the beside directory (a wrong
+# environment would silently test the system's Mesa instead).
+assert_client_mesa() {
+  [ -n "$CLIENT_MESA_DIR" ] || return 0
+  local pid=$1 child
+  # PID may be timeout's: look at it and its children.
+  for child in "$pid" $(pgrep -P "$pid"); do
+    grep -q "$CLIENT_MESA_DIR/.*libgallium" "/proc/$child/maps" 2>/dev/null && return 0
+  done
+  fail "client pid $pid has not loaded Mesa from $CLIENT_MESA_DIR"
+}
 
 # Socket paths must fit sun_path (108 bytes): keep $TMP short.
 TMP=$(mktemp -d /tmp/gm-"$TEST_NAME".XXXXXX)
@@ -248,12 +292,14 @@ ctl() {
 # start_glmark NAME SOCKET SECONDS ARGS...: starts glmark2-es2 --off-screen
 # with ARGS as a client of SOCKET in the background, killed after SECONDS.
 # The pid is timeout's, which passes signals on to the client (mediator-exec
-# execs it). VTEST_SOCKET_NAME is for Mesa releases that read it.
+# execs it). VTEST_SOCKET_NAME names the socket's real path, as a user of a
+# Mesa that reads it would set it: mediator-exec must point it at the socket
+# in its private /tmp, which may hide that path.
 start_glmark() {
   local name=$1 sock=$2 secs=$3
   shift 3
   CLIENT_LOG[$name]=$TMP/glmark-$name.log
-  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=$sock \
+  client_env GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME="$sock" \
     timeout -k 5 "$secs" "$MEDIATOR_EXEC" --socket "$sock" -- glmark2-es2 --off-screen "$@" \
     >"${CLIENT_LOG[$name]}" 2>&1 &
   CLIENT_PID[$name]=$!
@@ -268,6 +314,10 @@ wait_glmark() {
   [ $rc -eq 0 ] || fail "glmark2 '$name' exited with status $rc (log below)"
   grep -Eq 'glmark2 Score: [0-9]+' "${CLIENT_LOG[$name]}" ||
     fail "glmark2 '$name' printed no score"
+  if [ -n "$CLIENT_MESA_DIR" ]; then
+    grep -q 'GL_VERSION:.* Mesa 25\.' "${CLIENT_LOG[$name]}" ||
+      fail "glmark2 '$name' did not run on Mesa 25: $(grep GL_VERSION "${CLIENT_LOG[$name]}")"
+  fi
   log "glmark2 '$name': $(grep -Eo 'glmark2 Score: [0-9]+' "${CLIENT_LOG[$name]}")"
 }
 

@@ -14,8 +14,13 @@ write_config
 start_mediatord
 
 # es2gears runs until killed: 4 s of it, then timeout's status 124.
-GALLIUM_DRIVER=virpipe timeout -k 5 4 "$MEDIATOR_EXEC" --socket "$SOCK_A" -- "$gears" \
-  >"$TMP/gears.log" 2>&1 && rc=0 || rc=$?
+client_env GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME="$SOCK_A" \
+  timeout -k 5 4 "$MEDIATOR_EXEC" --socket "$SOCK_A" -- "$gears" \
+  >"$TMP/gears.log" 2>&1 &
+gears_pid=$!
+sleep 2
+assert_client_mesa "$gears_pid"
+wait "$gears_pid" && rc=0 || rc=$?
 [ $rc -eq 124 ] || fail "es2gears ended with status $rc before it was stopped: $(tail -5 "$TMP/gears.log")"
 wait_field "$DOMAIN_A" clients 0 10
 ! grep -q "closing the connection" "$MEDIATORD_LOG" ||
