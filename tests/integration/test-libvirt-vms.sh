@@ -2,10 +2,11 @@
 # cluster-vm and ivi-vm end to end, as an integrator sets them up: one
 # vm-configs/install.sh (its own dirs and VM names, the mediatord it starts
 # from this build), then plain `virsh start` of both. Each guest's
-# unmodified app renders through mediatord: the cluster's kmscube and the
-# infotainment's glmark2-es2-drm say so on their serial consoles,
-# show-budgets counts groups in both domains and lists their contexts, and
-# `virsh screenshot` of the cluster while kmscube runs is not blank.
+# app renders through mediatord: the cluster's unmodified kmscube and the
+# infotainment's flood (guest-shim's long-draws) say so on their serial
+# consoles, show-budgets counts groups in both domains and lists their
+# contexts, and `virsh screenshot` of each VM while its app runs is not
+# blank.
 # `virsh destroy` of ivi frees its worker while the cluster keeps
 # rendering; ivi starts again and renders again.
 #
@@ -50,7 +51,7 @@ trap cleanup_vms EXIT
 "$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD" --config "$TMP/etc/mediatord.conf" \
   --state-dir "$TMP/state" --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
   --cluster-app "gm.app=kmscube gm.frames=1000000" \
-  --ivi-app "gm.app=glmark2 gm.frames=1000" >"$TMP/install.log" 2>&1 ||
+  --ivi-app "gm.app=flood gm.iterations=4" >"$TMP/install.log" 2>&1 ||
   { tail -20 "$TMP/install.log" >&2; fail "vm-configs/install.sh failed"; }
 MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
 log "installed: $(grep -c '^install: defined' "$TMP/install.log") VMs defined," \
@@ -74,10 +75,10 @@ wait_groups_past() {
 vms_virsh start "$CLUSTER" >/dev/null || fail "virsh start $CLUSTER failed"
 vms_virsh start "$IVI" >/dev/null || fail "virsh start $IVI failed"
 wait_serial "$CLUSTER" 'GM-APP-START kmscube' 120
-wait_serial "$IVI" 'GM-APP-START glmark2' 120
+wait_serial "$IVI" 'GM-APP-START flood' 120
 # Both guests' Mesa chose virgl, so their GL reaches mediatord.
 wait_serial "$CLUSTER" 'renderer: +"?virgl' 60
-wait_serial "$IVI" 'GL_RENDERER: +virgl' 60
+wait_serial "$IVI" '^long-draws: [0-9]+ groups' 60
 wait_groups_past cluster 100 120
 wait_groups_past ivi 100 120
 json=$(ctl show-budgets --json --contexts) || fail "show-budgets --json --contexts failed"
@@ -89,18 +90,22 @@ for d in cluster ivi; do
   log "$d: $(jq -r --arg d "$d" '.domains[] | select(.name == $d) | "\(.groups) groups, \(.contexts) context(s)"' <<<"$json") ($names)"
 done
 
-# The cluster's scanout, read back while kmscube runs: not one colour.
-vms_virsh screenshot "$CLUSTER" "$TMP/cluster.screen" >/dev/null || fail "virsh screenshot failed"
-colours=$("$PYTHON" - "$TMP/cluster.screen" <<'PY'
+# screenshot_colours VM: the colours of VM's scanout read back now, and its size
+screenshot_colours() {
+  vms_virsh screenshot "$1" "$TMP/$1.screen" >/dev/null || fail "virsh screenshot $1 failed"
+  "$PYTHON" - "$TMP/$1.screen" <<'PY' || fail "cannot read the screenshot of $1"
 import sys
 from PIL import Image  # virsh screenshot writes PNG (QEMU >= 7.1) or PPM
 img = Image.open(sys.argv[1]).convert("RGB")
 print(len(img.getcolors(1 << 24)), img.width, img.height)
 PY
-) || fail "cannot read the screenshot"
-read -r n w h <<<"$colours"
-[ "$n" -ge 16 ] || fail "the cluster's screenshot (${w}x$h) has $n colours: blank"
-log "virsh screenshot $CLUSTER: ${w}x$h, $n colours"
+}
+# Each VM's display while its app runs: not one colour.
+for vm in "$CLUSTER" "$IVI"; do
+  read -r n w h <<<"$(screenshot_colours "$vm")"
+  [ "$n" -ge 16 ] || fail "the screenshot of $vm (${w}x$h) has $n colours: blank"
+  log "virsh screenshot $vm: ${w}x$h, $n colours"
+done
 
 ivi_worker=$(pgrep -P "$MEDIATORD_PID" | while read -r p; do
   tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- '--domain ivi ' && echo "$p"; done | head -1 || true)
@@ -118,7 +123,7 @@ before=$(groups ivi)
 : >"$TMP/log/$IVI.serial.log"
 vms_virsh start "$IVI" >/dev/null || fail "starting $IVI again failed"
 wait_field ivi clients 1 30
-wait_serial "$IVI" 'GM-APP-START glmark2' 120
+wait_serial "$IVI" 'GM-APP-START flood' 120
 wait_groups_past ivi $((before + 100)) 120
 log "ivi started again and renders again ($(groups ivi) groups)"
 
