@@ -317,6 +317,31 @@ static int cmd_protocol_version(struct vtest_server *s, const struct vtest_msg *
 	return send_reply(s, VCMD_PROTOCOL_VERSION_SIZE, VCMD_PROTOCOL_VERSION, &v, sizeof(v));
 }
 
+/*
+ * What the reference server advertises differs from what virglrenderer
+ * fills in here in one bit. virgl_test_server starts virglrenderer with
+ * VIRGL_RENDERER_USE_EXTERNAL_BLOB, which keeps VIRGL_CAP_ARB_BUFFER_STORAGE
+ * out of the caps; the worker does not (the vhost-user path shares its
+ * renderer set-up). A vtest client that sees the bit (Mesa 25 does) backs
+ * persistent and coherent buffer mappings with RESOURCE_CREATE_BLOB of host
+ * memory, which vtest can only hand over as a dma-buf that llvmpipe cannot
+ * export. The bit is cleared in the set 2 reply, so that vtest clients see
+ * the reference server's caps.
+ */
+#define VIRGL_CAPS_V2_CAPABILITY_BITS_OFFSET 392 /* bytes: virgl_hw.h struct virgl_caps_v2 */
+#define VIRGL_CAP_ARB_BUFFER_STORAGE	     (1u << 31)
+
+static void caps_as_reference(uint32_t set, void *caps, uint32_t size)
+{
+	uint32_t bits;
+
+	if (set != 2 || size < VIRGL_CAPS_V2_CAPABILITY_BITS_OFFSET + sizeof(bits))
+		return;
+	memcpy(&bits, (uint8_t *)caps + VIRGL_CAPS_V2_CAPABILITY_BITS_OFFSET, sizeof(bits));
+	bits &= ~VIRGL_CAP_ARB_BUFFER_STORAGE;
+	memcpy((uint8_t *)caps + VIRGL_CAPS_V2_CAPABILITY_BITS_OFFSET, &bits, sizeof(bits));
+}
+
 /* GET_CAPS (set 1) and GET_CAPS2 (set 2). The reply's length field is the
  * caps size in bytes plus one, and its command field the set number, as
  * the reference server sends and Mesa's client reads. */
@@ -339,6 +364,7 @@ static int send_caps(struct vtest_server *s, uint32_t set, const char **what)
 	if (!caps)
 		return -ENOMEM;
 	virgl_renderer_fill_caps(set, max_ver ? 1 : 0, caps);
+	caps_as_reference(set, caps, max_size);
 	r = send_reply(s, max_size + 1, set, caps, max_size);
 	free(caps);
 	return r;

@@ -5,8 +5,11 @@
  *
  * Protocol versions 0 and 2 are served (version 1 is answered as 0, as the
  * reference server does); version 3 (venus, blobs, sync objects) is not
- * offered. Everything runs on the worker's main thread except the fence
- * callback (see renderer.h).
+ * offered, and its commands end the connection (the reference server would
+ * take them at any version; Mesa 22 to 25 send none at versions 0 and 2 as
+ * long as the caps do not advertise VIRGL_CAP_ARB_BUFFER_STORAGE, which the
+ * reference server's do not either: see send_caps()). Everything runs on
+ * the worker's main thread except the fence callback (see renderer.h).
  *
  * A protocol error — unknown command, impossible length, a handle the
  * client never created, a command before CREATE_RENDERER — is logged once
