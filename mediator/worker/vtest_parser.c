@@ -28,32 +28,56 @@ struct vtest_parser {
 	const char *what;
 };
 
+/* How a command's payload size follows from its header (see vtest_parser.h). */
+enum framing {
+	FRAME_DWORDS,	   /* the length field, in dwords */
+	FRAME_BYTES,	   /* the length field, in bytes (CREATE_RENDERER) */
+	FRAME_PUT_INLINE,  /* TRANSFER_PUT: 11-dword header, then data size bytes */
+	FRAME_PUT2_HEADER, /* TRANSFER_PUT2: the 10-dword header only */
+};
+
 struct cmd_shape {
 	const char *name;
-	uint32_t min_dw; /* smallest payload allowed */
-	uint32_t max_dw; /* largest payload allowed, UINT32_MAX: the parser's limit */
+	uint32_t min_dw; /* smallest length field allowed */
+	uint32_t max_dw; /* largest length field allowed, UINT32_MAX: the parser's limit */
+	enum framing framing;
 };
 
 static const struct cmd_shape shapes[] = {
-    [VCMD_GET_CAPS] = {"GET_CAPS", 0, 0},
-    [VCMD_RESOURCE_CREATE] = {"RESOURCE_CREATE", VCMD_RES_CREATE_SIZE, VCMD_RES_CREATE_SIZE},
-    [VCMD_RESOURCE_UNREF] = {"RESOURCE_UNREF", VCMD_RES_UNREF_SIZE, VCMD_RES_UNREF_SIZE},
-    [VCMD_TRANSFER_GET] = {"TRANSFER_GET", VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_HDR_SIZE},
-    [VCMD_TRANSFER_PUT] = {"TRANSFER_PUT", VCMD_TRANSFER_HDR_SIZE, UINT32_MAX},
-    [VCMD_SUBMIT_CMD] = {"SUBMIT_CMD", 0, UINT32_MAX},
-    [VCMD_RESOURCE_BUSY_WAIT] = {"RESOURCE_BUSY_WAIT", VCMD_BUSY_WAIT_SIZE, VCMD_BUSY_WAIT_SIZE},
-    [VCMD_CREATE_RENDERER] = {"CREATE_RENDERER", 0, VTEST_MAX_NAME_BYTES}, /* bytes */
-    [VCMD_GET_CAPS2] = {"GET_CAPS2", 0, 0},
-    [VCMD_PING_PROTOCOL_VERSION] = {"PING_PROTOCOL_VERSION", 0, 0},
+    [VCMD_GET_CAPS] = {"GET_CAPS", 0, 0, FRAME_DWORDS},
+    [VCMD_RESOURCE_CREATE] = {"RESOURCE_CREATE", VCMD_RES_CREATE_SIZE, VCMD_RES_CREATE_SIZE,
+			      FRAME_DWORDS},
+    [VCMD_RESOURCE_UNREF] = {"RESOURCE_UNREF", VCMD_RES_UNREF_SIZE, VCMD_RES_UNREF_SIZE,
+			     FRAME_DWORDS},
+    [VCMD_TRANSFER_GET] = {"TRANSFER_GET", VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_HDR_SIZE,
+			   FRAME_DWORDS},
+    [VCMD_TRANSFER_PUT] = {"TRANSFER_PUT", VCMD_TRANSFER_HDR_SIZE, UINT32_MAX, FRAME_PUT_INLINE},
+    [VCMD_SUBMIT_CMD] = {"SUBMIT_CMD", 0, UINT32_MAX, FRAME_DWORDS},
+    [VCMD_RESOURCE_BUSY_WAIT] = {"RESOURCE_BUSY_WAIT", VCMD_BUSY_WAIT_SIZE, VCMD_BUSY_WAIT_SIZE,
+				 FRAME_DWORDS},
+    [VCMD_CREATE_RENDERER] = {"CREATE_RENDERER", 0, VTEST_MAX_NAME_BYTES, FRAME_BYTES},
+    [VCMD_GET_CAPS2] = {"GET_CAPS2", 0, 0, FRAME_DWORDS},
+    [VCMD_PING_PROTOCOL_VERSION] = {"PING_PROTOCOL_VERSION", 0, 0, FRAME_DWORDS},
     [VCMD_PROTOCOL_VERSION] = {"PROTOCOL_VERSION", VCMD_PROTOCOL_VERSION_SIZE,
-			       VCMD_PROTOCOL_VERSION_SIZE},
-    [VCMD_RESOURCE_CREATE2] = {"RESOURCE_CREATE2", VCMD_RES_CREATE2_SIZE, VCMD_RES_CREATE2_SIZE},
-    [VCMD_TRANSFER_GET2] = {"TRANSFER_GET2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
-    [VCMD_TRANSFER_PUT2] = {"TRANSFER_PUT2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE},
+			       VCMD_PROTOCOL_VERSION_SIZE, FRAME_DWORDS},
+    [VCMD_RESOURCE_CREATE2] = {"RESOURCE_CREATE2", VCMD_RES_CREATE2_SIZE, VCMD_RES_CREATE2_SIZE,
+			       FRAME_DWORDS},
+    [VCMD_TRANSFER_GET2] = {"TRANSFER_GET2", VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER2_HDR_SIZE,
+			    FRAME_DWORDS},
+    /* The largest length field is 10 plus a data size of UINT32_MAX bytes
+     * in dwords; vtest_parser_next() checks it against the header. */
+    [VCMD_TRANSFER_PUT2] = {"TRANSFER_PUT2", VCMD_TRANSFER2_HDR_SIZE,
+			    VCMD_TRANSFER2_HDR_SIZE + (UINT32_MAX / 4 + 1), FRAME_PUT2_HEADER},
 };
+
+/* Index of the data size in the transfers' headers (vtest_protocol.h). */
+#define TRANSFER_DATA_SIZE_DW  10 /* VCMD_TRANSFER_DATA_SIZE */
+#define TRANSFER2_DATA_SIZE_DW 8  /* VCMD_TRANSFER2_DATA_SIZE */
 
 const char *vtest_cmd_name(uint32_t cmd)
 {
+	if (cmd >= VCMD_V3_FIRST && cmd <= VCMD_V3_LAST)
+		return "protocol-3 command";
 	if (cmd >= sizeof(shapes) / sizeof(shapes[0]) || !shapes[cmd].name)
 		return "unknown";
 	return shapes[cmd].name;
@@ -88,27 +112,44 @@ static const uint8_t *bytes(const struct vtest_parser *p)
 	return (const uint8_t *)p->buf;
 }
 
-/*
- * Payload size in bytes of a message with header @hdr. CREATE_RENDERER is
- * the one command whose length field counts bytes, not dwords (Mesa sends
- * strlen(name) + 1 there, and the reference server reads that many bytes).
- */
-static size_t payload_bytes(const uint32_t hdr[VTEST_HDR_DWORDS])
+static uint32_t dwords_for(uint32_t bytes)
 {
-	if (hdr[1] == VCMD_CREATE_RENDERER)
-		return hdr[0];
-	return (size_t)hdr[0] * sizeof(uint32_t);
+	return bytes / 4 + (bytes % 4 != 0);
 }
 
-/* Total size of the message at p->start if its header is there, else 0. */
-static size_t message_size(const struct vtest_parser *p)
+/*
+ * Size in bytes of the message at p->start (header included), from its
+ * already checked header. Sets *@known to false, and returns how many bytes
+ * are needed to know it, when that depends on more than the header (the
+ * data size of a v0 TRANSFER_PUT); 0 when not even the header is there.
+ */
+static size_t message_size(const struct vtest_parser *p, bool *known)
 {
-	uint32_t hdr[VTEST_HDR_DWORDS];
+	uint32_t hdr[VTEST_HDR_DWORDS], data_size;
 
+	*known = false;
 	if (p->end - p->start < HDR_BYTES)
 		return 0;
 	memcpy(hdr, bytes(p) + p->start, HDR_BYTES);
-	return HDR_BYTES + payload_bytes(hdr);
+	*known = true;
+	switch (shapes[hdr[1]].framing) {
+	case FRAME_BYTES:
+		return HDR_BYTES + hdr[0];
+	case FRAME_PUT2_HEADER:
+		return HDR_BYTES + VCMD_TRANSFER2_HDR_SIZE * sizeof(uint32_t);
+	case FRAME_PUT_INLINE:
+		if (p->end - p->start < HDR_BYTES + VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t)) {
+			*known = false;
+			return HDR_BYTES + VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t);
+		}
+		memcpy(&data_size,
+		       bytes(p) + p->start + HDR_BYTES + TRANSFER_DATA_SIZE_DW * sizeof(uint32_t),
+		       sizeof(data_size));
+		return HDR_BYTES + VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t) + (size_t)data_size;
+	case FRAME_DWORDS:
+	default:
+		return HDR_BYTES + (size_t)hdr[0] * sizeof(uint32_t);
+	}
 }
 
 static int fail(struct vtest_parser *p, int error, const char *what)
@@ -118,12 +159,15 @@ static int fail(struct vtest_parser *p, int error, const char *what)
 	return error;
 }
 
+/* Checks the header at p->start: known command, length field allowed. */
 static int check_header(struct vtest_parser *p)
 {
 	uint32_t hdr[VTEST_HDR_DWORDS];
 	const struct cmd_shape *shape;
 
 	memcpy(hdr, bytes(p) + p->start, HDR_BYTES);
+	if (hdr[1] >= VCMD_V3_FIRST && hdr[1] <= VCMD_V3_LAST)
+		return fail(p, -EPROTO, "command of protocol version 3, which is not offered");
 	if (hdr[1] >= sizeof(shapes) / sizeof(shapes[0]) || !shapes[hdr[1]].name)
 		return fail(p, -EPROTO, "unknown command");
 	shape = &shapes[hdr[1]];
@@ -131,18 +175,86 @@ static int check_header(struct vtest_parser *p)
 		return fail(p, -EMSGSIZE, "payload shorter than the command needs");
 	if (shape->max_dw != UINT32_MAX && hdr[0] > shape->max_dw)
 		return fail(p, -EMSGSIZE, "payload longer than the command allows");
-	if (payload_bytes(hdr) > p->max_payload)
+	if (shape->framing == FRAME_BYTES && hdr[0] > p->max_payload)
+		return fail(p, -EMSGSIZE, "payload beyond the size limit");
+	if (shape->framing != FRAME_BYTES && shape->framing != FRAME_PUT2_HEADER &&
+	    (size_t)hdr[0] * sizeof(uint32_t) > p->max_payload)
 		return fail(p, -EMSGSIZE, "payload beyond the size limit");
 	return 0;
+}
+
+/*
+ * Checks what the transfers' headers say against their length field, once
+ * the header is there (@payload: the dwords after the message header).
+ */
+static int check_transfer(struct vtest_parser *p, uint32_t cmd, uint32_t length_dw,
+			  const uint8_t *payload)
+{
+	uint32_t data_size;
+
+	if (cmd == VCMD_TRANSFER_PUT) {
+		memcpy(&data_size, payload + TRANSFER_DATA_SIZE_DW * sizeof(uint32_t),
+		       sizeof(data_size));
+		if (data_size > p->max_payload)
+			return fail(p, -EMSGSIZE, "payload beyond the size limit");
+		if (length_dw != VCMD_TRANSFER_HDR_SIZE + dwords_for(data_size))
+			return fail(p, -EMSGSIZE,
+				    "TRANSFER_PUT length does not match its data size");
+	} else if (cmd == VCMD_TRANSFER_PUT2) {
+		memcpy(&data_size, payload + TRANSFER2_DATA_SIZE_DW * sizeof(uint32_t),
+		       sizeof(data_size));
+		if (length_dw != VCMD_TRANSFER2_HDR_SIZE &&
+		    length_dw != VCMD_TRANSFER2_HDR_SIZE + dwords_for(data_size))
+			return fail(p, -EMSGSIZE,
+				    "TRANSFER_PUT2 length is neither its header's nor header and "
+				    "data size");
+	}
+	return 0;
+}
+
+/*
+ * Checks what has arrived of the message at p->start: its header, and for
+ * the transfers their own header's data size, as soon as each is there,
+ * so that no length is trusted before it is checked.
+ */
+static int check_pending(struct vtest_parser *p)
+{
+	uint32_t hdr[VTEST_HDR_DWORDS];
+	size_t avail = p->end - p->start;
+	size_t header_dw;
+	int r;
+
+	if (p->error)
+		return p->error;
+	if (avail < HDR_BYTES)
+		return 0;
+	r = check_header(p);
+	if (r < 0)
+		return r;
+	memcpy(hdr, bytes(p) + p->start, HDR_BYTES);
+	if (hdr[1] == VCMD_TRANSFER_PUT)
+		header_dw = VCMD_TRANSFER_HDR_SIZE;
+	else if (hdr[1] == VCMD_TRANSFER_PUT2)
+		header_dw = VCMD_TRANSFER2_HDR_SIZE;
+	else
+		return 0;
+	if (avail < HDR_BYTES + header_dw * sizeof(uint32_t))
+		return 0;
+	return check_transfer(p, hdr[1], hdr[0], bytes(p) + p->start + HDR_BYTES);
 }
 
 void *vtest_parser_space(struct vtest_parser *parser, size_t *len)
 {
 	struct vtest_parser *p = parser;
-	size_t want = message_size(p);
+	bool known = false;
+	size_t want = 0;
 	size_t avail = p->end - p->start;
 
-	if (want && avail >= want) {
+	/* A message found malformed gets no room: the next
+	 * vtest_parser_next() reports it. */
+	if (check_pending(p) == 0)
+		want = message_size(p, &known);
+	if (known && avail >= want) {
 		*len = 0;
 		return (uint8_t *)p->buf + p->end;
 	}
@@ -186,35 +298,30 @@ int vtest_parser_next(struct vtest_parser *parser, struct vtest_msg *msg, const 
 {
 	struct vtest_parser *p = parser;
 	uint32_t hdr[VTEST_HDR_DWORDS];
+	bool known;
 	size_t size;
 	int r;
 
-	if (p->error) {
-		if (what)
-			*what = p->what;
-		return p->error;
-	}
-	if (p->end - p->start < HDR_BYTES)
-		return 0;
-	r = check_header(p);
+	r = check_pending(p);
 	if (r < 0) {
 		if (what)
 			*what = p->what;
 		return r;
 	}
-	size = message_size(p);
-	if (p->end - p->start < size)
+	size = message_size(p, &known);
+	if (!known || p->end - p->start < size)
 		return 0;
 	memcpy(hdr, bytes(p) + p->start, HDR_BYTES);
-	msg->length_dw = hdr[0];
-	msg->cmd = hdr[1];
 	if (p->start % sizeof(uint32_t)) {
-		/* Only after a CREATE_RENDERER with an odd name length: move the
-		 * bytes to the front so that every payload is dword-aligned. */
+		/* Only after a message of a size that is not a multiple of four:
+		 * move the bytes to the front so that every payload is
+		 * dword-aligned. */
 		memmove(p->buf, bytes(p) + p->start, p->end - p->start);
 		p->end -= p->start;
 		p->start = 0;
 	}
+	msg->length_dw = hdr[0];
+	msg->cmd = hdr[1];
 	msg->payload = (const uint32_t *)(bytes(p) + p->start + HDR_BYTES);
 	msg->payload_bytes = size - HDR_BYTES;
 	p->start += size;

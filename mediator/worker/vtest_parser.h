@@ -12,6 +12,25 @@
  * command, and at most the configured limit — so that a hostile length is
  * refused before anything is allocated for it.
  *
+ * How long a message is follows the reference server (virglrenderer's
+ * vtest/vtest_renderer.c), which reads a fixed number of dwords for most
+ * commands whatever the length field says, and not the length field alone.
+ * Mesa's client relies on that in two commands:
+ *
+ *  - TRANSFER_PUT2 (protocol 2): newer Mesa (25, for one) adds the
+ *    transfer's data size, rounded up to dwords, to the length field, but
+ *    sends only the 10-dword header: the data is in the resource's shared
+ *    memory. The message is those 10 dwords; the length field must be
+ *    either 10 (Mesa 22) or 10 plus the header's data size in dwords.
+ *  - TRANSFER_PUT (protocol 0): the 11-dword header is followed by exactly
+ *    data size bytes, not rounded up, while the length field says 11 plus
+ *    the data size rounded up to dwords. The message is header and data;
+ *    the length field must say what Mesa says.
+ *
+ * A message after one whose size is not a multiple of four (CREATE_RENDERER
+ * with an odd name, TRANSFER_PUT with odd data) is moved to a dword
+ * boundary before it is handed out.
+ *
  * Pure code, no I/O: unit-testable and fuzzable.
  */
 #ifndef MEDIATOR_VTEST_PARSER_H
@@ -54,6 +73,11 @@ enum vtest_cmd {
  * answered as 0, as the reference server does. */
 #define VTEST_PROTOCOL_VERSION_MAX 2
 
+/* The commands of protocol version 3 (vtest_protocol.h), never offered:
+ * the parser refuses them. */
+#define VCMD_V3_FIRST 15 /* VCMD_GET_PARAM */
+#define VCMD_V3_LAST  24 /* VCMD_SUBMIT_CMD2 */
+
 /*
  * Longest process name accepted in CREATE_RENDERER; Mesa sends at most 64
  * bytes including the NUL.
@@ -61,10 +85,12 @@ enum vtest_cmd {
 #define VTEST_MAX_NAME_BYTES 1024
 
 /*
- * Default limit for any payload. A command buffer from Mesa's virgl driver
- * is at most VIRGL_MAX_CMDBUF_DWORDS (64 Ki dwords, 256 KiB); a v0
- * TRANSFER_PUT carries pixel data inline, 64 MiB holds a 4096x4096 RGBA8
- * level.
+ * Default limit for any payload the server receives and buffers. A command
+ * buffer from Mesa's virgl driver is at most VIRGL_MAX_CMDBUF_DWORDS (64 Ki
+ * dwords, 256 KiB); a v0 TRANSFER_PUT carries pixel data inline, 64 MiB
+ * holds a 4096x4096 RGBA8 level. The data size a TRANSFER_PUT2 header
+ * announces is not under it: those bytes never travel on the socket (they
+ * are in the resource's shared memory, whose size the server chose).
  */
 #define VTEST_DEFAULT_MAX_PAYLOAD (64u << 20)
 
@@ -72,8 +98,8 @@ struct vtest_parser;
 
 struct vtest_msg {
 	uint32_t cmd;
-	uint32_t length_dw; /* the header's length field (bytes for CREATE_RENDERER) */
-	size_t payload_bytes;
+	uint32_t length_dw;	 /* the header's length field (bytes for CREATE_RENDERER) */
+	size_t payload_bytes;	 /* what followed the header (see above: not always length_dw) */
 	const uint32_t *payload; /* valid until the next vtest_parser_* call */
 };
 
@@ -93,10 +119,11 @@ void vtest_parser_commit(struct vtest_parser *parser, size_t n);
 
 /*
  * Takes the next whole message. Returns 1 and fills @msg, 0 when more
- * bytes are needed, or a negative errno: -EPROTO for an unknown command,
- * -EMSGSIZE for a payload length the command does not allow or beyond the
- * limit. After an error the parser stays in error; *@what (may be NULL)
- * points to a static description.
+ * bytes are needed, or a negative errno: -EPROTO for an unknown command or
+ * one of protocol version 3, -EMSGSIZE for a length field the command does
+ * not allow (for the transfers: that does not agree with the header's data
+ * size) or a payload beyond the limit. After an error the parser stays in
+ * error; *@what (may be NULL) points to a static description.
  */
 int vtest_parser_next(struct vtest_parser *parser, struct vtest_msg *msg, const char **what);
 
