@@ -2,20 +2,52 @@
  * libFuzzer target: arbitrary bytes from a vtest client, fed to the parser
  * in chunks whose sizes the input also chooses; every message taken out
  * of it that is a SUBMIT_CMD goes through the command-buffer walk. Neither
- * may read outside its buffers or crash (run under ASan).
+ * may read outside its buffers or crash (run under ASan), and every
+ * message handed out must keep the framing rules of vtest_parser.h (a
+ * TRANSFER_PUT2 is its header whatever its length says, a TRANSFER_PUT is
+ * its header and data size bytes, payloads are aligned): a message that
+ * breaks one aborts. The recorded Mesa sessions make a good seed corpus:
  *
  *   CC=clang meson setup build-fuzz -Dfuzzing=true \
  *       -Db_sanitize=address,undefined -Db_lundef=false
- *   build-fuzz/tests/fuzz/fuzz-vtest-parser -max_total_time=60
+ *   mkdir -p corpus && cp tests/data/vtest/mesa* corpus/
+ *   build-fuzz/tests/fuzz/fuzz-vtest-parser -max_total_time=60 corpus
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "predict_cmd.h"
 #include "vtest_parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The framing rules every message handed out keeps. */
+static void check_message(const struct vtest_msg *m, size_t limit)
+{
+	if ((uintptr_t)m->payload % sizeof(uint32_t))
+		abort();
+	switch (m->cmd) {
+	case VCMD_TRANSFER_PUT2:
+		if (m->payload_bytes != VCMD_TRANSFER2_HDR_SIZE * sizeof(uint32_t))
+			abort();
+		break;
+	case VCMD_TRANSFER_PUT:
+		if (m->payload_bytes != VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t) + m->payload[10])
+			abort();
+		break;
+	case VCMD_CREATE_RENDERER:
+		if (m->payload_bytes != m->length_dw)
+			abort();
+		break;
+	default:
+		if (m->payload_bytes != (size_t)m->length_dw * sizeof(uint32_t))
+			abort();
+	}
+	if (m->payload_bytes > limit + VCMD_TRANSFER_HDR_SIZE * sizeof(uint32_t))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -43,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		vtest_parser_commit(p, chunk);
 		pos += chunk;
 		while ((r = vtest_parser_next(p, &m, NULL)) == 1) {
+			check_message(&m, 1 << 16);
 			if (m.cmd == VCMD_SUBMIT_CMD) {
 				struct predict_cmd_counts c;
 
