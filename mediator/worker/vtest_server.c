@@ -255,10 +255,24 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 	gpu_context_complete(s->ctx, fence_id, end_ns);
 }
 
+/*
+ * virglrenderer retires the fence of a group that ended a guest query only
+ * after its main thread has looked at the query, in virgl_renderer_poll():
+ * until then its sync thread waits ("timeout (5s) waiting for renderer
+ * poll() to finish") and the group stays in flight, holding the client's
+ * and mediatord's in-flight slots. The reference server calls
+ * virgl_renderer_poll() before every command and while it waits for the
+ * GPU; the worker calls it whenever it wakes, and wakes at least every
+ * VTEST_RENDERER_POLL_MS while groups are in flight.
+ */
+#define VTEST_RENDERER_POLL_MS 1
+
 static void take_completions(struct vtest_server *s)
 {
-	if (s->renderer && s->ctx)
+	if (s->renderer && s->ctx) {
+		virgl_renderer_poll();
 		renderer_take_completions(s->renderer, on_fence, s);
+	}
 }
 
 /* ---- command handlers -------------------------------------------------- */
@@ -826,15 +840,16 @@ static int read_client(struct vtest_server *s)
 
 /*
  * How long poll() may sleep: forever when nothing is pending; otherwise
- * until the record batch is due, checking fence completions at least that
- * often while groups are in flight.
+ * until the record batch is due (not while blocked); while groups are in
+ * flight, blocked or not, at most VTEST_RENDERER_POLL_MS, so that fences
+ * waiting for virgl_renderer_poll() retire.
  */
 static int poll_timeout_ms(const struct vtest_server *s)
 {
-	int t = mediator_link_timeout_ms(s->link);
+	int t = s->blocked ? -1 : mediator_link_timeout_ms(s->link);
 
-	if (t < 0 && s->ctx && gpu_context_inflight(s->ctx))
-		return WIRE_FLUSH_MS;
+	if (s->ctx && gpu_context_inflight(s->ctx) && (t < 0 || t > VTEST_RENDERER_POLL_MS))
+		return VTEST_RENDERER_POLL_MS;
 	return t;
 }
 
@@ -863,7 +878,8 @@ int vtest_server_run(struct vtest_server *server)
 		 * says so; otherwise they are taken as it passes by (below). */
 		struct pollfd pfd[3] = {
 		    /* While blocked, not even a hang-up is looked at: the
-		     * fences that unblock it always complete. */
+		     * fences that unblock it always complete (take_completions()
+		     * polls the renderer for those that need it). */
 		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
 		    {.fd = watch_completions(s) ? renderer_completion_fd(s->renderer) : -1,
@@ -871,7 +887,7 @@ int vtest_server_run(struct vtest_server *server)
 		};
 		int r;
 
-		if (poll(pfd, 3, s->blocked ? -1 : poll_timeout_ms(s)) < 0) {
+		if (poll(pfd, 3, poll_timeout_ms(s)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
