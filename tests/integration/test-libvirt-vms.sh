@@ -78,9 +78,12 @@ wait_serial "$CLUSTER" 'GM-APP-START kmscube' 120
 wait_serial "$IVI" 'GM-APP-START flood' 120
 # Both guests' Mesa chose virgl, so their GL reaches mediatord.
 wait_serial "$CLUSTER" 'renderer: +"?virgl' 60
-wait_serial "$IVI" '^long-draws: [0-9]+ groups' 60
 wait_groups_past cluster 100 120
 wait_groups_past ivi 100 120
+# The flood's first progress line (after 5 s of its own): on a loaded host
+# the cluster's kmscube, which renders as fast as it can in the safety
+# domain, leaves it little of the GPU.
+wait_serial "$IVI" '^long-draws: [0-9]+ groups' 300
 json=$(ctl show-budgets --json --contexts) || fail "show-budgets --json --contexts failed"
 for d in cluster ivi; do
   jq -e --arg d "$d" '.domains[] | select(.name == $d) | .clients == 1 and .contexts >= 1' \
