@@ -104,9 +104,14 @@ client_env() {
 assert_client_mesa() {
   [ -n "$CLIENT_MESA_DIR" ] || return 0
   local pid=$1 child
-  # PID may be timeout's: look at it and its children.
-  for child in "$pid" $(pgrep -P "$pid"); do
+  local -a todo=("$pid")
+  # PID may be timeout's, and mediator-exec forks the client: look at it
+  # and all its descendants.
+  while [ ${#todo[@]} -gt 0 ]; do
+    child=${todo[0]}
+    todo=("${todo[@]:1}")
     grep -q "$CLIENT_MESA_DIR/.*libgallium" "/proc/$child/maps" 2>/dev/null && return 0
+    todo+=($(pgrep -P "$child"))
   done
   fail "client pid $pid has not loaded Mesa from $CLIENT_MESA_DIR"
 }
