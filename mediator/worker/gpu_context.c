@@ -9,6 +9,7 @@
 #include <virgl/virglrenderer.h>
 
 #include "fragment_query.h"
+#include "gpu_caps.h"
 #include "gpu_context.h"
 #include "util.h"
 
@@ -289,17 +290,14 @@ void gpu_context_complete(struct gpu_context *ctx, uint64_t seq, uint64_t end_ns
 void gpu_context_identity(const char *renderer_name, char *out, size_t size)
 {
 	uint32_t max_ver = 0, max_size = 0;
-	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
+	uint64_t h = 0;
 	uint8_t *caps;
 
 	virgl_renderer_get_cap_set(2, &max_ver, &max_size);
 	caps = max_size ? calloc(1, max_size) : NULL;
 	if (caps) {
 		virgl_renderer_fill_caps(2, max_ver ? 1 : 0, caps);
-		for (uint32_t i = 0; i < max_size; i++) {
-			h ^= caps[i];
-			h *= 1099511628211ull;
-		}
+		h = gpu_caps_hash(caps, max_size);
 		free(caps);
 	}
 	snprintf(out, size, "virglrenderer %s caps2 %016llx", renderer_name, (unsigned long long)h);
