@@ -4,6 +4,9 @@
 # libvirt-qemu user, /var/log/libvirt; idempotent. Waits until
 # `virsh -c qemu:///system list` answers. Needs root.
 set -euo pipefail
+# A libvirtd that answers is enough (one of another PID namespace may show
+# in pgrep without being this system's).
+virsh -c qemu:///system list >/dev/null 2>&1 && exit 0
 getent group kvm >/dev/null || groupadd -r kvm
 getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 id libvirt-qemu >/dev/null 2>&1 ||
