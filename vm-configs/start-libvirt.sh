@@ -13,7 +13,7 @@ id libvirt-qemu >/dev/null 2>&1 ||
   useradd -r -g libvirt-qemu -G kvm -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 mkdir -p /var/log/libvirt /var/lib/libvirt
 pgrep -x virtlogd >/dev/null || virtlogd -d
-pgrep -x libvirtd >/dev/null || libvirtd -d
+libvirtd -d 2>/dev/null || true # one already starting keeps its pid file
 for _ in $(seq 100); do
   virsh -c qemu:///system list >/dev/null 2>&1 && exit 0
   sleep 0.1
