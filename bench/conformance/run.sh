@@ -1,0 +1,235 @@
+#!/bin/bash
+# GL ES conformance through mediatord against the reference vtest server.
+#
+#   bench/conformance/run.sh [--mesa 22|25|both] [--list quick|full|FILE] [--timeout S]
+#
+# Runs piglit's GL ES tests as vtest clients (GALLIUM_DRIVER=virpipe, EGL
+# surfaceless, -auto -fbo), each test twice in the same run: once through
+# virglrenderer's own virgl_test_server (the reference: one process per
+# client, like mediatord's workers) and once through mediatord (one domain,
+# policy fifo). With --mesa both (the default) it does so for the system's
+# Mesa and for Mesa 25 unpacked beside it (scripts/mesa25-beside.sh): Mesa 22
+# reaches a server only through mediator-exec (it always connects to
+# /tmp/.virgl_test), Mesa 25 through VTEST_SOCKET_NAME alone.
+#
+# Lists: `quick` (bench/conformance/gles-quick.list, about two minutes on 2
+# cores: what CI runs through tests/integration/test-conformance.sh), `full`
+# (every GL ES test of piglit's opengl profile: the _gles2/_gles3 programs
+# and the OES extensions' tests), or a FILE with one piglit command per line
+# (program and arguments, '#' starts a comment).
+#
+# Prints one line per test and Mesa (result through the reference, result
+# through mediatord), then per Mesa how many tests passed through the
+# reference and how many of those through mediatord. Exit status: 0 when
+# every test that passes through the reference passes through mediatord,
+# 1 when one does not (a regression), 2 usage, 77 a missing prerequisite
+# (named on stderr).
+#
+# Binaries: $MEDIATORD and $MEDIATOR_EXEC (meson's test environment sets
+# them), else those of $BUILD_DIR (default build/). KEEP_TMP=1 keeps the
+# run's directory (logs of every test under it).
+set -euo pipefail
+
+HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+SRCROOT=$(cd -- "$HERE/../.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
+MEDIATORD=${MEDIATORD:-$BUILD_DIR/mediator/mediatord}
+MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/mediator/mediator-exec}
+PIGLIT_DIR=${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}
+MESA25_DIR=${GM_MESA25_DIR:-/var/cache/gpu-mediator/mesa-25}
+# One test may take this long (a shader compile on llvmpipe, on a busy host).
+DEFAULT_TEST_TIMEOUT_S=60
+
+mesa=both
+list=quick
+test_timeout=$DEFAULT_TEST_TIMEOUT_S
+
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mesa) mesa=${2:-}; shift 2 ;;
+    --list) list=${2:-}; shift 2 ;;
+    --timeout) test_timeout=${2:-}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+case "$mesa" in 22 | 25 | both) ;; *) usage >&2; exit 2 ;; esac
+[[ "$test_timeout" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+
+say() { echo "conformance: $*" >&2; }
+skip() { say "SKIP: $*"; exit 77; }
+
+[ -x "$MEDIATORD" ] && [ -x "$MEDIATOR_EXEC" ] || skip "not built: $MEDIATORD, $MEDIATOR_EXEC"
+# The tests run in piglit's directory.
+MEDIATORD=$(realpath -- "$MEDIATORD")
+MEDIATOR_EXEC=$(realpath -- "$MEDIATOR_EXEC")
+[ -d "$PIGLIT_DIR/bin" ] || skip "piglit is not installed (Debian package piglit)"
+command -v virgl_test_server >/dev/null || skip "virgl_test_server not found (Debian package virgl-server)"
+
+# The test commands, one per line.
+commands=()
+case "$list" in
+  quick) list_file=$HERE/gles-quick.list ;;
+  full) list_file= ;;
+  *) list_file=$list ;;
+esac
+if [ -n "$list_file" ]; then
+  [ -r "$list_file" ] || { say "cannot read $list_file"; exit 2; }
+  mapfile -t commands < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$list_file")
+else
+  # piglit's opengl profile lists every test with its command; the GL ES
+  # ones are the programs built for ES 2/3 and the OES extensions' tests.
+  mapfile -t commands < <(zcat "$PIGLIT_DIR/tests/opengl.xml.gz" | python3 -c '
+import ast, re, sys, xml.etree.ElementTree as ET
+for test in ET.parse(sys.stdin).getroot():
+    for option in test:
+        if option.get("name") != "command":
+            continue
+        cmd = ast.literal_eval(option.get("value"))
+        prog = cmd[0]
+        if re.search(r"_gles[23]$", prog) or (prog.startswith("oes_") and
+                                               not prog.endswith(("_gles1", "_gl"))):
+            print(" ".join(cmd))
+')
+fi
+[ ${#commands[@]} -gt 0 ] || { say "no tests in list '$list'"; exit 2; }
+for c in "${commands[@]}"; do
+  prog=${c%% *}
+  [ -x "$PIGLIT_DIR/bin/$prog" ] || skip "piglit has no program $prog ($c)"
+done
+
+mesas=()
+case "$mesa" in
+  22) mesas=(22) ;;
+  25) mesas=(25) ;;
+  both) mesas=(22 25) ;;
+esac
+mesa25_env=()
+if [[ " ${mesas[*]} " == *" 25 "* ]]; then
+  out=$("$SRCROOT/scripts/mesa25-beside.sh" --env "$MESA25_DIR" 2>&1) ||
+    skip "no Mesa 25 client libraries (scripts/mesa25-beside.sh): $out"
+  while read -r word assignment; do
+    [ "$word" = export ] || continue
+    assignment=${assignment/=\'/=}
+    mesa25_env+=("${assignment%\'}")
+  done <<<"$out"
+fi
+
+TMP=$(mktemp -d /tmp/gm-conformance.XXXXXX)
+REF_SOCK=$TMP/ref.vtest
+MED_SOCK=$TMP/med.vtest
+pids=()
+cleanup() {
+  local rc=$? pid
+  set +e
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null
+  done
+  if [ "${KEEP_TMP:-0}" = 1 ] || [ $rc -ne 0 ]; then
+    say "logs kept in $TMP"
+  else
+    rm -rf -- "$TMP"
+  fi
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+wait_socket() {
+  local deadline=$((SECONDS + 20))
+  while [ ! -S "$1" ]; do
+    kill -0 "$2" 2>/dev/null || { say "$3 exited: $(tail -3 "$4")"; exit 1; }
+    [ $SECONDS -lt $deadline ] || { say "$3 made no socket in 20 s"; exit 1; }
+    sleep 0.1
+  done
+}
+
+# The reference forks one process per client (without --multi-clients).
+virgl_test_server --use-egl-surfaceless --socket-path="$REF_SOCK" >"$TMP/reference.log" 2>&1 &
+pids+=($!)
+wait_socket "$REF_SOCK" "$!" virgl_test_server "$TMP/reference.log"
+
+cat >"$TMP/mediatord.conf" <<EOF
+[mediator]
+control_socket = $TMP/control.sock
+state_dir = $TMP/state
+policy = fifo
+max_inflight = 1
+renderer = egl-surfaceless
+
+[domain conformance]
+class = normal
+period_us = 16667
+budget_us = 16667
+vtest_socket = $MED_SOCK
+EOF
+mkdir -p "$TMP/state"
+"$MEDIATORD" --config "$TMP/mediatord.conf" >"$TMP/mediatord.log" 2>&1 &
+pids+=($!)
+wait_socket "$MED_SOCK" "$!" mediatord "$TMP/mediatord.log"
+
+# run_test MESA SOCKET LOG COMMAND: prints the test's piglit result (pass,
+# fail, skip, warn, crash) or "timeout" / "noresult".
+run_test() {
+  local mesa=$1 sock=$2 log=$3 rc result
+  shift 3
+  local -a cmd
+  read -r -a cmd <<<"$*"
+  cmd[0]=$PIGLIT_DIR/bin/${cmd[0]}
+  if [ "$mesa" = 25 ]; then
+    cmd=(env "${mesa25_env[@]}" VTEST_SOCKET_NAME="$sock" "${cmd[@]}")
+  else
+    cmd=("$MEDIATOR_EXEC" --socket "$sock" -- "${cmd[@]}")
+  fi
+  (cd "$PIGLIT_DIR" && GALLIUM_DRIVER=virpipe PIGLIT_PLATFORM=surfaceless_egl \
+    timeout -k 5 "$test_timeout" "${cmd[@]}" -auto -fbo) >"$log" 2>&1 && rc=0 || rc=$?
+  result=$(sed -n 's/.*PIGLIT: {"result": "\([a-z]*\)".*/\1/p' "$log" | tail -n 1)
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    echo timeout
+  elif [ -n "$result" ]; then
+    echo "$result"
+  else
+    echo noresult
+  fi
+}
+
+status=0
+summary=()
+for m in "${mesas[@]}"; do
+  ref_pass=0 both_pass=0 regressions=()
+  i=0
+  for c in "${commands[@]}"; do
+    i=$((i + 1))
+    ref=$(run_test "$m" "$REF_SOCK" "$TMP/mesa$m-$i-reference.log" "$c")
+    med=$(run_test "$m" "$MED_SOCK" "$TMP/mesa$m-$i-mediatord.log" "$c")
+    printf 'mesa %s  reference %-8s mediatord %-8s %s\n' "$m" "$ref" "$med" "$c"
+    [ "$ref" = pass ] || continue
+    ref_pass=$((ref_pass + 1))
+    if [ "$med" = pass ]; then
+      both_pass=$((both_pass + 1))
+    else
+      regressions+=("$c ($med; log $TMP/mesa$m-$i-mediatord.log)")
+    fi
+  done
+  summary+=("Mesa $m: ${#commands[@]} tests, $ref_pass pass through virgl_test_server, $both_pass of them through mediatord")
+  if [ ${#regressions[@]} -gt 0 ]; then
+    status=1
+    for r in "${regressions[@]}"; do
+      summary+=("  Mesa $m: passes through the reference, not through mediatord: $r")
+    done
+  fi
+done
+printf '%s\n' "${summary[@]}"
+if grep -q "closing the connection" "$TMP/mediatord.log"; then
+  say "mediatord closed client connections:"
+  grep "closing the connection" "$TMP/mediatord.log" | sort | uniq -c | head -20 >&2
+fi
+exit $status
