@@ -262,8 +262,9 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
  * poll() to finish") and the group stays in flight, holding the client's
  * and mediatord's in-flight slots. The reference server calls
  * virgl_renderer_poll() before every command and while it waits for the
- * GPU; the worker calls it whenever it wakes, and wakes at least every
- * VTEST_RENDERER_POLL_MS while groups are in flight.
+ * GPU; the worker calls it whenever it wakes (every client message wakes
+ * it), and while it is blocked with groups in flight wakes at least every
+ * VTEST_RENDERER_POLL_MS for it.
  */
 #define VTEST_RENDERER_POLL_MS 1
 
@@ -840,16 +841,20 @@ static int read_client(struct vtest_server *s)
 
 /*
  * How long poll() may sleep: forever when nothing is pending; otherwise
- * until the record batch is due (not while blocked); while groups are in
- * flight, blocked or not, at most VTEST_RENDERER_POLL_MS, so that fences
- * waiting for virgl_renderer_poll() retire.
+ * until the record batch is due, checking fence completions at least that
+ * often while groups are in flight. Blocked with groups in flight, at most
+ * VTEST_RENDERER_POLL_MS: nothing but take_completions() then calls
+ * virgl_renderer_poll(), which a fence after a guest query waits for.
  */
 static int poll_timeout_ms(const struct vtest_server *s)
 {
-	int t = s->blocked ? -1 : mediator_link_timeout_ms(s->link);
+	int t;
 
-	if (s->ctx && gpu_context_inflight(s->ctx) && (t < 0 || t > VTEST_RENDERER_POLL_MS))
-		return VTEST_RENDERER_POLL_MS;
+	if (s->blocked)
+		return s->ctx && gpu_context_inflight(s->ctx) ? VTEST_RENDERER_POLL_MS : -1;
+	t = mediator_link_timeout_ms(s->link);
+	if (t < 0 && s->ctx && gpu_context_inflight(s->ctx))
+		return WIRE_FLUSH_MS;
 	return t;
 }
 
