@@ -3,35 +3,47 @@
  * latency-critical side of the isolation benchmark.
  *
  * Frame k is released at t_k = t0 + k * period (CLOCK_MONOTONIC, absolute
- * sleeps). It then draws a fixed instrument-like scene into an EGL pbuffer
- * (a clear, two dials of a few dozen triangles each with a needle whose
- * angle follows k, and two bars), calls glFinish() and takes the completion
- * time c_k. Its latency is c_k - t_k; it misses when c_k > t_k + deadline.
- * A frame that completes after later releases makes those releases skipped:
- * they are not drawn, each counts as a missed frame, and the next frame is
- * the first one released at or after c_k.
+ * sleeps; the period is --period-us or 1 / --rate). It then draws a fixed
+ * instrument-like scene (a clear, two dials of a few dozen triangles each
+ * with a needle whose angle follows k, two bars and a row of warning lamps,
+ * some blinking: the same draws every frame, so the GPU cost is steady),
+ * calls glFinish() and takes the completion time c_k. Its latency is
+ * c_k - t_k; it misses when c_k > t_k + deadline. A frame that completes
+ * after later releases makes those releases skipped: they are not drawn,
+ * each counts as a missed frame, and the next frame is the first one
+ * released at or after c_k (frame_stats.h does this accounting).
  *
  * "frames" counts releases: frames drawn plus releases skipped. Latency
  * percentiles are over the frames drawn. One frame is drawn before t0 and
  * not counted, so that llvmpipe's shader compilation is not measured.
  *
  * Rendering goes to an EGL pbuffer (EGL_PLATFORM decides the platform,
- * surfaceless or an X display). SIGTERM or SIGINT end the run early; the
- * results are still printed and written. Exit status 0, 1 on a GL/EGL (or
- * output) failure, 2 on a bad command line.
+ * surfaceless or an X display), or with --kms to a display, where each
+ * frame is shown with a page flip after it is timed. Output on stdout, for
+ * a guest's serial console and for scripts (key=value, times in us):
+ *   GM-CLUSTER start size=WxH period_us=P deadline_us=D frames=N pace=timer
+ *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=..
+ *   GM-CLUSTER frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. deadline_us=D
+ * (progress every --progress-s seconds; the last line once the run ends),
+ * then the same in words: "NAME: F frames (S skipped), M missed the D us
+ * deadline; latency p50 .. us, p99 .. us, max .. us". SIGTERM or SIGINT
+ * end the run early; the results are still printed and written. Exit
+ * status 0, 1 on a GL/EGL (or output) failure, 2 on a bad command line.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "frame_stats.h"
 #include "gles_target.h"
-#include "samples.h"
+
 #define DEFAULT_PERIOD_US 16667
 #define DEFAULT_FRAMES	  600
 #define DEFAULT_W	  800
@@ -41,6 +53,7 @@
 #define MAX_DEADLINE_US	  10000000
 #define MAX_FRAMES	  10000000
 #define MAX_SECONDS	  86400
+#define MAX_RATE_HZ	  (1000000 / MIN_PERIOD_US)
 #define MIN_SIZE	  16
 #define MAX_SIZE	  8192
 
@@ -52,13 +65,17 @@
 #define NEEDLE_FIRST  (TICKS_FIRST + 3 * TICKS)
 #define BAR_FIRST     (NEEDLE_FIRST + 3)
 #define VERTICES      (BAR_FIRST + 6)
+/* Warning lamps: small discs (the dial face's fan) in a row at the top. */
+#define LAMPS 6
 /* Dials sweep 270 degrees, from bottom left clockwise to bottom right. */
 #define SWEEP_START (1.25 * M_PI)
 #define SWEEP	    (1.5 * M_PI)
 
 struct options {
 	unsigned long period_us, deadline_us, frames, seconds, width, height;
-	const char *kms; /* --kms CARD: draw on its display, not into a pbuffer */
+	unsigned long progress_s; /* a progress line every that many seconds; 0: none */
+	bool period_given;	  /* --period-us or --rate was given */
+	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json, *name;
 };
 
@@ -74,11 +91,6 @@ struct piece {
 	GLsizei count;
 	float angle, sx, sy, ox, oy;
 	const float *rgba;
-};
-
-struct stats {
-	struct samples latency_us; /* of the frames drawn */
-	unsigned long misses, skipped;
 };
 
 static int fail(const char *what)
@@ -243,6 +255,36 @@ static void draw_bar(const struct gl *g, float oy, float value, const float *rgb
 	draw(g, &bar);
 }
 
+/*
+ * The warning lamps of frame @k: each lit or dim (the same draws either
+ * way), the turn indicators blinking at 1.5 Hz at 60 Hz, the others
+ * switching now and then.
+ */
+static void draw_lamps(const struct gl *g, float aspect, unsigned long k)
+{
+	static const float lit[LAMPS][4] = {{0.1f, 0.9f, 0.2f, 1},   {0.95f, 0.6f, 0.05f, 1},
+					    {0.9f, 0.1f, 0.1f, 1},   {0.2f, 0.4f, 1.0f, 1},
+					    {0.95f, 0.6f, 0.05f, 1}, {0.1f, 0.9f, 0.2f, 1}};
+	/* Lamp i is lit in frames [on, on + len) of every cycle frames. */
+	static const unsigned long cycle[LAMPS] = {40, 600, 900, 300, 700, 40};
+	static const unsigned long on[LAMPS] = {0, 100, 500, 0, 300, 20};
+	static const unsigned long len[LAMPS] = {20, 200, 120, 150, 250, 20};
+
+	for (int i = 0; i < LAMPS; i++) {
+		float dim[4] = {lit[i][0] * 0.2f, lit[i][1] * 0.2f, lit[i][2] * 0.2f, 1};
+		unsigned long t = k % cycle[i];
+		struct piece lamp = {.first = FACE_FIRST,
+				     .count = 3 * FACE_SEGMENTS,
+				     .sx = 0.05f * aspect,
+				     .sy = 0.05f,
+				     .ox = -0.75f + 0.3f * (float)i,
+				     .oy = 0.82f};
+
+		lamp.rgba = t >= on[i] && t < on[i] + len[i] ? lit[i] : dim;
+		draw(g, &lamp);
+	}
+}
+
 /* Frame @k of the scene. */
 static void draw_scene(const struct gl *g, const struct options *o, unsigned long k)
 {
@@ -256,18 +298,28 @@ static void draw_scene(const struct gl *g, const struct options *o, unsigned lon
 	draw_dial(g, 0.45f, aspect, wave(k + 100, 360));
 	draw_bar(g, -0.7f, wave(k, 300), bar1_rgba);
 	draw_bar(g, -0.88f, wave(k + 50, 500), bar2_rgba);
+	draw_lamps(g, aspect, k);
+}
+
+/* The key=value part of the GM-CLUSTER progress and summary lines. */
+static void print_counts(const struct frame_summary *s)
+{
+	printf("frames=%lu misses=%lu skipped=%lu p50_us=%.0f p99_us=%.0f max_us=%.0f", s->frames,
+	       s->misses, s->skipped, s->p50_us, s->p99_us, s->max_us);
 }
 
 /*
- * Draws and times the frames released in [0, @releases). Returns 0 when
- * the run ends (or a stop was asked), 1 on a failure.
+ * Draws and times the frames of @fs's run, printing progress every
+ * --progress-s seconds. *@fs is made here, after the untimed first frame
+ * (the caller destroys it). Returns 0 when the run ends (or a stop was
+ * asked), 1 on a failure.
  */
-static int run(const struct gl *g, const struct options *o, unsigned long releases, struct stats *s)
+static int run(const struct gl *g, const struct options *o, struct frame_stats **fs)
 {
 	const int64_t period = (int64_t)o->period_us * 1000,
-		      deadline = (int64_t)o->deadline_us * 1000;
-	int64_t t0;
-	unsigned long k = 0, next;
+		      progress_every = (int64_t)o->progress_s * 1000000000;
+	int64_t progress;
+	long k = 0;
 	const char *what;
 
 	draw_scene(g, o, 0);
@@ -275,14 +327,17 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 	what = gles_target_present(&g->t);
 	if (what)
 		return fail(what);
-	t0 = now_ns();
-	while (k < releases) {
-		int64_t release = t0 + (int64_t)k * period, done;
-		int r = sleep_until(release);
+	*fs = frame_stats_create(now_ns(), period, (int64_t)o->deadline_us * 1000, o->frames);
+	if (!*fs)
+		return fail("allocating the frame record");
+	progress = frame_stats_release(*fs, 0) + progress_every;
+	while ((unsigned long)k < o->frames) {
+		int64_t done;
+		int r = sleep_until(frame_stats_release(*fs, (unsigned long)k));
 
 		if (r)
 			return r < 0 ? fail("clock_nanosleep") : 0;
-		draw_scene(g, o, k);
+		draw_scene(g, o, (unsigned long)k);
 		glFinish();
 		done = now_ns();
 		if (glGetError() != GL_NO_ERROR)
@@ -290,37 +345,40 @@ static int run(const struct gl *g, const struct options *o, unsigned long releas
 		what = gles_target_present(&g->t);
 		if (what)
 			return fail(what);
-		if (samples_add(&s->latency_us, (double)(done - release) / 1e3))
-			return fail("allocating the latency record");
-		if (done - release > deadline)
-			s->misses++;
-		/* The first release at or after the completion. */
-		next = (unsigned long)((done - t0 + period - 1) / period);
-		if (next <= k)
-			next = k + 1;
-		if (next > releases)
-			next = releases;
-		s->skipped += next - k - 1;
-		s->misses += next - k - 1;
-		k = next;
+		k = frame_stats_complete(*fs, (unsigned long)k, done);
+		if (k < 0)
+			return fail("recording a frame");
+		if (progress_every && done >= progress) {
+			struct frame_summary sum;
+
+			frame_stats_summary(*fs, &sum);
+			printf("GM-CLUSTER progress ");
+			print_counts(&sum);
+			printf("\n");
+			fflush(stdout);
+			while (progress <= done)
+				progress += progress_every;
+		}
 	}
 	return 0;
 }
 
-static int report(const struct options *o, struct stats *s)
+static int report(const struct options *o, struct frame_stats *fs)
 {
-	unsigned long frames = (unsigned long)s->latency_us.n + s->skipped;
-	double p50, p99, max;
+	struct frame_summary s = {0};
 	FILE *f;
 
-	samples_sort(&s->latency_us);
-	p50 = samples_percentile(&s->latency_us, 50);
-	p99 = samples_percentile(&s->latency_us, 99);
-	max = samples_percentile(&s->latency_us, 100);
+	if (fs)
+		frame_stats_summary(fs, &s);
+	printf("GM-CLUSTER ");
+	print_counts(&s);
+	printf(" deadline_us=%lu\n", o->deadline_us);
 	printf("%s: %lu frames (%lu skipped), %lu missed the %lu us deadline; "
 	       "latency p50 %.1f "
 	       "us, p99 %.1f us, max %.1f us\n",
-	       o->name, frames, s->skipped, s->misses, o->deadline_us, p50, p99, max);
+	       o->name, s.frames, s.skipped, s.misses, o->deadline_us, s.p50_us, s.p99_us,
+	       s.max_us);
+	fflush(stdout);
 	if (!o->json)
 		return 0;
 	f = fopen(o->json, "w");
@@ -333,7 +391,8 @@ static int report(const struct options *o, struct stats *s)
 		"\"p50_latency_us\": %.1f, "
 		"\"p99_latency_us\": %.1f, \"max_latency_us\": %.1f, \"period_us\": %lu, "
 		"\"deadline_us\": %lu}\n",
-		frames, s->misses, s->skipped, p50, p99, max, o->period_us, o->deadline_us);
+		s.frames, s.misses, s.skipped, s.p50_us, s.p99_us, s.max_us, o->period_us,
+		o->deadline_us);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "cluster-client: writing %s: %s\n", o->json, strerror(errno));
 		return 1;
@@ -344,19 +403,23 @@ static int report(const struct options *o, struct stats *s)
 static void usage(FILE *to)
 {
 	fprintf(to,
-		"usage: cluster-client [--period-us N] [--deadline-us N]\n"
+		"usage: cluster-client [--period-us N | --rate HZ] [--deadline-us N]\n"
 		"                      [--frames N | --seconds S] [--size WxH]\n"
-		"                      [--kms CARD] [--json FILE] [--name NAME]\n"
+		"                      [--kms CARD] [--progress-s P] [--json FILE]\n"
+		"                      [--name NAME]\n"
 		"Draws an instrument cluster into a WxH pbuffer (default %dx%d) once\n"
-		"per period (default %d us, %d..%d), finishing each frame, and\n"
-		"counts the frames that miss the deadline (default: the period,\n"
-		"1..%d us) after their release. Runs N frames (default %d, at most\n"
-		"%d) or S seconds (1..%d). --json writes the results to FILE;\n"
-		"--name labels the summary line. --kms CARD (e.g. /dev/dri/card0)\n"
-		"draws on that card's display at its mode's size instead, and shows\n"
-		"each frame once it is timed.\n",
-		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US,
-		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS);
+		"per period (default %d us, %d..%d; --rate HZ: 1..%d per second),\n"
+		"finishing each frame, and counts the frames that miss the deadline\n"
+		"(default: the period, 1..%d us) after their release, by this\n"
+		"machine's CLOCK_MONOTONIC. Runs N frames (default %d, at most %d)\n"
+		"or S seconds (1..%d). Prints a GM-CLUSTER start line, a progress\n"
+		"line every P seconds (1..%d; default none) and a summary line, all\n"
+		"key=value, and the summary again in words, labelled NAME. --json\n"
+		"writes the results to FILE. --kms CARD (e.g. /dev/dri/card0) draws\n"
+		"on that card's display at its preferred mode's size instead, and\n"
+		"shows each frame with a page flip once it is timed.\n",
+		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US, MAX_RATE_HZ,
+		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS, MAX_SECONDS);
 }
 
 /* A decimal integer in [@min, @max], digits only. */
@@ -400,8 +463,25 @@ static int parse_size(const char *s, struct options *o)
 /* One option and its value; 0, or -1 on a bad one. */
 static int parse_option(const char *opt, const char *val, struct options *o)
 {
-	if (strcmp(opt, "--period-us") == 0)
+	if ((strcmp(opt, "--period-us") == 0 || strcmp(opt, "--rate") == 0) && o->period_given) {
+		fprintf(stderr, "cluster-client: give --period-us or --rate, once\n");
+		return -1;
+	}
+	if (strcmp(opt, "--period-us") == 0) {
+		o->period_given = true;
 		return parse_ulong(opt, val, MIN_PERIOD_US, MAX_PERIOD_US, &o->period_us);
+	}
+	if (strcmp(opt, "--rate") == 0) {
+		unsigned long hz;
+
+		o->period_given = true;
+		if (parse_ulong(opt, val, 1, MAX_RATE_HZ, &hz))
+			return -1;
+		o->period_us = (1000000 + hz / 2) / hz;
+		return 0;
+	}
+	if (strcmp(opt, "--progress-s") == 0)
+		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->progress_s);
 	if (strcmp(opt, "--deadline-us") == 0)
 		return parse_ulong(opt, val, 1, MAX_DEADLINE_US, &o->deadline_us);
 	if (strcmp(opt, "--frames") == 0)
@@ -469,21 +549,24 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct gl g;
-	struct stats s;
+	struct frame_stats *fs = NULL;
 	sigset_t set;
 	int r = parse_args(argc, argv, &o);
 
 	if (r)
 		return r > 0 ? 0 : 2;
 	memset(&g, 0, sizeof(g));
-	memset(&s, 0, sizeof(s));
 	gles_catch_stop(&set);
 	if (egl_up(&g, &o) || gl_up(&g, &o))
 		return 1;
+	printf("GM-CLUSTER start size=%lux%lu period_us=%lu deadline_us=%lu frames=%lu "
+	       "pace=timer\n",
+	       o.width, o.height, o.period_us, o.deadline_us, o.frames);
+	fflush(stdout);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	r = run(&g, &o, o.frames, &s);
-	r |= report(&o, &s);
-	samples_finish(&s.latency_us);
+	r = run(&g, &o, &fs);
+	r |= report(&o, fs);
+	frame_stats_destroy(fs);
 	gles_target_close(&g.t);
 	return r;
 }

@@ -12,8 +12,15 @@
  * that llvmpipe's shader compilation is not measured.
  *
  * Rendering goes to an EGL pbuffer (EGL_PLATFORM decides the platform,
- * surfaceless or an X display). Exit status 0, 1 on a GL/EGL (or output)
- * failure, 2 on a bad command line.
+ * surfaceless or an X display), or with --kms to a display, each group
+ * shown as one frame. Output on stdout (key=value, for a guest's serial
+ * console and for scripts):
+ *   GM-FLOOD start size=WxH draws=D iterations=I seconds=S
+ *   GM-FLOOD progress groups=N seconds=T groups_per_s=R
+ *   GM-FLOOD groups=N seconds=T groups_per_s=R p50_ms=.. max_ms=..
+ * each followed by the same in words ("long-draws: N groups in T s, ...").
+ * Exit status 0, 1 on a GL/EGL (or output) failure, 2 on a bad command
+ * line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -160,8 +167,12 @@ static int run(const struct gl *g, const struct options *o, struct stats *s)
 		if (what)
 			return fail(what);
 		if (o->progress_s && t1 >= progress) {
+			double rate = (double)s->group_ms.n / (t1 - start);
+
+			printf("GM-FLOOD progress groups=%zu seconds=%.1f groups_per_s=%.2f\n",
+			       s->group_ms.n, t1 - start, rate);
 			printf("long-draws: %zu groups in %.1f s, %.2f groups/s\n", s->group_ms.n,
-			       t1 - start, (double)s->group_ms.n / (t1 - start));
+			       t1 - start, rate);
 			fflush(stdout);
 			progress += (double)o->progress_s;
 		}
@@ -179,6 +190,8 @@ static int report(const struct options *o, struct stats *s)
 	samples_sort(&s->group_ms);
 	p50 = samples_percentile(&s->group_ms, 50);
 	max = samples_percentile(&s->group_ms, 100);
+	printf("GM-FLOOD groups=%zu seconds=%.2f groups_per_s=%.2f p50_ms=%.2f max_ms=%.2f\n",
+	       groups, s->seconds, rate, p50, max);
 	printf("long-draws: %zu groups (%lu quads at %lux%lu, %lu iterations) in %.2f s, "
 	       "%.2f groups/s; group p50 %.2f ms, max %.2f ms\n",
 	       groups, o->draws, o->width, o->height, o->iterations, s->seconds, rate, p50, max);
@@ -321,6 +334,9 @@ int main(int argc, char **argv)
 	gles_catch_stop(&set);
 	if (egl_up(&g, &o) || gl_up(&g, &o))
 		return 1;
+	printf("GM-FLOOD start size=%lux%lu draws=%lu iterations=%lu seconds=%lu\n", o.width,
+	       o.height, o.draws, o.iterations, o.seconds);
+	fflush(stdout);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	r = run(&g, &o, &s);
 	r |= report(&o, &s);
