@@ -2,7 +2,8 @@
 # The guest image of vm-configs/guest: built (or reused from its cache) with
 # one command, booted with QEMU's own virtio-gpu (2D: the guest's stock Mesa
 # renders with its software path), and its unmodified kmscube renders
-# frames, read from the serial console. This checks the recipe; the VM path
+# frames, the cluster application counts its frames and glmark2-es2-drm
+# sets its mode, read from the serial console. This checks the recipe; the VM path
 # through mediatord is checked by test-vhost-user, test-vhost-user-qemu and
 # test-libvirt-vms (a guest cannot run on /dev/kvm here: README, "Status").
 #
@@ -35,4 +36,25 @@ rendered=$(tr -d '\r' <"$TMP/serial.log" | sed -n 's/^Rendered \([0-9]*\) frames
 # kmscube -c N stops after N - 1 frames, and says so.
 [ "${rendered:-0}" -ge $((frames - 1)) ] || fail "kmscube rendered ${rendered:-no} frames of $frames"
 log "kmscube: $(tr -d '\r' <"$TMP/serial.log" | grep '^Rendered' | tail -1) (QEMU virtio-gpu 2D, $accel)"
+
+boot() { # NAME KERNEL-ARGS: boots the image on QEMU's virtio-gpu, serial to $TMP/NAME.log
+  timeout -k 5 400 qemu-system-x86_64 -accel "$accel" -m 1024 -smp 2 -nographic -no-reboot \
+    -device virtio-gpu-pci -kernel "$TMP/guest/vmlinuz" -initrd "$TMP/guest/initrd.img" \
+    -append "console=ttyS0 quiet panic=-1 $2 gm.poweroff=1" </dev/null 2>&1 |
+    tr -d '\r' >"$TMP/$1.log" || true
+}
+# The cluster application: its frames counted on the serial console.
+boot cluster "gm.app=cluster gm.frames=120 gm.progress=1"
+grep -E '^GM-CLUSTER' "$TMP/cluster.log" >&2 || true
+grep -q 'GM-APP-EXIT cluster rc=0' "$TMP/cluster.log" ||
+  { tail -20 "$TMP/cluster.log" >&2; fail "the cluster application failed"; }
+grep -Eq '^GM-CLUSTER frames=120 misses=[0-9]+ skipped=[0-9]+ p50_us=[0-9]+ p99_us=[0-9]+ max_us=[0-9]+' \
+  "$TMP/cluster.log" || fail "the cluster application printed no summary of 120 frames"
+# glmark2-es2-drm sets its mode (XRGB8888 buffers, a built-in EDID's mode).
+boot glmark2 "gm.app=glmark2 gm.bench=build:duration=3"
+grep -q 'GM-APP-EXIT glmark2 rc=0' "$TMP/glmark2.log" ||
+  { tail -20 "$TMP/glmark2.log" >&2; fail "glmark2-es2-drm failed"; }
+! grep -q 'Failed to set crtc' "$TMP/glmark2.log" || fail "glmark2-es2-drm could not set its mode"
+grep -q 'Surface Size: *1024x768' "$TMP/glmark2.log" || fail "glmark2-es2-drm did not run at 1024x768"
+log "cluster: $(grep '^GM-CLUSTER frames=' "$TMP/cluster.log"); glmark2: mode set, 1024x768"
 log "ok"
