@@ -79,7 +79,9 @@ wait_serial "$IVI" 'GM-APP-START flood' 120
 # Both guests' Mesa chose virgl, so their GL reaches mediatord.
 wait_serial "$CLUSTER" 'renderer: +"?virgl' 60
 wait_groups_past cluster 100 120
-wait_groups_past ivi 100 120
+# The cluster's kmscube renders as fast as it can in the safety domain and
+# leaves the flood little of the GPU: a few groups say ivi renders.
+wait_groups_past ivi 20 300
 # The flood's first progress line (after 5 s of its own): on a loaded host
 # the cluster's kmscube, which renders as fast as it can in the safety
 # domain, leaves it little of the GPU.
@@ -127,7 +129,7 @@ before=$(groups ivi)
 vms_virsh start "$IVI" >/dev/null || fail "starting $IVI again failed"
 wait_field ivi clients 1 30
 wait_serial "$IVI" 'GM-APP-START flood' 120
-wait_groups_past ivi $((before + 100)) 120
+wait_groups_past ivi $((before + 20)) 300
 log "ivi started again and renders again ($(groups ivi) groups)"
 
 cleanup_vms_and_check() {
