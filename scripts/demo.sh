@@ -71,10 +71,10 @@ if [ ! -f build/build.ninja ]; then
 fi
 ninja -C build
 
-MEDIATORD=$SRCROOT/build/mediator/mediatord
-MEDIATORCTL=$SRCROOT/build/mediator/mediatorctl
-export MEDIATOR_WORKER=$SRCROOT/build/mediator/worker/mediator-worker
-MEDIATOR_EXEC=$SRCROOT/build/mediator/mediator-exec
+MEDIATORD=$SRCROOT/build/daemon/mediatord
+MEDIATORCTL=$SRCROOT/build/tools/mediatorctl
+export MEDIATOR_WORKER=$SRCROOT/build/worker/mediator-worker
+MEDIATOR_EXEC=$SRCROOT/build/tools/mediator-exec
 CLUSTER_CLIENT=$SRCROOT/build/guest-shim/cluster-client
 
 TMP=$(mktemp -d /tmp/gpu-mediator-demo.XXXXXX)

@@ -39,7 +39,7 @@ if [ ! -x "$BUILD_DIR/bench/accuracy/predict-replay" ]; then
   ninja -C "$BUILD_DIR" >/dev/null
 fi
 B=$BUILD_DIR
-export MEDIATOR_WORKER=$B/mediator/worker/mediator-worker
+export MEDIATOR_WORKER=$B/worker/mediator-worker
 
 TMP=$(mktemp -d /tmp/gm-accuracy.XXXXXX)
 mkdir -p "$OUT/dumps" "$TMP/dump"
@@ -66,7 +66,7 @@ max_inflight = 1
 [domain bench]
 vtest_socket = $TMP/bench.vtest
 CONF
-MEDIATOR_FEATURE_DUMP=$TMP/dump "$B/mediator/mediatord" --config "$TMP/mediatord.conf" \
+MEDIATOR_FEATURE_DUMP=$TMP/dump "$B/daemon/mediatord" --config "$TMP/mediatord.conf" \
   >"$TMP/mediatord.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do [ -S "$TMP/bench.vtest" ] && break; sleep 0.1; done
@@ -78,7 +78,7 @@ run() {
   shift
   before=$(ls "$TMP/dump" | wc -l)
   DISPLAY=$display GALLIUM_DRIVER=virpipe \
-    timeout -k 5 $((DURATION * 3 + 120)) "$B/mediator/mediator-exec" --socket "$TMP/bench.vtest" \
+    timeout -k 5 $((DURATION * 3 + 120)) "$B/tools/mediator-exec" --socket "$TMP/bench.vtest" \
     -- "$@" >"$TMP/$name.out" 2>&1 || die "$name failed: $(tail -5 "$TMP/$name.out")"
   sleep 0.5 # the worker writes its last records as it exits
   after=$(ls -t "$TMP/dump" | head -n 1)

@@ -33,8 +33,8 @@ set -euo pipefail
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 SRCROOT=$(cd -- "$HERE/../.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
-MEDIATORD=${MEDIATORD:-$BUILD_DIR/mediator/mediatord}
-MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/mediator/mediator-exec}
+MEDIATORD=${MEDIATORD:-$BUILD_DIR/daemon/mediatord}
+MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/tools/mediator-exec}
 PIGLIT_DIR=${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}
 MESA25_DIR=${GM_MESA25_DIR:-/var/cache/gpu-mediator/mesa-25}
 # One test may take this long (a shader compile on llvmpipe, on a busy host).

@@ -74,8 +74,8 @@ if [ ! -x "$B/guest-shim/cluster-client" ]; then
   [ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null
   ninja -C "$B" >/dev/null
 fi
-export MEDIATOR_WORKER=$B/mediator/worker/mediator-worker
-CTL=$B/mediator/mediatorctl
+export MEDIATOR_WORKER=$B/worker/mediator-worker
+CTL=$B/tools/mediatorctl
 
 TMP=$(mktemp -d /tmp/gm-isolation.XXXXXX)
 mkdir -p "$OUT"
@@ -118,7 +118,7 @@ period_us = 16667
 budget_us = 11000
 vtest_socket = $TMP/run/ivi.vtest
 CONF
-  "$B/mediator/mediatord" --config "$TMP/run/mediatord.conf" >"$TMP/run/mediatord.log" 2>&1 &
+  "$B/daemon/mediatord" --config "$TMP/run/mediatord.conf" >"$TMP/run/mediatord.log" 2>&1 &
   MEDIATORD=$!
   for _ in $(seq 50); do [ -S "$TMP/run/ivi.vtest" ] && break; sleep 0.1; done
   [ -S "$TMP/run/ivi.vtest" ] || die "mediatord did not start: $(cat "$TMP/run/mediatord.log")"
@@ -135,7 +135,7 @@ in_domain() {
   local sock=$1
   shift
   GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless DISPLAY=$display \
-    "$B/mediator/mediator-exec" --socket "$sock" -- "$@"
+    "$B/tools/mediator-exec" --socket "$sock" -- "$@"
 }
 
 budgets() {
@@ -150,7 +150,7 @@ used_total() {
 # flood_loop: glmark2-es2 heavy scenes in the infotainment domain until killed.
 flood_loop() {
   while :; do
-    DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" \
+    DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/tools/mediator-exec" \
       --socket "$TMP/run/ivi.vtest" -- glmark2-es2 --off-screen \
       -b refract:duration=20 -b shadow:duration=20 -b terrain:duration=20 \
       >>"$TMP/run/glmark.out" 2>&1 || sleep 0.2
@@ -182,7 +182,7 @@ one_config() {
   fi
   if [ "$load" != alone ]; then
     # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
-    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/mediator/mediator-exec" \
+    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/tools/mediator-exec" \
       --socket "$TMP/run/ivi.vtest" -- "$B/guest-shim/long-draws" \
       --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
       --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
@@ -269,7 +269,7 @@ done
 # Grant round trip: one client alone under fifo, so no grant ever waits.
 start_mediatord fifo
 "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/rtt.jsonl" >/dev/null
-DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/mediator/mediator-exec" --socket "$TMP/run/ivi.vtest" \
+DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/tools/mediator-exec" --socket "$TMP/run/ivi.vtest" \
   -- glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 || die "glmark2 failed"
 "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
 stop_mediatord
@@ -317,7 +317,7 @@ for k in range(8):
 open(d + "/sim.conf", "w").write("\n".join(conf) + "\n")
 PY
 t0=$(date +%s.%N)
-"$B/mediator/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
+"$B/tools/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
 echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"

@@ -36,15 +36,15 @@ for cmd in Xvfb glmark2-es2 virgl_test_server jq; do
   command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
 done
 
-if [ ! -x "$BUILD_DIR/mediator/mediatord" ] || [ ! -x "$BUILD_DIR/mediator/mediator-exec" ]; then
+if [ ! -x "$BUILD_DIR/daemon/mediatord" ] || [ ! -x "$BUILD_DIR/tools/mediator-exec" ]; then
   echo "bench: building in $BUILD_DIR"
   [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" >/dev/null
   ninja -C "$BUILD_DIR" >/dev/null
 fi
-MEDIATORD=$BUILD_DIR/mediator/mediatord
-MEDIATORCTL=$BUILD_DIR/mediator/mediatorctl
-export MEDIATOR_WORKER=$BUILD_DIR/mediator/worker/mediator-worker
-MEDIATOR_EXEC=$BUILD_DIR/mediator/mediator-exec
+MEDIATORD=$BUILD_DIR/daemon/mediatord
+MEDIATORCTL=$BUILD_DIR/tools/mediatorctl
+export MEDIATOR_WORKER=$BUILD_DIR/worker/mediator-worker
+MEDIATOR_EXEC=$BUILD_DIR/tools/mediator-exec
 CLK_TCK=$(getconf CLK_TCK)
 
 TMP=$(mktemp -d /tmp/gm-bench.XXXXXX)

@@ -20,7 +20,7 @@ H=${HEIGHT:-768}
 REPS=${REPS:-3}
 FRONTEND=$BUILD_DIR/tests/vhost-user-frontend
 QEMU_GPU=/usr/lib/qemu/vhost-user-gpu
-for f in "$FRONTEND" "$BUILD_DIR/mediator/mediatord"; do
+for f in "$FRONTEND" "$BUILD_DIR/daemon/mediatord"; do
   [ -x "$f" ] || { echo "bench/vhost-user: not built: $f (meson setup build && ninja -C build)" >&2; exit 1; }
 done
 [ -x "$QEMU_GPU" ] || { echo "bench/vhost-user: $QEMU_GPU missing (apt-get install qemu-system-gui)" >&2; exit 1; }
@@ -42,7 +42,7 @@ policy = fifo
 [domain vm]
 vhost_user_socket = $TMP/vm.vhost
 EOF2
-"$BUILD_DIR/mediator/mediatord" --config "$TMP/m.conf" >"$TMP/mediatord.log" 2>&1 &
+"$BUILD_DIR/daemon/mediatord" --config "$TMP/m.conf" >"$TMP/mediatord.log" 2>&1 &
 pids+=($!)
 while [ ! -S "$TMP/vm.vhost" ]; do sleep 0.1; done
 

@@ -56,7 +56,7 @@ cleanup() {
   rm -rf -- "$TMP"
 }
 trap cleanup EXIT
-ctl() { timeout 20 "$BUILD/mediator/mediatorctl" --socket "$CONTROL" "$@"; }
+ctl() { timeout 20 "$BUILD/tools/mediatorctl" --socket "$CONTROL" "$@"; }
 wait_serial() { # VM PATTERN SECONDS
   vms_wait_serial "$@" || { echo "bench/vms: $1: no '$2' within $3 s" >&2; exit 1; }
 }
@@ -72,8 +72,8 @@ echo "bench/vms: VMs defined ($accel); CPU: $(nproc) cores"
 
 start_mediatord() { # POLICY
   sed -i "s/^policy = .*/policy = $1/" "$CONFIG"
-  MEDIATOR_WORKER=$BUILD/mediator/worker/mediator-worker \
-    "$BUILD/mediator/mediatord" --config "$CONFIG" >"$OUT/mediatord-$1.log" 2>&1 &
+  MEDIATOR_WORKER=$BUILD/worker/mediator-worker \
+    "$BUILD/daemon/mediatord" --config "$CONFIG" >"$OUT/mediatord-$1.log" 2>&1 &
   mediatord_pid=$!
   pids+=("$mediatord_pid")
   for _ in $(seq 100); do

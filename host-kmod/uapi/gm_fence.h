@@ -2,7 +2,7 @@
 /*
  * gm_fence: the user-space interface of gpu-mediator's host kernel module
  * (host-kmod/), shared by the module and mediatord's reader
- * (mediator/fence_ring.h).
+ * (host-kmod/reader/fence_ring.h).
  *
  * The module records dma-fence events from the kernel's dma_fence
  * tracepoints, timestamped with ktime_get_ns() (CLOCK_MONOTONIC, the clock

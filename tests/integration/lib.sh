@@ -24,10 +24,10 @@ TEST_NAME=$(basename -- "$0" .sh)
 TESTS_SRCDIR=${TESTS_SRCDIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)}
 SRCROOT=$(cd -- "$TESTS_SRCDIR/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
-MEDIATORD=${MEDIATORD:-$BUILD_DIR/mediator/mediatord}
-MEDIATORCTL=${MEDIATORCTL:-$BUILD_DIR/mediator/mediatorctl}
-MEDIATOR_WORKER=${MEDIATOR_WORKER:-$BUILD_DIR/mediator/worker/mediator-worker}
-MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/mediator/mediator-exec}
+MEDIATORD=${MEDIATORD:-$BUILD_DIR/daemon/mediatord}
+MEDIATORCTL=${MEDIATORCTL:-$BUILD_DIR/tools/mediatorctl}
+MEDIATOR_WORKER=${MEDIATOR_WORKER:-$BUILD_DIR/worker/mediator-worker}
+MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/tools/mediator-exec}
 VTEST_POKE=${VTEST_POKE:-$BUILD_DIR/tests/vtest-poke}
 export MEDIATOR_WORKER
 

@@ -31,7 +31,7 @@ qemu_version=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \
 
 # libvirt's QEMU runs as libvirt-qemu: it must reach the guest image.
 chmod 0711 "$TMP"
-BUILD=${MEDIATORD%/mediator/mediatord}
+BUILD=${MEDIATORD%/daemon/mediatord}
 PREFIX=gm-test-$$-
 CLUSTER=${PREFIX}cluster-vm
 IVI=${PREFIX}ivi-vm

@@ -8,7 +8,7 @@
 # deterministic; bad input exits 2 with a message.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-SIM=${MEDIATOR_SIM:-$BUILD_DIR/mediator/mediator-sim}
+SIM=${MEDIATOR_SIM:-$BUILD_DIR/tools/mediator-sim}
 DATA=$TESTS_SRCDIR/data/sim
 [ -x "$SIM" ] || fail "mediator-sim not built at $SIM"
 

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 		printf("%s: configuration valid, %zu domain(s)\n", config_path, cfg.n_domains);
 		return EXIT_OK;
 	}
-	r = helper_path("MEDIATOR_WORKER", "worker/", "mediator-worker", worker, sizeof(worker));
+	r = helper_path("MEDIATOR_WORKER", "../worker/", "mediator-worker", worker, sizeof(worker));
 	if (r < 0) {
 		fprintf(stderr, "mediatord: worker executable %s: %s\n", worker, strerror(-r));
 		return EXIT_STARTUP;
