@@ -22,7 +22,7 @@
 
 #include "config.h"
 #include "loop.h"
-#include "scheduler.h"
+#include "sched_config.h"
 #include "wire.h"
 
 struct dispatcher;

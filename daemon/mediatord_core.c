@@ -611,7 +611,7 @@ static void add_sched_stats(struct mediatord *md, int domain, struct json_object
 	json_set_u64(d, "waiting", st.pending);
 	json_set_u64(d, "in_flight", st.inflight);
 	json_set_u64(d, "predicted_this_period_us", st.predicted_ns / 1000);
-	if (st.params.class == DOMAIN_CLASS_SAFETY) {
+	if (st.params.class == SCHED_CLASS_SAFETY) {
 		json_set_u64(d, "frame_cost_us", st.frame_cost_ns / 1000);
 		json_set_u64(d, "observed_period_us", st.observed_period_ns / 1000);
 	}

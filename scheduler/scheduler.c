@@ -72,7 +72,7 @@ struct sdom {
 
 struct sched {
 	struct sched_params p;
-	struct sdom d[CONFIG_MAX_DOMAINS];
+	struct sdom d[SCHED_MAX_DOMAINS];
 	int n;
 	struct sreq req[SCHED_MAX_PENDING];
 	size_t top; /* req[top..] are unused */
@@ -87,7 +87,7 @@ struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
 {
 	struct sched *s;
 
-	if (!params || params->policy > MEDIATOR_POLICY_FIFO ||
+	if (!params || params->policy > SCHED_POLICY_FIFO ||
 	    params->oversize > SCHED_OVERSIZE_UNSCHEDULABLE)
 		return NULL;
 	s = calloc(1, sizeof(*s));
@@ -101,49 +101,11 @@ void sched_destroy(struct sched *s)
 	free(s);
 }
 
-struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
-				       char *err, size_t err_size)
-{
-	struct sched_params p = {
-	    .policy = cfg->policy,
-	    .max_inflight = cfg->max_inflight,
-	    .max_defer_ns = (uint64_t)cfg->max_defer_us * 1000,
-	    .oversize = cfg->oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE
-			    ? SCHED_OVERSIZE_UNSCHEDULABLE
-			    : SCHED_OVERSIZE_RUN,
-	};
-	struct sched *s = sched_create(&p, now_ns);
-
-	if (!s) {
-		snprintf(err, err_size, "out of memory");
-		return NULL;
-	}
-	for (size_t i = 0; i < cfg->n_domains; i++) {
-		const struct domain_config *dc = &cfg->domains[i];
-		struct sched_domain_params dp = {
-		    .class = dc->class,
-		    .period_ns = (uint64_t)dc->period_us * 1000,
-		    .budget_ns = (uint64_t)dc->budget_us * 1000,
-		    .deadline_ns = (uint64_t)dc->deadline_us * 1000,
-		    .strict = dc->strict,
-		    .guard_ns = (uint64_t)dc->guard_us * 1000,
-		};
-
-		if (sched_add_domain(s, &dp, now_ns) != (int)i) {
-			snprintf(err, err_size, "domain %s: period, budget or deadline refused",
-				 dc->name);
-			sched_destroy(s);
-			return NULL;
-		}
-	}
-	return s;
-}
-
 static bool valid_params(const struct sched_domain_params *p)
 {
 	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&
 	       p->deadline_ns <= p->period_ns && p->guard_ns < p->deadline_ns &&
-	       (p->class == DOMAIN_CLASS_NORMAL || p->class == DOMAIN_CLASS_SAFETY);
+	       (p->class == SCHED_CLASS_NORMAL || p->class == SCHED_CLASS_SAFETY);
 }
 
 int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint64_t now_ns)
@@ -152,7 +114,7 @@ int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint6
 
 	if (!valid_params(p))
 		return -EINVAL;
-	if (s->n >= CONFIG_MAX_DOMAINS)
+	if (s->n >= SCHED_MAX_DOMAINS)
 		return -ENOSPC;
 	d = &s->d[s->n];
 	memset(d, 0, sizeof(*d));
@@ -179,11 +141,10 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 	p.period_ns = period_ns;
 	p.budget_ns = budget_ns;
 	p.deadline_ns = deadline_ns;
-	if (period_ns < CONFIG_MIN_PERIOD_US * 1000ull ||
-	    period_ns > CONFIG_MAX_PERIOD_US * 1000ull) {
-		snprintf(why, why_size, "period %llu us is outside %u..%u us",
-			 (unsigned long long)(period_ns / 1000), CONFIG_MIN_PERIOD_US,
-			 CONFIG_MAX_PERIOD_US);
+	if (period_ns < SCHED_MIN_PERIOD_NS || period_ns > SCHED_MAX_PERIOD_NS) {
+		snprintf(why, why_size, "period %llu us is outside %llu..%llu us",
+			 (unsigned long long)(period_ns / 1000), SCHED_MIN_PERIOD_NS / 1000,
+			 SCHED_MAX_PERIOD_NS / 1000);
 		return -EINVAL;
 	}
 	if (p.guard_ns >= deadline_ns) {
@@ -202,7 +163,7 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 			 (unsigned long long)(period_ns / 1000));
 		return -EINVAL;
 	}
-	if (p.class == DOMAIN_CLASS_SAFETY && budget_ns > deadline_ns) {
+	if (p.class == SCHED_CLASS_SAFETY && budget_ns > deadline_ns) {
 		snprintf(why, why_size, "a safety budget (%llu us) must fit its deadline (%llu us)",
 			 (unsigned long long)(budget_ns / 1000),
 			 (unsigned long long)(deadline_ns / 1000));
@@ -212,7 +173,7 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 		const struct sched_domain_params *q =
 		    i == domain ? &p : (s->d[i].has_next ? &s->d[i].next : &s->d[i].p);
 
-		if (q->class == DOMAIN_CLASS_SAFETY)
+		if (q->class == SCHED_CLASS_SAFETY)
 			util += (double)q->budget_ns / (double)q->period_ns;
 	}
 	if (util > 1.0 + 1e-9) {
@@ -541,7 +502,7 @@ void sched_advance(struct sched *s, uint64_t now_ns)
 		advance_periods(d, now_ns);
 		if (frame_over(d, now_ns))
 			close_frame(d, false);
-		if (d->p.class == DOMAIN_CLASS_SAFETY)
+		if (d->p.class == SCHED_CLASS_SAFETY)
 			roll_frame(d, now_ns);
 	}
 }
@@ -568,10 +529,10 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	 * before the idle gap that ends a frame (the GPU was busy, the frame
 	 * completed late in its period).
 	 */
-	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->pending && !d->inflight &&
+	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->pending && !d->inflight &&
 	    d->frame_last_end && now_ns - d->frame_release >= (uint64_t)(d->period_est / 2))
 		close_frame(d, false);
-	if (d->p.class == DOMAIN_CLASS_SAFETY && !d->frame_open)
+	if (d->p.class == SCHED_CLASS_SAFETY && !d->frame_open)
 		open_frame(d, now_ns);
 	memset(r, 0, sizeof(*r));
 	r->used = true;
@@ -585,7 +546,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		s->top = (size_t)(r - s->req) + 1;
 	d->pending++;
 	d->outstanding_bound += r->bound;
-	if (d->p.class == DOMAIN_CLASS_SAFETY) {
+	if (d->p.class == SCHED_CLASS_SAFETY) {
 		d->frame_bound += r->bound;
 		d->frame_groups++;
 		if (!(flags & SCHED_NO_OUTPUT))
@@ -681,7 +642,7 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 		const struct sdom *d = &s->d[i];
 		uint64_t c = frame_cost(d), next;
 
-		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
+		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain)
 			continue;
 		if (d->frame_open) {
 			uint64_t rest = frame_rest(d, c);
@@ -707,7 +668,7 @@ static bool exceeds_gaps(const struct sched *s, const struct sreq *r, bool typic
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain || !next_release(d, now_ns))
+		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain || !next_release(d, now_ns))
 			continue;
 		if (typical ? r->predicted > gap_between(d, frame_time(d))
 			    : r->bound > largest_gap(d))
@@ -731,7 +692,7 @@ static bool in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t 
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class != DOMAIN_CLASS_SAFETY || i == r->domain)
+		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain)
 			continue;
 		if (d->pending || d->inflight)
 			return false;
@@ -751,7 +712,7 @@ static bool has_budget(const struct sched *s, const struct sreq *r)
 static bool eligible(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
 	return has_budget(s, r) && fits_safety(s, r, now_ns) &&
-	       !(s->d[r->domain].p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns));
+	       !(s->d[r->domain].p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns));
 }
 
 static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
@@ -763,7 +724,7 @@ static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 	d->pending--;
 	d->inflight++;
 	d->predicted += r->predicted;
-	if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open)
+	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open)
 		d->frame_granted += r->bound;
 	s->inflight++;
 }
@@ -780,7 +741,7 @@ static void throttle(struct sched *s, struct sreq *r)
 static bool before(const struct sched *s, const struct sreq *a, const struct sreq *b)
 {
 	const struct sdom *da = &s->d[a->domain], *db = &s->d[b->domain];
-	bool sa = da->p.class == DOMAIN_CLASS_SAFETY, sb = db->p.class == DOMAIN_CLASS_SAFETY;
+	bool sa = da->p.class == SCHED_CLASS_SAFETY, sb = db->p.class == SCHED_CLASS_SAFETY;
 
 	if (sa != sb)
 		return sa;
@@ -840,11 +801,11 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 {
 	struct sdom *d = &s->d[r->domain];
 	/* Its cost is not known (no model yet) or its bound not learned (young). */
-	bool unknown = d->p.class != DOMAIN_CLASS_SAFETY && (r->bound == 0 || r->young);
+	bool unknown = d->p.class != SCHED_CLASS_SAFETY && (r->bound == 0 || r->young);
 	/* Larger than a strict domain's whole budget: it would never have enough. */
 	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
 	bool big = !unknown &&
-		   (over_budget || (d->p.class != DOMAIN_CLASS_SAFETY && oversize(s, r, now_ns)));
+		   (over_budget || (d->p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns)));
 	/*
 	 * A group of unknown cost needs budget for its prediction, or a whole
 	 * period's when it is predicted above that (a shader compile the memo
@@ -930,7 +891,7 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max)
 {
 	sched_advance(s, now_ns);
-	if (s->p.policy == MEDIATOR_POLICY_FIFO)
+	if (s->p.policy == SCHED_POLICY_FIFO)
 		return poll_fifo(s, now_ns, out, max);
 	return poll_budget(s, now_ns, out, max);
 }
@@ -959,7 +920,7 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 		const struct sdom *o = &s->d[i];
 		uint64_t c = frame_cost(o), next, rest;
 
-		if (o->p.class != DOMAIN_CLASS_SAFETY || i == dom)
+		if (o->p.class != SCHED_CLASS_SAFETY || i == dom)
 			continue;
 		if (o->frame_open && (rest = frame_rest(o, c)) != 0)
 			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,
@@ -968,7 +929,7 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 		if (next) {
 			b = MIN(b, sub0(next + o->p.deadline_ns,
 					busy + c + release_guard(o) + o->p.guard_ns));
-			if (d->p.class != DOMAIN_CLASS_SAFETY)
+			if (d->p.class != SCHED_CLASS_SAFETY)
 				b = MIN(b, largest_gap(o));
 		}
 	}
@@ -986,7 +947,7 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 			return false;
 	}
 	for (int i = 0; i < s->n; i++)
-		max_bound[i] = s->p.policy == MEDIATOR_POLICY_FIFO
+		max_bound[i] = s->p.policy == SCHED_POLICY_FIFO
 				   ? UINT64_MAX
 				   : offer_bound(s, i, now_ns, until_ns);
 	return true;
@@ -1021,7 +982,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	d->remaining -= (int64_t)measured_ns;
 	if (r->carried) {
 		carried_done(d, r, end_ns);
-	} else if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open) {
+	} else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open) {
 		if (end_ns > d->frame_last_end)
 			d->frame_last_end = end_ns;
 		if (measured_ns > r->bound)
@@ -1049,7 +1010,7 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	}
 	if (r->carried)
 		carried_done(d, r, now_ns);
-	else if (d->p.class == DOMAIN_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
+	else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
 		d->frame_last_end = now_ns;
 	release(s, r);
 	return 0;
@@ -1068,7 +1029,7 @@ uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 			b = d->frame_last_end + SCHED_FRAME_GAP_NS;
 			t = b < t ? b : t;
 		}
-		r = d->p.class == DOMAIN_CLASS_SAFETY ? next_release(d, now_ns) : 0;
+		r = d->p.class == SCHED_CLASS_SAFETY ? next_release(d, now_ns) : 0;
 		if (r > now_ns)
 			t = r < t ? r : t;
 	}
@@ -1108,7 +1069,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->unschedulable = d->unschedulable;
 	out->pending = d->pending;
 	out->inflight = d->inflight;
-	out->frame_cost_ns = d->p.class == DOMAIN_CLASS_SAFETY ? frame_cost(d) : 0;
+	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? frame_cost(d) : 0;
 	out->observed_period_ns = (uint64_t)d->period_est;
 	return 0;
 }

@@ -66,8 +66,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-
 /* Idle time after which a safety domain's frame is over. */
 #define SCHED_FRAME_GAP_NS 2000000ull
 /* How soon after a safety frame's last group an oversize group may start "at the gap's start". */
@@ -78,6 +76,21 @@
 #define SCHED_IDLE_PERIODS 4u
 /* Most requests waiting at once (one per worker and a margin). */
 #define SCHED_MAX_PENDING 1024u
+/* Most domains (a car has a handful of VMs). */
+#define SCHED_MAX_DOMAINS 16
+/* Bounds of a domain's period: 100 us .. 10 s. */
+#define SCHED_MIN_PERIOD_NS 100000ull
+#define SCHED_MAX_PERIOD_NS 10000000000ull
+
+enum sched_policy {
+	SCHED_POLICY_BUDGET = 0, /* budgets, deadlines and safety gaps (the default) */
+	SCHED_POLICY_FIFO,	 /* first come, first served: the baseline */
+};
+
+enum sched_class {
+	SCHED_CLASS_NORMAL = 0,
+	SCHED_CLASS_SAFETY, /* periodic frames with deadlines, protected from the others */
+};
 
 enum sched_oversize {
 	SCHED_OVERSIZE_RUN = 0,	      /* run it at the start of the next safety gap */
@@ -85,14 +98,14 @@ enum sched_oversize {
 };
 
 struct sched_params {
-	enum mediator_policy policy;
+	enum sched_policy policy;
 	uint32_t max_inflight; /* 0 = unlimited */
 	uint64_t max_defer_ns; /* how long an oversize group waits before max_defer applies */
 	enum sched_oversize oversize;
 };
 
 struct sched_domain_params {
-	enum domain_class class;
+	enum sched_class class;
 	uint64_t period_ns, budget_ns, deadline_ns;
 	bool strict; /* never runs past its budget, even on an idle GPU */
 	/*
@@ -133,13 +146,6 @@ struct sched;
 
 /* NULL on allocation failure or bad parameters. */
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns);
-/*
- * A scheduler for mediatord's config @cfg: its policy, max_inflight,
- * max_defer_us and oversize, and its domains in order (domain i is
- * cfg->domains[i]). NULL with @err set on failure.
- */
-struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
-				       char *err, size_t err_size);
 /* NULL is fine. */
 void sched_destroy(struct sched *s);
 

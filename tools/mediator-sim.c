@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "scheduler.h"
+#include "sched_config.h"
 
 struct group {
 	uint64_t seq, arrival, dispatch, measured, predicted, bound;

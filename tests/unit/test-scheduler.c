@@ -21,7 +21,7 @@
 #define MS 1000000ull
 #define P  16667000ull /* 60 Hz */
 
-static struct sched *make(enum mediator_policy policy, uint32_t max_inflight,
+static struct sched *make(enum sched_policy policy, uint32_t max_inflight,
 			  enum sched_oversize oversize)
 {
 	struct sched_params p = {.policy = policy,
@@ -34,7 +34,7 @@ static struct sched *make(enum mediator_policy policy, uint32_t max_inflight,
 	return s;
 }
 
-static int add(struct sched *s, enum domain_class class, uint64_t budget, bool strict)
+static int add(struct sched *s, enum sched_class class, uint64_t budget, bool strict)
 {
 	struct sched_domain_params d = {.class = class,
 					.period_ns = P,
@@ -68,9 +68,9 @@ static void stats(struct sched *s, int dom, struct sched_domain_stats *st)
 
 static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    b = add(s, DOMAIN_CLASS_NORMAL, 0, true);
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    b = add(s, SCHED_CLASS_NORMAL, 0, true);
 	uint64_t ids[16];
 
 	assert_int_equal(sched_submit(s, 10, b, 50 * MS, 60 * MS, 0, 0), 0); /* over any budget */
@@ -89,9 +89,9 @@ static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 
 static void a_group_needs_budget_for_its_bound(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, DOMAIN_CLASS_NORMAL, 4 * MS, false),
-	    b = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 4 * MS, false),
+	    b = add(s, SCHED_CLASS_NORMAL, 8 * MS, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
@@ -113,9 +113,9 @@ static void a_group_needs_budget_for_its_bound(void **state)
 
 static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, DOMAIN_CLASS_NORMAL, 1 * MS, false),
-	    b = add(s, DOMAIN_CLASS_NORMAL, 1 * MS, true);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 1 * MS, false),
+	    b = add(s, SCHED_CLASS_NORMAL, 1 * MS, true);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
@@ -141,8 +141,8 @@ static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
 
 static void budgets_replenish_and_overruns_become_debt(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, DOMAIN_CLASS_NORMAL, 4 * MS, true);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 4 * MS, true);
 	struct sched_domain_stats st;
 
 	assert_int_equal(sched_submit(s, 1, a, 2 * MS, 3 * MS, 0, 0), 0);
@@ -186,10 +186,10 @@ static void safety_frame(struct sched *s, int c, uint64_t id, uint64_t t, uint64
  */
 static struct sched *cluster_after_four_frames(int *c, int *n)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 
-	*c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
-	*n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	*c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	*n = add(s, SCHED_CLASS_NORMAL, P, false);
 	for (int k = 0; k < 4; k++)
 		safety_frame(s, *c, 100 + (uint64_t)k, (uint64_t)k * P, 2 * MS, 1 * MS);
 	return s;
@@ -234,8 +234,8 @@ static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
 /* A frame completed late in its period, right before the next release: two frames, in time. */
 static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	struct sched_domain_stats st;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 15 * MS); /* done at 15 ms */
@@ -254,9 +254,9 @@ static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
  */
 static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	const uint64_t t = P + 3 * MS + 1500 * US;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
@@ -282,9 +282,9 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
  */
 static void a_guard_keeps_room_for_overruns(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	struct sched_domain_params cp = {DOMAIN_CLASS_SAFETY, P, 4 * MS, P, false, 3 * MS};
-	int c = sched_add_domain(s, &cp, 0), n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params cp = {SCHED_CLASS_SAFETY, P, 4 * MS, P, false, 3 * MS};
+	int c = sched_add_domain(s, &cp, 0), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	const uint64_t t = 3 * P + 4 * MS;
 	uint64_t ids[16];
 	char why[128];
@@ -326,9 +326,9 @@ static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
  */
 static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	const uint64_t r = 4 * P;
 	uint64_t ids[16];
@@ -388,9 +388,9 @@ static void a_rolled_over_frame_still_expects_its_own_group(void **state)
  */
 static bool granted_after_releases(const uint64_t *release, uint64_t bound)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	bool granted;
 
 	for (int k = 0; k < 4; k++)
@@ -421,10 +421,10 @@ static void an_early_release_makes_the_next_expected_earlier(void **state)
  */
 static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false),
-	    strict = add(s, DOMAIN_CLASS_NORMAL, 3 * MS, true);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false),
+	    strict = add(s, SCHED_CLASS_NORMAL, 3 * MS, true);
 	const uint64_t t = 3 * P + 4 * MS;
 	struct sched_domain_stats st;
 	uint64_t b[3], ids[16];
@@ -463,8 +463,8 @@ static void the_offer_holds_the_checks_for_its_whole_span(void **state)
  */
 static void a_frame_rolled_over_before_its_deadline_is_judged_when_done(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	const uint64_t every = P - 1 * MS;
 	struct sched_domain_stats st;
 
@@ -530,9 +530,9 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
  */
 static void a_young_group_predicted_over_a_strict_budget_runs(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, true);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, 8 * MS, true);
 	uint64_t ids[16];
 
 	for (int k = 0; k < 4; k++)
@@ -561,8 +561,8 @@ static void late_lone_group(struct sched *s, int c, uint64_t id, uint64_t t, uns
  */
 static void a_run_of_groups_without_output_is_no_frame(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	struct sched_domain_stats st;
 
 	for (int k = 0; k < 4; k++)
@@ -581,9 +581,9 @@ static void a_run_of_groups_without_output_is_no_frame(void **state)
 
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
@@ -614,9 +614,9 @@ static void a_late_frame_counts_as_a_deadline_miss(void **state)
 /* Every closed frame is logged for the trace: release, deadline, end, late or not. */
 static void closed_frames_are_logged_for_the_trace(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_frame f[8];
 	uint64_t dropped = 99;
 
@@ -651,8 +651,8 @@ static void closed_frames_are_logged_for_the_trace(void **state)
 /* Nobody takes the frames: the oldest are dropped and counted, memory stays bounded. */
 static void untaken_frames_are_dropped_oldest_first(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	struct sched_frame f[SCHED_FRAME_LOG];
 	uint64_t dropped = 0;
 
@@ -684,9 +684,9 @@ static uint64_t frames_while_waiting(struct sched *s, int c, uint64_t until, uin
 /* A group larger than any gap waits max_defer, then runs at the start of a gap. */
 static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16], k;
 
@@ -708,9 +708,9 @@ static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 
 static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	struct sched_decision d[4];
 
@@ -736,9 +736,9 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
  */
 static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, P, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16], k;
 
@@ -757,10 +757,10 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
-	int c2 = add(s, DOMAIN_CLASS_SAFETY, 4 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+	    n = add(s, SCHED_CLASS_NORMAL, 8 * MS, false);
+	int c2 = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	struct sched_domain_stats st;
 	char why[200];
 
@@ -789,8 +789,8 @@ static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(vo
 
 static void cancelled_groups_free_their_slot(void **state)
 {
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, DOMAIN_CLASS_NORMAL, 8 * MS, false);
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 8 * MS, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
@@ -809,8 +809,8 @@ static void cancelled_groups_free_their_slot(void **state)
 static void bad_parameters_are_refused(void **state)
 {
 	struct sched_params bad = {.policy = 7};
-	struct sched *s = make(MEDIATOR_POLICY_BUDGET, 0, SCHED_OVERSIZE_RUN);
-	struct sched_domain_params d = {.class = DOMAIN_CLASS_NORMAL, .period_ns = P};
+	struct sched *s = make(SCHED_POLICY_BUDGET, 0, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params d = {.class = SCHED_CLASS_NORMAL, .period_ns = P};
 
 	assert_null(sched_create(&bad, 0));
 	assert_null(sched_create(NULL, 0));
@@ -819,7 +819,7 @@ static void bad_parameters_are_refused(void **state)
 	d.budget_ns = P + 1;
 	assert_int_equal(sched_add_domain(s, &d, 0), -EINVAL);
 	d.budget_ns = P;
-	for (int i = 0; i < CONFIG_MAX_DOMAINS; i++)
+	for (int i = 0; i < SCHED_MAX_DOMAINS; i++)
 		assert_int_equal(sched_add_domain(s, &d, 0), i);
 	assert_int_equal(sched_add_domain(s, &d, 0), -ENOSPC);
 	for (uint64_t i = 0; i < SCHED_MAX_PENDING; i++)
