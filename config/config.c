@@ -46,12 +46,6 @@ static const char *const policy_names[] = {
     [MEDIATOR_POLICY_FIFO] = "fifo",
 };
 
-static const char *const renderer_names[] = {
-    [MEDIATOR_RENDERER_EGL_SURFACELESS] = "egl-surfaceless",
-    [MEDIATOR_RENDERER_EGL_GBM] = "egl-gbm",
-    [MEDIATOR_RENDERER_GLX] = "glx",
-};
-
 static const char *const oversize_names[] = {
     [MEDIATOR_OVERSIZE_RUN] = "run",
     [MEDIATOR_OVERSIZE_UNSCHEDULABLE] = "unschedulable",
@@ -69,13 +63,6 @@ const char *config_policy_name(enum mediator_policy policy)
 	if ((size_t)policy >= ARRAY_SIZE(policy_names))
 		return "unknown";
 	return policy_names[policy];
-}
-
-const char *config_renderer_name(enum mediator_renderer renderer)
-{
-	if ((size_t)renderer >= ARRAY_SIZE(renderer_names))
-		return "unknown";
-	return renderer_names[renderer];
 }
 
 const char *config_oversize_name(enum mediator_oversize oversize)
@@ -97,7 +84,7 @@ enum value_kind {
 	VALUE_PATH,	/* absolute path shorter than CONFIG_PATH_MAX, into char[CONFIG_PATH_MAX] */
 	VALUE_U32,	/* plain decimal in [min, max], into uint32_t */
 	VALUE_POLICY,	/* one of policy_names, into enum mediator_policy */
-	VALUE_RENDERER, /* one of renderer_names, into enum mediator_renderer */
+	VALUE_RENDERER, /* one of renderer_kind_name()'s, into enum mediator_renderer */
 	VALUE_MODEL,	/* the name of a cost model of libpredict */
 	VALUE_CLASS,	/* one of class_names, into enum domain_class */
 	VALUE_OVERSIZE, /* one of oversize_names, into enum mediator_oversize */
@@ -614,11 +601,16 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		if (i >= 0)
 			*(enum mediator_policy *)(void *)field = (enum mediator_policy)i;
 		return;
-	case VALUE_RENDERER:
-		i = config_choice(p, key, value, renderer_names, ARRAY_SIZE(renderer_names));
+	case VALUE_RENDERER: {
+		const char *names[MEDIATOR_RENDERER_COUNT];
+
+		for (unsigned k = 0; k < MEDIATOR_RENDERER_COUNT; k++)
+			names[k] = renderer_kind_name((enum mediator_renderer)k);
+		i = config_choice(p, key, value, names, MEDIATOR_RENDERER_COUNT);
 		if (i >= 0)
 			*(enum mediator_renderer *)(void *)field = (enum mediator_renderer)i;
 		return;
+	}
 	case VALUE_MODEL:
 		if (!predict_model_find(value)) {
 			config_fail(p, -EINVAL, p->line,

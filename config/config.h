@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "renderer_kind.h"
+
 /* Longest socket or directory path accepted; sun_path is 108 bytes. */
 #define CONFIG_PATH_MAX 108
 /* Longest domain name; names appear in logs, JSON and trace records. */
@@ -30,8 +32,8 @@
 #define CONFIG_DEFAULT_STATE_DIR      "/var/lib/gpu-mediator"
 #define CONFIG_DEFAULT_POLICY	      MEDIATOR_POLICY_BUDGET
 #define CONFIG_DEFAULT_MAX_INFLIGHT   1
-#define CONFIG_DEFAULT_RENDERER	      MEDIATOR_RENDERER_EGL_SURFACELESS
-#define CONFIG_DEFAULT_RENDER_NODE    "/dev/dri/renderD128"
+#define CONFIG_DEFAULT_RENDERER	      RENDERER_DEFAULT_KIND
+#define CONFIG_DEFAULT_RENDER_NODE    RENDERER_DEFAULT_NODE
 #define CONFIG_DEFAULT_CLASS	      DOMAIN_CLASS_NORMAL
 #define CONFIG_DEFAULT_PERIOD_US      16667u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
@@ -53,12 +55,6 @@
 enum mediator_policy {
 	MEDIATOR_POLICY_BUDGET = 0,
 	MEDIATOR_POLICY_FIFO,
-};
-
-enum mediator_renderer {
-	MEDIATOR_RENDERER_EGL_SURFACELESS = 0,
-	MEDIATOR_RENDERER_EGL_GBM,
-	MEDIATOR_RENDERER_GLX,
 };
 
 /* What the budget policy does with a group too large for any safety gap, after max_defer_us. */
@@ -123,7 +119,6 @@ int config_parse_string(struct mediator_config *cfg, const char *name, const cha
 
 /* Names as written in the config file ("budget", "egl-surfaceless", "safety"). */
 const char *config_policy_name(enum mediator_policy policy);
-const char *config_renderer_name(enum mediator_renderer renderer);
 const char *config_class_name(enum domain_class class);
 const char *config_oversize_name(enum mediator_oversize oversize);
 

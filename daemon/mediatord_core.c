@@ -380,7 +380,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    "--client-id",
 	    id_str,
 	    "--renderer",
-	    config_renderer_name(md->cfg.renderer),
+	    renderer_kind_name(md->cfg.renderer),
 	    "--render-node",
 	    md->cfg.render_node,
 	    "--max-inflight",
@@ -768,7 +768,7 @@ static struct json_object *ctl_status(void *data)
 			       json_object_new_string(config_policy_name(md->cfg.policy)));
 	json_object_object_add(o, "max_inflight", json_object_new_int64(md->cfg.max_inflight));
 	json_object_object_add(o, "renderer",
-			       json_object_new_string(config_renderer_name(md->cfg.renderer)));
+			       json_object_new_string(renderer_kind_name(md->cfg.renderer)));
 	json_object_object_add(o, "domains", json_object_new_int64((int64_t)md->cfg.n_domains));
 	json_object_object_add(o, "clients", json_object_new_int64(md->n_clients));
 	json_object_object_add(o, "trace",

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ struct pending_sync {
 struct renderer {
 	int event_fd;
 	int drm_fd_to_give; /* for egl-gbm: handed to virglrenderer once */
-	char render_node[CONFIG_PATH_MAX];
+	char render_node[PATH_MAX];
 	atomic_uint head; /* next slot the producer writes */
 	atomic_uint tail; /* next slot the consumer reads */
 	atomic_uint overflow_fence;
@@ -127,6 +128,10 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 			return NULL;
 		}
 		break;
+	case MEDIATOR_RENDERER_COUNT:
+	default:
+		snprintf(err, err_size, "unknown renderer kind %d", (int)kind);
+		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -143,7 +148,7 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 	ret = virgl_renderer_init(r, flags, &callbacks);
 	if (ret) {
 		snprintf(err, err_size, "virgl_renderer_init (%s) failed: %d",
-			 config_renderer_name(kind), ret);
+			 renderer_kind_name(kind), ret);
 		close(r->event_fd);
 		free(r);
 		return NULL;

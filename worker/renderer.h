@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "renderer_kind.h"
 
 struct renderer;
 

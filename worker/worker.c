@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "config.h"
 #include "util.h"
 #include "vhost_gpu_server.h"
 #include "vtest_server.h"
@@ -49,39 +48,10 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
-static int parse_renderer(const char *s, enum mediator_renderer *out)
+/* One VM's vhost-user-gpu device. */
+static int serve_vm(const struct worker_options *o)
 {
-	static const enum mediator_renderer all[] = {
-	    MEDIATOR_RENDERER_EGL_SURFACELESS, MEDIATOR_RENDERER_EGL_GBM, MEDIATOR_RENDERER_GLX};
-
-	for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
-		if (strcmp(s, config_renderer_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-/* One VM's vhost-user-gpu device; the options are the vtest server's. */
-static int serve_vm(const struct vtest_server_options *o)
-{
-	struct vhost_gpu_server_options vo = {
-	    .domain = o->domain,
-	    .client_id = o->client_id,
-	    .renderer = o->renderer,
-	    .render_node = o->render_node,
-	    .max_inflight = o->max_inflight,
-	    .model = o->model,
-	    .feature_dump_dir = o->feature_dump_dir,
-	    .state_dir = o->state_dir,
-	    .client_fd = o->client_fd,
-	    .mediator_fd = o->mediator_fd,
-	    .grants = o->grants,
-	    .board_fd = o->board_fd,
-	    .board_domain = o->board_domain,
-	};
-	struct vhost_gpu_server *server = vhost_gpu_server_create(&vo);
+	struct vhost_gpu_server *server = vhost_gpu_server_create(o);
 	int r;
 
 	if (!server)
@@ -108,10 +78,10 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct vtest_server_options opt = {
-	    .renderer = CONFIG_DEFAULT_RENDERER,
-	    .render_node = CONFIG_DEFAULT_RENDER_NODE,
-	    .max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT,
+	struct worker_options opt = {
+	    .renderer = RENDERER_DEFAULT_KIND,
+	    .render_node = RENDERER_DEFAULT_NODE,
+	    .max_inflight = 1, /* mediatord always passes its config's */
 	    .client_fd = WIRE_CLIENT_FD,
 	    .mediator_fd = WIRE_WORKER_FD,
 	    .board_fd = WIRE_BOARD_FD,
@@ -134,7 +104,7 @@ int main(int argc, char **argv)
 			have_client = true;
 			break;
 		case 'r':
-			if (parse_renderer(optarg, &opt.renderer) < 0)
+			if (renderer_kind_parse(optarg, &opt.renderer) < 0)
 				goto bad;
 			break;
 		case 'n':

@@ -562,15 +562,15 @@ static void names_match_the_config_file(void **state)
 {
 	assert_string_equal(config_policy_name(MEDIATOR_POLICY_BUDGET), "budget");
 	assert_string_equal(config_policy_name(MEDIATOR_POLICY_FIFO), "fifo");
-	assert_string_equal(config_renderer_name(MEDIATOR_RENDERER_EGL_SURFACELESS),
+	assert_string_equal(renderer_kind_name(MEDIATOR_RENDERER_EGL_SURFACELESS),
 			    "egl-surfaceless");
-	assert_string_equal(config_renderer_name(MEDIATOR_RENDERER_EGL_GBM), "egl-gbm");
-	assert_string_equal(config_renderer_name(MEDIATOR_RENDERER_GLX), "glx");
+	assert_string_equal(renderer_kind_name(MEDIATOR_RENDERER_EGL_GBM), "egl-gbm");
+	assert_string_equal(renderer_kind_name(MEDIATOR_RENDERER_GLX), "glx");
 	assert_string_equal(config_class_name(DOMAIN_CLASS_SAFETY), "safety");
 	assert_string_equal(config_class_name(DOMAIN_CLASS_NORMAL), "normal");
 	/* Out-of-range values still give a printable string. */
 	assert_string_equal(config_policy_name((enum mediator_policy)99), "unknown");
-	assert_string_equal(config_renderer_name((enum mediator_renderer)99), "unknown");
+	assert_string_equal(renderer_kind_name((enum mediator_renderer)99), "unknown");
 	assert_string_equal(config_class_name((enum domain_class)99), "unknown");
 }
 

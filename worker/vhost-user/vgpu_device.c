@@ -107,7 +107,8 @@ struct vgpu_device {
 };
 
 #define dev_log(level, d, fmt, ...)                                                                \
-	log_msg(level, "domain %s vm %u: " fmt, (d)->opt.domain, (d)->opt.client_id, ##__VA_ARGS__)
+	log_msg(level, "domain %s vm %u: " fmt, (d)->opt.worker->domain,                           \
+		(d)->opt.worker->client_id, ##__VA_ARGS__)
 
 /* Guest errors are logged, but a flood of them is not. */
 #define MAX_ERRORS_LOGGED 64u
@@ -129,13 +130,13 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	if (!d)
 		return NULL;
 	d->opt = *options;
-	vgpu_display_init(&d->display, options->domain, options->client_id);
+	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
 	d->resources = handle_map_create();
 	if (!d->resources) {
 		free(d);
 		return NULL;
 	}
-	gpu_context_identity(config_renderer_name(options->renderer_kind), d->identity,
+	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
 			     sizeof(d->identity));
 	return d;
 }
@@ -917,14 +918,14 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 		    (c.debug_name[i] >= 0x20 && c.debug_name[i] < 0x7f) ? c.debug_name[i] : '?';
 	name[j] = '\0';
 	copt = (struct gpu_context_options){
-	    .domain = d->opt.domain,
-	    .client_id = d->opt.client_id,
+	    .domain = d->opt.worker->domain,
+	    .client_id = d->opt.worker->client_id,
 	    .ctx_id = slot + 1,
 	    .name = j ? name : "unnamed",
-	    .model = d->opt.model,
-	    .max_inflight = d->opt.max_inflight,
-	    .feature_dump_dir = d->opt.feature_dump_dir,
-	    .state_dir = d->opt.state_dir,
+	    .model = d->opt.worker->model,
+	    .max_inflight = d->opt.worker->max_inflight,
+	    .feature_dump_dir = d->opt.worker->feature_dump_dir,
+	    .state_dir = d->opt.worker->state_dir,
 	    .identity = d->identity,
 	    .renderer = d->opt.renderer,
 	    .link = d->opt.link,
@@ -1078,7 +1079,7 @@ static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 		*what = "malformed command stream";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
-	if (d->opt.grants && !gpu_context_request_grant(ctx, &info)) {
+	if (d->opt.worker->grants && !gpu_context_request_grant(ctx, &info)) {
 		d->grant_info = info;
 		d->hold = HOLD_GRANT;
 		return HELD;

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "worker_options.h"
 #include "guest_mem.h"
 #include "mediator_link.h"
 #include "renderer.h"
@@ -44,18 +44,11 @@
 #define VGPU_MAX_SCANOUTS 16u
 
 struct vgpu_device_options {
-	const char *domain;
-	uint32_t client_id;
-	enum mediator_renderer renderer_kind;
-	const char *model;	      /* cost model, NULL for the default */
-	uint32_t max_inflight;	      /* per guest context, 0 = unlimited */
-	const char *feature_dump_dir; /* NULL: none */
-	const char *state_dir;	      /* NULL: learned state not kept */
-	bool grants;		      /* ask mediatord before each group */
-	struct renderer *renderer;    /* not owned */
-	struct mediator_link *link;   /* not owned */
-	const struct guest_mem *mem;  /* not owned; changes are announced by vgpu_device_remap() */
-	struct virtqueue *queues[2];  /* control and cursor; not owned */
+	const struct worker_options *worker; /* not owned; its fds are the server's */
+	struct renderer *renderer;	     /* not owned */
+	struct mediator_link *link;	     /* not owned */
+	const struct guest_mem *mem; /* not owned; changes are announced by vgpu_device_remap() */
+	struct virtqueue *queues[2]; /* control and cursor; not owned */
 };
 
 struct vgpu_device;

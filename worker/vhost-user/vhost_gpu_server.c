@@ -37,7 +37,7 @@
 	((1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) | (1ull << VHOST_USER_PROTOCOL_F_CONFIG))
 
 struct vhost_gpu_server {
-	struct vhost_gpu_server_options opt;
+	struct worker_options opt;
 	struct mediator_link *link;
 	struct renderer *renderer;
 	struct guest_mem *mem;
@@ -50,7 +50,7 @@ struct vhost_gpu_server {
 #define srv_log(level, s, fmt, ...)                                                                \
 	log_msg(level, "domain %s vm %u: " fmt, (s)->opt.domain, (s)->opt.client_id, ##__VA_ARGS__)
 
-struct vhost_gpu_server *vhost_gpu_server_create(const struct vhost_gpu_server_options *options)
+struct vhost_gpu_server *vhost_gpu_server_create(const struct worker_options *options)
 {
 	struct vhost_gpu_server *s = calloc(1, sizeof(*s));
 	char err[256];
@@ -82,16 +82,9 @@ struct vhost_gpu_server *vhost_gpu_server_create(const struct vhost_gpu_server_o
 		goto fail;
 	}
 	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
-			    config_renderer_name(options->renderer));
+			    renderer_kind_name(options->renderer));
 	s->dev = vgpu_device_create(&(struct vgpu_device_options){
-	    .domain = options->domain,
-	    .client_id = options->client_id,
-	    .renderer_kind = options->renderer,
-	    .model = options->model,
-	    .max_inflight = options->max_inflight,
-	    .feature_dump_dir = options->feature_dump_dir,
-	    .state_dir = options->state_dir,
-	    .grants = options->grants,
+	    .worker = &s->opt,
 	    .renderer = s->renderer,
 	    .link = s->link,
 	    .mem = s->mem,

@@ -21,27 +21,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
-
-struct vhost_gpu_server_options {
-	const char *domain;
-	uint32_t client_id;
-	enum mediator_renderer renderer;
-	const char *render_node;
-	uint32_t max_inflight;	      /* per guest context, 0 = unlimited */
-	const char *model;	      /* NULL: the default */
-	const char *feature_dump_dir; /* NULL: none */
-	const char *state_dir;	      /* NULL: not kept */
-	int client_fd;		      /* the vhost-user connection; the server closes it */
-	int mediator_fd;	      /* record channel; the server closes it */
-	bool grants;
-	int board_fd, board_domain; /* the grant board; board_domain -1: none */
-};
+#include "worker_options.h"
 
 struct vhost_gpu_server;
 
 /* Starts the renderer. NULL on failure (logged); the fds are closed then. */
-struct vhost_gpu_server *vhost_gpu_server_create(const struct vhost_gpu_server_options *options);
+struct vhost_gpu_server *vhost_gpu_server_create(const struct worker_options *options);
 /* Frees everything and closes the fds. NULL is fine. */
 void vhost_gpu_server_destroy(struct vhost_gpu_server *server);
 

@@ -72,7 +72,7 @@ enum blocked_on {
 };
 
 struct vtest_server {
-	struct vtest_server_options opt;
+	struct worker_options opt;
 	struct vtest_parser *parser;
 	struct mediator_link *link;
 	struct renderer *renderer;
@@ -108,7 +108,7 @@ static const void *resource_memory(void *data, uint32_t handle, size_t *size)
 	return res->shm;
 }
 
-struct vtest_server *vtest_server_create(const struct vtest_server_options *options)
+struct vtest_server *vtest_server_create(const struct worker_options *options)
 {
 	struct vtest_server *s = calloc(1, sizeof(*s));
 
@@ -224,7 +224,7 @@ static int need_renderer(struct vtest_server *s)
 		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
 		return -ENODEV;
 	}
-	gpu_context_identity(config_renderer_name(s->opt.renderer), identity, sizeof(identity));
+	gpu_context_identity(renderer_kind_name(s->opt.renderer), identity, sizeof(identity));
 	copt = (struct gpu_context_options){
 	    .domain = s->opt.domain,
 	    .client_id = s->opt.client_id,
@@ -239,7 +239,7 @@ static int need_renderer(struct vtest_server *s)
 	    .link = s->link,
 	};
 	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
-			    config_renderer_name(s->opt.renderer));
+			    renderer_kind_name(s->opt.renderer));
 	s->ctx = gpu_context_create(&copt);
 	if (!s->ctx)
 		return -ENODEV;

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "worker_options.h"
 
 /* Most resources one client may hold (glmark2 uses a few hundred). */
 #define VTEST_MAX_RESOURCES 65536u
@@ -32,26 +32,10 @@
 /* A client that does not take its replies for this long is dropped. */
 #define VTEST_SEND_TIMEOUT_MS 10000
 
-struct vtest_server_options {
-	const char *domain;
-	uint32_t client_id;
-	enum mediator_renderer renderer;
-	const char *render_node;
-	uint32_t max_inflight;	      /* 0 = unlimited */
-	const char *model;	      /* cost model name, NULL for the default */
-	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
-	const char *state_dir;	      /* learned model state; NULL: not kept */
-	int client_fd;		      /* the connection; the server closes it */
-	int mediator_fd;	      /* record channel to mediatord; the server closes it */
-	bool grants;		      /* ask mediatord for a grant before each group (wire.h) */
-	int board_fd;		      /* the grant board (wire.h), with board_domain >= 0 */
-	int board_domain;	      /* this domain's index on it; -1: no board */
-};
-
 struct vtest_server;
 
 /* Returns NULL on allocation failure. Does not start the renderer yet. */
-struct vtest_server *vtest_server_create(const struct vtest_server_options *options);
+struct vtest_server *vtest_server_create(const struct worker_options *options);
 /* Frees the client's resources, stops the renderer, closes both fds. NULL is fine. */
 void vtest_server_destroy(struct vtest_server *server);
 
