@@ -16,9 +16,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "predict_cmd.h"
-#include "predict_features.h"
-
 /* File descriptors the worker inherits from mediatord. */
 #define WIRE_CLIENT_FD 3 /* the accepted client connection */
 #define WIRE_WORKER_FD 4 /* the worker's end of the record channel */
@@ -35,6 +32,14 @@
 
 #define WIRE_NAME_MAX  64
 #define WIRE_MODEL_MAX 16
+/*
+ * The wire's room for libpredict's command classes (enum
+ * predict_cmd_class) and feature coefficients (enum predict_feature):
+ * fixed, so that the messages' sizes do not follow libpredict's
+ * enums; both ends check at compile time that those fit.
+ */
+#define WIRE_CMD_CLASSES 16
+#define WIRE_COEFS	 32
 
 enum wire_type {
 	WIRE_HELLO = 1,	  /* worker -> mediatord, once, when the renderer is up */
@@ -192,9 +197,9 @@ struct wire_group {
 	uint64_t end_ns;       /* completion of its fence */
 	uint64_t predicted_ns; /* 0 while no model predicts */
 	uint64_t bound_ns;     /* 0 while no model predicts */
-	uint32_t cmds[PREDICT_CMD_CLASS_COUNT];
-	uint32_t young;		    /* 1: its estimate was young (WIRE_GRANT_YOUNG) */
-	char model[WIRE_MODEL_MAX]; /* NUL-terminated, "" while no model predicts */
+	uint32_t cmds[WIRE_CMD_CLASSES]; /* by enum predict_cmd_class */
+	uint32_t young;			 /* 1: its estimate was young (WIRE_GRANT_YOUNG) */
+	char model[WIRE_MODEL_MAX];	 /* NUL-terminated, "" while no model predicts */
 };
 
 /* How often a worker reports its cost model (and when it exits). */
@@ -203,14 +208,14 @@ struct wire_group {
 struct wire_model {
 	struct wire_header hdr;
 	uint32_t ctx_id;
-	uint32_t flags;	       /* predict_feature_flag bits seen so far (unbounded loops, ...) */
-	uint64_t groups;       /* groups learned from */
-	double mae_ns;	       /* mean |predicted - measured| so far */
-	double mape;	       /* mean |error| / measured over groups >= 100 us, 0..inf */
-	double over_share;     /* share of groups that exceeded their bound */
-	double margin_ns;      /* the bound's current margin */
-	double coef[PF_COUNT]; /* learned ns per unit of each feature (0 if none) */
-	uint32_t n_coef;       /* how many of coef the model has */
+	uint32_t flags;		 /* predict_feature_flag bits seen so far (unbounded loops, ...) */
+	uint64_t groups;	 /* groups learned from */
+	double mae_ns;		 /* mean |predicted - measured| so far */
+	double mape;		 /* mean |error| / measured over groups >= 100 us, 0..inf */
+	double over_share;	 /* share of groups that exceeded their bound */
+	double margin_ns;	 /* the bound's current margin */
+	double coef[WIRE_COEFS]; /* learned ns per unit of each feature (0 if none) */
+	uint32_t n_coef;	 /* how many of coef the model has */
 	char model[WIRE_MODEL_MAX];
 	/* Fragment estimators (predict_fragment_stats): groups measured, errors, preference. */
 	uint64_t frag_observed;
@@ -219,6 +224,5 @@ struct wire_model {
 	uint32_t frag_preferred;   /* enum predict_fragment_mode: BBOX or HISTORY */
 	uint32_t pad;
 };
-_Static_assert(PF_COUNT <= 64, "wire_model.coef is sized by PF_COUNT");
 
 #endif

@@ -40,6 +40,8 @@
 #include "util.h"
 #include "wire.h"
 
+_Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+
 extern char **environ;
 
 /* The latest cost-model report of a context, as its worker sent it. */

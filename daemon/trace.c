@@ -23,6 +23,8 @@
 #include "trace.h"
 #include "util.h"
 
+_Static_assert(PREDICT_CMD_CLASS_COUNT <= WIRE_CMD_CLASSES, "the wire holds every command class");
+
 /* stdio buffer of a trace file: about a second of records at a few hundred groups/s per domain. */
 #define TRACE_BUFFER_SIZE (256 * 1024)
 

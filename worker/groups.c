@@ -106,7 +106,7 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		/* A clock read on another CPU can be a hair before dispatch. */
 		r.end_ns = end_ns > r.start_ns ? end_ns : r.start_ns;
 		groups->last_end_ns = r.end_ns;
-		memcpy(r.cmds, p->info.counts.n, sizeof(r.cmds));
+		memcpy(r.cmds, p->info.counts.n, sizeof(p->info.counts.n));
 		r.predicted_ns = to_ns(p->info.est.predicted_ns);
 		r.bound_ns = to_ns(p->info.est.bound_ns);
 		r.young = p->info.est.young;

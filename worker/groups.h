@@ -24,6 +24,9 @@
 #include "predict_features.h"
 #include "wire.h"
 
+_Static_assert(PREDICT_CMD_CLASS_COUNT <= WIRE_CMD_CLASSES, "the wire holds every command class");
+_Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+
 /* Most groups tracked in flight when max_inflight is 0 (unlimited): a
  * client that outruns the GPU by more than this is throttled here. */
 #define GROUPS_MAX_TRACKED 1024u
