@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "predict_model.h"
+#include "predict.h"
 #include "util.h"
 
 /*

@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "predict_ctx.h"
+#include "predict.h"
 #include "control.h"
 #include "dispatcher.h"
 #include "domain.h"

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "predict_cmd.h"
+#include "predict.h"
 #include "trace.h"
 #include "util.h"
 

@@ -8,7 +8,7 @@
 #include <virgl/virglrenderer.h>
 
 #include "fragment_query.h"
-#include "predict_decode.h"
+#include "predict.h"
 
 /*
  * One drawing group in this many is measured: the estimators need recent

@@ -26,7 +26,7 @@
 
 #include "groups.h"
 #include "mediator_link.h"
-#include "predict_decode.h"
+#include "predict.h"
 #include "predictor.h"
 #include "renderer.h"
 

@@ -19,9 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "predict_cmd.h"
-#include "predict_estimator.h"
-#include "predict_features.h"
+#include "predict.h"
 #include "wire.h"
 
 _Static_assert(PREDICT_CMD_CLASS_COUNT <= WIRE_CMD_CLASSES, "the wire holds every command class");

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "predict_calibrate.h"
-#include "predict_estimator.h"
-#include "predict_model.h"
-#include "predict_persist.h"
+#include "predict.h"
 #include "predictor.h"
 
 struct predictor {

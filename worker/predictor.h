@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "groups.h"
-#include "predict_ctx.h"
+#include "predict.h"
 #include "wire.h"
 
 /* The model used when none is configured; chosen by bench/accuracy (README). */

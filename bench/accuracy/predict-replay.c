@@ -48,8 +48,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "predict_estimator.h"
-#include "predict_model.h"
+#include "predict.h"
 
 /* Groups measured at least this long count for MAPE (the rule). */
 #define MAPE_MIN_NS 100000.0

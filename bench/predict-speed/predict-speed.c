@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "predict_model.h"
+#include "predict.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

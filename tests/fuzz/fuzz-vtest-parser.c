@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "predict_cmd.h"
+#include "predict.h"
 #include "vtest_parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

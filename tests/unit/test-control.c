@@ -27,7 +27,7 @@
 
 #include "control.h"
 #include "loop.h"
-#include "predict_cmd.h"
+#include "predict.h"
 #include "trace.h"
 #include "util.h"
 

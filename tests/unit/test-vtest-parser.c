@@ -18,8 +18,7 @@
 
 #include <cmocka.h>
 
-#include "predict_ctx.h"
-#include "predict_features.h"
+#include "predict.h"
 #include "vtest_parser.h"
 
 /* Feeds @len bytes into @p, in chunks of at most @chunk bytes. */

@@ -24,7 +24,7 @@
 
 #include "gpu_context.h"
 #include "handle_map.h"
-#include "predict_decode.h"
+#include "predict.h"
 #include "util.h"
 #include "vgpu_device.h"
 #include "vgpu_display.h"

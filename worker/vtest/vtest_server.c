@@ -30,7 +30,7 @@
 #include "gpu_context.h"
 #include "handle_map.h"
 #include "mediator_link.h"
-#include "predict_decode.h"
+#include "predict.h"
 #include "predictor.h"
 #include "renderer.h"
 #include "util.h"
