@@ -2,6 +2,7 @@
  * The scheduler (see scheduler.h).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,13 @@
 #define SCHED_PERIOD_WEIGHT 0.125
 /* How much of a late arrival moves a safety domain's release grid. */
 #define SCHED_GRID_FOLLOW 0.125
+/*
+ * Where a domain's use and debt saturate (SCHED_INV_BUDGET): budget -
+ * debt - use stays within an int64_t. A worker that reports an hour for
+ * every group (what mediatord lets through) reaches it, rather than
+ * wrapping its domain's remaining budget around to a large one.
+ */
+#define SCHED_SUM_MAX_NS (1ull << 61)
 
 struct sreq {
 	uint64_t id;
@@ -30,7 +38,8 @@ struct sdom {
 	struct sched_domain_params p, next;
 	bool has_next;
 	uint64_t period_start;
-	int64_t remaining;
+	uint64_t last_period; /* how long the last period was (0: none ended yet) */
+	int64_t remaining;    /* = p.budget_ns - debt - used (SCHED_INV_BUDGET) */
 	uint64_t used, used_last, predicted, debt;
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
 	uint32_t pending, inflight;
@@ -81,7 +90,179 @@ struct sched {
 	struct sched_frame frame_log[SCHED_FRAME_LOG];
 	size_t frame_head, frame_n;
 	uint64_t frames_dropped;
+	uint64_t latest; /* the latest time a call gave (SCHED_INV_TIME_ORDER) */
+	uint64_t violations[SCHED_INV_COUNT];
+	sched_warn_fn warn;
+	void *warn_data;
 };
+
+/* clang-format off */
+static const char *const invariant_names[SCHED_INV_COUNT] = {
+    [SCHED_INV_REQUEST_COUNTS] = "request_counts",
+    [SCHED_INV_PERIOD_ORDER] = "period_order",
+    [SCHED_INV_TIME_ORDER] = "time_order",
+    [SCHED_INV_BUDGET] = "budget_arithmetic",
+    [SCHED_INV_GRANTED_ONCE] = "granted_once",
+    [SCHED_INV_MAX_INFLIGHT] = "max_inflight",
+    [SCHED_INV_FRAME_ONCE] = "frame_closed_once",
+};
+/* clang-format on */
+
+/* Counts a broken invariant @inv and tells the warn callback what @fmt says. */
+static void violated(struct sched *s, enum sched_invariant inv, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void violated(struct sched *s, enum sched_invariant inv, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	s->violations[inv]++;
+	if (!s->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	s->warn(s->warn_data, inv, s->violations[inv], what);
+}
+
+void sched_set_warn(struct sched *s, sched_warn_fn fn, void *data)
+{
+	s->warn = fn;
+	s->warn_data = data;
+}
+
+const char *sched_invariant_name(enum sched_invariant inv)
+{
+	return (unsigned)inv < SCHED_INV_COUNT ? invariant_names[inv] : NULL;
+}
+
+uint64_t sched_invariant_violations(const struct sched *s, enum sched_invariant inv)
+{
+	return (unsigned)inv < SCHED_INV_COUNT ? s->violations[inv] : 0;
+}
+
+/*
+ * SCHED_INV_TIME_ORDER: the time of a call (@call) never goes back; an
+ * earlier one (the state already went past it) is taken as the latest.
+ */
+static uint64_t call_time(struct sched *s, uint64_t now_ns, const char *call)
+{
+	if (now_ns < s->latest) {
+		violated(s, SCHED_INV_TIME_ORDER, "%s at %llu ns, after a call at %llu ns", call,
+			 (unsigned long long)now_ns, (unsigned long long)s->latest);
+		return s->latest;
+	}
+	s->latest = now_ns;
+	return now_ns;
+}
+
+/* Takes one off @count, the @what of domain @domain (-1: the scheduler's), never below 0. */
+static void take_one(struct sched *s, uint32_t *count, int domain, const char *what)
+{
+	if (*count) {
+		(*count)--;
+		return;
+	}
+	violated(s, SCHED_INV_REQUEST_COUNTS, "domain %d: %s count taken below 0", domain, what);
+}
+
+/* Takes a request's @bound off the bounds @d has outstanding, never below 0. */
+static void take_bound(struct sdom *d, uint64_t bound)
+{
+	if (d->outstanding_bound >= bound) {
+		d->outstanding_bound -= bound;
+		return;
+	}
+	violated(d->s, SCHED_INV_REQUEST_COUNTS,
+		 "domain %d: a bound of %llu ns taken off %llu ns outstanding", d->index,
+		 (unsigned long long)bound, (unsigned long long)d->outstanding_bound);
+	d->outstanding_bound = 0;
+}
+
+/*
+ * SCHED_INV_REQUEST_COUNTS: recounts what the slots hold and repairs the
+ * counts that disagree (the slots are what is waiting and in flight).
+ */
+static void check_counts(struct sched *s, const char *call)
+{
+	uint32_t pending[SCHED_MAX_DOMAINS] = {0}, inflight[SCHED_MAX_DOMAINS] = {0};
+	uint32_t carried[SCHED_MAX_DOMAINS] = {0}, all = 0;
+	uint64_t bound[SCHED_MAX_DOMAINS] = {0};
+
+	if (s->top && !s->req[s->top - 1].used) {
+		violated(s, SCHED_INV_REQUEST_COUNTS, "%s: the top slot %zu is unused", call,
+			 s->top - 1);
+		while (s->top && !s->req[s->top - 1].used)
+			s->top--;
+	}
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (!r->used)
+			continue;
+		if (r->inflight) {
+			inflight[r->domain]++;
+			all++;
+		} else {
+			pending[r->domain]++;
+		}
+		bound[r->domain] += r->bound;
+		carried[r->domain] += r->carried;
+	}
+	for (int i = 0; i < s->n; i++) {
+		struct sdom *d = &s->d[i];
+
+		if (d->pending == pending[i] && d->inflight == inflight[i] &&
+		    d->outstanding_bound == bound[i] && d->carried_n == carried[i])
+			continue;
+		violated(s, SCHED_INV_REQUEST_COUNTS,
+			 "%s: domain %d counts %u waiting, %u in flight, %llu ns of bounds, %u "
+			 "carried; its slots hold %u, %u, %llu ns, %u",
+			 call, i, d->pending, d->inflight, (unsigned long long)d->outstanding_bound,
+			 d->carried_n, pending[i], inflight[i], (unsigned long long)bound[i],
+			 carried[i]);
+		d->pending = pending[i];
+		d->inflight = inflight[i];
+		d->outstanding_bound = bound[i];
+		d->carried_n = carried[i];
+	}
+	if (s->inflight != all) {
+		violated(s, SCHED_INV_REQUEST_COUNTS, "%s: %u counted in flight, %u in the slots",
+			 call, s->inflight, all);
+		s->inflight = all;
+	}
+}
+
+/*
+ * SCHED_INV_BUDGET: @d's use and debt within SCHED_SUM_MAX_NS, and its
+ * remaining budget its budget less both; repaired (saturated) if not.
+ */
+static void check_budget(struct sdom *d, const char *call)
+{
+	int64_t expect;
+
+	if (d->used > SCHED_SUM_MAX_NS || d->debt > SCHED_SUM_MAX_NS) {
+		violated(d->s, SCHED_INV_BUDGET,
+			 "%s: domain %d used %llu ns, owes %llu ns: saturated at %llu ns", call,
+			 d->index, (unsigned long long)d->used, (unsigned long long)d->debt,
+			 SCHED_SUM_MAX_NS);
+		d->used = MIN(d->used, SCHED_SUM_MAX_NS);
+		d->debt = MIN(d->debt, SCHED_SUM_MAX_NS);
+		d->remaining = (int64_t)d->p.budget_ns - (int64_t)d->debt - (int64_t)d->used;
+		return;
+	}
+	expect = (int64_t)d->p.budget_ns - (int64_t)d->debt - (int64_t)d->used;
+	if (d->remaining != expect) {
+		violated(d->s, SCHED_INV_BUDGET,
+			 "%s: domain %d has %lld ns left of a budget of %llu ns, owing %llu ns, "
+			 "having used %llu ns",
+			 call, d->index, (long long)d->remaining,
+			 (unsigned long long)d->p.budget_ns, (unsigned long long)d->debt,
+			 (unsigned long long)d->used);
+		d->remaining = expect;
+	}
+}
 
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
 {
@@ -91,8 +272,10 @@ struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
 	    params->oversize > SCHED_OVERSIZE_UNSCHEDULABLE)
 		return NULL;
 	s = calloc(1, sizeof(*s));
-	if (s)
-		s->p = *params;
+	if (!s)
+		return NULL;
+	s->p = *params;
+	s->latest = now_ns; /* SCHED_INV_TIME_ORDER */
 	return s;
 }
 
@@ -198,6 +381,7 @@ static struct sreq *find(struct sched *s, uint64_t id)
 	return NULL;
 }
 
+/* Frees @r's slot (its counts were taken off already). */
 static void release(struct sched *s, struct sreq *r)
 {
 	r->used = false;
@@ -316,6 +500,12 @@ static void close_frame(struct sdom *d, bool unfinished)
 {
 	bool missed = unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns;
 
+	if (!d->frame_open) {
+		violated(d->s, SCHED_INV_FRAME_ONCE,
+			 "domain %d: the frame released at %llu ns closed again", d->index,
+			 (unsigned long long)d->frame_release);
+		return;
+	}
 	d->frame_open = false;
 	if (!d->frame_output)
 		return; /* set-up or teardown: no frame */
@@ -383,10 +573,13 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 
 static void advance_periods(struct sdom *d, uint64_t now_ns)
 {
+	uint64_t start = d->period_start;
+
 	if (now_ns < d->period_start + d->p.period_ns)
 		return;
 	/* One boundary: what was overspent is carried as debt. */
 	d->used_last = d->used;
+	d->last_period = d->p.period_ns;
 	d->debt = d->remaining < 0 ? (uint64_t)-d->remaining : 0;
 	d->period_start += d->p.period_ns;
 	if (d->has_next) {
@@ -396,22 +589,33 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 	d->remaining = (int64_t)d->p.budget_ns - (int64_t)d->debt;
 	d->used = 0;
 	d->predicted = 0;
-	/* Later boundaries of an idle stretch: the debt was paid. */
+	/*
+	 * Later boundaries of an idle stretch, each a period of the new
+	 * length: every one pays a budget's worth of debt; what is still owed
+	 * is carried into the current period.
+	 */
 	if (now_ns >= d->period_start + d->p.period_ns) {
 		uint64_t skipped = (now_ns - d->period_start) / d->p.period_ns;
 
 		d->period_start += skipped * d->p.period_ns;
+		d->last_period = d->p.period_ns;
 		d->used_last = 0;
 		if (d->remaining >= 0) {
-			d->debt = 0;
 			d->remaining = (int64_t)d->p.budget_ns;
 		} else {
-			d->debt = (uint64_t)-d->remaining;
 			d->remaining += (int64_t)(skipped * d->p.budget_ns);
 			if (d->remaining > (int64_t)d->p.budget_ns)
 				d->remaining = (int64_t)d->p.budget_ns;
 		}
+		d->debt = (uint64_t)((int64_t)d->p.budget_ns - d->remaining);
 	}
+	if (d->period_start <= start || now_ns >= d->period_start + d->p.period_ns)
+		violated(d->s, SCHED_INV_PERIOD_ORDER,
+			 "domain %d: advanced to %llu ns, its period moved from %llu ns to %llu "
+			 "ns (%llu ns long)",
+			 d->index, (unsigned long long)now_ns, (unsigned long long)start,
+			 (unsigned long long)d->period_start, (unsigned long long)d->p.period_ns);
+	check_budget(d, "period boundary");
 }
 
 /*
@@ -449,6 +653,13 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 {
 	bool missed;
 
+	if (!r->carried || !d->carried_n) {
+		violated(d->s, SCHED_INV_FRAME_ONCE,
+			 "domain %d: a group done for a carried frame already judged (%u left)",
+			 d->index, d->carried_n);
+		r->carried = false;
+		return;
+	}
 	r->carried = false;
 	if (end_ns > d->carried_end)
 		d->carried_end = end_ns;
@@ -494,7 +705,8 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_last_end = 0;
 }
 
-void sched_advance(struct sched *s, uint64_t now_ns)
+/* Rolls periods and frames forward to @now_ns. */
+static void advance(struct sched *s, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
 		struct sdom *d = &s->d[i];
@@ -507,13 +719,19 @@ void sched_advance(struct sched *s, uint64_t now_ns)
 	}
 }
 
+void sched_advance(struct sched *s, uint64_t now_ns)
+{
+	advance(s, call_time(s, now_ns, "sched_advance"));
+}
+
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
 		 unsigned flags, uint64_t now_ns)
 {
 	struct sdom *d;
 	struct sreq *r = NULL;
 
-	if (domain < 0 || domain >= s->n || find(s, id))
+	if (domain < 0 || domain >= s->n || find(s, id) || predicted_ns > SCHED_TIME_MAX_NS ||
+	    bound_ns > SCHED_TIME_MAX_NS)
 		return -EINVAL;
 	for (size_t i = 0; i < SCHED_MAX_PENDING && !r; i++) {
 		if (!s->req[i].used)
@@ -521,7 +739,8 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	}
 	if (!r)
 		return -ENOSPC;
-	sched_advance(s, now_ns);
+	now_ns = call_time(s, now_ns, "sched_submit");
+	advance(s, now_ns);
 	d = &s->d[domain];
 	/*
 	 * A group arriving half a period or more after its frame's release,
@@ -552,6 +771,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		if (!(flags & SCHED_NO_OUTPUT))
 			d->frame_output = true;
 	}
+	check_counts(s, "sched_submit");
 	return 0;
 }
 
@@ -715,13 +935,27 @@ static bool eligible(const struct sched *s, const struct sreq *r, uint64_t now_n
 	       !(s->d[r->domain].p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns));
 }
 
+static bool slot_free(const struct sched *s)
+{
+	return s->p.max_inflight == 0 || s->inflight < s->p.max_inflight;
+}
+
 static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 {
 	struct sdom *d = &s->d[r->domain];
 
+	if (r->inflight) {
+		violated(s, SCHED_INV_GRANTED_ONCE, "domain %d: request %llu granted again",
+			 r->domain, (unsigned long long)r->id);
+		return;
+	}
+	if (!slot_free(s))
+		violated(s, SCHED_INV_MAX_INFLIGHT,
+			 "domain %d: request %llu granted with %u of %u in flight", r->domain,
+			 (unsigned long long)r->id, s->inflight, s->p.max_inflight);
 	r->inflight = true;
 	r->granted_at = now_ns;
-	d->pending--;
+	take_one(s, &d->pending, d->index, "waiting");
 	d->inflight++;
 	d->predicted += r->predicted;
 	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open)
@@ -751,11 +985,6 @@ static bool before(const struct sched *s, const struct sreq *a, const struct sre
 	if (a->arrival != b->arrival)
 		return a->arrival < b->arrival;
 	return a->id < b->id;
-}
-
-static bool slot_free(const struct sched *s)
-{
-	return s->p.max_inflight == 0 || s->inflight < s->p.max_inflight;
 }
 
 /* The waiting request that comes first among those not in @skip, or NULL. */
@@ -830,9 +1059,12 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
 		    ((over_budget && r->predicted > d->p.budget_ns) ||
 		     (!over_budget && exceeds_gaps(s, r, true, now_ns)))) {
-			d->pending--;
-			d->outstanding_bound -= r->bound;
+			take_one(s, &d->pending, d->index, "waiting");
+			take_bound(d, r->bound);
 			d->unschedulable++;
+			/* A carried frame's group that never runs: judged without it. */
+			if (r->carried)
+				carried_done(d, r, now_ns);
 			*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
 			release(s, r);
 			return true;
@@ -890,10 +1122,16 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 
 size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, size_t max)
 {
-	sched_advance(s, now_ns);
+	size_t n;
+
+	now_ns = call_time(s, now_ns, "sched_poll");
+	advance(s, now_ns);
 	if (s->p.policy == SCHED_POLICY_FIFO)
-		return poll_fifo(s, now_ns, out, max);
-	return poll_budget(s, now_ns, out, max);
+		n = poll_fifo(s, now_ns, out, max);
+	else
+		n = poll_budget(s, now_ns, out, max);
+	check_counts(s, "sched_poll");
+	return n;
 }
 
 /* a - b, or 0 when b >= a. */
@@ -939,7 +1177,8 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after_inflight,
 		 uint64_t *max_bound)
 {
-	sched_advance(s, now_ns);
+	now_ns = call_time(s, now_ns, "sched_offer");
+	advance(s, now_ns);
 	if ((!after_inflight && !slot_free(s)) || until_ns < now_ns)
 		return false;
 	for (size_t i = 0; i < s->top; i++) {
@@ -958,8 +1197,11 @@ int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns,
 {
 	int r = sched_submit(s, id, domain, predicted_ns, bound_ns, flags, now_ns);
 
-	if (r == 0)
-		grant(s, find(s, id), now_ns);
+	if (r == 0) {
+		/* The time sched_submit() took: never before the latest. */
+		grant(s, find(s, id), s->latest);
+		check_counts(s, "sched_claim");
+	}
 	return r;
 }
 
@@ -970,16 +1212,25 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 
 	if (!r || !r->inflight)
 		return -ENOENT;
-	sched_advance(s, end_ns);
+	/* Its end may be older than the last call's time: it was reported after. */
+	advance(s, end_ns);
 	d = &s->d[r->domain];
-	d->inflight--;
-	d->outstanding_bound -= r->bound;
-	s->inflight--;
+	take_one(s, &d->inflight, d->index, "in-flight");
+	take_bound(d, r->bound);
+	take_one(s, &s->inflight, -1, "in-flight");
 	d->groups++;
+	if (measured_ns > SCHED_TIME_MAX_NS) {
+		violated(s, SCHED_INV_BUDGET,
+			 "domain %d: request %llu took %llu ns; charged %llu ns", d->index,
+			 (unsigned long long)id, (unsigned long long)measured_ns,
+			 SCHED_TIME_MAX_NS);
+		measured_ns = SCHED_TIME_MAX_NS;
+	}
 	d->used += measured_ns;
 	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
+	check_budget(d, "sched_complete");
 	if (r->carried) {
 		carried_done(d, r, end_ns);
 	} else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open) {
@@ -990,6 +1241,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 		d->frame_measured += measured_ns;
 	}
 	release(s, r);
+	check_counts(s, "sched_complete");
 	return 0;
 }
 
@@ -1000,19 +1252,21 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 
 	if (!r)
 		return -ENOENT;
+	now_ns = call_time(s, now_ns, "sched_cancel");
 	d = &s->d[r->domain];
-	d->outstanding_bound -= r->bound;
+	take_bound(d, r->bound);
 	if (r->inflight) {
-		d->inflight--;
-		s->inflight--;
+		take_one(s, &d->inflight, d->index, "in-flight");
+		take_one(s, &s->inflight, -1, "in-flight");
 	} else {
-		d->pending--;
+		take_one(s, &d->pending, d->index, "waiting");
 	}
 	if (r->carried)
 		carried_done(d, r, now_ns);
 	else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
 		d->frame_last_end = now_ns;
 	release(s, r);
+	check_counts(s, "sched_cancel");
 	return 0;
 }
 
@@ -1059,6 +1313,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->remaining_ns = d->remaining;
 	out->used_ns = d->used;
 	out->used_last_period_ns = d->used_last;
+	out->last_period_ns = d->last_period;
 	out->predicted_ns = d->predicted;
 	out->debt_ns = d->debt;
 	out->groups = d->groups;

@@ -12,7 +12,7 @@
  *
  * Policy fifo: grants in arrival order, limited only by max_inflight.
  *
- * Policy budget (DESIGN.md "Scheduling model"): every domain has a
+ * Policy budget (doc/design.md, "Scheduling model"): every domain has a
  * budget of GPU time per period, replenished at each period boundary. A
  * group is granted when
  *   1. fewer than max_inflight groups are in flight (0 = unlimited);
@@ -58,6 +58,18 @@
  * deadline. A frame still busy one observed period after its release is
  * rolled over (what arrives now is the next frame's); if its deadline has
  * not come yet, whether it missed is decided when its work completed.
+ *
+ * Accounting: the scheduler's per-domain figures (sched_domain_stats())
+ * are the only per-period accounting of mediatord: a group's measured
+ * time is charged to the period in which sched_complete() reported it,
+ * and a new period, budget and deadline (sched_set_budget()) apply from
+ * the domain's next period boundary on, to enforcement and figures alike.
+ *
+ * Invariants: conditions on the scheduler's state that hold by
+ * construction (enum sched_invariant). Each is checked where it can
+ * break; a broken one is counted, reported to the warn callback
+ * (sched_set_warn()) and, where the state would stay wrong, repaired.
+ * The scheduler never aborts on one.
  */
 #ifndef MEDIATOR_SCHEDULER_H
 #define MEDIATOR_SCHEDULER_H
@@ -128,14 +140,20 @@ struct sched_decision {
 	enum sched_verdict verdict;
 };
 
+/*
+ * A domain's accounting, all of it by the scheduler's periods: the
+ * current one started at period_start_ns and lasts params.period_ns.
+ * remaining_ns = params.budget_ns - debt_ns - used_ns.
+ */
 struct sched_domain_stats {
-	struct sched_domain_params params;
+	struct sched_domain_params params; /* in force in the current period */
 	uint64_t period_start_ns;
 	int64_t remaining_ns; /* budget left this period (negative: overspent) */
-	uint64_t used_ns;     /* measured, this period */
+	uint64_t used_ns;     /* measured, charged in this period */
 	uint64_t used_last_period_ns;
-	uint64_t predicted_ns; /* predicted, this period */
-	uint64_t debt_ns;      /* carried into this period */
+	uint64_t last_period_ns; /* how long the last period was (0: none ended yet) */
+	uint64_t predicted_ns;	 /* predicted, of the groups granted this period */
+	uint64_t debt_ns;	 /* overspending carried into this period */
 	uint64_t groups, overruns, throttled, deadline_misses, frames, unschedulable;
 	uint32_t pending, inflight;
 	uint64_t frame_cost_ns; /* C: the typical frame cost used in check 3 (safety only) */
@@ -207,8 +225,8 @@ enum sched_group_flag {
 /*
  * A group of @domain asks to start: @id is the caller's (unique among
  * pending and in-flight groups), @bound_ns >= @predicted_ns, @flags from
- * enum sched_group_flag. Returns 0, -EINVAL (bad domain, duplicate id)
- * or -ENOSPC (too many pending).
+ * enum sched_group_flag. Returns 0, -EINVAL (bad domain, duplicate id,
+ * a time above SCHED_TIME_MAX_NS) or -ENOSPC (too many pending).
  */
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
 		 unsigned flags, uint64_t now_ns);
@@ -240,7 +258,8 @@ int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns,
 
 /*
  * The granted group @id completed at @end_ns after @measured_ns on the
- * GPU. Returns 0 or -ENOENT (not in flight).
+ * GPU (charged as SCHED_TIME_MAX_NS when above, SCHED_INV_BUDGET). Returns 0
+ * or -ENOENT (not in flight).
  */
 int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t end_ns);
 
@@ -259,5 +278,64 @@ void sched_advance(struct sched *s, uint64_t now_ns);
 
 /* The counts of @domain as of the last call. Returns -EINVAL for a bad index. */
 int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_stats *out);
+
+/* The invariants of the scheduler's state (see the overview above). */
+enum sched_invariant {
+	/*
+	 * Each domain's waiting and in-flight counts, the bounds it has
+	 * outstanding, its carried frame's groups and the scheduler's
+	 * in-flight count agree with the requests in the slots; no count is
+	 * taken below 0.
+	 */
+	SCHED_INV_REQUEST_COUNTS = 0,
+	/* A domain's period start only moves forward, and an advance leaves the time in its period.
+	 */
+	SCHED_INV_PERIOD_ORDER,
+	/*
+	 * The time of sched_submit(), sched_claim(), sched_poll(),
+	 * sched_offer(), sched_cancel() and sched_advance() never goes back
+	 * (sched_complete()'s end may be older: a completion is reported
+	 * after it happened). An earlier time is taken as the latest seen.
+	 */
+	SCHED_INV_TIME_ORDER,
+	/*
+	 * A domain's remaining budget is its budget less its debt and its use
+	 * this period; a measured time above SCHED_TIME_MAX_NS is charged as
+	 * that, and use and debt saturate rather than overflow.
+	 */
+	SCHED_INV_BUDGET,
+	/* A request is granted (put in flight) once. */
+	SCHED_INV_GRANTED_ONCE,
+	/* At most max_inflight groups are in flight (sched_claim() only after an offer). */
+	SCHED_INV_MAX_INFLIGHT,
+	/* A safety frame is closed, counted and judged once. */
+	SCHED_INV_FRAME_ONCE,
+	SCHED_INV_COUNT,
+};
+
+/*
+ * The longest prediction, bound or measured time of one group (about 52
+ * days): the bounds of SCHED_MAX_PENDING groups add up without overflow,
+ * and so does the budget arithmetic.
+ */
+#define SCHED_TIME_MAX_NS (1ull << 52)
+
+/*
+ * Called when invariant @inv was found broken, for the @count-th time
+ * since sched_create(); @what says where and how (valid during the call
+ * only). Runs on the caller's thread, inside the sched_*() call that
+ * found it; it must not call the scheduler.
+ */
+typedef void (*sched_warn_fn)(void *data, enum sched_invariant inv, uint64_t count,
+			      const char *what);
+
+/* Sets (or, with NULL, removes) the warn callback. */
+void sched_set_warn(struct sched *s, sched_warn_fn fn, void *data);
+
+/* "request_counts", "period_order", ...; NULL for a value out of range. */
+const char *sched_invariant_name(enum sched_invariant inv);
+
+/* How often @inv was found broken since sched_create() (0 for a value out of range). */
+uint64_t sched_invariant_violations(const struct sched *s, enum sched_invariant inv);
 
 #endif

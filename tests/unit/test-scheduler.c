@@ -4,6 +4,11 @@
  * debt, the check against an expected safety release, work-conserving
  * versus strict, oversize groups (run in a gap, or refused), set-budget
  * at a period boundary and its refusals, frames and deadline misses.
+ *
+ * Every test ends with finish(), which fails when any invariant of the
+ * scheduler's state (enum sched_invariant) was found broken: the checks
+ * stay silent in all of these runs. The tests at the end break the
+ * invariants that can be broken through the API and see them counted.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -20,6 +26,22 @@
 #define US 1000ull
 #define MS 1000000ull
 #define P  16667000ull /* 60 Hz */
+
+/* What the warn callback was told last, and how often it was called. */
+static struct {
+	unsigned calls;
+	enum sched_invariant inv;
+	uint64_t count;
+	char what[256];
+} warned;
+
+static void on_warn(void *data, enum sched_invariant inv, uint64_t count, const char *what)
+{
+	warned.calls++;
+	warned.inv = inv;
+	warned.count = count;
+	snprintf(warned.what, sizeof(warned.what), "%s", what);
+}
 
 static struct sched *make(enum sched_policy policy, uint32_t max_inflight,
 			  enum sched_oversize oversize)
@@ -31,7 +53,26 @@ static struct sched *make(enum sched_policy policy, uint32_t max_inflight,
 	struct sched *s = sched_create(&p, 0);
 
 	assert_non_null(s);
+	memset(&warned, 0, sizeof(warned));
+	sched_set_warn(s, on_warn, NULL);
 	return s;
+}
+
+/* Fails when an invariant of @s was found broken; destroys @s. */
+static void finish(struct sched *s)
+{
+	for (unsigned i = 0; i < SCHED_INV_COUNT; i++) {
+		uint64_t n = sched_invariant_violations(s, (enum sched_invariant)i);
+
+		if (n) {
+			print_error("invariant %s broken %llu times, last: %s\n",
+				    sched_invariant_name((enum sched_invariant)i),
+				    (unsigned long long)n, warned.what);
+			fail();
+		}
+	}
+	assert_int_equal(warned.calls, 0);
+	sched_destroy(s);
 }
 
 static int add(struct sched *s, enum sched_class class, uint64_t budget, bool strict)
@@ -69,8 +110,7 @@ static void stats(struct sched *s, int dom, struct sched_domain_stats *st)
 static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    b = add(s, SCHED_CLASS_NORMAL, 0, true);
+	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), b = add(s, SCHED_CLASS_NORMAL, 0, true);
 	uint64_t ids[16];
 
 	assert_int_equal(sched_submit(s, 10, b, 50 * MS, 60 * MS, 0, 0), 0); /* over any budget */
@@ -84,7 +124,7 @@ static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 	assert_int_equal(sched_complete(s, 10, 55 * MS, 55 * MS), -ENOENT);
 	assert_int_equal(poll_ids(s, 55 * MS, ids), 1);
 	assert_int_equal(ids[0], 11);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void a_group_needs_budget_for_its_bound(void **state)
@@ -108,7 +148,7 @@ static void a_group_needs_budget_for_its_bound(void **state)
 	assert_int_equal(st.remaining_ns, 1 * MS);
 	assert_int_equal(st.used_ns, 3 * MS);
 	assert_int_equal(st.predicted_ns, 2 * MS);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
@@ -136,7 +176,7 @@ static void an_idle_gpu_goes_to_whoever_waits_unless_strict(void **state)
 	/* Never enough: after max_defer (106 ms) it runs with a whole period's budget. */
 	assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
 	assert_int_equal(poll_ids(s, 106 * MS, NULL), 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void budgets_replenish_and_overruns_become_debt(void **state)
@@ -164,7 +204,7 @@ static void budgets_replenish_and_overruns_become_debt(void **state)
 	assert_int_equal(st.debt_ns, 0);
 	assert_int_equal(st.remaining_ns, 4 * MS);
 	assert_int_equal(st.period_start_ns, 10 * P);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* One frame of safety domain @c: a group of bound @bound released at @t, done @took later. */
@@ -228,7 +268,7 @@ static void a_group_that_would_delay_the_next_safety_frame_waits(void **state)
 	stats(s, c, &st);
 	assert_int_equal(st.deadline_misses, 0);
 	assert_int_equal(st.frame_cost_ns, 2 * MS);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* A frame completed late in its period, right before the next release: two frames, in time. */
@@ -244,7 +284,7 @@ static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
 	stats(s, c, &st);
 	assert_int_equal(st.frames, 2);
 	assert_int_equal(st.deadline_misses, 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -255,8 +295,7 @@ static void the_next_release_starts_a_new_frame_even_without_a_gap(void **state)
 static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	const uint64_t t = P + 3 * MS + 1500 * US;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
@@ -267,14 +306,9 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 	 */
 	assert_int_equal(sched_submit(s, 1, n, 28 * MS, 28 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 0);
-	sched_destroy(s);
+	finish(s);
 }
 
-/*
- * A frame that has as many groups as its recent frames had, all of them
- * started, is done: the GPU goes to others at once, even when this
- * frame's bounds sum to less than the typical frame's.
- */
 /*
  * A safety domain's guard keeps that much more time free before its
  * frame's latest start: the 25 ms group that fits above waits with a 3 ms
@@ -301,9 +335,14 @@ static void a_guard_keeps_room_for_overruns(void **state)
 	assert_non_null(strstr(why, "guard"));
 	cp.guard_ns = P;
 	assert_int_equal(sched_add_domain(s, &cp, 0), -EINVAL);
-	sched_destroy(s);
+	finish(s);
 }
 
+/*
+ * A frame that has as many groups as its recent frames had, all of them
+ * started, is done: the GPU goes to others at once, even when this
+ * frame's bounds sum to less than the typical frame's.
+ */
 static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 {
 	int c, n;
@@ -316,7 +355,7 @@ static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 	assert_int_equal(sched_submit(s, 1, n, 15 * MS, 18 * MS, 0, 4 * P + 1 * MS), 0);
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -327,8 +366,7 @@ static void a_frame_with_its_usual_groups_leaves_the_gpu_at_once(void **state)
 static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	const uint64_t r = 4 * P;
 	uint64_t ids[16];
@@ -350,7 +388,7 @@ static void a_frame_short_of_its_groups_keeps_room_for_one_more(void **state)
 	stats(s, c, &st);
 	assert_int_equal(st.frames, 5);
 	assert_int_equal(st.deadline_misses, 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -377,7 +415,7 @@ static void a_rolled_over_frame_still_expects_its_own_group(void **state)
 	stats(s, c, &st);
 	assert_int_equal(st.frames, 6);
 	assert_int_equal(st.deadline_misses, 1); /* frame 4 only */
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -389,15 +427,14 @@ static void a_rolled_over_frame_still_expects_its_own_group(void **state)
 static bool granted_after_releases(const uint64_t *release, uint64_t bound)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	bool granted;
 
 	for (int k = 0; k < 4; k++)
 		safety_frame(s, c, 100 + (uint64_t)k, release[k], 2 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, bound / 2, bound, 0, 3 * P + 4 * MS), 0);
 	granted = poll_ids(s, 3 * P + 4 * MS, NULL) == 1;
-	sched_destroy(s);
+	finish(s);
 	return granted;
 }
 
@@ -422,8 +459,7 @@ static void an_early_release_makes_the_next_expected_earlier(void **state)
 static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false),
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false),
 	    strict = add(s, SCHED_CLASS_NORMAL, 3 * MS, true);
 	const uint64_t t = 3 * P + 4 * MS;
 	struct sched_domain_stats st;
@@ -453,7 +489,7 @@ static void the_offer_holds_the_checks_for_its_whole_span(void **state)
 	assert_int_equal(sched_complete(s, 2, 1 * MS, t + 7 * MS), 0);
 	stats(s, n, &st);
 	assert_int_equal(st.groups, 2);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -476,7 +512,7 @@ static void a_frame_rolled_over_before_its_deadline_is_judged_when_done(void **s
 	sched_advance(s, 40 * every + 3 * P);
 	stats(s, c, &st);
 	assert_int_equal(st.deadline_misses, 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* A group of unknown cost (bound 0: no model yet) waits for the start of a safety gap. */
@@ -493,7 +529,7 @@ static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -519,7 +555,7 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 	assert_int_equal(poll_ids(s, 4 * P + 11 * MS, NULL), 0);
 	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, NULL), 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -542,7 +578,7 @@ static void a_young_group_predicted_over_a_strict_budget_runs(void **state)
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* A lone group @id of safety domain @c at @t that takes a period and 1 ms; then 4 periods idle. */
@@ -576,14 +612,13 @@ static void a_run_of_groups_without_output_is_no_frame(void **state)
 	stats(s, c, &st);
 	assert_true(st.frames >= 5);
 	assert_true(st.deadline_misses >= 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16];
 
@@ -608,15 +643,14 @@ static void a_late_frame_counts_as_a_deadline_miss(void **state)
 	stats(s, c, &st);
 	assert_int_equal(st.frames, 3);
 	assert_int_equal(st.deadline_misses, 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* Every closed frame is logged for the trace: release, deadline, end, late or not. */
 static void closed_frames_are_logged_for_the_trace(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_frame f[8];
 	uint64_t dropped = 99;
 
@@ -645,7 +679,7 @@ static void closed_frames_are_logged_for_the_trace(void **state)
 	assert_false(f[2].missed);
 	/* Taken frames are gone. */
 	assert_int_equal(sched_take_frames(s, f, 8, NULL), 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 /* Nobody takes the frames: the oldest are dropped and counted, memory stays bounded. */
@@ -662,7 +696,7 @@ static void untaken_frames_are_dropped_oldest_first(void **state)
 	assert_int_equal(sched_take_frames(s, f, SCHED_FRAME_LOG, &dropped), SCHED_FRAME_LOG);
 	assert_int_equal(dropped, 10);
 	assert_int_equal(f[0].release_ns, 10 * P);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -685,8 +719,7 @@ static uint64_t frames_while_waiting(struct sched *s, int c, uint64_t until, uin
 static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16], k;
 
@@ -703,14 +736,13 @@ static void an_oversize_group_runs_in_a_gap_after_max_defer(void **state)
 	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	struct sched_decision d[4];
 
@@ -724,7 +756,7 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 	assert_int_equal(st.unschedulable, 1);
 	assert_int_equal(st.pending, 0);
 	assert_int_equal(sched_cancel(s, 1, 104 * MS), -ENOENT);
-	sched_destroy(s);
+	finish(s);
 }
 
 /*
@@ -737,8 +769,7 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
-	    n = add(s, SCHED_CLASS_NORMAL, P, false);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
 	uint64_t ids[16], k;
 
@@ -752,7 +783,7 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 	assert_int_equal(ids[0], 1);
 	stats(s, n, &st);
 	assert_int_equal(st.unschedulable, 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
@@ -784,7 +815,7 @@ static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(vo
 	assert_int_equal(sched_set_budget(s, 9, P, 1, P, why, sizeof(why)), -EINVAL);
 	stats(s, c, &st);
 	assert_int_equal(st.params.budget_ns, 4 * MS);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void cancelled_groups_free_their_slot(void **state)
@@ -803,7 +834,7 @@ static void cancelled_groups_free_their_slot(void **state)
 	stats(s, a, &st);
 	assert_int_equal(st.inflight, 1);
 	assert_int_equal(st.pending, 0);
-	sched_destroy(s);
+	finish(s);
 }
 
 static void bad_parameters_are_refused(void **state)
@@ -825,8 +856,254 @@ static void bad_parameters_are_refused(void **state)
 	for (uint64_t i = 0; i < SCHED_MAX_PENDING; i++)
 		assert_int_equal(sched_submit(s, i, 0, 1, 1, 0, 0), 0);
 	assert_int_equal(sched_submit(s, SCHED_MAX_PENDING, 0, 1, 1, 0, 0), -ENOSPC);
-	sched_destroy(s);
+	finish(s);
 	sched_destroy(NULL);
+}
+
+/* The debt after an idle stretch is what is still owed: budget - debt - use stays what is left. */
+static void debt_after_idle_periods_is_what_is_still_owed(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 1 * MS, false);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_complete(s, 1, 10 * MS, 10 * MS), 0); /* 9 ms overspent */
+	/* Boundaries at P (owes 9 ms) and 2P (owes 8 ms): 7 ms short in the third period. */
+	sched_advance(s, 2 * P + 1);
+	stats(s, a, &st);
+	assert_int_equal(st.period_start_ns, 2 * P);
+	assert_int_equal(st.debt_ns, 8 * MS);
+	assert_int_equal(st.remaining_ns, -7 * (int64_t)MS);
+	assert_int_equal(st.used_last_period_ns, 0);
+	assert_int_equal(st.last_period_ns, P);
+	assert_int_equal(st.remaining_ns,
+			 (int64_t)st.params.budget_ns - (int64_t)st.debt_ns - (int64_t)st.used_ns);
+	finish(s);
+}
+
+/* A small deterministic random number generator, for the mixed run. */
+static uint64_t rnd_state;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (rnd_state >> 33) % n;
+}
+
+/*
+ * Two seconds of a safety domain's frames, a work-conserving and a strict
+ * normal domain on a mock GPU with two slots: groups that ask and groups
+ * that take the offer, overruns, oversize groups refused, workers that go
+ * away with groups waiting or running, set-budget twice. No invariant
+ * breaks.
+ */
+static void invariants_stay_silent_in_a_long_mixed_run(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 2, SCHED_OVERSIZE_UNSCHEDULABLE);
+	int dom[3] = {add(s, SCHED_CLASS_SAFETY, 4 * MS, false),
+		      add(s, SCHED_CLASS_NORMAL, 8 * MS, false),
+		      add(s, SCHED_CLASS_NORMAL, 4 * MS, true)};
+	struct {
+		uint64_t id, end, measured;
+		bool waiting, running;
+		unsigned frame_left;
+	} c[3] = {{0}};
+	struct sched_decision dec[8];
+	uint64_t next_id = 1, max_bound[3], granted = 0, refused = 0, claimed = 0;
+	char why[200];
+
+	rnd_state = 1;
+	for (uint64_t t = 0; t < 2000 * MS; t += 100 * US) {
+		if (t == 500 * MS)
+			assert_int_equal(
+			    sched_set_budget(s, dom[1], 2 * P, 10 * MS, 2 * P, why, sizeof(why)),
+			    0);
+		if (t == 1000 * MS)
+			assert_int_equal(
+			    sched_set_budget(s, dom[1], P / 2, 2 * MS, P / 2, why, sizeof(why)), 0);
+		for (int i = 0; i < 3; i++) { /* completions */
+			if (c[i].running && c[i].end <= t) {
+				assert_int_equal(
+				    sched_complete(s, c[i].id, c[i].measured, c[i].end), 0);
+				c[i].running = false;
+			}
+		}
+		for (int i = 0; i < 3; i++) { /* workers that go away */
+			if ((c[i].waiting || c[i].running) && rnd(2000) == 0) {
+				assert_int_equal(sched_cancel(s, c[i].id, t), 0);
+				c[i].waiting = c[i].running = false;
+			}
+		}
+		for (int i = 0; i < 3; i++) { /* arrivals */
+			uint64_t bound, predicted;
+
+			if (c[i].waiting || c[i].running)
+				continue;
+			if (i == 0 && t % P < 100 * US)
+				c[i].frame_left = 1 + (unsigned)rnd(3);
+			if (i == 0 ? !c[i].frame_left : rnd(4) != 0)
+				continue;
+			if (i == 0)
+				c[i].frame_left--;
+			bound = (200 + rnd(2800)) * US;
+			if (i == 2 && rnd(50) == 0)
+				bound = 30 * MS; /* over its strict budget: refused in the end */
+			predicted = bound / 2;
+			c[i].id = next_id++;
+			c[i].measured =
+			    predicted + rnd(bound); /* overruns its bound now and then */
+			if (i != 2 && rnd(3) == 0 &&
+			    sched_offer(s, t, t + 2 * MS, false, max_bound) &&
+			    bound <= max_bound[dom[i]]) {
+				assert_int_equal(
+				    sched_claim(s, c[i].id, dom[i], predicted, bound, 0, t), 0);
+				c[i].running = true;
+				c[i].end = t + c[i].measured;
+				claimed++;
+				continue;
+			}
+			assert_int_equal(sched_submit(s, c[i].id, dom[i], predicted, bound, 0, t),
+					 0);
+			c[i].waiting = true;
+		}
+		for (size_t k = 0, n = sched_poll(s, t, dec, 8); k < n; k++) {
+			int i = dec[k].domain;
+
+			assert_int_equal(dec[k].id, c[i].id);
+			c[i].waiting = false;
+			if (dec[k].verdict == SCHED_REFUSED) {
+				refused++;
+				continue;
+			}
+			c[i].running = true;
+			c[i].end = t + c[i].measured;
+			granted++;
+		}
+	}
+	/* The run did all of that. */
+	assert_true(granted > 1000 && claimed > 20 && refused > 0);
+	finish(s);
+}
+
+/* A claim while every slot is taken (no offer stood): counted, and the group still tracked. */
+static void a_claim_without_a_free_slot_breaks_max_inflight(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_claim(s, 2, a, 1 * MS, 1 * MS, 0, 1), 0);
+	assert_int_equal(sched_invariant_violations(s, SCHED_INV_MAX_INFLIGHT), 1);
+	assert_int_equal(warned.calls, 1);
+	assert_int_equal(warned.inv, SCHED_INV_MAX_INFLIGHT);
+	assert_int_equal(warned.count, 1);
+	assert_non_null(strstr(warned.what, "2 granted with 1 of 1 in flight"));
+	stats(s, a, &st);
+	assert_int_equal(st.inflight, 2);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 1 * MS), 0);
+	assert_int_equal(sched_complete(s, 2, 1 * MS, 1 * MS + 1), 0);
+	stats(s, a, &st);
+	assert_int_equal(st.inflight, 0);
+	assert_int_equal(st.used_ns, 2 * MS);
+	/* Nothing else broke. */
+	assert_int_equal(warned.calls, 1);
+	sched_destroy(s);
+}
+
+/* A caller's time that goes back is counted and taken as the latest; a completion's may. */
+static void a_time_that_goes_back_is_counted_and_taken_as_the_latest(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 4 * MS, true);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, a, 1 * MS, 1 * MS, 0, 2 * P + 5), 0);
+	assert_int_equal(poll_ids(s, 2 * P + 5, NULL), 1);
+	/* Completed before the last call's time, reported after: that is how it goes. */
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 2 * P + 3), 0);
+	assert_int_equal(warned.calls, 0);
+	/* A submission from the period before: counted, and charged to the current period. */
+	assert_int_equal(sched_submit(s, 2, a, 1 * MS, 1 * MS, 0, P), 0);
+	assert_int_equal(sched_invariant_violations(s, SCHED_INV_TIME_ORDER), 1);
+	assert_int_equal(warned.inv, SCHED_INV_TIME_ORDER);
+	assert_non_null(strstr(warned.what, "sched_submit"));
+	assert_int_equal(poll_ids(s, 2 * P + 6, NULL), 1);
+	assert_int_equal(sched_complete(s, 2, 2 * MS, 2 * P + 2 * MS), 0);
+	stats(s, a, &st);
+	assert_int_equal(st.period_start_ns, 2 * P);
+	assert_int_equal(st.used_ns, 3 * MS);
+	assert_int_equal(st.remaining_ns, 1 * MS);
+	sched_advance(s, P);
+	assert_int_equal(sched_invariant_violations(s, SCHED_INV_TIME_ORDER), 2);
+	stats(s, a, &st);
+	assert_int_equal(st.period_start_ns, 2 * P); /* never back */
+	assert_int_equal(warned.calls, 2);
+	sched_destroy(s);
+}
+
+/* A measured time the arithmetic cannot hold is capped and counted; use saturates, never wraps. */
+static void budget_arithmetic_saturates_rather_than_wraps(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int a = add(s, SCHED_CLASS_NORMAL, 4 * MS, false);
+	struct sched_domain_stats st;
+	uint64_t id = 1;
+
+	/* Times beyond SCHED_TIME_MAX_NS are refused at the door. */
+	assert_int_equal(sched_submit(s, 1, a, 1, SCHED_TIME_MAX_NS + 1, 0, 0), -EINVAL);
+	assert_int_equal(sched_submit(s, 1, a, SCHED_TIME_MAX_NS + 1, 0, 0, 0), -EINVAL);
+	assert_int_equal(sched_submit(s, id, a, 1 * MS, 1 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_complete(s, id, UINT64_MAX, 1 * MS), 0);
+	assert_int_equal(sched_invariant_violations(s, SCHED_INV_BUDGET), 1);
+	stats(s, a, &st);
+	assert_int_equal(st.used_ns, SCHED_TIME_MAX_NS);
+	assert_int_equal(st.remaining_ns, 4 * (int64_t)MS - (int64_t)SCHED_TIME_MAX_NS);
+	/* 600 more such groups in the same period: the use stops at 2^61 ns. */
+	for (int k = 0; k < 600; k++) {
+		id++;
+		assert_int_equal(sched_submit(s, id, a, 1 * MS, 1 * MS, 0, 1 * MS), 0);
+		assert_int_equal(poll_ids(s, 1 * MS, NULL), 1);
+		assert_int_equal(sched_complete(s, id, SCHED_TIME_MAX_NS, 1 * MS), 0);
+	}
+	assert_true(sched_invariant_violations(s, SCHED_INV_BUDGET) > 1);
+	stats(s, a, &st);
+	assert_int_equal(st.used_ns, 1ull << 61);
+	assert_true(st.remaining_ns < 0);
+	assert_int_equal(st.remaining_ns, 4 * (int64_t)MS - (int64_t)(1ull << 61));
+	/* The next period owes it all, still without wrapping. */
+	sched_advance(s, P);
+	stats(s, a, &st);
+	assert_true(st.remaining_ns < 0);
+	assert_int_equal(st.remaining_ns,
+			 (int64_t)st.params.budget_ns - (int64_t)st.debt_ns - (int64_t)st.used_ns);
+	for (unsigned i = 0; i < SCHED_INV_COUNT; i++) {
+		if (i != SCHED_INV_BUDGET)
+			assert_int_equal(sched_invariant_violations(s, (enum sched_invariant)i), 0);
+	}
+	sched_destroy(s);
+}
+
+static void every_invariant_has_a_name(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+
+	for (unsigned i = 0; i < SCHED_INV_COUNT; i++) {
+		const char *name = sched_invariant_name((enum sched_invariant)i);
+
+		assert_non_null(name);
+		for (unsigned j = 0; j < i; j++)
+			assert_string_not_equal(name,
+						sched_invariant_name((enum sched_invariant)j));
+	}
+	assert_string_equal(sched_invariant_name(SCHED_INV_REQUEST_COUNTS), "request_counts");
+	assert_null(sched_invariant_name(SCHED_INV_COUNT));
+	assert_int_equal(sched_invariant_violations(s, SCHED_INV_COUNT), 0);
+	finish(s);
 }
 
 int main(void)
@@ -859,6 +1136,12 @@ int main(void)
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
 	    cmocka_unit_test(bad_parameters_are_refused),
+	    cmocka_unit_test(debt_after_idle_periods_is_what_is_still_owed),
+	    cmocka_unit_test(invariants_stay_silent_in_a_long_mixed_run),
+	    cmocka_unit_test(a_claim_without_a_free_slot_breaks_max_inflight),
+	    cmocka_unit_test(a_time_that_goes_back_is_counted_and_taken_as_the_latest),
+	    cmocka_unit_test(budget_arithmetic_saturates_rather_than_wraps),
+	    cmocka_unit_test(every_invariant_has_a_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
