@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +66,60 @@ struct dispatcher {
 	uint32_t claimer;      /* claimed: the client that took it */
 	uint64_t claimed_at;   /* claimed: when mediatord found it taken */
 	uint32_t offer_client; /* the client it is reserved for, 0: anyone */
+	uint64_t offer_at;     /* when it was made: no claim is older */
 	uint64_t offer_until;
 	uint64_t offer_bound[WIRE_BOARD_DOMAINS];
+	/* DISPATCHER_INV_AGREES: times the scheduler and the dispatcher disagreed. */
+	uint64_t disagreements;
 };
+
+/* The dispatcher's own invariant, after the scheduler's (enum sched_invariant). */
+#define DISPATCHER_INV_AGREES SCHED_INV_COUNT
+
+/* Logs a broken invariant the 1st, 2nd, 4th, 8th, ... time: a recurring one does not flood. */
+static void warn_invariant(const char *name, uint64_t count, const char *what)
+{
+	if (count & (count - 1))
+		return;
+	log_warn("invariant %s broken: %s (%llu times so far)", name, what,
+		 (unsigned long long)count);
+}
+
+/* The scheduler's warn callback (sched_warn_fn). */
+static void on_sched_invariant(void *data, enum sched_invariant inv, uint64_t count,
+			       const char *what)
+{
+	warn_invariant(sched_invariant_name(inv), count, what);
+}
+
+/* DISPATCHER_INV_AGREES broke: the scheduler does not hold what the dispatcher does. */
+static void disagree(struct dispatcher *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void disagree(struct dispatcher *d, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	warn_invariant(dispatcher_invariant_name(DISPATCHER_INV_AGREES), ++d->disagreements, what);
+}
+
+const char *dispatcher_invariant_name(unsigned i)
+{
+	if (i == DISPATCHER_INV_AGREES)
+		return "dispatcher_agrees";
+	return sched_invariant_name((enum sched_invariant)i);
+}
+
+uint64_t dispatcher_invariant_violations(const struct dispatcher *d, unsigned i)
+{
+	if (i == DISPATCHER_INV_AGREES)
+		return d->disagreements;
+	return sched_invariant_violations(d->sched, (enum sched_invariant)i);
+}
 
 static void run(struct dispatcher *d, uint64_t now_ns);
 
@@ -132,6 +184,7 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
 	if (!d->sched)
 		goto fail;
+	sched_set_warn(d->sched, on_sched_invariant, d);
 	d->send = send;
 	d->data = data;
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -306,6 +359,7 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 			      WIRE_OFFER(d->gen, WIRE_OFFER_OFFERED, d->offer_client),
 			      memory_order_release);
 	d->offered = true;
+	d->offer_at = now_ns;
 	d->offer_until = until;
 	return until;
 }
@@ -348,8 +402,14 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 			struct outstanding *o = find_sched(d, dec[i].id);
 			struct wire_grant g = {.hdr = {WIRE_GRANT, sizeof(g)}};
 
-			if (!o)
+			if (!o) {
+				/* Nobody would complete it: its slot would stay taken. */
+				disagree(d,
+					 "the scheduler decided about request %llu, unknown here",
+					 (unsigned long long)dec[i].id);
+				sched_cancel(d->sched, dec[i].id, now_ns);
 				continue;
+			}
 			g.id = o->wire_id;
 			g.verdict = dec[i].verdict == SCHED_GRANTED ? WIRE_GRANTED : WIRE_REFUSED;
 			if (dec[i].verdict == SCHED_GRANTED)
@@ -375,8 +435,11 @@ arm:
 
 /*
  * A request that says it took the board's offer: the offer it names must
- * be the one standing, taken by this client, its bound within what was
- * offered to its domain, taken in time.
+ * be the one standing, taken by this client (the board's word says so),
+ * reserved for no other client, its bound (not 0) within what was
+ * offered to its domain, taken while the offer stood (not before it was
+ * made, not at or after its end, not in the future). A reserved offer is
+ * for after the claimer's own groups: their completions came first.
  */
 static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 			const struct wire_grant_request *req, uint64_t now_ns)
@@ -386,15 +449,33 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 	if (!d->offered && !d->claimed)
 		return false;
 	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
-	    domain < 0 || domain >= d->n_domains || req->bound_ns > d->offer_bound[domain] ||
-	    req->claimed_ns > d->offer_until || req->claimed_ns > now_ns || !req->bound_ns ||
+	    domain < 0 || domain >= d->n_domains || !req->bound_ns ||
+	    req->bound_ns > d->offer_bound[domain] || req->claimed_ns < d->offer_at ||
+	    req->claimed_ns >= d->offer_until || req->claimed_ns > now_ns ||
 	    (d->offer_client && d->offer_client != client))
 		return false;
-	/* A reserved offer is for after the claimer's own groups: their DONE came first. */
 	for (size_t i = 0; d->offer_client && i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client)
 			return false;
 	}
+	return true;
+}
+
+/*
+ * When the board says @client took the offer, forgets that claim (its
+ * client is refused or gone) and returns true: the others need not wait
+ * for a report of it.
+ */
+static bool drop_claim(struct dispatcher *d, uint32_t client)
+{
+	uint64_t word;
+
+	if (!d->offered && !d->claimed)
+		return false;
+	word = atomic_load(&d->board->offer);
+	if (WIRE_OFFER_STATE(word) != WIRE_OFFER_CLAIMED || WIRE_OFFER_CLIENT(word) != client)
+		return false;
+	clear_board(d);
 	return true;
 }
 
@@ -405,12 +486,14 @@ static unsigned sched_flags(uint32_t wire_flags)
 	       (wire_flags & WIRE_GRANT_NO_OUTPUT ? SCHED_NO_OUTPUT : 0);
 }
 
-int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
-		       const struct wire_grant_request *req, uint64_t now_ns)
+/* The work of dispatcher_request(), less releasing a refused claim. */
+static int request(struct dispatcher *d, uint32_t client, int domain,
+		   const struct wire_grant_request *req, uint64_t now_ns)
 {
 	struct client_ids *ids = ids_of(d, client, true);
 	struct outstanding *o = NULL;
 	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
+	int r;
 
 	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns ||
 	    req->bound_ns > DISPATCHER_TIME_MAX ||
@@ -435,11 +518,16 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	o->sched_id = ++d->next_sched_id;
 	if (claimed) {
 		clear_board(d);
-		if (sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				sched_flags(req->flags), now_ns) < 0)
-			return -ENOSPC;
-	} else if (sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				sched_flags(req->flags), now_ns) < 0) {
+		r = sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				sched_flags(req->flags), now_ns);
+	} else {
+		r = sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				 sched_flags(req->flags), now_ns);
+	}
+	if (r < 0) {
+		/* Both hold SCHED_MAX_PENDING requests, and the request was checked. */
+		disagree(d, "the scheduler refused request %llu of client %u: %s",
+			 (unsigned long long)req->id, client, strerror(-r));
 		return -ENOSPC;
 	}
 	o->used = true;
@@ -452,6 +540,17 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	return 0;
 }
 
+int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
+		       const struct wire_grant_request *req, uint64_t now_ns)
+{
+	int r = request(d, client, domain, req, now_ns);
+
+	/* A refused claim costs its worker only: nobody waits for its report. */
+	if (r < 0 && req->flags & WIRE_GRANT_CLAIMED && drop_claim(d, client))
+		run(d, now_ns);
+	return r;
+}
+
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
 		    uint64_t now_ns)
 {
@@ -459,7 +558,9 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 
 	if (!o || !o->granted || done->end_ns > now_ns || done->measured_ns > DISPATCHER_TIME_MAX)
 		return -EPROTO;
-	sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns);
+	if (sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns) < 0)
+		disagree(d, "client %u's group %llu completed, not in flight in the scheduler",
+			 client, (unsigned long long)done->id);
 	drop(d, o);
 	run(d, now_ns);
 	return 0;
@@ -471,18 +572,15 @@ void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 	bool any = false;
 
 	/* A worker that took the offer and died before saying so. */
-	if (d->offered || d->claimed) {
-		uint64_t word = atomic_load(&d->board->offer);
-
-		if (WIRE_OFFER_STATE(word) == WIRE_OFFER_CLAIMED &&
-		    WIRE_OFFER_CLIENT(word) == client) {
-			clear_board(d);
-			any = true;
-		}
-	}
+	if (drop_claim(d, client))
+		any = true;
 	for (size_t i = d->top; i-- > 0;) {
 		if (d->out[i].used && d->out[i].client == client) {
-			sched_cancel(d->sched, d->out[i].sched_id, now_ns);
+			if (sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
+				disagree(d,
+					 "client %u's request %llu is gone, unknown to the "
+					 "scheduler",
+					 client, (unsigned long long)d->out[i].wire_id);
 			drop(d, &d->out[i]);
 			any = true;
 		}

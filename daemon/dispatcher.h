@@ -12,8 +12,15 @@
  *
  * Workers are not trusted: a request or completion that breaks the
  * protocol (an id out of order, a second request while one waits, a time
- * in the future, a completion of a group never granted) is refused, and
- * the caller stops that worker. All on mediatord's main thread.
+ * in the future, a completion of a group never granted, a claim of an
+ * offer it did not take or that did not fit) is refused, and the caller
+ * stops that worker; a refused claim holds up no other worker. All on
+ * mediatord's main thread.
+ *
+ * Invariants: the scheduler's (enum sched_invariant) and the
+ * dispatcher's own, "dispatcher_agrees": every request the scheduler
+ * holds is one the dispatcher holds, and the other way round. A broken
+ * one is counted and logged (a warning the 1st, 2nd, 4th, ... time).
  */
 #ifndef MEDIATOR_DISPATCHER_H
 #define MEDIATOR_DISPATCHER_H
@@ -56,7 +63,15 @@ size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, siz
 /* See sched_set_budget(); times in microseconds. */
 int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
 			  uint32_t deadline_us, char *why, size_t why_size);
+/* See sched_domain_stats(), as of @now_ns. */
 int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
 		     struct sched_domain_stats *out);
+
+/* How many invariants are checked: indexes 0 .. DISPATCHER_INVARIANTS - 1. */
+#define DISPATCHER_INVARIANTS (SCHED_INV_COUNT + 1)
+/* The name of invariant @i ("request_counts", ...); NULL when out of range. */
+const char *dispatcher_invariant_name(unsigned i);
+/* How often invariant @i was found broken (0 when out of range). */
+uint64_t dispatcher_invariant_violations(const struct dispatcher *d, unsigned i);
 
 #endif

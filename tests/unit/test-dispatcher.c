@@ -1,0 +1,493 @@
+/*
+ * Tests of the dispatcher's grant board (dispatcher.h, wire.h): the trust
+ * boundary with the workers, which may be compromised. A worker takes the
+ * board's offer by one compare-and-swap on shared memory and then reports
+ * its claim; mediatord checks the claim against the offer. Every field of
+ * a claimed request that can be wrong is refused, and a refused claim
+ * costs only its worker: the others are served at once, without waiting
+ * for the refused worker to be stopped and forgotten.
+ *
+ * The dispatcher under test is a real one on a real scheduler, with two
+ * domains: "cluster" (safety, index 0) and "infotainment" (normal and
+ * strict, 8 ms per period, index 1). Workers are played here: they write
+ * the board as a worker does (mediator_link.c) and call
+ * dispatcher_request() and dispatcher_done() as mediatord does for their
+ * messages. Times are a fake clock from T0; no timer ever runs.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "dispatcher.h"
+#include "loop.h"
+#include "util.h"
+#include "wire.h"
+
+#define US NSEC_PER_USEC
+#define MS (1000 * US)
+#define T0 (100 * NSEC_PER_SEC)
+
+#define CLUSTER 0
+#define IVI	1
+/* Clients (mediatord's client ids): two infotainment workers and a cluster worker. */
+#define FIRST  1
+#define SECOND 2
+#define THIRD  3
+
+static const char config_text[] = "[mediator]\n"
+				  "control_socket = /nonexistent/control.sock\n"
+				  "policy = budget\n"
+				  "max_inflight = 1\n"
+				  "[domain cluster]\n"
+				  "class = safety\n"
+				  "period_us = 16667\n"
+				  "budget_us = 4000\n"
+				  "vtest_socket = /nonexistent/cluster.vtest\n"
+				  "[domain infotainment]\n"
+				  "class = normal\n"
+				  "period_us = 16667\n"
+				  "budget_us = 8000\n"
+				  "strict = true\n"
+				  "vtest_socket = /nonexistent/ivi.vtest\n";
+
+/* A grant the dispatcher sent. */
+struct sent {
+	uint32_t client;
+	uint64_t id;
+	uint32_t verdict;
+};
+
+struct fixture {
+	struct loop *loop;
+	struct dispatcher *d;
+	struct wire_board *board;
+	struct sent sent[64];
+	size_t n_sent;
+	uint64_t next_id[8]; /* each client's last request id */
+};
+
+static int record_grant(void *data, uint32_t client, const struct wire_grant *grant)
+{
+	struct fixture *f = data;
+
+	assert_true(f->n_sent < sizeof(f->sent) / sizeof(f->sent[0]));
+	f->sent[f->n_sent++] = (struct sent){client, grant->id, grant->verdict};
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_non_null(f);
+	assert_int_equal(config_parse_string(&cfg, "test", config_text, err, sizeof(err)), 0);
+	f->loop = loop_create();
+	assert_non_null(f->loop);
+	f->d = dispatcher_create(f->loop, &cfg, T0, record_grant, f, err, sizeof(err));
+	assert_non_null(f->d);
+	f->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
+			dispatcher_board_fd(f->d), 0);
+	assert_true(f->board != MAP_FAILED);
+	assert_int_equal(f->board->magic, WIRE_BOARD_MAGIC);
+	assert_int_equal(f->board->domains, 2);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	/* Whatever the workers did, no invariant of mediatord's broke. */
+	for (unsigned i = 0; i < DISPATCHER_INVARIANTS; i++) {
+		if (dispatcher_invariant_violations(f->d, i)) {
+			print_error("invariant %s broken\n", dispatcher_invariant_name(i));
+			fail();
+		}
+	}
+	munmap(f->board, sizeof(struct wire_board));
+	dispatcher_destroy(f->d);
+	loop_destroy(f->loop);
+	free(f);
+	return 0;
+}
+
+/* A request of @client's next id asking for a group of @bound_ns (predicted half). */
+static struct wire_grant_request request_of(struct fixture *f, uint32_t client, uint64_t bound_ns)
+{
+	struct wire_grant_request r = {.hdr = {WIRE_GRANT_REQUEST, sizeof(r)}};
+
+	r.id = ++f->next_id[client];
+	r.predicted_ns = bound_ns / 2;
+	r.bound_ns = bound_ns;
+	return r;
+}
+
+/* @client of @domain asks for a group of @bound_ns at @now_ns; returns what the dispatcher says. */
+static int ask(struct fixture *f, uint32_t client, int domain, uint64_t bound_ns, uint64_t now_ns)
+{
+	struct wire_grant_request r = request_of(f, client, bound_ns);
+
+	return dispatcher_request(f->d, client, domain, &r, now_ns);
+}
+
+/* True when the last grant sent went to @client's last request, granted. */
+static bool granted_last(struct fixture *f, uint32_t client)
+{
+	const struct sent *s = f->n_sent ? &f->sent[f->n_sent - 1] : NULL;
+
+	return s && s->client == client && s->id == f->next_id[client] &&
+	       s->verdict == WIRE_GRANTED;
+}
+
+static void complete(struct fixture *f, uint32_t client, uint64_t id, uint64_t end_ns,
+		     uint64_t now_ns)
+{
+	struct wire_done done = {
+	    .hdr = {WIRE_DONE, sizeof(done)}, .id = id, .measured_ns = 1 * MS, .end_ns = end_ns};
+
+	assert_int_equal(dispatcher_done(f->d, client, &done, now_ns), 0);
+}
+
+static uint64_t board_word(struct fixture *f)
+{
+	return atomic_load(&f->board->offer);
+}
+
+/*
+ * What a worker of @client does to take the offer: one compare-and-swap
+ * of the word it read, OFFERED -> CLAIMED with its client id. True when
+ * it took it.
+ */
+static bool take_offer(struct fixture *f, uint32_t client)
+{
+	uint64_t word = board_word(f);
+
+	if (WIRE_OFFER_STATE(word) != WIRE_OFFER_OFFERED)
+		return false;
+	return atomic_compare_exchange_strong(
+	    &f->board->offer, &word, WIRE_OFFER(WIRE_OFFER_GEN(word), WIRE_OFFER_CLAIMED, client));
+}
+
+/* The request an honest worker of @client sends after taking the offer at @claimed_ns. */
+static struct wire_grant_request claim_of(struct fixture *f, uint32_t client, uint64_t bound_ns,
+					  uint64_t claimed_ns)
+{
+	struct wire_grant_request r = request_of(f, client, bound_ns);
+
+	r.flags = WIRE_GRANT_CLAIMED;
+	r.offer_gen = WIRE_OFFER_GEN(board_word(f));
+	r.claimed_ns = claimed_ns;
+	return r;
+}
+
+static struct sched_domain_stats stats_of(struct fixture *f, int domain, uint64_t now_ns)
+{
+	struct sched_domain_stats st;
+
+	assert_int_equal(dispatcher_stats(f->d, domain, now_ns, &st), 0);
+	return st;
+}
+
+/*
+ * A free offer standing for anyone, made at T0 + 5 ms: FIRST's group was
+ * granted at T0 and completed at T0 + 4 ms, reported at T0 + 5 ms after
+ * its offer had run out. It stands until T0 + 7 ms; infotainment may
+ * claim up to its strict budget's rest, 7 ms.
+ */
+static void free_offer_at_t0_plus_5ms(struct fixture *f)
+{
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0), 0);
+	assert_true(granted_last(f, FIRST));
+	complete(f, FIRST, f->next_id[FIRST], T0 + 4 * MS, T0 + 5 * MS);
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
+	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), 0);
+	assert_int_equal(atomic_load(&f->board->valid_until_ns), T0 + 7 * MS);
+	assert_int_equal(atomic_load(&f->board->max_bound_ns[IVI]), 7 * MS);
+}
+
+static void a_worker_that_took_the_offer_runs_without_a_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_grant_request r;
+	size_t sent;
+
+	free_offer_at_t0_plus_5ms(f);
+	sent = f->n_sent;
+	assert_true(take_offer(f, SECOND));
+	r = claim_of(f, SECOND, 7 * MS, T0 + 6 * MS);
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 6 * MS), 0);
+	/* No answer is sent: the group is on the GPU and the scheduler knows it. */
+	assert_int_equal(f->n_sent, sent);
+	assert_int_equal(stats_of(f, IVI, T0 + 6 * MS).inflight, 1);
+	/* The taken offer is gone; the slot is offered to SECOND for after its group. */
+	assert_int_equal(WIRE_OFFER_GEN(board_word(f)), r.offer_gen + 1);
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
+	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), SECOND);
+	complete(f, SECOND, r.id, T0 + 7 * MS, T0 + 7 * MS);
+	assert_int_equal(stats_of(f, IVI, T0 + 7 * MS).inflight, 0);
+}
+
+/* How a case spoils a claim: the board before it is sent, and the request. */
+struct claim_case {
+	const char *what;
+	bool take;	       /* the worker swapped the board's word to CLAIMED first */
+	uint32_t taken_by;     /* ... naming this client (0: itself) */
+	int domain;	       /* the claimer's domain */
+	uint64_t bound_ns;     /* its bound (0: 1 ms) */
+	uint64_t predicted_ns; /* its prediction (0: half its bound) */
+	int64_t id_step;       /* its id after its last (0: the next) */
+	uint32_t flags;	       /* more flags than WIRE_GRANT_CLAIMED */
+	int64_t gen_step;      /* its offer_gen from the standing one */
+	int64_t claimed_at;    /* when it says it took it, from T0 + 6 ms */
+	int64_t now_at;	       /* when its claim arrives, from T0 + 6 ms */
+	bool twice;	       /* claimed once already, honestly */
+	bool ok;
+};
+
+static const struct claim_case claim_cases[] = {
+    {"the offer as it stands", .take = true, .domain = IVI, .ok = true},
+    {"the most it was offered, to the nanosecond", .take = true, .domain = IVI, .bound_ns = 7 * MS,
+     .ok = true},
+    {"a bound above what its domain was offered", .take = true, .domain = IVI,
+     .bound_ns = 7 * MS + 1},
+    {"a bound of 0 (unknown cost)", .take = true, .domain = IVI, .bound_ns = 1, .predicted_ns = 2},
+    {"a bound below its prediction", .take = true, .domain = IVI, .bound_ns = 2 * MS,
+     .predicted_ns = 3 * MS},
+    {"a bound above an hour (the cluster is offered any)", .take = true, .domain = CLUSTER,
+     .bound_ns = 3601ull * NSEC_PER_SEC},
+    {"an id that is not above its last", .take = true, .domain = IVI, .id_step = -1},
+    {"an unknown flag", .take = true, .domain = IVI, .flags = 1u << 7},
+    {"a young group (its bound is not learned)", .take = true, .domain = IVI,
+     .flags = WIRE_GRANT_YOUNG},
+    {"an offer generation gone by", .take = true, .domain = IVI, .gen_step = -1},
+    {"an offer generation not made yet", .take = true, .domain = IVI, .gen_step = 1},
+    {"taken before the offer was made", .take = true, .domain = IVI,
+     .claimed_at = -1 * (int64_t)MS - 1},
+    {"taken when the offer had run out", .take = true, .domain = IVI, .claimed_at = 1 * (int64_t)MS,
+     .now_at = 1 * (int64_t)MS + 1},
+    {"taken in the future", .take = true, .domain = IVI, .claimed_at = 1},
+    {"an offer it never took (the word still says offered)", .domain = IVI},
+    {"an offer another worker took", .take = true, .taken_by = THIRD, .domain = IVI},
+    {"the same offer twice", .take = true, .domain = IVI, .twice = true},
+    {"a domain out of range", .take = true, .domain = 2},
+    {"a negative domain", .take = true, .domain = -1},
+};
+
+/*
+ * Each case: SECOND (infotainment) sends a claim spoiled as the case says.
+ * A valid one is in flight; a refused one is refused with -EPROTO, leaves
+ * nothing in the scheduler, and costs nobody else: THIRD's cluster group
+ * is granted at once, SECOND not yet forgotten (or, where the board says
+ * THIRD took the offer, THIRD's honest claim is taken). Then SECOND is
+ * forgotten as mediatord does once its worker was stopped.
+ */
+static void every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker(void **state)
+{
+	for (size_t k = 0; k < sizeof(claim_cases) / sizeof(claim_cases[0]); k++) {
+		const struct claim_case *c = &claim_cases[k];
+		const uint64_t now = (uint64_t)((int64_t)(T0 + 6 * MS) + c->now_at);
+		struct wire_grant_request r;
+		void *fx;
+		struct fixture *f;
+		int rc;
+
+		print_message("claim: %s\n", c->what);
+		setup(&fx);
+		f = fx;
+		free_offer_at_t0_plus_5ms(f);
+		if (c->twice) {
+			assert_true(take_offer(f, SECOND));
+			r = claim_of(f, SECOND, 1 * MS, now);
+			assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, now), 0);
+			complete(f, SECOND, r.id, now, now);
+		}
+		if (c->take && !c->twice)
+			assert_true(take_offer(f, c->taken_by ? c->taken_by : SECOND));
+		if (c->twice) /* the old generation's word, written back by the worker */
+			atomic_store(&f->board->offer,
+				     WIRE_OFFER(r.offer_gen, WIRE_OFFER_CLAIMED, SECOND));
+		r = claim_of(f, SECOND, c->bound_ns ? c->bound_ns : 1 * MS,
+			     (uint64_t)((int64_t)(T0 + 6 * MS) + c->claimed_at));
+		if (c->predicted_ns)
+			r.predicted_ns = c->predicted_ns;
+		if (c->bound_ns == 1) /* "a bound of 0" */
+			r.bound_ns = r.predicted_ns = 0;
+		r.id = (uint64_t)((int64_t)r.id + c->id_step);
+		r.flags |= c->flags;
+		r.offer_gen = (uint32_t)((int64_t)r.offer_gen + c->gen_step);
+
+		rc = dispatcher_request(f->d, SECOND, c->domain, &r, now);
+		if (c->ok) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(stats_of(f, IVI, now).inflight, 1);
+		} else {
+			if (rc != -EPROTO) {
+				print_error("claim with %s: %d, not -EPROTO\n", c->what, rc);
+				fail();
+			}
+			/* Nothing of it reached the scheduler. */
+			assert_int_equal(stats_of(f, IVI, now).inflight, 0);
+			assert_int_equal(stats_of(f, IVI, now).pending, 0);
+			/* Nobody waits for SECOND to be stopped. */
+			if (c->taken_by) {
+				r = claim_of(f, c->taken_by, 1 * MS, now);
+				assert_int_equal(
+				    dispatcher_request(f->d, c->taken_by, CLUSTER, &r, now), 0);
+				assert_int_equal(stats_of(f, CLUSTER, now).inflight, 1);
+			} else {
+				assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, now), 0);
+				assert_true(granted_last(f, THIRD));
+			}
+		}
+		dispatcher_forget(f->d, SECOND, now + 1);
+		dispatcher_forget(f->d, THIRD, now + 1);
+		assert_int_equal(stats_of(f, CLUSTER, now + 1).inflight, 0);
+		assert_int_equal(stats_of(f, IVI, now + 1).inflight, 0);
+		teardown(&fx);
+	}
+}
+
+/*
+ * While only FIRST's groups are in flight, the slot they hold is offered
+ * to FIRST for its next group, for after their completions: another
+ * worker may not take it, nor FIRST before its completions came.
+ */
+static void a_reserved_offer_is_for_its_client_after_its_completions(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_grant_request r;
+
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0), 0);
+	assert_true(granted_last(f, FIRST));
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
+	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), FIRST);
+
+	/* SECOND swaps the word to its own name: refused, and the offer is FIRST's again. */
+	assert_true(atomic_compare_exchange_strong(
+	    &f->board->offer, &(uint64_t){board_word(f)},
+	    WIRE_OFFER(WIRE_OFFER_GEN(board_word(f)), WIRE_OFFER_CLAIMED, SECOND)));
+	r = claim_of(f, SECOND, 1 * MS, T0 + 1);
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 1), -EPROTO);
+	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), FIRST);
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
+
+	/* FIRST takes it with its group still in flight: refused. */
+	assert_true(take_offer(f, FIRST));
+	r = claim_of(f, FIRST, 1 * MS, T0 + 2);
+	assert_int_equal(dispatcher_request(f->d, FIRST, IVI, &r, T0 + 2), -EPROTO);
+	dispatcher_forget(f->d, SECOND, T0 + 3);
+
+	/* FIRST is stopped; THIRD's group, once completed, takes the offer kept for THIRD. */
+	dispatcher_forget(f->d, FIRST, T0 + 3);
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 4), 0);
+	assert_true(granted_last(f, THIRD));
+	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), THIRD);
+	complete(f, THIRD, f->next_id[THIRD], T0 + 1 * MS, T0 + 1 * MS);
+	assert_true(take_offer(f, THIRD));
+	r = claim_of(f, THIRD, 1 * MS, T0 + 1 * MS + 1);
+	assert_int_equal(dispatcher_request(f->d, THIRD, CLUSTER, &r, T0 + 1 * MS + 1), 0);
+	assert_int_equal(stats_of(f, CLUSTER, T0 + 1 * MS + 1).inflight, 1);
+}
+
+/* A worker that took the offer and died before reporting it holds up nobody. */
+static void a_claimer_that_goes_away_unreported_frees_the_board(void **state)
+{
+	struct fixture *f = *state;
+
+	free_offer_at_t0_plus_5ms(f);
+	assert_true(take_offer(f, SECOND));
+	/* THIRD asks: the dispatcher finds the offer taken and waits for SECOND's report. */
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 6 * MS), 0);
+	assert_false(granted_last(f, THIRD));
+	dispatcher_forget(f->d, SECOND, T0 + 6 * MS + 1);
+	assert_true(granted_last(f, THIRD));
+}
+
+/* A claim when no offer stands (a request waits) is refused, whatever the board's word says. */
+static void a_claim_when_no_offer_stands_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_grant_request r;
+
+	free_offer_at_t0_plus_5ms(f);
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0 + 6 * MS), 0);
+	assert_true(granted_last(f, FIRST));
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 6 * MS), 0);
+	assert_false(granted_last(f, THIRD)); /* it waits for the slot */
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_NONE);
+	/* SECOND writes a claim into the word itself. */
+	atomic_store(&f->board->offer,
+		     WIRE_OFFER(WIRE_OFFER_GEN(board_word(f)), WIRE_OFFER_CLAIMED, SECOND));
+	r = claim_of(f, SECOND, 1 * MS, T0 + 6 * MS);
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 6 * MS), -EPROTO);
+	complete(f, FIRST, f->next_id[FIRST], T0 + 7 * MS, T0 + 7 * MS);
+	assert_true(granted_last(f, THIRD));
+}
+
+/* Completions are checked too: of a group granted to this worker, not after now. */
+static void a_completion_must_be_of_a_granted_group_and_not_in_the_future(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)}, .measured_ns = 1 * MS};
+
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0), 0);
+	done.id = f->next_id[FIRST];
+	done.end_ns = T0 + 2 * MS;
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+	done.end_ns = T0 + 1 * MS;
+	assert_int_equal(dispatcher_done(f->d, SECOND, &done, T0 + 1 * MS), -EPROTO);
+	done.id++;
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+	done.id--;
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), 0);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+}
+
+static void every_invariant_has_a_name_and_starts_unbroken(void **state)
+{
+	struct fixture *f = *state;
+	bool agrees = false;
+
+	for (unsigned i = 0; i < DISPATCHER_INVARIANTS; i++) {
+		assert_non_null(dispatcher_invariant_name(i));
+		assert_int_equal(dispatcher_invariant_violations(f->d, i), 0);
+		agrees |= !strcmp(dispatcher_invariant_name(i), "dispatcher_agrees");
+	}
+	assert_true(agrees);
+	assert_null(dispatcher_invariant_name(DISPATCHER_INVARIANTS));
+}
+
+static void destroying_null_is_fine(void **state)
+{
+	dispatcher_destroy(NULL);
+}
+
+#define DISPATCHER_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    DISPATCHER_TEST(a_worker_that_took_the_offer_runs_without_a_round_trip),
+	    cmocka_unit_test(every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker),
+	    DISPATCHER_TEST(a_reserved_offer_is_for_its_client_after_its_completions),
+	    DISPATCHER_TEST(a_claimer_that_goes_away_unreported_frees_the_board),
+	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
+	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
+	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
+	    cmocka_unit_test(destroying_null_is_fine),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
