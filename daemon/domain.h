@@ -3,12 +3,15 @@
  * clients sharing a GPU-time budget. mediatord keeps one struct domain per
  * configured domain for its whole life; clients come and go.
  *
- * Accounting: time is divided into periods of period_us starting when the
- * domain is created. A measured group is charged to the period its fence
- * completed in. The domain keeps the measured use of the current and of the
- * last completed period, cumulative totals, and the counts show-budgets
- * reports. Budget enforcement (debt, throttling, deadline misses) belongs
- * to the scheduler; until it runs those counts stay 0, never invented.
+ * What a domain keeps is what the scheduler does not know: its name,
+ * class and sockets, its live clients and guest contexts, the timestamp
+ * source its workers use, and totals since mediatord started (measured
+ * and predicted GPU time, command groups) from the workers' group
+ * records. Everything per period (period, budget, deadline, use this and
+ * last period, remaining budget, debt, utilization) and every enforcement
+ * count is the scheduler's (sched_domain_stats()): domain_to_json() takes
+ * those from it, so that show-budgets has one source for them and a
+ * set-budget applies to every figure from the boundary where it applies.
  *
  * All functions run on mediatord's main thread.
  */
@@ -18,17 +21,22 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "scheduler.h"
 #include "wire.h"
 
 struct domain;
 struct json_object;
 
-/* Copies @cfg. Periods start at @now_ns. Returns NULL on allocation failure. */
-struct domain *domain_create(const struct domain_config *cfg, uint64_t now_ns);
+/*
+ * Copies the name, class and sockets of @cfg (its period, budget and
+ * deadline are the scheduler's). Returns NULL on allocation failure.
+ */
+struct domain *domain_create(const struct domain_config *cfg);
 /* NULL is fine. */
 void domain_destroy(struct domain *domain);
 
-const struct domain_config *domain_config(const struct domain *domain);
+/* The domain's name (its [domain NAME]); lives as long as @domain. */
+const char *domain_name(const struct domain *domain);
 
 void domain_client_added(struct domain *domain);
 void domain_client_removed(struct domain *domain);
@@ -37,16 +45,16 @@ void domain_contexts_changed(struct domain *domain, int delta);
 /* The timestamp source the most recent worker of this domain uses. Copied. */
 void domain_set_timestamp_source(struct domain *domain, const char *source);
 
-/* Charges one measured group (already validated by the caller). */
-void domain_charge_group(struct domain *domain, const struct wire_group *group, uint64_t now_ns);
-
-/* Rolls the period accounting forward to @now_ns. */
-void domain_advance(struct domain *domain, uint64_t now_ns);
+/* Adds one measured group (already validated by the caller) to the totals. */
+void domain_charge_group(struct domain *domain, const struct wire_group *group);
 
 /*
- * Returns a new JSON object with the show-budgets fields of DESIGN.md for
- * this domain as of @now_ns. The caller owns the reference (json_object_put).
+ * Returns a new JSON object with the show-budgets fields of this domain
+ * (README.md, "What show-budgets reports"): its own, and the per-period
+ * figures and counts of @st, the scheduler's state of the domain. The
+ * caller owns the reference (json_object_put); NULL when out of memory.
  */
-struct json_object *domain_to_json(struct domain *domain, uint64_t now_ns);
+struct json_object *domain_to_json(const struct domain *domain,
+				   const struct sched_domain_stats *st);
 
 #endif

@@ -160,8 +160,8 @@ static bool client_take_group(struct client *c, const void *buf, uint64_t now)
 			break;
 		}
 	}
-	domain_charge_group(domain, &m, now);
-	if (md->trace && trace_write_group(md->trace, domain_config(domain)->name, c->id, &m) < 0) {
+	domain_charge_group(domain, &m);
+	if (md->trace && trace_write_group(md->trace, domain_name(domain), c->id, &m) < 0) {
 		log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
 		trace_close(md->trace);
 		md->trace = NULL;
@@ -310,7 +310,7 @@ static bool client_read_records(struct client *c)
 			c->md->bad_records++;
 			log_error("domain %s client %u: worker %d sent a malformed record; "
 				  "stopping it",
-				  domain_config(c->listener->domain)->name, c->id, (int)c->pid);
+				  domain_name(c->listener->domain), c->id, (int)c->pid);
 			kill(c->pid, SIGKILL);
 			return false;
 		}
@@ -329,7 +329,7 @@ static void trace_frames(struct mediatord *md)
 
 	while ((n = dispatcher_take_frames(md->dispatcher, f, ARRAY_SIZE(f), &dropped)) > 0) {
 		for (size_t i = 0; i < n && md->trace; i++) {
-			const char *name = domain_config(md->listeners[f[i].domain].domain)->name;
+			const char *name = domain_name(md->listeners[f[i].domain].domain);
 
 			if (trace_write_frame(md->trace, name, &f[i]) < 0) {
 				log_error("trace %s: write failed; tracing stopped",
@@ -378,7 +378,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	const char *argv[] = {
 	    md->worker_path,
 	    "--domain",
-	    domain_config(l->domain)->name,
+	    domain_name(l->domain),
 	    "--client-id",
 	    id_str,
 	    "--renderer",
@@ -444,7 +444,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 static void accept_client(struct listener *l, bool vm)
 {
 	struct mediatord *md = l->md;
-	const char *dname = domain_config(l->domain)->name;
+	const char *dname = domain_name(l->domain);
 	int client_fd, pair[2];
 	int bufsize = MEDIATORD_RECORD_BUFFER;
 	struct client *c;
@@ -546,11 +546,11 @@ static void reap_workers(struct mediatord *md)
 			client_read_records(c);
 		if (WIFSIGNALED(status))
 			log_warn("domain %s: client %u: worker %d killed by signal %d",
-				 domain_config(c->listener->domain)->name, c->id, (int)pid,
+				 domain_name(c->listener->domain), c->id, (int)pid,
 				 WTERMSIG(status));
 		else
 			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
-				 domain_config(c->listener->domain)->name, c->id, (int)pid,
+				 domain_name(c->listener->domain), c->id, (int)pid,
 				 WEXITSTATUS(status), (unsigned long long)c->groups);
 		if (c->vm)
 			c->listener->vm_connected = false;
@@ -591,32 +591,18 @@ static void json_set_u64(struct json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-/* The scheduler's side of a domain in show-budgets: what its budget policy enforces. */
-static void add_sched_stats(struct mediatord *md, int domain, struct json_object *d, uint64_t now)
+/*
+ * How often each invariant of the dispatcher and its scheduler was found
+ * broken: {"request_counts": 0, ...}, all 0 in a healthy mediatord.
+ */
+static struct json_object *invariant_violations(struct mediatord *md)
 {
-	struct sched_domain_stats st;
+	struct json_object *o = json_object_new_object();
 
-	if (dispatcher_stats(md->dispatcher, domain, now, &st) < 0)
-		return;
-	json_set_u64(d, "period_us", st.params.period_ns / 1000);
-	json_set_u64(d, "budget_us", st.params.budget_ns / 1000);
-	json_set_u64(d, "deadline_us", st.params.deadline_ns / 1000);
-	json_object_object_add(d, "strict", json_object_new_boolean(st.params.strict));
-	json_set_u64(d, "guard_us", st.params.guard_ns / 1000);
-	json_set_u64(d, "remaining_us", st.remaining_ns > 0 ? (uint64_t)st.remaining_ns / 1000 : 0);
-	json_set_u64(d, "debt_us", st.debt_ns / 1000);
-	json_set_u64(d, "overruns", st.overruns);
-	json_set_u64(d, "deadline_misses", st.deadline_misses);
-	json_set_u64(d, "throttled", st.throttled);
-	json_set_u64(d, "unschedulable", st.unschedulable);
-	json_set_u64(d, "frames", st.frames);
-	json_set_u64(d, "waiting", st.pending);
-	json_set_u64(d, "in_flight", st.inflight);
-	json_set_u64(d, "predicted_this_period_us", st.predicted_ns / 1000);
-	if (st.params.class == SCHED_CLASS_SAFETY) {
-		json_set_u64(d, "frame_cost_us", st.frame_cost_ns / 1000);
-		json_set_u64(d, "observed_period_us", st.observed_period_ns / 1000);
-	}
+	for (unsigned i = 0; i < DISPATCHER_INVARIANTS; i++)
+		json_set_u64(o, dispatcher_invariant_name(i),
+			     dispatcher_invariant_violations(md->dispatcher, i));
+	return o;
 }
 
 /* The live guest contexts of domain @l's clients: client, kind, context id, name, groups. */
@@ -659,9 +645,16 @@ static struct json_object *ctl_show_budgets(void *data)
 	json_object_object_add(o, "policy",
 			       json_object_new_string(config_policy_name(md->cfg.policy)));
 	for (size_t i = 0; i < md->cfg.n_domains; i++) {
-		struct json_object *d = domain_to_json(md->listeners[i].domain, now);
-		struct json_object *models;
+		struct sched_domain_stats st;
+		struct json_object *d, *models;
 		double margin;
+
+		/* Per period, the scheduler's figures: the only accounting by periods. */
+		if (dispatcher_stats(md->dispatcher, (int)i, now, &st) < 0)
+			continue;
+		d = domain_to_json(md->listeners[i].domain, &st);
+		if (!d)
+			continue;
 
 		/* The widest bound margin of the domain's live contexts: a
 		 * context whose groups keep overrunning their bound shows here. */
@@ -669,11 +662,11 @@ static struct json_object *ctl_show_budgets(void *data)
 		json_object_put(models);
 		json_object_object_add(d, "bound_margin_us",
 				       json_object_new_double(margin / 1000.0));
-		add_sched_stats(md, (int)i, d, now);
 		json_object_object_add(d, "context_list", context_list(md, &md->listeners[i]));
 		json_object_array_add(arr, d);
 	}
 	json_object_object_add(o, "domains", arr);
+	json_object_object_add(o, "invariant_violations", invariant_violations(md));
 	return o;
 }
 
@@ -780,8 +773,8 @@ static struct json_object *ctl_status(void *data)
 		struct json_object *w = json_object_new_object();
 
 		json_object_object_add(w, "client", json_object_new_int64(c->id));
-		json_object_object_add(
-		    w, "domain", json_object_new_string(domain_config(c->listener->domain)->name));
+		json_object_object_add(w, "domain",
+				       json_object_new_string(domain_name(c->listener->domain)));
 		json_object_object_add(w, "worker_pid", json_object_new_int(c->pid));
 		json_object_object_add(w, "peer_pid", json_object_new_int(c->peer_pid));
 		json_object_object_add(w, "name", json_object_new_string(c->name));
@@ -896,7 +889,7 @@ static int send_grant(void *data, uint32_t client, const struct wire_grant *gran
 	if (send(c->record_fd, grant, sizeof(*grant), MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    (ssize_t)sizeof(*grant)) {
 		log_error("domain %s: client %u: cannot send a grant: %s; stopping its worker",
-			  domain_config(c->listener->domain)->name, c->id, strerror(errno));
+			  domain_name(c->listener->domain), c->id, strerror(errno));
 		kill(c->pid, SIGKILL);
 		return -errno;
 	}
@@ -982,7 +975,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		const struct domain_config *dc = &cfg->domains[i];
 
 		l->md = md;
-		l->domain = domain_create(dc, md->started_ns);
+		l->domain = domain_create(dc);
 		if (!l->domain) {
 			snprintf(err, err_size, "out of memory");
 			goto fail;

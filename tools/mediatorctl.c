@@ -163,20 +163,27 @@ static const char show_budgets_help[] =
     "unit (us, ms, s). Columns:\n"
     "    DOMAIN      domain name            CLASS   safety or normal\n"
     "    PERIOD      budget period          BUDGET  GPU time per period\n"
-    "    REMAIN      budget left this period\n"
-    "    USED        measured GPU time since the domain started\n"
-    "    LAST        measured GPU time in the last complete period\n"
-    "    PRED        predicted GPU time since the domain started\n"
-    "    DEBT        overrun time still owed\n"
-    "    UTIL        LAST as a share of PERIOD\n"
+    "    REMAIN      budget left this period: BUDGET less DEBT and THIS\n"
+    "    THIS        measured GPU time charged in this period\n"
+    "    USED        measured GPU time since mediatord started\n"
+    "    LAST        measured GPU time charged in the last period\n"
+    "    PRED        predicted GPU time since mediatord started\n"
+    "    DEBT        what the domain overspent, taken from this period\n"
+    "    UTIL        LAST as a share of the last period's length\n"
     "    CLI, CTX    connected clients, live GPU contexts\n"
-    "    GROUPS      command groups since the domain started\n"
-    "    OVR, MISS   groups that overran their bound, missed deadlines\n"
-    "    THR         times the domain was throttled\n"
+    "    GROUPS      command groups since mediatord started\n"
+    "    OVR         groups whose measured time took the domain past its budget\n"
+    "    MISS        safety frames that missed their deadline\n"
+    "    THR         groups that waited for budget or for a safety frame\n"
     "    TIMESTAMPS  where completion timestamps come from\n"
     "\n"
-    "    --json      print {\"policy\": ..., \"domains\": [...]} exactly as\n"
-    "                mediatord sent it, times in microseconds\n"
+    "The periods are the scheduler's: set-budget changes PERIOD and BUDGET\n"
+    "from the domain's next period boundary, and every per-period column\n"
+    "follows from there. A line under the table names the invariants of\n"
+    "mediatord's state found broken, if any (its log says where).\n"
+    "\n"
+    "    --json      print {\"policy\", \"domains\": [...], \"invariant_violations\"}\n"
+    "                exactly as mediatord sent it, times in microseconds\n"
     "    --watch     print the table again every second until interrupted\n"
     "    --contexts  also list the live guest contexts of each domain: client,\n"
     "                transport (vtest or vhost-user), context id, groups and\n"
@@ -642,12 +649,15 @@ struct column {
 	enum column_kind kind;
 };
 
+/* One column a line. */
+/* clang-format off */
 static const struct column budget_columns[] = {
     {"DOMAIN", "name", COL_TEXT},
     {"CLASS", "class", COL_TEXT},
     {"PERIOD", "period_us", COL_US},
     {"BUDGET", "budget_us", COL_US},
     {"REMAIN", "remaining_us", COL_US},
+    {"THIS", "used_this_period_us", COL_US},
     {"USED", "used_us", COL_US},
     {"LAST", "used_last_period_us", COL_US},
     {"PRED", "predicted_us", COL_US},
@@ -661,6 +671,7 @@ static const struct column budget_columns[] = {
     {"THR", "throttled", COL_COUNT},
     {"TIMESTAMPS", "timestamp_source", COL_TEXT},
 };
+/* clang-format on */
 #define N_BUDGET_COLUMNS (sizeof(budget_columns) / sizeof(budget_columns[0]))
 #define CELL_MAX	 48
 
@@ -734,6 +745,28 @@ static void print_row(char cells[][CELL_MAX], const size_t *widths)
 	putchar('\n');
 }
 
+/* show-budgets' "invariant_violations": one line naming those broken, nothing when none is. */
+static void print_invariant_violations(struct json_object *result)
+{
+	struct json_object *inv;
+	bool any = false;
+
+	if (!json_object_object_get_ex(result, "invariant_violations", &inv) ||
+	    !json_object_is_type(inv, json_type_object))
+		return;
+	json_object_object_foreach(inv, name, count)
+	{
+		if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) <= 0)
+			continue;
+		fputs(any ? ", " : "broken invariants of mediatord (see its log): ", stdout);
+		print_sanitized(name);
+		printf(" %" PRId64, json_object_get_int64(count));
+		any = true;
+	}
+	if (any)
+		putchar('\n');
+}
+
 static int print_budgets(struct json_object *result)
 {
 	struct json_object *policy, *domains;
@@ -785,6 +818,7 @@ static int print_budgets(struct json_object *result)
 	for (size_t i = 0; i <= n; i++)
 		print_row(cells[i], widths);
 	free(cells);
+	print_invariant_violations(result);
 	return EXIT_OK;
 }
 
