@@ -1,14 +1,19 @@
 #!/bin/bash
-# Shared helpers of the integration tests. Each test sources this file, which
-#  - checks the real prerequisites (exit 77, naming what is missing),
+# What the integration tests share beyond scripts/lib/gm-common.sh (the
+# library of the demo, the benchmarks and the tests, which this file
+# sources: its gm_* functions are the tests' too). Each test sources this
+# file, which
+#  - checks the real prerequisites (exit 77, naming what is missing: the
+#    common library's gm_missing skips here, its gm_die fails the test),
 #  - makes a private temp dir $TMP holding the config, every socket, the
 #    control socket, logs and traces (never an installed instance's paths),
-#  - installs a cleanup trap that stops everything the test started.
+#  - stops everything the test started at exit (the common library's
+#    cleanups) and, when the test fails, prints the end of its logs.
 #
 # meson sets MEDIATORD, MEDIATORCTL, MEDIATOR_WORKER, MEDIATOR_EXEC,
-# VTEST_POKE and TESTS_SRCDIR (tests/meson.build). Run by hand, they
-# default to the binaries of $BUILD_DIR (default: build/ at the top of the
-# source tree). KEEP_TMP=1 keeps $TMP.
+# VTEST_POKE, TESTS_SRCDIR and the other programs' paths (tests/meson.build).
+# Run by hand, they default to the binaries of $BUILD_DIR (default: build/
+# at the top of the source tree). KEEP_TMP=1 keeps $TMP.
 #
 # Domains of the default config: "cluster" (safety) on $SOCK_A and
 # "infotainment" (normal) on $SOCK_B.
@@ -21,38 +26,47 @@
 set -euo pipefail
 
 TEST_NAME=$(basename -- "$0" .sh)
+GM_NAME=$TEST_NAME
 TESTS_SRCDIR=${TESTS_SRCDIR:-$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)}
 SRCROOT=$(cd -- "$TESTS_SRCDIR/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
-MEDIATORD=${MEDIATORD:-$BUILD_DIR/daemon/mediatord}
-MEDIATORCTL=${MEDIATORCTL:-$BUILD_DIR/tools/mediatorctl}
-MEDIATOR_WORKER=${MEDIATOR_WORKER:-$BUILD_DIR/worker/mediator-worker}
-MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/tools/mediator-exec}
-VTEST_POKE=${VTEST_POKE:-$BUILD_DIR/tests/vtest-poke}
-export MEDIATOR_WORKER
+# shellcheck source=scripts/lib/gm-common.sh
+source "$SRCROOT/scripts/lib/gm-common.sh"
 
 # Seconds a glmark2 run may take beyond its scenes before it counts as hung.
 GLMARK_SLACK_S=${GLMARK_SLACK_S:-90}
 
+# log MSG...: a timestamped line on stderr.
 log() {
-  echo "[$(date +%T)] $TEST_NAME: $*" >&2
+  gm_log "$@"
 }
 
+# skip MSG...: a real prerequisite is missing: exit 77 (meson's skip), saying which.
 skip() {
   echo "SKIP: $TEST_NAME: $*" >&2
   exit 77
 }
 
+# fail MSG...: the test fails (exit 1).
 fail() {
   echo "FAIL: $TEST_NAME: $*" >&2
   exit 1
 }
 
-# require_cmd COMMAND PACKAGE: skip when a real prerequisite is missing.
-require_cmd() {
-  command -v "$1" >/dev/null 2>&1 || skip "'$1' not found (Debian package $2)"
+# The common library's errors fail the test; its missing prerequisites skip it.
+gm_die() {
+  fail "$@"
+}
+gm_missing() {
+  skip "$@"
 }
 
+# require_cmd COMMAND PACKAGE: skip when a real prerequisite is missing.
+require_cmd() {
+  gm_require_cmd "$@"
+}
+
+# require_built: fails unless the programs every test may run are built.
 require_built() {
   local f
   for f in "$MEDIATORD" "$MEDIATORCTL" "$MEDIATOR_WORKER" "$MEDIATOR_EXEC" "$VTEST_POKE"; do
@@ -79,16 +93,10 @@ case "${GM_CLIENT_MESA:-}" in
   "" | 22) ;;
   25)
     CLIENT_MESA_DIR=${GM_MESA25_DIR:-/var/cache/gpu-mediator/mesa-25}
-    _mesa_env=$("$SRCROOT/scripts/mesa25-beside.sh" --env "$CLIENT_MESA_DIR" 2>&1) ||
+    gm_mesa25_env "$CLIENT_MESA_DIR" ||
       skip "no Mesa 25 client libraries (scripts/mesa25-beside.sh needs the" \
-        "bookworm-backports apt source and network once): $_mesa_env"
-    while read -r _word _assignment; do
-      [ "$_word" = export ] || continue
-      _assignment=${_assignment/=\'/=}
-      CLIENT_ENV+=("${_assignment%\'}")
-    done <<<"$_mesa_env"
-    [ ${#CLIENT_ENV[@]} -gt 0 ] || fail "mesa25-beside.sh --env printed no environment"
-    unset _mesa_env _word _assignment
+        "bookworm-backports apt source and network once): $GM_MESA25_ERR"
+    CLIENT_ENV=("${GM_MESA25_ENV[@]}")
     ;;
   *) fail "GM_CLIENT_MESA is '$GM_CLIENT_MESA': 22 (the system's) or 25" ;;
 esac
@@ -111,100 +119,37 @@ assert_client_mesa() {
     child=${todo[0]}
     todo=("${todo[@]:1}")
     grep -q "$CLIENT_MESA_DIR/.*libgallium" "/proc/$child/maps" 2>/dev/null && return 0
-    todo+=($(pgrep -P "$child"))
+    mapfile -t -O ${#todo[@]} todo < <(pgrep -P "$child")
   done
   fail "client pid $pid has not loaded Mesa from $CLIENT_MESA_DIR"
 }
 
-# Socket paths must fit sun_path (108 bytes): keep $TMP short.
-TMP=$(mktemp -d /tmp/gm-"$TEST_NAME".XXXXXX)
+gm_tmpdir "gm-$TEST_NAME"
 SOCK_A=$TMP/cluster.vtest
 SOCK_B=$TMP/ivi.vtest
 CONTROL=$TMP/control.sock
 CONFIG=$TMP/mediatord.conf
 DOMAIN_A=cluster
 DOMAIN_B=infotainment
-MEDIATORD_PID=
 MEDIATORD_LOG=$TMP/mediatord.log
-XVFB_PID=
-declare -a STARTED_PIDS=()
 declare -A CLIENT_PID=()
 declare -A CLIENT_LOG=()
 
-_kill_pids() {
-  local pid sig=$1
-  shift
-  for pid in "$@"; do
-    kill "-$sig" "$pid" 2>/dev/null || true
-  done
+# show_logs: at exit, when the test fails, the end of mediatord's log and of
+# every log in $TMP (cleanups run last in, first out: this one after
+# everything the test started has stopped, before $TMP goes).
+show_logs() {
+  gm_failed || return 0
+  gm_tail_logs 40 "$MEDIATORD_LOG" "$TMP"/*.log
 }
-
-_wait_gone() {
-  local pid deadline=$((SECONDS + $1))
-  shift
-  for pid in "$@"; do
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-      sleep 0.1
-    done
-  done
-}
-
-cleanup() {
-  local rc=$? workers=() printed_mediatord=0
-  set +e
-  if [ ${#STARTED_PIDS[@]} -gt 0 ]; then
-    _kill_pids TERM "${STARTED_PIDS[@]}"
-    _wait_gone 5 "${STARTED_PIDS[@]}"
-    _kill_pids KILL "${STARTED_PIDS[@]}"
-  fi
-  if [ -n "$MEDIATORD_PID" ] && kill -0 "$MEDIATORD_PID" 2>/dev/null; then
-    mapfile -t workers < <(pgrep -P "$MEDIATORD_PID")
-    kill -TERM "$MEDIATORD_PID"
-    _wait_gone 10 "$MEDIATORD_PID"
-    kill -KILL "$MEDIATORD_PID" 2>/dev/null
-    [ ${#workers[@]} -gt 0 ] && _kill_pids KILL "${workers[@]}"
-  fi
-  if [ -n "$XVFB_PID" ]; then
-    kill -TERM "$XVFB_PID" 2>/dev/null
-    _wait_gone 5 "$XVFB_PID"
-    kill -KILL "$XVFB_PID" 2>/dev/null
-  fi
-  wait 2>/dev/null
-  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-    local f
-    for f in "$MEDIATORD_LOG" "$TMP"/*.log; do
-      [ -s "$f" ] || continue
-      [ "$f" != "$MEDIATORD_LOG" ] || [ "$printed_mediatord" = 0 ] || continue
-      printed_mediatord=1
-      echo "----- $f (last 40 lines) -----" >&2
-      tail -n 40 "$f" >&2
-    done
-  fi
-  if [ "${KEEP_TMP:-0}" = 1 ]; then
-    echo "$TEST_NAME: kept $TMP" >&2
-  else
-    rm -rf -- "$TMP"
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+gm_on_exit show_logs
 
 # start_xvfb: starts Xvfb on a free display (it picks one itself with
 # -displayfd) and exports DISPLAY.
 start_xvfb() {
-  local fifo=$TMP/xvfb.displayfd n=
-  mkfifo "$fifo"
-  Xvfb -displayfd 5 -nolisten tcp -noreset -screen 0 1024x768x24 \
-    5>"$fifo" >"$TMP/xvfb.log" 2>&1 &
-  XVFB_PID=$!
-  if ! read -r -t 15 n <"$fifo" || [ -z "$n" ]; then
-    fail "Xvfb did not report a display within 15 s"
-  fi
-  export DISPLAY=":$n"
+  gm_start_xvfb 1024x768x24
   log "Xvfb pid $XVFB_PID on $DISPLAY"
-  _probe_mediator_exec "/tmp/.X11-unix/X$n"
+  _probe_mediator_exec "/tmp/.X11-unix/X${DISPLAY#:}"
 }
 
 # _probe_mediator_exec SOCKET: mediator-exec needs a mount namespace; where
@@ -222,76 +167,32 @@ _probe_mediator_exec() {
 
 # write_config [POLICY [MAX_INFLIGHT]]: two domains, every path in $TMP.
 write_config() {
-  local policy=${1:-budget} max_inflight=${2:-1}
-  mkdir -p "$TMP/state"
-  cat >"$CONFIG" <<EOF
-[mediator]
-control_socket = $CONTROL
-state_dir = $TMP/state
-policy = $policy
-max_inflight = $max_inflight
-renderer = egl-surfaceless
-
-[domain $DOMAIN_A]
-class = safety
-period_us = 16667
-budget_us = 4000
-vtest_socket = $SOCK_A
-
-[domain $DOMAIN_B]
-class = normal
-period_us = 16667
-budget_us = 12000
-vtest_socket = $SOCK_B
-EOF
+  gm_write_config "$CONFIG" \
+    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy="${1:-budget}" \
+    max_inflight="${2:-1}" renderer=egl-surfaceless \
+    "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
+    "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
 }
 
 # start_mediatord: starts it on $CONFIG and waits until all its sockets
 # exist; fails when it exits instead.
 start_mediatord() {
-  local deadline=$((SECONDS + 20)) s rc
-  "$MEDIATORD" --config "$CONFIG" >"$MEDIATORD_LOG" 2>&1 &
-  MEDIATORD_PID=$!
-  for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
-    while [ ! -S "$s" ]; do
-      if ! kill -0 "$MEDIATORD_PID" 2>/dev/null; then
-        wait "$MEDIATORD_PID" && rc=0 || rc=$?
-        MEDIATORD_PID=
-        fail "mediatord exited with status $rc before creating $s"
-      fi
-      [ $SECONDS -lt $deadline ] || fail "mediatord did not create $s within 20 s"
-      sleep 0.1
-    done
-  done
+  gm_start_mediatord "$CONFIG" "$MEDIATORD_LOG"
   log "mediatord pid $MEDIATORD_PID ready"
 }
 
-# stop_mediatord: SIGTERM, then returns its exit status (0 expected).
-stop_mediatord() {
-  local pid=$MEDIATORD_PID rc
-  [ -n "$pid" ] || fail "mediatord is not running"
-  kill -TERM "$pid"
-  _wait_gone 15 "$pid"
-  if kill -0 "$pid" 2>/dev/null; then
-    fail "mediatord did not exit within 15 s of SIGTERM"
-  fi
-  MEDIATORD_PID=
-  wait "$pid" && rc=0 || rc=$?
-  return $rc
-}
-
-assert_mediatord_alive() {
-  [ -n "$MEDIATORD_PID" ] && kill -0 "$MEDIATORD_PID" 2>/dev/null ||
-    fail "mediatord is gone"
-  # A zombie counts as gone, too.
-  local state
-  state=$(awk '/^State:/ {print $2}' "/proc/$MEDIATORD_PID/status" 2>/dev/null || echo X)
-  [ "$state" != Z ] && [ "$state" != X ] || fail "mediatord has exited (state $state)"
+# setup_rendering POLICY MAX_INFLIGHT: what most client tests start with:
+# their prerequisites, Xvfb, the two domains' config, mediatord.
+setup_rendering() {
+  require_rendering
+  start_xvfb
+  write_config "$1" "$2"
+  start_mediatord
 }
 
 # ctl ARGS...: mediatorctl on this test's control socket, bounded in time.
 ctl() {
-  timeout -k 5 20 "$MEDIATORCTL" --socket "$CONTROL" "$@"
+  gm_ctl "$@"
 }
 
 # start_glmark NAME SOCKET SECONDS ARGS...: starts glmark2-es2 --off-screen
@@ -308,7 +209,7 @@ start_glmark() {
     timeout -k 5 "$secs" "$MEDIATOR_EXEC" --socket "$sock" -- glmark2-es2 --off-screen "$@" \
     >"${CLIENT_LOG[$name]}" 2>&1 &
   CLIENT_PID[$name]=$!
-  STARTED_PIDS+=("$!")
+  gm_track "$!"
   log "glmark2 '$name' pid $! on $(basename -- "$sock"): $*"
 }
 
@@ -352,9 +253,9 @@ budgets_json() {
 
 # domain_field DOMAIN FIELD: one member of one domain of show-budgets --json.
 domain_field() {
-  local v
-  v=$(budgets_json | jq -r --arg d "$1" --arg f "$2" \
-    '.domains[] | select(.name == $d) | .[$f]') || fail "jq failed"
+  local json v
+  json=$(budgets_json) || fail "show-budgets --json failed"
+  v=$(gm_budgets_field "$1" "$2" "$json") || fail "jq failed"
   [ -n "$v" ] || fail "show-budgets has no domain '$1' or no field '$2'"
   printf '%s\n' "$v"
 }

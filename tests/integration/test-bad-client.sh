@@ -6,11 +6,7 @@
 # answers show-budgets, and domain A still serves a fresh client.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
-
-start_xvfb
-write_config
-start_mediatord
+setup_rendering budget 1
 
 start_glmark b "$SOCK_B" $((12 + GLMARK_SLACK_S)) \
   -b build:duration=4 -b shading:duration=4 -b texture:duration=4
@@ -21,14 +17,14 @@ for mode in garbage truncated huge-length unknown-cmd bad-handle "garbage 7" "ga
   # shellcheck disable=SC2086 # "garbage 7" is mode and seed
   timeout -k 5 60 "$VTEST_POKE" "$SOCK_A" $mode >"$TMP/poke.out" 2>&1 && rc=0 || rc=$?
   sed "s/^/  vtest-poke $mode: /" "$TMP/poke.out" >&2
-  [ $rc -eq 0 ] || fail "vtest-poke $mode: status $rc (the server misbehaved)"
-  assert_mediatord_alive
+  [ "$rc" -eq 0 ] || fail "vtest-poke $mode: status $rc (the server misbehaved)"
+  gm_assert_mediatord_alive
 done
 kill -0 "${CLIENT_PID[b]}" 2>/dev/null ||
   log "warning: B's client finished before the attack did (slow machine?)"
 
 wait_glmark b
-assert_mediatord_alive
+gm_assert_mediatord_alive
 budgets_json >/dev/null
 wait_field "$DOMAIN_A" clients 0 15
 timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||

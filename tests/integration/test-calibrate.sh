@@ -6,11 +6,7 @@
 # arguments are refused with the documented exit statuses.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
-
-start_xvfb
-write_config fifo 1
-start_mediatord
+setup_rendering fifo 1
 STATE=$TMP/state/$DOMAIN_A.sgd.state
 
 rc=0
@@ -46,5 +42,5 @@ jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .contexts[] |
 run_glmark a "$SOCK_A" $((2 + GLMARK_SLACK_S)) -b build:duration=1
 grep -q "learned state loaded from $STATE" "$MEDIATORD_LOG" ||
   fail "the next context did not load the calibrated state"
-assert_mediatord_alive
+gm_assert_mediatord_alive
 log "ok"

@@ -25,7 +25,7 @@ log "after $WARMUP cycles: VmRSS $rss_warm KiB, $fds_warm fds"
 timeout -k 5 800 "$VTEST_POKE" "$SOCK_A" connect-close $((CYCLES - WARMUP)) >&2 ||
   fail "cycles $((WARMUP + 1))..$CYCLES failed"
 wait_field "$DOMAIN_A" clients 0 15
-assert_mediatord_alive
+gm_assert_mediatord_alive
 rss_end=$(rss_kib "$MEDIATORD_PID")
 fds_end=$(fd_count "$MEDIATORD_PID")
 log "after $CYCLES cycles: VmRSS $rss_end KiB, $fds_end fds"

@@ -8,14 +8,10 @@
 # time without mediator-exec, the variable alone naming the socket.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
 # Debian installs it with an architecture suffix.
 gears=$(compgen -G '/usr/bin/es2gears_x11*' | head -n 1) ||
   skip "es2gears_x11 is not installed (package mesa-utils-bin)"
-
-start_xvfb
-write_config
-start_mediatord
+setup_rendering budget 1
 
 # es2gears runs until killed: 4 s of it, then timeout's status 124.
 client_env GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME="$SOCK_A" \
@@ -25,7 +21,7 @@ gears_pid=$!
 sleep 2
 assert_client_mesa "$gears_pid"
 wait "$gears_pid" && rc=0 || rc=$?
-[ $rc -eq 124 ] || fail "es2gears ended with status $rc before it was stopped: $(tail -5 "$TMP/gears.log")"
+[ "$rc" -eq 124 ] || fail "es2gears ended with status $rc before it was stopped: $(tail -5 "$TMP/gears.log")"
 wait_field "$DOMAIN_A" clients 0 10
 ! grep -q "closing the connection" "$MEDIATORD_LOG" ||
   fail "the worker refused es2gears: $(grep 'closing the connection' "$MEDIATORD_LOG")"
@@ -36,7 +32,7 @@ log "ok: $groups groups"
 if [ -n "$CLIENT_MESA_DIR" ]; then
   client_env GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME="$SOCK_A" \
     timeout -k 5 3 "$gears" >"$TMP/gears-direct.log" 2>&1 && rc=0 || rc=$?
-  [ $rc -eq 124 ] ||
+  [ "$rc" -eq 124 ] ||
     fail "es2gears with VTEST_SOCKET_NAME alone ended with status $rc: $(tail -5 "$TMP/gears-direct.log")"
   wait_field "$DOMAIN_A" clients 0 10
   more=$(domain_field "$DOMAIN_A" groups)

@@ -13,9 +13,7 @@
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
-CLUSTER_CLIENT=${CLUSTER_CLIENT:-$BUILD_DIR/guest-shim/cluster-client}
-LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/guest-shim/long-draws}
-[ -x "$CLUSTER_CLIENT" ] && [ -x "$LONG_DRAWS" ] || fail "bench/isolation clients not built"
+{ [ -x "$CLUSTER_CLIENT" ] && [ -x "$LONG_DRAWS" ]; } || fail "bench/isolation clients not built"
 FRAMES=600
 
 write_config budget 1
@@ -28,19 +26,6 @@ sed -i '/^\[domain '"$DOMAIN_B"'\]/a strict = true' "$CONFIG"
 sed -i 's/^budget_us = 12000$/budget_us = 8000/' "$CONFIG"
 start_mediatord
 
-# in_domain SOCKET COMMAND...: a GL client of a domain, no display needed. It
-# runs with a private /tmp (mediator-exec): reports go out through fd 3.
-# In the ASan build, LeakSanitizer is off for these GL clients: what it
-# finds at their exit is allocated inside Mesa's driver (dlopen'ed, "unknown
-# module"), not in their code.
-in_domain() {
-  local sock=$1
-  shift
-  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
-    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless timeout -k 5 60 "$MEDIATOR_EXEC" \
-    --socket "$sock" -- "$@"
-}
-
 # steal_ticks: CPU time the hypervisor gave to other guests so far, and all CPU time (jiffies).
 steal_ticks() {
   awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
@@ -52,15 +37,15 @@ steal_ticks() {
 attempt() {
   local n=$1 s0 s1 before
   s0=$(steal_ticks)
-  in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds $((FRAMES / 60 + 8)) \
-    --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
+  gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 \
+    --seconds $((FRAMES / 60 + 8)) --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
   LONG_PID=$!
-  STARTED_PIDS+=("$LONG_PID")
+  gm_track "$LONG_PID"
   sleep 2
-  in_domain "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" --json /dev/fd/3 3>"$TMP/cluster.json" \
-    >"$TMP/cluster.log" 2>&1 &
+  gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" \
+    --json /dev/fd/3 3>"$TMP/cluster.json" >"$TMP/cluster.log" 2>&1 &
   CLUSTER_PID=$!
-  STARTED_PIDS+=("$CLUSTER_PID")
+  gm_track "$CLUSTER_PID"
   sleep 2 # past the cluster's start-up (shader compilation)
   before=$(budgets_json)
   ctl trace start "$TMP/trace-$n.jsonl" >&2 || fail "trace start failed"
@@ -129,22 +114,22 @@ grep -q "budget 6000 us per 16667 us" <<<"$out" || fail "set-budget said: $out"
 sleep 0.1
 [ "$(domain_field "$DOMAIN_B" budget_us)" = 6000 ] || fail "the new budget was not applied"
 ctl set-budget "$DOMAIN_A" --budget-us 16000 --deadline-us 8000 >"$TMP/refused.out" 2>&1 && rc=0 || rc=$?
-[ $rc -eq 1 ] && grep -q "fit its deadline" "$TMP/refused.out" ||
+{ [ "$rc" -eq 1 ] && grep -q "fit its deadline" "$TMP/refused.out"; } ||
   fail "an infeasible safety budget: exit $rc, $(cat "$TMP/refused.out")"
 ctl set-budget "$DOMAIN_B" --budget-us 0 >/dev/null 2>&1 && rc=0 || rc=$?
-[ $rc -eq 2 ] || fail "set-budget --budget-us 0: exit $rc, expected 2"
+[ "$rc" -eq 2 ] || fail "set-budget --budget-us 0: exit $rc, expected 2"
 ctl set-budget nosuch --budget-us 10 >"$TMP/nosuch.out" 2>&1 && rc=0 || rc=$?
-[ $rc -eq 1 ] && grep -q "no domain" "$TMP/nosuch.out" || fail "unknown domain: exit $rc"
+{ [ "$rc" -eq 1 ] && grep -q "no domain" "$TMP/nosuch.out"; } || fail "unknown domain: exit $rc"
 
 # A restarted infotainment client starts from the domain's saved model,
 # whose memo predicts its first draw (the shader compile, ~100 ms) above
 # the strict domain's whole budget, while its context is young: it runs
 # (it once waited for budget a strict domain never has).
-in_domain "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds 3 \
+gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 --seconds 3 \
   --json /dev/fd/3 3>"$TMP/restart.json" >"$TMP/restart.log" 2>&1 ||
   fail "a restarted long-draws failed: $(tail -3 "$TMP/restart.log")"
 [ "$(jq .groups "$TMP/restart.json")" -gt 10 ] ||
   fail "a restarted long-draws ran only $(jq .groups "$TMP/restart.json") groups in 3 s"
 log "a restarted infotainment client: $(jq .groups "$TMP/restart.json") groups in 3 s"
-assert_mediatord_alive
+gm_assert_mediatord_alive
 log "ok"

@@ -25,7 +25,7 @@ PYTHON=/usr/bin/python3
 [ -x $PYTHON ] || skip "no $PYTHON (Debian package python3)"
 "$PYTHON" -c 'import PIL' 2>/dev/null || skip "no python3-pil (Debian package python3-pil)"
 [ "$(id -u)" = 0 ] || skip "needs root (the system libvirtd)"
-qemu_version=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+qemu_version=$(gm_qemu_major)
 [ "${qemu_version:-0}" -ge 8 ] ||
   skip "QEMU $qemu_version: vhost-user-gpu-pci needs QEMU >= 8 here (bookworm-backports)"
 
@@ -38,15 +38,14 @@ IVI=${PREFIX}ivi-vm
 CONTROL=$TMP/run/control.sock
 VMS_LOG_DIR=$TMP/log
 MEDIATORD_LOG=$VMS_LOG_DIR/mediatord.log
+# At exit, the VMs go, then mediatord (started by install.sh) and its
+# workers stop (gm_kill_mediatord; cleanups run last in, first out).
 cleanup_vms() {
-  local rc=$?
-  set +e
   vms_remove "$CLUSTER" "$IVI"
-  [ -f "$TMP/run/mediatord.pid" ] && MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
-  (exit $rc)
-  cleanup # lib.sh's: stops mediatord and its workers, exits with $rc
+  [ ! -f "$TMP/run/mediatord.pid" ] || MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
+  gm_kill_mediatord
 }
-trap cleanup_vms EXIT
+gm_on_exit cleanup_vms
 
 "$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD" --config "$TMP/etc/mediatord.conf" \
   --state-dir "$TMP/state" --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
@@ -139,7 +138,7 @@ cleanup_vms_and_check() {
   wait_field ivi clients 0 15
 }
 cleanup_vms_and_check
-assert_mediatord_alive
+gm_assert_mediatord_alive
 # install.sh started mediatord, so it is not this shell's child.
 vms_stop_mediatord "$TMP/run" || fail "mediatord did not stop cleanly"
 MEDIATORD_PID=

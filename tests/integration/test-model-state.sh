@@ -28,7 +28,7 @@ one_run() {
   wait_field "$DOMAIN_A" clients 0 10 # the worker saved its state on exit
   ctl trace stop >/dev/null || fail "trace stop failed"
   cp "$MEDIATORD_LOG" "$TMP/mediatord-$1.log"
-  stop_mediatord || fail "mediatord did not stop cleanly"
+  gm_stop_mediatord || fail "mediatord did not stop cleanly"
 }
 
 # mae N FROM TO: mean |predicted - measured| of groups FROM..TO-1 of run N, in us
@@ -86,6 +86,6 @@ last=$((RESTARTS + 2))
 one_run "$last"
 grep -q "is corrupt or unreadable" "$TMP/mediatord-$last.log" ||
   fail "a corrupt state file was not reported"
-head -c 6 "$STATE" | grep -q GMPRED && [ "$(stat -c %s "$STATE")" -gt 64 ] ||
+{ head -c 6 "$STATE" | grep -q GMPRED && [ "$(stat -c %s "$STATE")" -gt 64 ]; } ||
   fail "the corrupt state file was not replaced"
 log "ok"

@@ -72,9 +72,9 @@ log "last sample: $(jq -c "del(.context_list)" <<<"$d")"
 [ $busy -ge 10 ] || fail "infotainment used the GPU in only $busy of 20 last periods"
 
 wait_glmark b
-assert_mediatord_alive
+gm_assert_mediatord_alive
 ! grep -q "invariant .* broken" "$MEDIATORD_LOG" ||
   fail "mediatord logged broken invariants: $(grep "invariant .* broken" "$MEDIATORD_LOG")"
-stop_mediatord && rc=0 || rc=$?
-[ $rc -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"
+gm_stop_mediatord && rc=0 || rc=$?
+[ "$rc" -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"
 log "ok"

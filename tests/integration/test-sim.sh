@@ -8,7 +8,7 @@
 # deterministic; bad input exits 2 with a message.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-SIM=${MEDIATOR_SIM:-$BUILD_DIR/tools/mediator-sim}
+SIM=$MEDIATOR_SIM
 DATA=$TESTS_SRCDIR/data/sim
 [ -x "$SIM" ] || fail "mediator-sim not built at $SIM"
 
@@ -25,12 +25,12 @@ col() {
 }
 
 sim fifo --check "$DATA/fifo.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-20ms.jsonl"
-[ $rc -eq 1 ] || fail "fifo: exit $rc, expected 1 (not schedulable)"
+[ "$rc" -eq 1 ] || fail "fifo: exit $rc, expected 1 (not schedulable)"
 [ "$(col fifo cluster 5)" -ge 200 ] || fail "fifo: only $(col fifo cluster 5) cluster misses"
 grep -q "schedulable: no" "$TMP/fifo" || fail "fifo: no verdict"
 
 sim budget --check "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-20ms.jsonl"
-[ $rc -eq 0 ] || fail "budget: exit $rc: $(cat "$TMP/budget" "$TMP/budget.err")"
+[ "$rc" -eq 0 ] || fail "budget: exit $rc: $(cat "$TMP/budget" "$TMP/budget.err")"
 [ "$(col budget cluster 3)" -eq 240 ] || fail "budget: cluster ran $(col budget cluster 3) groups"
 [ "$(col budget cluster 5)" -eq 0 ] || fail "budget: $(col budget cluster 5) cluster misses"
 [ "$(col budget infotainment 3)" -eq 200 ] || fail "budget: infotainment lost groups"
@@ -39,12 +39,12 @@ util=$(col budget infotainment 6)
 [ "${util%%.*}" -ge 75 ] || fail "budget: infotainment kept only $util of the GPU"
 
 sim big --check "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-40ms.jsonl"
-[ $rc -eq 1 ] || fail "40 ms groups: exit $rc, expected 1"
+[ "$rc" -eq 1 ] || fail "40 ms groups: exit $rc, expected 1"
 [ "$(col big infotainment 8)" -eq 20 ] || fail "40 ms groups: not all throttled"
 [ "$(col big cluster 5)" -gt 0 ] || fail "40 ms groups ran after max_defer without a miss?"
 
 sim refused --check "$DATA/unschedulable.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-40ms.jsonl"
-[ $rc -eq 1 ] || fail "unschedulable: exit $rc, expected 1"
+[ "$rc" -eq 1 ] || fail "unschedulable: exit $rc, expected 1"
 [ "$(col refused infotainment 9)" -eq 20 ] || fail "unschedulable: not all 40 ms groups refused"
 [ "$(col refused cluster 5)" -eq 0 ] || fail "unschedulable: the cluster missed frames"
 
@@ -52,17 +52,17 @@ sim again --check "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-20ms
 cmp -s "$TMP/budget" "$TMP/again" || fail "two replays of the same traces differ"
 
 sim oracle --model oracle "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-20ms.jsonl"
-[ $rc -eq 0 ] || fail "--model oracle: exit $rc"
+[ "$rc" -eq 0 ] || fail "--model oracle: exit $rc"
 
 # Bad input: exit 2 and a message.
 printf '{"domain":"cluster","client":1}\n' >"$TMP/bad.jsonl"
 sim bad "$DATA/budget.conf" "$TMP/bad.jsonl"
-[ $rc -eq 2 ] && grep -q "bad.jsonl:1: not a group record" "$TMP/bad.err" ||
+{ [ "$rc" -eq 2 ] && grep -q "bad.jsonl:1: not a group record" "$TMP/bad.err"; } ||
   fail "a malformed trace: exit $rc, $(cat "$TMP/bad.err")"
 sim missing "$DATA/budget.conf" "$TMP/none.jsonl"
-[ $rc -eq 2 ] && grep -q "none.jsonl" "$TMP/missing.err" || fail "a missing trace: exit $rc"
+{ [ "$rc" -eq 2 ] && grep -q "none.jsonl" "$TMP/missing.err"; } || fail "a missing trace: exit $rc"
 sim noconf "$TMP/none.conf" "$DATA/cluster-60hz.jsonl"
-[ $rc -eq 2 ] || fail "a missing config: exit $rc"
+[ "$rc" -eq 2 ] || fail "a missing config: exit $rc"
 sim usage --model nonsense "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl"
-[ $rc -eq 2 ] || fail "a bad --model: exit $rc"
+[ "$rc" -eq 2 ] || fail "a bad --model: exit $rc"
 log "ok: fifo $(col fifo cluster 5) misses, budget 0 (infotainment ${util} of the GPU)"

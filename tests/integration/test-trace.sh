@@ -7,11 +7,7 @@
 # exactly one record per command group the domain counted meanwhile.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
-
-start_xvfb
-write_config
-start_mediatord
+setup_rendering budget 1
 
 trace=$TMP/trace.jsonl
 groups_before=$(domain_field "$DOMAIN_A" groups)
@@ -21,7 +17,7 @@ run_glmark a "$SOCK_A" $((3 + GLMARK_SLACK_S)) -b build:duration=1.5 -b clear:du
 wait_field "$DOMAIN_A" clients 0 15
 groups_after=$(domain_field "$DOMAIN_A" groups)
 ctl trace stop >&2 || fail "mediatorctl trace stop failed"
-assert_mediatord_alive
+gm_assert_mediatord_alive
 
 [ -f "$trace" ] || fail "no trace file $trace"
 # Frame records of the safety domain (type "frame") come with the groups;

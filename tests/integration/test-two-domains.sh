@@ -7,18 +7,14 @@
 # mediatord exits 0 on SIGTERM and removes its sockets.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
-
-start_xvfb
-write_config
-start_mediatord
+setup_rendering budget 1
 
 scenes=(-b build:duration=2 -b shading:duration=2)
 start_glmark a "$SOCK_A" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
 start_glmark b "$SOCK_B" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
 wait_glmark a
 wait_glmark b
-assert_mediatord_alive
+gm_assert_mediatord_alive
 
 json=$(budgets_json)
 log "show-budgets --json: $json"
@@ -42,20 +38,20 @@ wait_field "$DOMAIN_B" clients 0 10
 
 table=$(ctl show-budgets) || fail "mediatorctl show-budgets failed"
 printf '%s\n' "$table" >&2
-grep -q -F "$DOMAIN_A" <<<"$table" && grep -q -F "$DOMAIN_B" <<<"$table" ||
+{ grep -q -F "$DOMAIN_A" <<<"$table" && grep -q -F "$DOMAIN_B" <<<"$table"; } ||
   fail "show-budgets table does not list both domains"
 ctl status >&2 || fail "mediatorctl status failed"
 
 # mediatorctl's exit statuses: 2 usage, 3 daemon unreachable.
 timeout 20 "$MEDIATORCTL" --socket "$CONTROL" no-such-command >/dev/null 2>&1 && rc=0 || rc=$?
-[ $rc -eq 2 ] || fail "mediatorctl no-such-command: status $rc, expected 2"
+[ "$rc" -eq 2 ] || fail "mediatorctl no-such-command: status $rc, expected 2"
 timeout 20 "$MEDIATORCTL" --socket "$TMP/absent.sock" status >/dev/null 2>&1 && rc=0 || rc=$?
-[ $rc -eq 3 ] || fail "mediatorctl on a missing socket: status $rc, expected 3"
+[ "$rc" -eq 3 ] || fail "mediatorctl on a missing socket: status $rc, expected 3"
 
 # A second mediatord on the same config must refuse the live sockets
 # (exit 3) and leave the running one untouched.
 timeout 20 "$MEDIATORD" --config "$CONFIG" >"$TMP/second.log" 2>&1 && rc=0 || rc=$?
-[ $rc -eq 3 ] || fail "a second mediatord on the same sockets exited $rc, expected 3"
+[ "$rc" -eq 3 ] || fail "a second mediatord on the same sockets exited $rc, expected 3"
 grep -q "another process is listening" "$TMP/second.log" ||
   fail "the second mediatord did not say why: $(cat "$TMP/second.log")"
 for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
@@ -65,8 +61,8 @@ timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
   fail "the first mediatord stopped serving after a second one tried to start"
 ctl status >/dev/null || fail "the first mediatord's control socket stopped answering"
 
-stop_mediatord && rc=0 || rc=$?
-[ $rc -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"
+gm_stop_mediatord && rc=0 || rc=$?
+[ "$rc" -eq 0 ] || fail "mediatord exited with status $rc on SIGTERM, expected 0"
 for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
   [ ! -e "$s" ] || fail "mediatord left $s behind"
 done

@@ -18,7 +18,7 @@
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_cmd qemu-system-x86_64 qemu-system-x86
-qemu_version=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+qemu_version=$(gm_qemu_major)
 [ "${qemu_version:-0}" -ge 8 ] ||
   skip "QEMU >= 8 is needed (vhost-user-gpu-pci under TCG); found $(qemu-system-x86_64 --version | head -1)"
 require_cmd jq jq
@@ -46,7 +46,7 @@ start_vm() {
     -kernel "$GUEST/vmlinuz" -initrd "$GUEST/initrd.img" -serial "file:$TMP/serial-$1.log" \
     -append "console=ttyS0 quiet $2" >"$TMP/qemu-$1.log" 2>&1 &
   VM_PID=$!
-  STARTED_PIDS+=("$VM_PID")
+  gm_track "$VM_PID"
 }
 
 # wait_serial N PATTERN SECONDS: until the guest's console shows PATTERN.
@@ -142,6 +142,6 @@ log "VM 2: the screendump shows the rendered frame"
 kill -KILL "$VM_PID"
 wait "$VM_PID" 2>/dev/null || true
 wait_field "$DOMAIN_A" clients 0 15
-assert_mediatord_alive
-stop_mediatord || fail "mediatord exited with an error"
+gm_assert_mediatord_alive
+gm_stop_mediatord || fail "mediatord exited with an error"
 log "ok"

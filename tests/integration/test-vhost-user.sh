@@ -12,7 +12,6 @@
 #  - malformed vhost-user messages close that connection only.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-VHOST_USER_FRONTEND=${VHOST_USER_FRONTEND:-$BUILD_DIR/tests/vhost-user-frontend}
 [ -x "$VHOST_USER_FRONTEND" ] || fail "not built: $VHOST_USER_FRONTEND"
 require_cmd jq jq
 
@@ -22,14 +21,14 @@ write_config budget 1
 sed -i "s|^vtest_socket = $SOCK_A\$|&\nvhost_user_socket = $VHOST_A|; s|^vtest_socket = $SOCK_B\$|&\nvhost_user_socket = $VHOST_B|" "$CONFIG"
 grep -q "vhost_user_socket = $VHOST_B" "$CONFIG" || fail "config without vhost sockets"
 start_mediatord
-[ -S "$VHOST_A" ] && [ -S "$VHOST_B" ] || fail "mediatord did not create the vhost-user sockets"
+{ [ -S "$VHOST_A" ] && [ -S "$VHOST_B" ]; } || fail "mediatord did not create the vhost-user sockets"
 
 # The cluster "VM" stays connected after its scenario until we say so.
 mkfifo "$TMP/hold"
 FRONTEND_HOLD=1 timeout -k 5 120 "$VHOST_USER_FRONTEND" "$VHOST_A" scenario \
   <"$TMP/hold" 2>"$TMP/frontend-a.log" &
 front_a=$!
-STARTED_PIDS+=("$front_a")
+gm_track "$front_a"
 exec 9>"$TMP/hold"
 timeout -k 5 120 "$VHOST_USER_FRONTEND" "$VHOST_B" scenario 2>"$TMP/frontend-b.log" ||
   { cat "$TMP/frontend-b.log" >&2; fail "scenario on $DOMAIN_B failed"; }
@@ -98,8 +97,8 @@ grep -q "domain $DOMAIN_A vm [0-9]*: RESOURCE_FLUSH: no such resource" "$MEDIATO
   fail "guest errors are not logged with the domain's name"
 grep -q "malformed command stream; the context is destroyed" "$MEDIATORD_LOG" ||
   fail "the malformed stream's context was not reported destroyed"
-assert_mediatord_alive
+gm_assert_mediatord_alive
 timeout -k 5 120 "$VHOST_USER_FRONTEND" "$VHOST_B" scenario 2>"$TMP/frontend-b2.log" ||
   { cat "$TMP/frontend-b2.log" >&2; fail "$DOMAIN_B no longer serves VMs after bad ones"; }
-stop_mediatord || fail "mediatord exited with an error"
+gm_stop_mediatord || fail "mediatord exited with an error"
 log "ok"

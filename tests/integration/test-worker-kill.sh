@@ -4,11 +4,7 @@
 # scores, mediatord stays up and domain A's client count drops back to 0.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
-require_rendering
-
-start_xvfb
-write_config
-start_mediatord
+setup_rendering budget 1
 
 scenes=(-b build:duration=4 -b shading:duration=4 -b texture:duration=4)
 # A first, alone, so that mediatord's only worker is A's.
@@ -29,15 +25,16 @@ log "killed worker $worker_a"
 # A's client loses its server; it must end (with an error) rather than hang.
 wait "${CLIENT_PID[a]}" && rc=0 || rc=$?
 log "glmark2 'a' ended with status $rc after its worker was killed"
-[ $rc -ne 124 ] && [ $rc -ne 137 ] || fail "glmark2 'a' hung after its worker was killed"
+{ [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; } || fail "glmark2 'a' hung after its worker was killed"
 
 wait_field "$DOMAIN_A" clients 0 10
-assert_mediatord_alive
+gm_assert_mediatord_alive
 wait_glmark b
-assert_mediatord_alive
+gm_assert_mediatord_alive
 budgets_json >/dev/null
 # The killed worker was reaped: no zombie children.
 sleep 0.5
+# shellcheck disable=SC2009 # counts process states, not names
 zombies=$(ps -o stat= --ppid "$MEDIATORD_PID" | grep -c '^Z' || true)
 [ "$zombies" -eq 0 ] || fail "mediatord has $zombies zombie children"
 timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
