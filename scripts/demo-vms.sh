@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2153 # SECS: scripts/demo.sh sets it
 # gpu-mediator demo with virtual machines: cluster-vm and ivi-vm share one
 # (software) GPU through mediatord, as in a car.
 #
@@ -15,18 +16,25 @@
 # libvirt and QEMU >= 8 (scripts/install-deps.sh installs them); scripts/
 # demo.sh runs it where those are there. DEMO_SECONDS (default 10) is about
 # how long the cluster renders.
-# Sourced by scripts/demo.sh, which has set up TMP, say, die, ctl, vms
-# (removed at exit) and vm-configs/vms-lib.sh.
+# Sourced by scripts/demo.sh, which has set up TMP (the common library's
+# gm_tmpdir), say and vm-configs/vms-lib.sh.
+source scripts/lib/gm-common.sh
 chmod 0711 "$TMP"
 PREFIX=gm-demo-$$-
 CLUSTER=${PREFIX}cluster-vm
 IVI=${PREFIX}ivi-vm
 CONTROL=$TMP/run/control.sock
 wait_serial() { # VM PATTERN SECONDS
-  vms_wait_serial "$@" || die "$1: no '$2' on its console within $3 s"
+  vms_wait_serial "$@" || gm_die "$1: no '$2' on its console within $3 s"
 }
 
-vms=("$CLUSTER" "$IVI")
+# At exit: the VMs go, then the mediatord install.sh started.
+remove_vms() {
+  vms_remove "$CLUSTER" "$IVI"
+  vms_stop_mediatord "$TMP/run"
+}
+gm_on_exit remove_vms
+
 say "setting up cluster-vm and ivi-vm (vm-configs/install.sh)"
 vm-configs/install.sh --config "$TMP/etc/mediatord.conf" --state-dir "$TMP/state" \
   --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
@@ -41,7 +49,7 @@ wait_serial "$CLUSTER" 'GM-APP-START' 180
 wait_serial "$IVI" 'GM-APP-START' 180
 sleep $((SECS / 2 + 1))
 say "mediatorctl show-budgets --contexts (both VMs rendering)"
-ctl show-budgets --contexts
+gm_ctl show-budgets --contexts
 
 wait_serial "$CLUSTER" '^cluster: [0-9]+ frames' $((SECS * 4 + 120))
 say "the cluster's frames, by the guest's own clock (its serial console)"
@@ -49,6 +57,6 @@ vms_serial "$CLUSTER" | grep -E '^cluster: [0-9]+ frames'
 say "the infotainment guest's flood (its serial console)"
 vms_serial "$IVI" | grep -E '^long-draws: ' | tail -2
 say "mediatorctl show-budgets"
-ctl show-budgets
+gm_ctl show-budgets
 echo
 echo "demo: ok (virtual machines; scripts/demo.sh --vtest shows the same with host clients)"

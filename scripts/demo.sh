@@ -24,15 +24,13 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 SRCROOT=$PWD
 SECS=${DEMO_SECONDS:-10}
+BUILD_DIR=$SRCROOT/build
+GM_NAME=demo
+source scripts/lib/gm-common.sh
 
 say() {
   echo
   echo "=== $*"
-}
-
-die() {
-  echo "demo: $*" >&2
-  exit 1
 }
 
 mode=auto
@@ -40,7 +38,7 @@ case ${1:-} in
 --vms) mode=vms ;;
 --vtest) mode=vtest ;;
 "") ;;
-*) die "usage: scripts/demo.sh [--vms | --vtest]" ;;
+*) gm_die "usage: scripts/demo.sh [--vms | --vtest]" ;;
 esac
 
 say "installing missing packages"
@@ -51,7 +49,7 @@ vms_here() {
   local v
   [ "$(id -u)" = 0 ] || { echo "not root"; return; }
   command -v libvirtd >/dev/null || { echo "no libvirtd"; return; }
-  v=$(qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+  v=$(gm_qemu_major)
   [ "${v:-0}" -ge 8 ] || echo "QEMU ${v:-missing} (vhost-user-gpu needs QEMU >= 8 without KVM)"
 }
 if [ $mode != vtest ]; then
@@ -59,65 +57,26 @@ if [ $mode != vtest ]; then
   if [ -z "$why" ]; then
     mode=vms
   else
-    [ $mode = auto ] || die "virtual machines cannot run here: $why"
+    [ $mode = auto ] || gm_die "virtual machines cannot run here: $why"
     mode=vtest
     say "virtual machines cannot run here ($why): the demo runs host clients over vtest"
   fi
 fi
 
 say "building (build/)"
-if [ ! -f build/build.ninja ]; then
-  meson setup build >/dev/null
-fi
-ninja -C build
+gm_build
 
-MEDIATORD=$SRCROOT/build/daemon/mediatord
-MEDIATORCTL=$SRCROOT/build/tools/mediatorctl
-export MEDIATOR_WORKER=$SRCROOT/build/worker/mediator-worker
-MEDIATOR_EXEC=$SRCROOT/build/tools/mediator-exec
-CLUSTER_CLIENT=$SRCROOT/build/guest-shim/cluster-client
-
-TMP=$(mktemp -d /tmp/gpu-mediator-demo.XXXXXX)
-pids=()
-mediatord_pid=
-xvfb_pid=
-vms=()
+gm_tmpdir gpu-mediator-demo
+# At exit, after everything the demo started has stopped (cleanups run
+# last in, first out): on a failure, the end of its logs.
+demo_failed() {
+  gm_failed || return 0
+  gm_tail_logs 30 "$TMP"/*.log "$TMP"/log/*.log
+  echo "demo: FAILED (status $GM_EXIT_STATUS)" >&2
+}
+gm_on_exit demo_failed
 source vm-configs/vms-lib.sh
 VMS_LOG_DIR=$TMP/log
-
-cleanup() {
-  local rc=$? pid
-  set +e
-  if [ ${#vms[@]} -gt 0 ]; then
-    vms_remove "${vms[@]}"
-    vms_stop_mediatord "$TMP/run"
-  fi
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null
-  done
-  if [ -n "$mediatord_pid" ]; then
-    kill -TERM "$mediatord_pid" 2>/dev/null
-    wait "$mediatord_pid" 2>/dev/null
-  fi
-  [ -n "$xvfb_pid" ] && kill -TERM "$xvfb_pid" 2>/dev/null
-  wait 2>/dev/null
-  if [ $rc -ne 0 ]; then
-    for f in "$TMP"/*.log "$TMP"/log/*.log; do
-      [ -s "$f" ] || continue
-      echo "----- $f (last 30 lines)" >&2
-      tail -n 30 "$f" >&2
-    done
-    echo "demo: FAILED (status $rc)" >&2
-  fi
-  rm -rf -- "$TMP"
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-ctl() {
-  timeout 20 "$MEDIATORCTL" --socket "$CONTROL" "$@"
-}
 
 if [ $mode = vms ]; then
   say "demo with virtual machines"
@@ -128,47 +87,19 @@ say "demo with host clients over vtest"
 CONTROL=$TMP/control.sock
 
 say "starting a virtual display (Xvfb)"
-mkfifo "$TMP/displayfd"
-Xvfb -displayfd 5 -nolisten tcp -noreset -screen 0 1024x768x24 \
-  5>"$TMP/displayfd" >"$TMP/xvfb.log" 2>&1 &
-xvfb_pid=$!
-read -r -t 15 display <"$TMP/displayfd" || die "Xvfb did not start"
-export DISPLAY=":$display"
+gm_start_xvfb 1024x768x24
 echo "DISPLAY=$DISPLAY"
 
 say "starting mediatord"
-mkdir -p "$TMP/state"
-cat >"$TMP/mediatord.conf" <<EOF
-[mediator]
-control_socket = $TMP/control.sock
-state_dir = $TMP/state
-policy = budget
-max_inflight = 1
-renderer = egl-surfaceless
-
-[domain cluster]
-class = safety
-period_us = 16667
-budget_us = 4000
-vtest_socket = $TMP/cluster.vtest
-
-[domain infotainment]
-class = normal
-period_us = 16667
-budget_us = 12000
-vtest_socket = $TMP/infotainment.vtest
-EOF
+gm_write_config "$TMP/mediatord.conf" \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget max_inflight=1 \
+  renderer=egl-surfaceless \
+  "[domain cluster]" class=safety period_us=16667 budget_us=4000 \
+  vtest_socket="$TMP/cluster.vtest" \
+  "[domain infotainment]" class=normal period_us=16667 budget_us=12000 \
+  vtest_socket="$TMP/infotainment.vtest"
 cat "$TMP/mediatord.conf"
-"$MEDIATORD" --config "$TMP/mediatord.conf" >"$TMP/mediatord.log" 2>&1 &
-mediatord_pid=$!
-for s in cluster.vtest infotainment.vtest control.sock; do
-  for _ in $(seq 100); do
-    [ -S "$TMP/$s" ] && break
-    kill -0 "$mediatord_pid" 2>/dev/null || die "mediatord exited"
-    sleep 0.1
-  done
-  [ -S "$TMP/$s" ] || die "mediatord did not create $TMP/$s"
-done
+gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
 
 # run_app SOCKET LOG COMMAND...: runs an unmodified GL ES program in the
 # domain of SOCKET, in the background. Mesa's virgl driver over vtest
@@ -177,10 +108,9 @@ done
 run_app() {
   local sock=$1 log=$2
   shift 2
-  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=$sock \
-    timeout $((SECS + 90)) "$MEDIATOR_EXEC" --socket "$sock" -- "$@" >"$log" 2>&1 &
+  gm_client --timeout $((SECS + 90)) "$sock" "$@" >"$log" 2>&1 &
   app_pid=$!
-  pids+=("$app_pid")
+  gm_track "$app_pid"
 }
 
 say "cluster: a 60 Hz instrument cluster; infotainment: glmark2-es2, for about $SECS s"
@@ -199,7 +129,7 @@ ivi_pid=$app_pid
 
 sleep $((SECS / 2 + 1))
 say "mediatorctl show-budgets (both domains rendering)"
-ctl show-budgets
+gm_ctl show-budgets
 
 status=0
 if wait "$cluster_pid"; then
@@ -217,15 +147,12 @@ else
   echo "infotainment: glmark2-es2 failed" >&2
   status=1
 fi
-pids=()
 
 say "mediatorctl show-budgets (after both apps finished)"
-ctl show-budgets
-kill -0 "$mediatord_pid" 2>/dev/null || die "mediatord is gone"
-[ $status -eq 0 ] || die "a client failed"
+gm_ctl show-budgets
+gm_assert_mediatord_alive
+[ $status -eq 0 ] || gm_die "a client failed"
 
 say "stopping mediatord"
-kill -TERM "$mediatord_pid"
-wait "$mediatord_pid" || die "mediatord exited with status $? on SIGTERM"
-mediatord_pid=
+gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
 echo "demo: ok"
