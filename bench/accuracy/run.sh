@@ -24,66 +24,38 @@ cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 DURATION=${DURATION:-20}
 CLEAR_GROUPS=${CLEAR_GROUPS:-2000}
-BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 OUT=${OUT:-$SRCROOT/bench-accuracy-out}
-
-die() {
-  echo "bench: $*" >&2
-  exit 1
-}
-for cmd in Xvfb glmark2-es2; do
-  command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
-done
-if [ ! -x "$BUILD_DIR/bench/accuracy/predict-replay" ]; then
-  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" >/dev/null
-  ninja -C "$BUILD_DIR" >/dev/null
-fi
+GM_NAME=bench
+source scripts/lib/gm-common.sh
 B=$BUILD_DIR
-export MEDIATOR_WORKER=$B/worker/mediator-worker
 
-TMP=$(mktemp -d /tmp/gm-accuracy.XXXXXX)
+gm_require_cmd Xvfb xvfb
+gm_require_cmd glmark2-es2 glmark2-es2-x11
+gm_ensure_built "$B/bench/accuracy/predict-replay"
+
+gm_tmpdir gm-accuracy
 mkdir -p "$OUT/dumps" "$TMP/dump"
-pids=()
-cleanup() {
-  set +e
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf -- "$TMP"
-}
-trap cleanup EXIT
+gm_start_xvfb 1920x1080x24
 
-display=:$((100 + RANDOM % 400))
-Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
-pids+=($!)
-sleep 1
-
-cat >"$TMP/mediatord.conf" <<CONF
-[mediator]
-control_socket = $TMP/control.sock
-state_dir = $TMP/state
-policy = fifo
-max_inflight = 1
-[domain bench]
-vtest_socket = $TMP/bench.vtest
-CONF
-MEDIATOR_FEATURE_DUMP=$TMP/dump "$B/daemon/mediatord" --config "$TMP/mediatord.conf" \
-  >"$TMP/mediatord.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do [ -S "$TMP/bench.vtest" ] && break; sleep 0.1; done
-[ -S "$TMP/bench.vtest" ] || die "mediatord did not start: $(cat "$TMP/mediatord.log")"
+CONTROL=$TMP/control.sock
+gm_write_config "$TMP/mediatord.conf" \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo max_inflight=1 \
+  "[domain bench]" vtest_socket="$TMP/bench.vtest"
+MEDIATOR_FEATURE_DUMP=$TMP/dump gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
 
 # run NAME COMMAND...: runs one workload as one client; its dump becomes NAME.jsonl
 run() {
   local name=$1 before after
   shift
-  before=$(ls "$TMP/dump" | wc -l)
-  DISPLAY=$display GALLIUM_DRIVER=virpipe \
-    timeout -k 5 $((DURATION * 3 + 120)) "$B/tools/mediator-exec" --socket "$TMP/bench.vtest" \
-    -- "$@" >"$TMP/$name.out" 2>&1 || die "$name failed: $(tail -5 "$TMP/$name.out")"
+  before=$(find "$TMP/dump" -mindepth 1 -maxdepth 1 | wc -l)
+  gm_client --timeout $((DURATION * 3 + 120)) "$TMP/bench.vtest" "$@" >"$TMP/$name.out" 2>&1 ||
+    gm_die "$name failed: $(tail -5 "$TMP/$name.out")"
   sleep 0.5 # the worker writes its last records as it exits
-  after=$(ls -t "$TMP/dump" | head -n 1)
-  [ "$(ls "$TMP/dump" | wc -l)" -gt "$before" ] || die "$name left no feature dump"
-  mv "$TMP/dump/$after" "$TMP/$name.jsonl"
+  [ "$(find "$TMP/dump" -mindepth 1 -maxdepth 1 | wc -l)" -gt "$before" ] ||
+    gm_die "$name left no feature dump"
+  # The newest dump is this client's.
+  after=$(find "$TMP/dump" -mindepth 1 -maxdepth 1 -printf '%T@ %p\n' | sort -n | tail -n 1)
+  mv "${after#* }" "$TMP/$name.jsonl"
   cp "$TMP/$name.jsonl" "$OUT/dumps/$name.jsonl"
   echo "  $name: $(wc -l <"$TMP/$name.jsonl") groups"
 }
@@ -108,7 +80,7 @@ if command -v gnuplot >/dev/null; then
     clears-two-contexts; do
     plot=""
     for f in "$OUT/$w"-*.dat; do
-      m=${f##*/$w-}
+      m=${f##*/"$w"-}
       m=${m%.dat}
       plot+="${plot:+, }'$f' using 1:2 with lines title '$m'"
     done

@@ -31,10 +31,9 @@
 set -euo pipefail
 
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
-SRCROOT=$(cd -- "$HERE/../.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
-MEDIATORD=${MEDIATORD:-$BUILD_DIR/daemon/mediatord}
-MEDIATOR_EXEC=${MEDIATOR_EXEC:-$BUILD_DIR/tools/mediator-exec}
+GM_NAME=conformance
+# shellcheck source=scripts/lib/gm-common.sh
+source "$HERE/../../scripts/lib/gm-common.sh"
 PIGLIT_DIR=${PIGLIT_DIR:-/usr/lib/x86_64-linux-gnu/piglit}
 MESA25_DIR=${GM_MESA25_DIR:-/var/cache/gpu-mediator/mesa-25}
 # One test may take this long (a shader compile on llvmpipe, on a busy host).
@@ -60,15 +59,15 @@ done
 case "$mesa" in 22 | 25 | both) ;; *) usage >&2; exit 2 ;; esac
 [[ "$test_timeout" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 
-say() { echo "conformance: $*" >&2; }
-skip() { say "SKIP: $*"; exit 77; }
+skip() { gm_say "SKIP: $*"; exit 77; }
+gm_missing() { skip "$@"; }
 
-[ -x "$MEDIATORD" ] && [ -x "$MEDIATOR_EXEC" ] || skip "not built: $MEDIATORD, $MEDIATOR_EXEC"
+{ [ -x "$MEDIATORD" ] && [ -x "$MEDIATOR_EXEC" ]; } || skip "not built: $MEDIATORD, $MEDIATOR_EXEC"
 # The tests run in piglit's directory.
 MEDIATORD=$(realpath -- "$MEDIATORD")
 MEDIATOR_EXEC=$(realpath -- "$MEDIATOR_EXEC")
 [ -d "$PIGLIT_DIR/bin" ] || skip "piglit is not installed (Debian package piglit)"
-command -v virgl_test_server >/dev/null || skip "virgl_test_server not found (Debian package virgl-server)"
+gm_require_cmd virgl_test_server virgl-server
 
 # The test commands, one per line.
 commands=()
@@ -78,7 +77,7 @@ case "$list" in
   *) list_file=$list ;;
 esac
 if [ -n "$list_file" ]; then
-  [ -r "$list_file" ] || { say "cannot read $list_file"; exit 2; }
+  [ -r "$list_file" ] || { gm_say "cannot read $list_file"; exit 2; }
   mapfile -t commands < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$list_file")
 else
   # piglit's opengl profile lists every test with its command; the GL ES
@@ -96,7 +95,7 @@ for test in ET.parse(sys.stdin).getroot():
             print(" ".join(cmd))
 ')
 fi
-[ ${#commands[@]} -gt 0 ] || { say "no tests in list '$list'"; exit 2; }
+[ ${#commands[@]} -gt 0 ] || { gm_say "no tests in list '$list'"; exit 2; }
 for c in "${commands[@]}"; do
   prog=${c%% *}
   [ -x "$PIGLIT_DIR/bin/$prog" ] || skip "piglit has no program $prog ($c)"
@@ -108,73 +107,26 @@ case "$mesa" in
   25) mesas=(25) ;;
   both) mesas=(22 25) ;;
 esac
-mesa25_env=()
 if [[ " ${mesas[*]} " == *" 25 "* ]]; then
-  out=$("$SRCROOT/scripts/mesa25-beside.sh" --env "$MESA25_DIR" 2>&1) ||
-    skip "no Mesa 25 client libraries (scripts/mesa25-beside.sh): $out"
-  while read -r word assignment; do
-    [ "$word" = export ] || continue
-    assignment=${assignment/=\'/=}
-    mesa25_env+=("${assignment%\'}")
-  done <<<"$out"
+  gm_mesa25_env "$MESA25_DIR" ||
+    skip "no Mesa 25 client libraries (scripts/mesa25-beside.sh): $GM_MESA25_ERR"
 fi
 
-TMP=$(mktemp -d /tmp/gm-conformance.XXXXXX)
+gm_tmpdir gm-conformance --keep-on-failure
 REF_SOCK=$TMP/ref.vtest
 MED_SOCK=$TMP/med.vtest
-pids=()
-cleanup() {
-  local rc=$? pid
-  set +e
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null
-  done
-  if [ "${KEEP_TMP:-0}" = 1 ] || [ $rc -ne 0 ]; then
-    say "logs kept in $TMP"
-  else
-    rm -rf -- "$TMP"
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-
-wait_socket() {
-  local deadline=$((SECONDS + 20))
-  while [ ! -S "$1" ]; do
-    kill -0 "$2" 2>/dev/null || { say "$3 exited: $(tail -3 "$4")"; exit 1; }
-    [ $SECONDS -lt $deadline ] || { say "$3 made no socket in 20 s"; exit 1; }
-    sleep 0.1
-  done
-}
+CONTROL=$TMP/control.sock
 
 # The reference forks one process per client (without --multi-clients).
 virgl_test_server --use-egl-surfaceless --socket-path="$REF_SOCK" >"$TMP/reference.log" 2>&1 &
-pids+=($!)
-wait_socket "$REF_SOCK" "$!" virgl_test_server "$TMP/reference.log"
+gm_track "$!"
+gm_wait_path -S "$REF_SOCK" 20 "$!" virgl_test_server "$TMP/reference.log"
 
-cat >"$TMP/mediatord.conf" <<EOF
-[mediator]
-control_socket = $TMP/control.sock
-state_dir = $TMP/state
-policy = fifo
-max_inflight = 1
-renderer = egl-surfaceless
-
-[domain conformance]
-class = normal
-period_us = 16667
-budget_us = 16667
-vtest_socket = $MED_SOCK
-EOF
-mkdir -p "$TMP/state"
-"$MEDIATORD" --config "$TMP/mediatord.conf" >"$TMP/mediatord.log" 2>&1 &
-pids+=($!)
-wait_socket "$MED_SOCK" "$!" mediatord "$TMP/mediatord.log"
+gm_write_config "$TMP/mediatord.conf" \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo max_inflight=1 \
+  renderer=egl-surfaceless \
+  "[domain conformance]" class=normal period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK"
+gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
 
 # run_test MESA SOCKET LOG COMMAND: prints the test's piglit result (pass,
 # fail, skip, warn, crash) or "timeout" / "noresult".
@@ -185,7 +137,7 @@ run_test() {
   read -r -a cmd <<<"$*"
   cmd[0]=$PIGLIT_DIR/bin/${cmd[0]}
   if [ "$mesa" = 25 ]; then
-    cmd=(env "${mesa25_env[@]}" VTEST_SOCKET_NAME="$sock" "${cmd[@]}")
+    cmd=(env "${GM_MESA25_ENV[@]}" VTEST_SOCKET_NAME="$sock" "${cmd[@]}")
   else
     cmd=("$MEDIATOR_EXEC" --socket "$sock" -- "${cmd[@]}")
   fi
@@ -229,7 +181,7 @@ for m in "${mesas[@]}"; do
 done
 printf '%s\n' "${summary[@]}"
 if grep -q "closing the connection" "$TMP/mediatord.log"; then
-  say "mediatord closed client connections:"
+  gm_say "mediatord closed client connections:"
   grep "closing the connection" "$TMP/mediatord.log" | sort | uniq -c | head -20 >&2
 fi
 exit $status

@@ -59,101 +59,46 @@ OVERSIZE=${OVERSIZE:-unschedulable}
 GUARD_US=${GUARD_US:-0}
 SIM_GROUPS=${SIM_GROUPS:-100000}
 ALONE=${ALONE:-1}
-BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 OUT=${OUT:-$SRCROOT/bench-isolation-out}
-B=$BUILD_DIR
+GM_NAME=bench
+source scripts/lib/gm-common.sh
 
-die() {
-  echo "bench: $*" >&2
-  exit 1
-}
-for cmd in Xvfb glmark2-es2 jq python3; do
-  command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
-done
-if [ ! -x "$B/guest-shim/cluster-client" ]; then
-  [ -f "$B/build.ninja" ] || meson setup "$B" >/dev/null
-  ninja -C "$B" >/dev/null
-fi
-export MEDIATOR_WORKER=$B/worker/mediator-worker
-CTL=$B/tools/mediatorctl
+gm_require_cmd Xvfb xvfb
+gm_require_cmd glmark2-es2 glmark2-es2-x11
+gm_require_cmd jq jq
+gm_require_cmd python3 python3
+gm_ensure_built "$CLUSTER_CLIENT"
 
-TMP=$(mktemp -d /tmp/gm-isolation.XXXXXX)
+gm_tmpdir gm-isolation
 mkdir -p "$OUT"
-pids=()
-cleanup() {
-  set +e
-  [ -n "${FLOOD_PID:-}" ] && kill -TERM "$FLOOD_PID" 2>/dev/null
-  pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null
-  [ -n "${MEDIATORD:-}" ] && kill -TERM "$MEDIATORD" 2>/dev/null
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf -- "$TMP"
-}
-trap cleanup EXIT
-
-display=:$((100 + RANDOM % 400))
-Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
-pids+=($!)
-sleep 1
+gm_start_xvfb 1920x1080x24
+CONTROL=$TMP/run/control.sock
 
 # start_mediatord POLICY: a fresh mediatord with the two domains.
 start_mediatord() {
-  rm -rf "$TMP/run" && mkdir -p "$TMP/run/state"
-  cat >"$TMP/run/mediatord.conf" <<CONF
-[mediator]
-control_socket = $TMP/run/control.sock
-state_dir = $TMP/run/state
-policy = $1
-max_inflight = 1
-oversize = $OVERSIZE
-[domain cluster]
-class = safety
-period_us = 16667
-budget_us = 5000
-guard_us = $GUARD_US
-vtest_socket = $TMP/run/cluster.vtest
-[domain infotainment]
-class = normal
-period_us = 16667
-budget_us = 11000
-vtest_socket = $TMP/run/ivi.vtest
-CONF
-  "$B/daemon/mediatord" --config "$TMP/run/mediatord.conf" >"$TMP/run/mediatord.log" 2>&1 &
-  MEDIATORD=$!
-  for _ in $(seq 50); do [ -S "$TMP/run/ivi.vtest" ] && break; sleep 0.1; done
-  [ -S "$TMP/run/ivi.vtest" ] || die "mediatord did not start: $(cat "$TMP/run/mediatord.log")"
+  rm -rf "$TMP/run" && mkdir -p "$TMP/run"
+  gm_write_config "$TMP/run/mediatord.conf" \
+    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/run/state" policy="$1" \
+    max_inflight=1 oversize="$OVERSIZE" \
+    "[domain cluster]" class=safety period_us=16667 budget_us=5000 guard_us="$GUARD_US" \
+    vtest_socket="$TMP/run/cluster.vtest" \
+    "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
+    vtest_socket="$TMP/run/ivi.vtest"
+  gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
 }
 
-stop_mediatord() {
-  kill -TERM "$MEDIATORD" 2>/dev/null
-  wait "$MEDIATORD" 2>/dev/null || true
-}
-
-# in_domain SOCKET COMMAND...: runs a GL client in a domain, without a display.
-# mediator-exec gives it a private /tmp: its reports go out through fd 3.
-in_domain() {
-  local sock=$1
-  shift
-  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless DISPLAY=$display \
-    "$B/tools/mediator-exec" --socket "$sock" -- "$@"
-}
-
-budgets() {
-  "$CTL" --socket "$TMP/run/control.sock" show-budgets --json
-}
-
-# used_total JSON: the sum of all domains' used_us.
-used_total() {
-  jq '[.domains[].used_us] | add' <<<"$1"
-}
-
-# flood_loop: glmark2-es2 heavy scenes in the infotainment domain until killed.
+# flood_loop: glmark2-es2 heavy scenes in the infotainment domain until
+# SIGTERM, which it passes on to the running glmark2.
 flood_loop() {
+  local client=''
+  trap 'kill -TERM $client 2>/dev/null; exit 0' TERM
   while :; do
-    DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/tools/mediator-exec" \
-      --socket "$TMP/run/ivi.vtest" -- glmark2-es2 --off-screen \
-      -b refract:duration=20 -b shadow:duration=20 -b terrain:duration=20 \
-      >>"$TMP/run/glmark.out" 2>&1 || sleep 0.2
+    # Not through gm_client: $! must be the client's pid (mediator-exec execs it).
+    GALLIUM_DRIVER=virpipe "$MEDIATOR_EXEC" --socket "$TMP/run/ivi.vtest" -- glmark2-es2 \
+      --off-screen -b refract:duration=20 -b shadow:duration=20 -b terrain:duration=20 \
+      >>"$TMP/run/glmark.out" 2>&1 &
+    client=$!
+    wait "$client" || sleep 0.2
   done
 }
 
@@ -163,35 +108,36 @@ flood_loop() {
 # and lasts until the cluster's last frame. Misses count over all FRAMES
 # frames; throughput and GPU busy over the flood.
 one_config() {
-  local policy=$1 load=$2 start before after t0 t1 long_pid= cluster_pid flood_pid=
+  local policy=$1 load=$2 start before after t0 t1 long_pid='' cluster_pid flood_pid=''
   start_mediatord "$policy"
   : >"$TMP/run/glmark.out"
-  "$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/trace.jsonl" >/dev/null
-  start=$(budgets)
-  in_domain "$TMP/run/cluster.vtest" "$B/guest-shim/cluster-client" --frames "$FRAMES" \
+  gm_ctl trace start "$TMP/run/trace.jsonl" >/dev/null
+  start=$(gm_budgets)
+  gm_in_domain "$TMP/run/cluster.vtest" "$CLUSTER_CLIENT" --frames "$FRAMES" \
     --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
   cluster_pid=$!
   sleep "$CLUSTER_ALONE_S"
-  before=$(budgets)
+  before=$(gm_budgets)
   t0=$(date +%s.%N)
   head -n 1 /proc/stat >"$TMP/run/stat0"
   if [ "$load" = heavy ]; then
     flood_loop &
     flood_pid=$!
-    FLOOD_PID=$flood_pid
+    gm_track "$flood_pid"
   fi
   if [ "$load" != alone ]; then
-    # Not through in_domain: $! must be the client's pid (mediator-exec execs it).
-    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$B/tools/mediator-exec" \
-      --socket "$TMP/run/ivi.vtest" -- "$B/guest-shim/long-draws" \
+    # Not through gm_in_domain: $! must be the client's pid (mediator-exec execs it).
+    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" \
+      --socket "$TMP/run/ivi.vtest" -- "$LONG_DRAWS" \
       --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
       --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
     long_pid=$!
+    gm_track "$long_pid"
   fi
-  wait "$cluster_pid" || die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
+  wait "$cluster_pid" || gm_die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   head -n 1 /proc/stat >"$TMP/run/stat1"
-  after=$(budgets)
+  after=$(gm_budgets)
   if [ -n "$long_pid" ]; then
     # long-draws may be gone already (refused as unschedulable, or failed): say so.
     kill -TERM "$long_pid" 2>/dev/null ||
@@ -200,12 +146,11 @@ one_config() {
   fi
   if [ -n "$flood_pid" ]; then
     kill -TERM "$flood_pid" 2>/dev/null
-    pkill -TERM -f "glmark2-es2 --off-screen -b refract" 2>/dev/null || true
     wait "$flood_pid" 2>/dev/null || true
   fi
-  "$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
+  gm_ctl trace stop >/dev/null
   cp "$TMP/run/trace.jsonl" "$OUT/$load-$policy-trace.jsonl"
-  stop_mediatord
+  gm_stop_mediatord || true
   cp "$TMP/run/mediatord.log" "$OUT/$load-$policy-mediatord.log"
   echo "$start" >"$TMP/run/start.json"
   echo "$before" >"$TMP/run/before.json"
@@ -268,11 +213,11 @@ done
 
 # Grant round trip: one client alone under fifo, so no grant ever waits.
 start_mediatord fifo
-"$CTL" --socket "$TMP/run/control.sock" trace start "$TMP/run/rtt.jsonl" >/dev/null
-DISPLAY=$display GALLIUM_DRIVER=virpipe "$B/tools/mediator-exec" --socket "$TMP/run/ivi.vtest" \
-  -- glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 || die "glmark2 failed"
-"$CTL" --socket "$TMP/run/control.sock" trace stop >/dev/null
-stop_mediatord
+gm_ctl trace start "$TMP/run/rtt.jsonl" >/dev/null
+gm_client "$TMP/run/ivi.vtest" glmark2-es2 --off-screen -b build:duration=10 >/dev/null 2>&1 ||
+  gm_die "glmark2 failed"
+gm_ctl trace stop >/dev/null
+gm_stop_mediatord || true
 python3 - "$TMP/run/rtt.jsonl" <<'PY'
 import json, sys
 groups = [g for g in map(json.loads, open(sys.argv[1])) if "type" not in g]
@@ -317,7 +262,7 @@ for k in range(8):
 open(d + "/sim.conf", "w").write("\n".join(conf) + "\n")
 PY
 t0=$(date +%s.%N)
-"$B/tools/mediator-sim" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
+"$MEDIATOR_SIM" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
 echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"

@@ -9,10 +9,15 @@
 # machines this project is built on, both carry emulation noise.)
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
-out=$(GM_KMOD_JITTER_FENCES=${FENCES:-10000} BUILD_DIR=${BUILD_DIR:-build} \
-  tests/integration/test-kmod.sh 2>&1) || { echo "$out" | tail -20 >&2; exit 1; }
+GM_NAME=bench/kmod-jitter
+source scripts/lib/gm-common.sh
+out=$(GM_KMOD_JITTER_FENCES=${FENCES:-10000} BUILD_DIR=$BUILD_DIR \
+  tests/integration/test-kmod.sh 2>&1) || gm_die "tests/integration/test-kmod.sh failed:
+$(tail -20 <<<"$out")"
 line=$(grep -o 'JITTER .*' <<<"$out" | tail -1)
-[ -n "$line" ] || { echo "bench/kmod-jitter: no JITTER line" >&2; exit 1; }
+[ -n "$line" ] || gm_die "no JITTER line"
+# The JITTER line's fields (NAME=VALUE), set by the eval.
+fences='' module_median_ns='' module_stddev_ns='' user_median_ns='' user_stddev_ns=''
 eval "$(tr ' ' '\n' <<<"${line#JITTER }" | grep '=')"
 echo "bench/kmod-jitter: $fences back-to-back vgem fences (accelerator ${GM_KMOD_ACCEL:-tcg})"
 printf '  %-34s median %8s ns, std dev %8s ns\n' \

@@ -20,70 +20,24 @@
 set -euo pipefail
 
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
-SRCROOT=$PWD
 REPS=${REPS:-3}
 DURATION=${DURATION:-10}
 read -r -a SCENES <<<"${SCENES:-build shading texture}"
-BUILD_DIR=${BUILD_DIR:-$SRCROOT/build}
 CONFIGS=(vts fifo0 fifo1)
+GM_NAME=bench
+source scripts/lib/gm-common.sh
 
-die() {
-  echo "bench: $*" >&2
-  exit 1
-}
-
-for cmd in Xvfb glmark2-es2 virgl_test_server jq; do
-  command -v "$cmd" >/dev/null || die "'$cmd' is missing; run scripts/install-deps.sh"
-done
-
-if [ ! -x "$BUILD_DIR/daemon/mediatord" ] || [ ! -x "$BUILD_DIR/tools/mediator-exec" ]; then
-  echo "bench: building in $BUILD_DIR"
-  [ -f "$BUILD_DIR/build.ninja" ] || meson setup "$BUILD_DIR" >/dev/null
-  ninja -C "$BUILD_DIR" >/dev/null
-fi
-MEDIATORD=$BUILD_DIR/daemon/mediatord
-MEDIATORCTL=$BUILD_DIR/tools/mediatorctl
-export MEDIATOR_WORKER=$BUILD_DIR/worker/mediator-worker
-MEDIATOR_EXEC=$BUILD_DIR/tools/mediator-exec
+gm_require_cmd Xvfb xvfb
+gm_require_cmd glmark2-es2 glmark2-es2-x11
+gm_require_cmd virgl_test_server virgl-server
+gm_require_cmd jq jq
+gm_ensure_built "$MEDIATORD" "$MEDIATOR_EXEC"
 CLK_TCK=$(getconf CLK_TCK)
 
-TMP=$(mktemp -d /tmp/gm-bench.XXXXXX)
+gm_tmpdir gm-bench
+CONTROL=$TMP/control.sock
 server_pid=
-xvfb_pid=
-
-cleanup() {
-  local rc=$?
-  set +e
-  [ -n "$server_pid" ] && kill -TERM "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  [ -n "$xvfb_pid" ] && kill -TERM "$xvfb_pid" 2>/dev/null
-  wait 2>/dev/null
-  if [ "${KEEP_TMP:-0}" = 1 ]; then
-    echo "bench: logs kept in $TMP" >&2
-  else
-    rm -rf -- "$TMP"
-  fi
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-
-mkfifo "$TMP/displayfd"
-Xvfb -displayfd 5 -nolisten tcp -noreset -screen 0 1024x768x24 \
-  5>"$TMP/displayfd" >"$TMP/xvfb.log" 2>&1 &
-xvfb_pid=$!
-read -r -t 15 display <"$TMP/displayfd" || die "Xvfb did not start"
-export DISPLAY=":$display"
-
-wait_socket() {
-  local i
-  for i in $(seq 200); do
-    [ -S "$1" ] && return 0
-    kill -0 "$server_pid" 2>/dev/null || die "server exited; see $2"
-    sleep 0.05
-  done
-  die "no socket $1"
-}
+gm_start_xvfb 1024x768x24
 
 # cpu_us PID: utime + stime of PID in microseconds (fields 14 and 15 of
 # /proc/PID/stat, counted after the ")" that ends the command name).
@@ -96,76 +50,63 @@ cpu_us() {
   echo $((((${12} + ${13}) * 1000000) / CLK_TCK))
 }
 
-total_groups() {
-  timeout 20 "$MEDIATORCTL" --socket "$TMP/control.sock" show-budgets --json |
-    jq '[.domains[].groups] | add'
-}
-
 # run_one CONFIG REP: one glmark2 run; appends "CONFIG REP SCENE FPS" lines
 # to $TMP/fps and, for mediatord, "CONFIG REP CPU_US GROUPS" to $TMP/cpu.
 run_one() {
   local cfg=$1 rep=$2 sock=$TMP/$1.sock log=$TMP/$1-$2.log args=() s
   local cpu0 cpu1 groups0 groups1
-  rm -f "$sock" "$TMP/control.sock"
+  rm -f "$sock" "$CONTROL"
   case $cfg in
   vts)
     virgl_test_server --use-egl-surfaceless --socket-path="$sock" \
       >"$TMP/server-$cfg-$rep.log" 2>&1 &
     server_pid=$!
+    gm_track "$server_pid"
+    gm_wait_path -S "$sock" 10 "$server_pid" virgl_test_server "$TMP/server-$cfg-$rep.log"
     ;;
   fifo0 | fifo1)
-    mkdir -p "$TMP/state"
-    cat >"$TMP/$cfg.conf" <<EOF
-[mediator]
-control_socket = $TMP/control.sock
-state_dir = $TMP/state
-policy = fifo
-max_inflight = ${cfg#fifo}
-renderer = egl-surfaceless
-
-[domain bench]
-class = normal
-period_us = 16667
-vtest_socket = $sock
-EOF
-    "$MEDIATORD" --config "$TMP/$cfg.conf" >"$TMP/server-$cfg-$rep.log" 2>&1 &
-    server_pid=$!
-    wait_socket "$TMP/control.sock" "$TMP/server-$cfg-$rep.log"
+    gm_write_config "$TMP/$cfg.conf" \
+      "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo \
+      max_inflight="${cfg#fifo}" renderer=egl-surfaceless \
+      "[domain bench]" class=normal period_us=16667 vtest_socket="$sock"
+    gm_start_mediatord "$TMP/$cfg.conf" "$TMP/server-$cfg-$rep.log"
+    server_pid=$MEDIATORD_PID
     ;;
   esac
-  wait_socket "$sock" "$TMP/server-$cfg-$rep.log"
   for s in "${SCENES[@]}"; do
     args+=(-b "$s:duration=$DURATION")
   done
 
   if [ "$cfg" != vts ]; then
     cpu0=$(cpu_us "$server_pid")
-    groups0=$(total_groups)
+    groups0=$(gm_budgets_sum groups)
   fi
   # mediator-exec: Mesa 22's vtest client always connects to /tmp/.virgl_test.
-  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=$sock \
-    timeout $((${#SCENES[@]} * DURATION + 120)) "$MEDIATOR_EXEC" --socket "$sock" -- \
+  gm_client --timeout $((${#SCENES[@]} * DURATION + 120)) "$sock" \
     glmark2-es2 --off-screen "${args[@]}" >"$log" 2>&1 ||
-    die "glmark2-es2 through $cfg failed (rep $rep); see $log$(tail -n 5 "$log")"
+    gm_die "glmark2-es2 through $cfg failed (rep $rep); see $log$(tail -n 5 "$log")"
   if [ "$cfg" != vts ]; then
     # The worker's last records arrive as it exits; wait until it is gone.
     for _ in $(seq 100); do
-      [ "$(timeout 20 "$MEDIATORCTL" --socket "$TMP/control.sock" show-budgets --json |
-        jq '[.domains[].clients] | add')" = 0 ] && break
+      [ "$(gm_budgets_sum clients)" = 0 ] && break
       sleep 0.1
     done
     cpu1=$(cpu_us "$server_pid")
-    groups1=$(total_groups)
+    groups1=$(gm_budgets_sum groups)
     echo "$cfg $rep $((cpu1 - cpu0)) $((groups1 - groups0))" >>"$TMP/cpu"
   fi
-  kill -TERM "$server_pid"
-  wait "$server_pid" || true
+  if [ "$cfg" = vts ]; then
+    kill -TERM "$server_pid"
+    wait "$server_pid" || true
+  else
+    gm_stop_mediatord || true
+  fi
   server_pid=
 
   sed -n 's/^\[\([a-z-]*\)\].*FPS: \([0-9.]*\).*/\1 \2/p' "$log" |
     while read -r scene fps; do echo "$cfg $rep $scene $fps"; done >>"$TMP/fps"
   score=$(sed -n 's/.*glmark2 Score: \([0-9]*\).*/\1/p' "$log")
-  [ -n "$score" ] || die "no glmark2 score in $log"
+  [ -n "$score" ] || gm_die "no glmark2 score in $log"
   echo "$cfg $rep score $score" >>"$TMP/fps"
   printf '  rep %d %-6s score %5s  (%s)\n' "$rep" "$cfg" "$score" \
     "$(sed -n 's/^\[\([a-z-]*\)\].*FPS: \([0-9.]*\).*/\1 \2/p' "$log" | paste -sd, -)"

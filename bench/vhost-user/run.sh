@@ -14,48 +14,35 @@
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 BUILD_DIR=${BUILD_DIR:-build}
+GM_NAME=bench/vhost-user
+source scripts/lib/gm-common.sh
 SECS=${SECONDS_PER_RUN:-10}
 W=${WIDTH:-1024}
 H=${HEIGHT:-768}
 REPS=${REPS:-3}
-FRONTEND=$BUILD_DIR/tests/vhost-user-frontend
 QEMU_GPU=/usr/lib/qemu/vhost-user-gpu
-for f in "$FRONTEND" "$BUILD_DIR/daemon/mediatord"; do
-  [ -x "$f" ] || { echo "bench/vhost-user: not built: $f (meson setup build && ninja -C build)" >&2; exit 1; }
+for f in "$VHOST_USER_FRONTEND" "$MEDIATORD"; do
+  [ -x "$f" ] || gm_die "not built: $f (meson setup build && ninja -C build)"
 done
-[ -x "$QEMU_GPU" ] || { echo "bench/vhost-user: $QEMU_GPU missing (apt-get install qemu-system-gui)" >&2; exit 1; }
+[ -x "$QEMU_GPU" ] || gm_die "$QEMU_GPU missing (apt-get install qemu-system-gui)"
 
-TMP=$(mktemp -d /tmp/gm-bench-vhost.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf -- "$TMP"
-}
-trap cleanup EXIT
-
-cat >"$TMP/m.conf" <<EOF2
-[mediator]
-control_socket = $TMP/control.sock
-state_dir = $TMP/state
-policy = fifo
-[domain vm]
-vhost_user_socket = $TMP/vm.vhost
-EOF2
-"$BUILD_DIR/daemon/mediatord" --config "$TMP/m.conf" >"$TMP/mediatord.log" 2>&1 &
-pids+=($!)
-while [ ! -S "$TMP/vm.vhost" ]; do sleep 0.1; done
+gm_tmpdir gm-bench-vhost
+CONTROL=$TMP/control.sock
+gm_write_config "$TMP/m.conf" \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo \
+  "[domain vm]" vhost_user_socket="$TMP/vm.vhost"
+gm_start_mediatord "$TMP/m.conf" "$TMP/mediatord.log"
 
 fps() { sed -n 's/.* fps \([0-9.]*\)$/\1/p'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# run_qemu_2d REP: fps of QEMU's back-end (run in $(...): stops it itself).
 run_qemu_2d() {
   local sock=$TMP/qemu-$1.vhost out
   "$QEMU_GPU" --socket-path "$sock" >"$TMP/qemu-gpu-$1.log" 2>&1 &
   local p=$!
-  pids+=($p)
-  while [ ! -S "$sock" ]; do sleep 0.1; done
-  out=$(timeout 120 "$FRONTEND" "$sock" bench2d "$SECS" "$W" "$H")
+  gm_wait_path -S "$sock" 20 "$p" vhost-user-gpu "$TMP/qemu-gpu-$1.log"
+  out=$(timeout 120 "$VHOST_USER_FRONTEND" "$sock" bench2d "$SECS" "$W" "$H")
   kill "$p" 2>/dev/null || true
   wait "$p" 2>/dev/null || true
   echo "$out" | fps
@@ -63,10 +50,10 @@ run_qemu_2d() {
 
 declare -a m2 q2 m3
 for r in $(seq "$REPS"); do
-  m2+=("$(timeout 120 "$FRONTEND" "$TMP/vm.vhost" bench2d "$SECS" "$W" "$H" | fps)")
+  m2+=("$(timeout 120 "$VHOST_USER_FRONTEND" "$TMP/vm.vhost" bench2d "$SECS" "$W" "$H" | fps)")
   sleep 0.5 # the worker of the last connection exits
   q2+=("$(run_qemu_2d "$r")")
-  m3+=("$(timeout 120 "$FRONTEND" "$TMP/vm.vhost" bench3d "$SECS" "$W" "$H" | fps)")
+  m3+=("$(timeout 120 "$VHOST_USER_FRONTEND" "$TMP/vm.vhost" bench3d "$SECS" "$W" "$H" | fps)")
   sleep 0.5
   echo "rep $r: 2D mediatord ${m2[-1]} fps, 2D QEMU vhost-user-gpu ${q2[-1]} fps, 3D mediatord ${m3[-1]} fps"
 done

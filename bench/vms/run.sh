@@ -25,7 +25,8 @@
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
-BUILD=${BUILD_DIR:-$SRCROOT/build}
+GM_NAME=bench/vms
+source scripts/lib/gm-common.sh
 FRAMES=${FRAMES:-3000}
 RATE=${RATE:-60}
 # A flood group that fits the gaps the cluster leaves (~8-15 ms per group
@@ -35,9 +36,9 @@ FLOOD=${FLOOD:-gm.iterations=4}
 FPS_FRAMES=${FPS_FRAMES:-1000}
 POLICIES=${POLICIES-fifo budget}
 OUT=$(mkdir -p "${OUT:-bench-vms-out}" && cd "${OUT:-bench-vms-out}" && pwd)
-[ "$(id -u)" = 0 ] || { echo "bench/vms: needs root (libvirt, QEMU)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || gm_die "needs root (libvirt, QEMU)"
 
-TMP=$(mktemp -d /tmp/gm-bench-vms.XXXXXX)
+gm_tmpdir gm-bench-vms
 chmod 0711 "$TMP"
 PREFIX=gm-bench-$$-
 CLUSTER=${PREFIX}cluster-vm
@@ -46,23 +47,13 @@ source vm-configs/vms-lib.sh
 VMS_LOG_DIR=$TMP/log
 CONFIG=$TMP/etc/mediatord.conf
 CONTROL=$TMP/run/control.sock
-pids=()
-cleanup() {
-  local p
-  set +e
-  vms_remove "$CLUSTER" "$IVI"
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf -- "$TMP"
-}
-trap cleanup EXIT
-ctl() { timeout 20 "$BUILD/tools/mediatorctl" --socket "$CONTROL" "$@"; }
+gm_on_exit vms_remove "$CLUSTER" "$IVI"
 wait_serial() { # VM PATTERN SECONDS
-  vms_wait_serial "$@" || { echo "bench/vms: $1: no '$2' within $3 s" >&2; exit 1; }
+  vms_wait_serial "$@" || gm_die "$1: no '$2' within $3 s"
 }
 
 echo "bench/vms: installing into $TMP (vm-configs/install.sh)"
-"$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD" --config "$CONFIG" \
+"$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD_DIR" --config "$CONFIG" \
   --state-dir "$TMP/state" --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
   --cluster-app "gm.app=cluster gm.frames=$FRAMES gm.rate=$RATE gm.poweroff=1" \
   --ivi-app "gm.app=flood $FLOOD" --no-mediatord >"$OUT/install.log" 2>&1 ||
@@ -72,20 +63,10 @@ echo "bench/vms: VMs defined ($accel); CPU: $(nproc) cores"
 
 start_mediatord() { # POLICY
   sed -i "s/^policy = .*/policy = $1/" "$CONFIG"
-  MEDIATOR_WORKER=$BUILD/worker/mediator-worker \
-    "$BUILD/daemon/mediatord" --config "$CONFIG" >"$OUT/mediatord-$1.log" 2>&1 &
-  mediatord_pid=$!
-  pids+=("$mediatord_pid")
-  for _ in $(seq 100); do
-    ctl status >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "bench/vms: mediatord did not start (policy $1)" >&2
-  exit 1
+  gm_start_mediatord "$CONFIG" "$OUT/mediatord-$1.log"
 }
 stop_mediatord() {
-  kill -TERM "$mediatord_pid"
-  wait "$mediatord_pid" || echo "bench/vms: mediatord exited with $?" >&2
+  gm_stop_mediatord || gm_say "mediatord exited with $?"
 }
 
 run_policy() { # POLICY: writes $OUT/POLICY.json
@@ -93,19 +74,19 @@ run_policy() { # POLICY: writes $OUT/POLICY.json
   start_mediatord "$policy"
   : >"$TMP/log/$CLUSTER.serial.log"
   : >"$TMP/log/$IVI.serial.log"
-  ctl trace start "$OUT/trace-$policy.jsonl" >/dev/null
+  gm_ctl trace start "$OUT/trace-$policy.jsonl" >/dev/null
   # The flood first, so that every cluster frame meets it.
   vms_virsh start "$IVI" >/dev/null
   wait_serial "$IVI" 'GM-APP-START flood' 180
   wait_serial "$IVI" '^long-draws: ' 120
   vms_virsh start "$CLUSTER" >/dev/null
   wait_serial "$CLUSTER" 'GM-APP-START cluster' 180
-  ctl show-budgets --json >"$OUT/$policy-budgets-start.json"
+  gm_ctl show-budgets --json >"$OUT/$policy-budgets-start.json"
   t0=$(date +%s.%N)
-  wait_serial "$CLUSTER" '^cluster: [0-9]+ frames' $((FRAMES / RATE * 4 + 120))
+  wait_serial "$CLUSTER" '^cluster: [0-9]+ frames' $((FRAMES * 4 / RATE + 120))
   t1=$(date +%s.%N)
-  ctl show-budgets --json >"$OUT/$policy-budgets-end.json"
-  ctl trace stop >/dev/null
+  gm_ctl show-budgets --json >"$OUT/$policy-budgets-end.json"
+  gm_ctl trace stop >/dev/null
   vms_serial "$CLUSTER" >"$OUT/$policy-cluster.serial.log"
   vms_serial "$IVI" >"$OUT/$policy-ivi.serial.log"
   vms_virsh destroy "$IVI" >/dev/null 2>&1 || true
@@ -184,10 +165,8 @@ sock=$(awk '/^\[domain cluster\]/ { s = 1 } s && $1 == "vhost_user_socket" { pri
 fps_mediatord=$(qemu_fps mediatord -display none -chardev "socket,id=gpu,path=$sock" \
   -device vhost-user-gpu-pci,chardev=gpu)
 stop_mediatord
-Xvfb :97 -nolisten tcp -screen 0 1024x768x24 >"$OUT/xvfb.log" 2>&1 &
-pids+=($!)
-sleep 1
-fps_qemu=$(DISPLAY=:97 qemu_fps qemu-virgl -display gtk,gl=on -device virtio-gpu-gl-pci)
+gm_start_xvfb 1024x768x24
+fps_qemu=$(qemu_fps qemu-virgl -display gtk,gl=on -device virtio-gpu-gl-pci)
 echo "guest kmscube, $FPS_FRAMES frames: through mediatord (vhost-user-gpu-pci) ${fps_mediatord:-none} fps," \
   "QEMU's virtio-gpu-gl-pci ${fps_qemu:-none} fps," \
   "ratio $(awk -v a="${fps_mediatord:-0}" -v b="${fps_qemu:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')"
