@@ -45,6 +45,7 @@
 #include "predict_decode.h"
 #include "predict_model_priv.h"
 #include "predict_tgsi.h"
+#include "virgl_defs.h"
 
 /*
  * Sub-contexts per context: Mesa's virgl driver creates one per
@@ -61,25 +62,6 @@
 /* Points closer to the eye plane than this (clip w) are clipped away. */
 #define PREDICT_CTX_NEAR_W 1e-5
 
-/* virgl formats (virglrenderer src/virgl_hw.h, enum virgl_formats). */
-#define VIRGL_FORMAT_R32G32_FLOAT	29u
-#define VIRGL_FORMAT_R32G32B32_FLOAT	30u
-#define VIRGL_FORMAT_R32G32B32A32_FLOAT 31u
-/* VIRGL_OBJ_RS_S0 fields (virgl_protocol.h) and pipe_face (p_defines.h). */
-#define RS_S0_DISCARD_SHIFT	 3
-#define RS_S0_CULL_FACE_SHIFT	 8
-#define PIPE_FACE_FRONT_AND_BACK 3u
-/* pipe_prim_type (p_defines.h): the triangle types, which face culling applies to. */
-#define PIPE_PRIM_TRIANGLES	     4u
-#define PIPE_PRIM_POLYGON	     9u
-#define PIPE_PRIM_TRIANGLES_ADJ	     12u
-#define PIPE_PRIM_TRIANGLE_STRIP_ADJ 13u
-/* pipe_texture_target PIPE_BUFFER (p_defines.h). */
-#define PIPE_BUFFER_TARGET 0u
-/* PIPE_CLEAR_* (p_defines.h). */
-#define PIPE_CLEAR_DEPTH   (1u << 0)
-#define PIPE_CLEAR_STENCIL (1u << 1)
-#define PIPE_CLEAR_COLOR   (0xffu << 2) /* COLOR0..COLOR7 */
 /* Bytes per texel assumed for TRANSFER3D of textures (the format table is not tracked). */
 #define PREDICT_CTX_TEXEL_BYTES 4.0
 
@@ -423,7 +405,7 @@ static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t of
 	struct pos_layout l;
 	uint64_t end, psize, first, last, n, step;
 
-	if (!r || r->desc.target != PIPE_BUFFER_TARGET || !data || !len)
+	if (!r || r->desc.target != PIPE_BUFFER || !data || !len)
 		return;
 	if (offset > UINT64_MAX - len)
 		return;
@@ -591,9 +573,9 @@ static void create_object(struct predict_ctx *ctx, const struct predict_dcmd *c,
 			/* VIRGL_OBJ_RS_S0 (the decoder checked the length). */
 			uint32_t s0 = c->payload[1];
 
-			o->u.rs.discard = (s0 >> RS_S0_DISCARD_SHIFT) & 1;
-			o->u.rs.cull_all =
-			    ((s0 >> RS_S0_CULL_FACE_SHIFT) & 3) == PIPE_FACE_FRONT_AND_BACK;
+			o->u.rs.discard = (s0 >> VIRGL_OBJ_RS_S0_RASTERIZER_DISCARD_SHIFT) & 1;
+			o->u.rs.cull_all = ((s0 >> VIRGL_OBJ_RS_S0_CULL_FACE_SHIFT) & 3) ==
+					   PIPE_FACE_FRONT_AND_BACK;
 		}
 		return;
 	default:
@@ -1095,7 +1077,7 @@ static void transfer3d(struct predict_ctx *ctx, const struct predict_dcmd *c,
 	double bytes = box_pixels(&c->u.transfer.box);
 
 	/* A buffer's box is in bytes; a texture's in texels. */
-	if (!r || r->desc.target != PIPE_BUFFER_TARGET)
+	if (!r || r->desc.target != PIPE_BUFFER)
 		bytes *= PREDICT_CTX_TEXEL_BYTES;
 	add_feature(f, PF_TRANSFER_BYTES, bytes);
 }

@@ -31,21 +31,6 @@
 _Static_assert(PREDICT_HOST_HANDLE_MIN + FRAGMENT_QUERY_MAX_CTX_ID > PREDICT_HOST_HANDLE_MIN,
 	       "the query resources stay in the host's range");
 
-/* virgl_protocol.h / virgl_hw.h / p_defines.h facts. */
-#define VIRGL_CMD(cmd, obj, len)     ((uint32_t)(cmd) | (uint32_t)(obj) << 8 | (uint32_t)(len) << 16)
-#define VIRGL_BIND_CUSTOM	     (1u << 17)
-#define VIRGL_FORMAT_R8_UNORM	     64u
-#define PIPE_BUFFER		     0u
-#define PIPE_QUERY_OCCLUSION_COUNTER 0u
-#define VIRGL_QUERY_STATE_DONE	     1u
-
-/* struct virgl_host_query_state (virgl_protocol.h): what the host writes. */
-struct host_query_state {
-	uint32_t query_state;
-	uint32_t result_size;
-	uint64_t result;
-};
-
 struct fragment_query {
 	uint32_t ctx_id;
 	bool have_resource;
@@ -54,7 +39,7 @@ struct fragment_query {
 	uint64_t pending; /* seq of the wrapped group in flight, 0 if none */
 	uint64_t last;	  /* seq of the last wrapped group, 0 if none */
 	uint32_t wrapped; /* groups wrapped so far */
-	struct host_query_state state;
+	struct virgl_host_query_state state;
 	struct iovec iov;
 };
 
@@ -101,8 +86,8 @@ static bool set_up(struct fragment_query *fq)
 	    .handle = QUERY_RESOURCE(fq),
 	    .target = PIPE_BUFFER,
 	    .format = VIRGL_FORMAT_R8_UNORM,
-	    .bind = VIRGL_BIND_CUSTOM,
-	    .width = sizeof(struct host_query_state),
+	    .bind = VIRGL_RES_BIND_CUSTOM,
+	    .width = sizeof(struct virgl_host_query_state),
 	    .height = 1,
 	    .depth = 1,
 	    .array_size = 1,

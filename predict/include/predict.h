@@ -14,6 +14,10 @@
  *   predict_calibrate.h  fitting a model to calibration samples
  *   predict_persist.h    saving and loading learned models
  *
+ * and virgl_defs.h, the virgl protocol's definitions that no installed
+ * header gives (struct virgl_box, PIPE_* and VIRGL_* numbers), for
+ * libpredict and the transports alike.
+ *
  * Headers of predict/ outside include/ are libpredict's own.
  */
 #ifndef PREDICT_H
@@ -29,5 +33,6 @@
 #include "predict_model.h"
 #include "predict_persist.h"
 #include "predict_recent.h"
+#include "virgl_defs.h"
 
 #endif

@@ -36,6 +36,7 @@
 #include <linux/virtio_gpu.h>
 #include <linux/virtio_ring.h>
 
+#include "predict.h"
 #include "scm_send.h"
 #include "vhost_user.h"
 
@@ -458,8 +459,7 @@ static void set_up(const char *path)
 
 /* ---- the scenario ------------------------------------------------------------ */
 
-#define VIRGL_CMD(cmd, obj, len) ((uint32_t)(cmd) | (uint32_t)(obj) << 8 | (uint32_t)(len) << 16)
-#define SIZE_OF(x)		 ((uint32_t)sizeof(x))
+#define SIZE_OF(x) ((uint32_t)sizeof(x))
 
 static void submit(const char *what, uint32_t ctx, const uint32_t *stream, uint32_t ndw, bool fence,
 		   uint32_t want)

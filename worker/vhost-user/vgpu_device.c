@@ -29,16 +29,6 @@
 #include "vgpu_device.h"
 #include "vgpu_display.h"
 
-/* struct virgl_box is only declared by virglrenderer.h (see vtest_server.c). */
-struct virgl_box {
-	uint32_t x, y, z;
-	uint32_t w, h, d;
-};
-
-#define PIPE_BUFFER		 0u
-#define PIPE_TEXTURE_2D		 2u
-#define VIRGL_BIND_RENDER_TARGET (1u << 1)
-
 struct vgpu_resource {
 	uint32_t id;
 	bool is_2d; /* RESOURCE_CREATE_2D: its backing holds what the guest shows */
@@ -477,7 +467,7 @@ static uint32_t cmd_resource_create_2d(struct vgpu_device *d, const void *req, c
 	    .handle = c.resource_id,
 	    .target = PIPE_TEXTURE_2D,
 	    .format = c.format,
-	    .bind = VIRGL_BIND_RENDER_TARGET,
+	    .bind = VIRGL_RES_BIND_RENDER_TARGET,
 	    .width = c.width,
 	    .height = c.height,
 	    .depth = 1,

@@ -38,19 +38,6 @@
 #include "vtest_server.h"
 #include "wire.h"
 
-/*
- * virglrenderer.h declares struct virgl_box but its definition lives in
- * virglrenderer's src/virgl_hw.h, which is not installed: six uint32, the
- * origin and the size of a box.
- */
-struct virgl_box {
-	uint32_t x, y, z;
-	uint32_t w, h, d;
-};
-
-/* gallium's PIPE_BUFFER target (virgl_hw.h / p_defines.h): a plain buffer. */
-#define PIPE_BUFFER 0
-
 /* The one virgl context of this client (one context per vtest connection). */
 #define VTEST_CTX_ID 1
 
