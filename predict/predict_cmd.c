@@ -1,34 +1,13 @@
 /*
  * Shallow walk of a virgl command buffer (see predict_cmd.h). Command and
- * object numbers are those of virglrenderer's src/virgl_protocol.h
- * (enum virgl_context_cmd, enum virgl_object_type).
+ * object numbers are the decoder's (predict_decode.h), those of
+ * virglrenderer's src/virgl_protocol.h.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "predict_cmd.h"
-
-enum {
-	VIRGL_CCMD_CREATE_OBJECT = 1,
-	VIRGL_CCMD_CLEAR = 7,
-	VIRGL_CCMD_DRAW_VBO = 8,
-	VIRGL_CCMD_RESOURCE_INLINE_WRITE = 9,
-	VIRGL_CCMD_BLIT = 16,
-	VIRGL_CCMD_RESOURCE_COPY_REGION = 17,
-	VIRGL_CCMD_BEGIN_QUERY = 19,
-	VIRGL_CCMD_END_QUERY = 20,
-	VIRGL_CCMD_GET_QUERY_RESULT = 21,
-	VIRGL_CCMD_BIND_SHADER = 31,
-	VIRGL_CCMD_LAUNCH_GRID = 37,
-	VIRGL_CCMD_GET_QUERY_RESULT_QBO = 42,
-	VIRGL_CCMD_TRANSFER3D = 43,
-	VIRGL_CCMD_COPY_TRANSFER3D = 45,
-	VIRGL_CCMD_CLEAR_TEXTURE = 47,
-	/* One past the last command virglrenderer 0.10 knows (SEND_STRING_MARKER = 51). */
-	VIRGL_CCMD_KNOWN_END = 52,
-};
-
-#define VIRGL_OBJECT_SHADER 4
+#include "predict_decode.h"
 
 static const char *const class_names[PREDICT_CMD_CLASS_COUNT] = {
     [PREDICT_CMD_DRAW] = "draw",
@@ -54,33 +33,33 @@ const char *predict_cmd_class_name(enum predict_cmd_class cls)
 enum predict_cmd_class predict_cmd_classify(uint32_t cmd, uint32_t obj)
 {
 	switch (cmd) {
-	case VIRGL_CCMD_DRAW_VBO:
+	case PREDICT_VIRGL_DRAW_VBO:
 		return PREDICT_CMD_DRAW;
-	case VIRGL_CCMD_CLEAR:
+	case PREDICT_VIRGL_CLEAR:
 		return PREDICT_CMD_CLEAR;
-	case VIRGL_CCMD_CLEAR_TEXTURE:
+	case PREDICT_VIRGL_CLEAR_TEXTURE:
 		return PREDICT_CMD_CLEAR_TEXTURE;
-	case VIRGL_CCMD_BLIT:
+	case PREDICT_VIRGL_BLIT:
 		return PREDICT_CMD_BLIT;
-	case VIRGL_CCMD_RESOURCE_COPY_REGION:
+	case PREDICT_VIRGL_RESOURCE_COPY_REGION:
 		return PREDICT_CMD_COPY;
-	case VIRGL_CCMD_RESOURCE_INLINE_WRITE:
-	case VIRGL_CCMD_TRANSFER3D:
-	case VIRGL_CCMD_COPY_TRANSFER3D:
+	case PREDICT_VIRGL_RESOURCE_INLINE_WRITE:
+	case PREDICT_VIRGL_TRANSFER3D:
+	case PREDICT_VIRGL_COPY_TRANSFER3D:
 		return PREDICT_CMD_TRANSFER;
-	case VIRGL_CCMD_LAUNCH_GRID:
+	case PREDICT_VIRGL_LAUNCH_GRID:
 		return PREDICT_CMD_COMPUTE;
-	case VIRGL_CCMD_BEGIN_QUERY:
-	case VIRGL_CCMD_END_QUERY:
-	case VIRGL_CCMD_GET_QUERY_RESULT:
-	case VIRGL_CCMD_GET_QUERY_RESULT_QBO:
+	case PREDICT_VIRGL_BEGIN_QUERY:
+	case PREDICT_VIRGL_END_QUERY:
+	case PREDICT_VIRGL_GET_QUERY_RESULT:
+	case PREDICT_VIRGL_GET_QUERY_RESULT_QBO:
 		return PREDICT_CMD_QUERY;
-	case VIRGL_CCMD_BIND_SHADER:
+	case PREDICT_VIRGL_BIND_SHADER:
 		return PREDICT_CMD_SHADER;
-	case VIRGL_CCMD_CREATE_OBJECT:
-		return obj == VIRGL_OBJECT_SHADER ? PREDICT_CMD_SHADER : PREDICT_CMD_STATE;
+	case PREDICT_VIRGL_CREATE_OBJECT:
+		return obj == PREDICT_VIRGL_OBJECT_SHADER ? PREDICT_CMD_SHADER : PREDICT_CMD_STATE;
 	default:
-		return cmd < VIRGL_CCMD_KNOWN_END ? PREDICT_CMD_STATE : PREDICT_CMD_UNKNOWN;
+		return cmd < PREDICT_VIRGL_MAX_COMMANDS ? PREDICT_CMD_STATE : PREDICT_CMD_UNKNOWN;
 	}
 }
 
