@@ -13,6 +13,7 @@
  *   predict_estimator.h  a context's estimator: model, memo, bound
  *   predict_calibrate.h  fitting a model to calibration samples
  *   predict_persist.h    saving and loading learned models
+ *   predict_map.h        a map from 32-bit handles to pointers
  *
  * and virgl_defs.h, the virgl protocol's definitions that no installed
  * header gives (struct virgl_box, PIPE_* and VIRGL_* numbers), for
@@ -29,6 +30,7 @@
 #include "predict_decode.h"
 #include "predict_estimator.h"
 #include "predict_features.h"
+#include "predict_map.h"
 #include "predict_memo.h"
 #include "predict_model.h"
 #include "predict_persist.h"

@@ -23,7 +23,6 @@
 #include <virgl/virglrenderer.h>
 
 #include "gpu_context.h"
-#include "handle_map.h"
 #include "predict.h"
 #include "util.h"
 #include "vgpu_device.h"

@@ -28,7 +28,6 @@
 #include <virgl/virglrenderer.h>
 
 #include "gpu_context.h"
-#include "handle_map.h"
 #include "mediator_link.h"
 #include "predict.h"
 #include "predictor.h"

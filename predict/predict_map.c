@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "handle_map.h"
+#include "predict_map.h"
 
 #define INITIAL_SLOTS 64u
 

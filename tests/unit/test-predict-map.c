@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "handle_map.h"
+#include "predict_map.h"
 
 static int values[4096];
 
