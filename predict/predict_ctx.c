@@ -43,6 +43,7 @@
 
 #include "predict_ctx.h"
 #include "predict_decode.h"
+#include "predict_map.h"
 #include "predict_model_priv.h"
 #include "predict_tgsi.h"
 #include "virgl_defs.h"
@@ -64,110 +65,6 @@
 
 /* Bytes per texel assumed for TRANSFER3D of textures (the format table is not tracked). */
 #define PREDICT_CTX_TEXEL_BYTES 4.0
-
-/* ---- a small open-addressing map: handle → pointer ---- */
-
-struct pmap_slot {
-	uint32_t key;
-	void *val; /* NULL: empty */
-};
-
-struct pmap {
-	struct pmap_slot *slots;
-	uint32_t cap; /* power of two, or 0 */
-	uint32_t n;
-};
-
-static uint32_t pmap_hash(uint32_t key, uint32_t cap)
-{
-	return (key * 2654435761u) & (cap - 1);
-}
-
-static void *pmap_get(const struct pmap *m, uint32_t key)
-{
-	if (!m->cap)
-		return NULL;
-	for (uint32_t i = pmap_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->slots[i].val)
-			return NULL;
-		if (m->slots[i].key == key)
-			return m->slots[i].val;
-	}
-}
-
-static void pmap_insert_slot(struct pmap *m, uint32_t key, void *val)
-{
-	uint32_t i = pmap_hash(key, m->cap);
-
-	while (m->slots[i].val)
-		i = (i + 1) & (m->cap - 1);
-	m->slots[i].key = key;
-	m->slots[i].val = val;
-	m->n++;
-}
-
-/* Inserts a key that is not in the map. Returns 0 or -ENOMEM. */
-static int pmap_put(struct pmap *m, uint32_t key, void *val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		uint32_t cap = m->cap ? m->cap * 2 : 16;
-		struct pmap old = *m;
-
-		m->slots = calloc(cap, sizeof(*m->slots));
-		if (!m->slots) {
-			*m = old;
-			return -ENOMEM;
-		}
-		m->cap = cap;
-		m->n = 0;
-		for (uint32_t i = 0; i < old.cap; i++)
-			if (old.slots[i].val)
-				pmap_insert_slot(m, old.slots[i].key, old.slots[i].val);
-		free(old.slots);
-	}
-	pmap_insert_slot(m, key, val);
-	return 0;
-}
-
-/* Removes @key; returns its value or NULL. Backward-shift deletion keeps probes short. */
-static void *pmap_del(struct pmap *m, uint32_t key)
-{
-	uint32_t i, j;
-	void *val;
-
-	if (!m->cap)
-		return NULL;
-	for (i = pmap_hash(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->slots[i].val)
-			return NULL;
-		if (m->slots[i].key == key)
-			break;
-	}
-	val = m->slots[i].val;
-	m->slots[i].val = NULL;
-	m->n--;
-	for (j = (i + 1) & (m->cap - 1); m->slots[j].val; j = (j + 1) & (m->cap - 1)) {
-		uint32_t home = pmap_hash(m->slots[j].key, m->cap);
-
-		/* Move j back to the hole i unless its home lies cyclically in (i, j]. */
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-			m->slots[i] = m->slots[j];
-			m->slots[j].val = NULL;
-			i = j;
-		}
-	}
-	return val;
-}
-
-static void pmap_clear(struct pmap *m, void (*free_val)(void *))
-{
-	for (uint32_t i = 0; i < m->cap; i++)
-		if (m->slots[i].val)
-			free_val(m->slots[i].val);
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->n = 0;
-}
 
 /* ---- state ---- */
 
@@ -204,7 +101,7 @@ struct pc_vbuf {
 
 struct pc_sub {
 	uint32_t id;
-	struct pmap objects;
+	struct predict_map objects;
 	uint32_t nr_cbufs, cbuf0, zsurf;
 	uint32_t noattach_w, noattach_h, noattach_samples;
 	bool has_viewport;
@@ -219,7 +116,7 @@ struct pc_sub {
 };
 
 struct predict_ctx {
-	struct pmap resources;
+	struct predict_map resources;
 	struct pc_sub *subs[PREDICT_CTX_MAX_SUB_CTX];
 	struct pc_sub *cur;
 	uint32_t nobjects; /* over all sub-contexts, <= PREDICT_CTX_MAX_OBJECTS */
@@ -276,12 +173,24 @@ static double absd(double v)
 
 /* ---- lifecycle ---- */
 
+/* Frees the values of @m (objects and resources are plain allocations) and its table. */
+static void map_free_all(struct predict_map *m)
+{
+	void *v;
+
+	for (size_t i = 0; (v = predict_map_next(m, &i));)
+		free(v);
+	predict_map_finish(m);
+}
+
 static struct pc_sub *sub_create(uint32_t id)
 {
 	struct pc_sub *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->id = id;
+	if (!s)
+		return NULL;
+	s->id = id;
+	predict_map_init(&s->objects);
 	return s;
 }
 
@@ -289,8 +198,8 @@ static void sub_destroy(struct predict_ctx *ctx, struct pc_sub *s)
 {
 	if (!s)
 		return;
-	ctx->nobjects -= s->objects.n;
-	pmap_clear(&s->objects, free);
+	ctx->nobjects -= (uint32_t)predict_map_count(&s->objects);
+	map_free_all(&s->objects);
 	free(s);
 }
 
@@ -300,6 +209,7 @@ struct predict_ctx *predict_ctx_create(void)
 
 	if (!ctx)
 		return NULL;
+	predict_map_init(&ctx->resources);
 	ctx->subs[0] = sub_create(0);
 	if (!ctx->subs[0]) {
 		free(ctx);
@@ -316,7 +226,7 @@ void predict_ctx_destroy(struct predict_ctx *ctx)
 		return;
 	for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++)
 		sub_destroy(ctx, ctx->subs[i]);
-	pmap_clear(&ctx->resources, free);
+	map_free_all(&ctx->resources);
 	free(ctx);
 }
 
@@ -328,15 +238,15 @@ int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
 	struct pc_resource *r;
 	int ret;
 
-	if (pmap_get(&ctx->resources, handle))
+	if (predict_map_get(&ctx->resources, handle))
 		return -EEXIST;
-	if (ctx->resources.n >= PREDICT_CTX_MAX_RESOURCES)
+	if (predict_map_count(&ctx->resources) >= PREDICT_CTX_MAX_RESOURCES)
 		return -ENOSPC;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->desc = *desc;
-	ret = pmap_put(&ctx->resources, handle, r);
+	ret = predict_map_add(&ctx->resources, handle, r);
 	if (ret)
 		free(r);
 	return ret;
@@ -344,7 +254,7 @@ int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
 
 void predict_ctx_resource_destroy(struct predict_ctx *ctx, uint32_t handle)
 {
-	free(pmap_del(&ctx->resources, handle));
+	free(predict_map_remove(&ctx->resources, handle));
 }
 
 struct pos_layout {
@@ -369,7 +279,7 @@ static uint32_t format_components(uint32_t format)
 /* How positions lie in buffer @handle, per attribute 0 of the bound vertex elements. */
 static void position_layout(const struct pc_sub *s, uint32_t handle, struct pos_layout *l)
 {
-	const struct pc_object *ve = s->ve ? pmap_get(&s->objects, s->ve) : NULL;
+	const struct pc_object *ve = s->ve ? predict_map_get(&s->objects, s->ve) : NULL;
 
 	l->base = 0;
 	l->stride = 3 * sizeof(float);
@@ -401,7 +311,7 @@ static void bbox_add(struct pc_resource *r, const float p[3])
 static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
 			   const uint8_t *data, size_t len)
 {
-	struct pc_resource *r = pmap_get(&ctx->resources, handle);
+	struct pc_resource *r = predict_map_get(&ctx->resources, handle);
 	struct pos_layout l;
 	uint64_t end, psize, first, last, n, step;
 
@@ -456,14 +366,14 @@ void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64
 
 static struct pc_object *object_get(struct pc_sub *s, uint32_t handle, uint32_t type)
 {
-	struct pc_object *o = pmap_get(&s->objects, handle);
+	struct pc_object *o = predict_map_get(&s->objects, handle);
 
 	return o && o->type == type ? o : NULL;
 }
 
 static void object_destroy(struct predict_ctx *ctx, uint32_t handle)
 {
-	struct pc_object *o = pmap_del(&ctx->cur->objects, handle);
+	struct pc_object *o = predict_map_remove(&ctx->cur->objects, handle);
 
 	if (o) {
 		ctx->nobjects--;
@@ -482,7 +392,7 @@ static struct pc_object *object_new(struct predict_ctx *ctx, uint32_t handle, ui
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	if (pmap_put(&ctx->cur->objects, handle, o)) {
+	if (predict_map_add(&ctx->cur->objects, handle, o)) {
 		free(o);
 		return NULL;
 	}
@@ -653,7 +563,7 @@ static bool surface_size(struct predict_ctx *ctx, uint32_t handle, double *w, do
 
 	if (!handle || !s)
 		return false;
-	r = pmap_get(&ctx->resources, s->u.surface.res);
+	r = predict_map_get(&ctx->resources, s->u.surface.res);
 	if (!r)
 		return false;
 	level = s->u.surface.level < 31 ? s->u.surface.level : 31;
@@ -892,7 +802,7 @@ static const struct pc_resource *position_buffer(struct predict_ctx *ctx)
 		vb = ve->u.ve.vb0;
 	if (vb >= s->nr_vb || !s->vb[vb].handle)
 		return NULL;
-	r = pmap_get(&ctx->resources, s->vb[vb].handle);
+	r = predict_map_get(&ctx->resources, s->vb[vb].handle);
 	return r && r->has_bbox ? r : NULL;
 }
 
@@ -1073,7 +983,7 @@ static void set_constants(struct pc_sub *s, const struct predict_dcmd *c)
 static void transfer3d(struct predict_ctx *ctx, const struct predict_dcmd *c,
 		       struct predict_features *f)
 {
-	const struct pc_resource *r = pmap_get(&ctx->resources, c->u.transfer.handle);
+	const struct pc_resource *r = predict_map_get(&ctx->resources, c->u.transfer.handle);
 	double bytes = box_pixels(&c->u.transfer.box);
 
 	/* A buffer's box is in bytes; a texture's in texels. */

@@ -1,164 +1,129 @@
 /*
- * Handle map (see handle_map.h). Slots hold (handle, value); handle 0 marks
- * an empty slot. Removal uses backward-shift deletion, so there are no
- * tombstones and lookups stay short. The table is kept at most half full.
+ * Handle map (see predict_map.h). A slot holds (key, value); a NULL value
+ * marks it empty. An entry sits at its key's home slot or after it, with
+ * no empty slot in between: that is what a lookup relies on, what an
+ * insertion keeps (it takes the first empty slot from home on) and what a
+ * removal restores by moving later entries of the run back into the hole.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 
 #include "predict_map.h"
 
-#define INITIAL_SLOTS 64u
+/* Slots of the first table: a context's first few objects fit without growing. */
+#define PREDICT_MAP_INITIAL_SLOTS 16u
 
-struct slot {
-	uint32_t handle;
-	void *value;
-};
-
-struct handle_map {
-	struct slot *slots;
-	size_t n_slots; /* a power of two */
-	size_t count;
-};
-
-static size_t hash(uint32_t h, size_t n_slots)
+static size_t home_of(uint32_t key, size_t cap)
 {
-	return (size_t)((h * 2654435761u) & (uint32_t)(n_slots - 1));
+	return (size_t)((key * 2654435761u) &
+			(uint32_t)(cap - 1)); /* Knuth's multiplicative hash */
 }
 
-struct handle_map *handle_map_create(void)
+/* The slot of @key, or the empty slot where it would go. @m has a table that is not full. */
+static size_t find(const struct predict_map *m, uint32_t key)
 {
-	struct handle_map *m = calloc(1, sizeof(*m));
+	size_t i = home_of(key, m->cap);
 
-	if (!m)
-		return NULL;
-	m->slots = calloc(INITIAL_SLOTS, sizeof(*m->slots));
-	if (!m->slots) {
-		free(m);
-		return NULL;
-	}
-	m->n_slots = INITIAL_SLOTS;
-	return m;
+	while (m->slots[i].value && m->slots[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
 }
 
-void handle_map_destroy(struct handle_map *map)
+void predict_map_init(struct predict_map *map)
 {
-	if (!map)
-		return;
+	map->slots = NULL;
+	map->cap = 0;
+	map->n = 0;
+}
+
+void predict_map_finish(struct predict_map *map)
+{
 	free(map->slots);
-	free(map);
+	predict_map_init(map);
 }
 
-static struct slot *find(const struct handle_map *m, uint32_t handle)
+void *predict_map_get(const struct predict_map *map, uint32_t key)
 {
-	for (size_t i = hash(handle, m->n_slots);; i = (i + 1) & (m->n_slots - 1)) {
-		if (m->slots[i].handle == handle || m->slots[i].handle == 0)
-			return &m->slots[i];
-	}
-}
-
-void *handle_map_get(const struct handle_map *map, uint32_t handle)
-{
-	struct slot *s;
-
-	if (handle == 0)
+	if (!map->cap)
 		return NULL;
-	s = find(map, handle);
-	return s->handle ? s->value : NULL;
+	return map->slots[find(map, key)].value;
 }
 
-static int grow(struct handle_map *m)
+static int grow(struct predict_map *m)
 {
-	struct slot *old = m->slots;
-	size_t old_n = m->n_slots;
+	size_t cap = m->cap ? 2 * m->cap : PREDICT_MAP_INITIAL_SLOTS;
+	struct predict_map_slot *old = m->slots;
+	size_t old_cap = m->cap;
 
-	m->slots = calloc(old_n * 2, sizeof(*m->slots));
+	m->slots = calloc(cap, sizeof(*m->slots));
 	if (!m->slots) {
 		m->slots = old;
 		return -ENOMEM;
 	}
-	m->n_slots = old_n * 2;
-	for (size_t i = 0; i < old_n; i++) {
-		if (old[i].handle)
-			*find(m, old[i].handle) = old[i];
+	m->cap = cap;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i].value)
+			m->slots[find(m, old[i].key)] = old[i];
 	}
 	free(old);
 	return 0;
 }
 
-int handle_map_add(struct handle_map *map, uint32_t handle, void *value)
+int predict_map_add(struct predict_map *map, uint32_t key, void *value)
 {
-	struct slot *s;
+	size_t i;
 
-	if (handle == 0 || !value)
+	if (!value)
 		return -EINVAL;
-	if (handle_map_get(map, handle))
+	if (map->cap && map->slots[find(map, key)].value)
 		return -EEXIST;
-	if ((map->count + 1) * 2 > map->n_slots && grow(map) < 0)
+	if ((map->n + 1) * 2 > map->cap && grow(map) < 0)
 		return -ENOMEM;
-	s = find(map, handle);
-	s->handle = handle;
-	s->value = value;
-	map->count++;
+	i = find(map, key);
+	map->slots[i].key = key;
+	map->slots[i].value = value;
+	map->n++;
 	return 0;
 }
 
-static void delete_slot(struct handle_map *m, size_t i)
+void *predict_map_remove(struct predict_map *map, uint32_t key)
 {
-	size_t mask = m->n_slots - 1;
-	size_t j = i;
-
-	m->slots[i].handle = 0;
-	m->slots[i].value = NULL;
-	/* Shift back following entries that would no longer be found. */
-	for (;;) {
-		size_t home;
-
-		j = (j + 1) & mask;
-		if (m->slots[j].handle == 0)
-			break;
-		home = hash(m->slots[j].handle, m->n_slots);
-		/* Entry j may move to i if i lies cyclically in [home, j). */
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-			m->slots[i] = m->slots[j];
-			m->slots[j].handle = 0;
-			m->slots[j].value = NULL;
-			i = j;
-		}
-	}
-	m->count--;
-}
-
-void *handle_map_remove(struct handle_map *map, uint32_t handle)
-{
-	struct slot *s;
+	size_t mask = map->cap - 1, hole, j;
 	void *value;
 
-	if (handle == 0)
+	if (!map->cap)
 		return NULL;
-	s = find(map, handle);
-	if (!s->handle)
+	hole = find(map, key);
+	value = map->slots[hole].value;
+	if (!value)
 		return NULL;
-	value = s->value;
-	delete_slot(map, (size_t)(s - map->slots));
+	map->slots[hole].value = NULL;
+	map->n--;
+	/* Entries after the hole, up to the next empty slot, may have probed past it. */
+	for (j = (hole + 1) & mask; map->slots[j].value; j = (j + 1) & mask) {
+		size_t home = home_of(map->slots[j].key, map->cap);
+
+		/* Entry j stays unless its home lies cyclically in (hole, j]. */
+		if ((j > hole && (home <= hole || home > j)) ||
+		    (j < hole && home <= hole && home > j)) {
+			map->slots[hole] = map->slots[j];
+			map->slots[j].value = NULL;
+			hole = j;
+		}
+	}
 	return value;
 }
 
-size_t handle_map_count(const struct handle_map *map)
+size_t predict_map_count(const struct predict_map *map)
 {
-	return map->count;
+	return map->n;
 }
 
-void *handle_map_pop(struct handle_map *map)
+void *predict_map_next(const struct predict_map *map, size_t *pos)
 {
-	for (size_t i = 0; i < map->n_slots; i++) {
-		if (map->slots[i].handle) {
-			void *value = map->slots[i].value;
-
-			delete_slot(map, i);
-			return value;
-		}
+	for (; *pos < map->cap; (*pos)++) {
+		if (map->slots[*pos].value)
+			return map->slots[(*pos)++].value;
 	}
 	return NULL;
 }

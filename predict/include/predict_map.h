@@ -1,29 +1,57 @@
 /*
- * A map from non-zero 32-bit handles (resource ids chosen by a guest or
- * client) to pointers. Open addressing with linear probing; grows as
- * needed. Used to check that every handle a client names is one it
- * created, and to find that resource's backing.
+ * A map from 32-bit handles to pointers: the resources and objects a
+ * guest names, in libpredict's context state (predict_ctx) and in the
+ * worker's transports (which resources a client owns, and their backing).
+ *
+ * Open addressing with linear probing; removal shifts the entries after
+ * the hole back, so there are no tombstones and lookups stay short. The
+ * table is kept at most half full and doubles when it would not be; an
+ * empty map allocates nothing. Every 32-bit key is a key, 0 included;
+ * values are never NULL (NULL is what get and remove answer for "absent").
+ *
+ * The caller embeds the struct (its fields are the map's own):
+ * predict_map_init(), then predict_map_finish(). The map owns its table,
+ * never the values: the caller frees those, for instance by walking the
+ * map with predict_map_next() before predict_map_finish(). One thread at a
+ * time.
  */
-#ifndef MEDIATOR_HANDLE_MAP_H
-#define MEDIATOR_HANDLE_MAP_H
+#ifndef PREDICT_MAP_H
+#define PREDICT_MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct handle_map;
+struct predict_map_slot {
+	uint32_t key;
+	void *value; /* NULL: the slot is empty */
+};
 
-struct handle_map *handle_map_create(void);
-/* Frees the map, not the values. NULL is fine. */
-void handle_map_destroy(struct handle_map *map);
+struct predict_map {
+	struct predict_map_slot *slots;
+	size_t cap; /* slots: 0 or a power of two */
+	size_t n;   /* entries */
+};
 
-/* Returns the value of @handle, or NULL if absent. */
-void *handle_map_get(const struct handle_map *map, uint32_t handle);
-/* Adds @handle (non-zero, absent) -> @value (non-NULL). Returns 0, -EEXIST, -EINVAL or -ENOMEM. */
-int handle_map_add(struct handle_map *map, uint32_t handle, void *value);
-/* Removes @handle and returns its value, or NULL if absent. */
-void *handle_map_remove(struct handle_map *map, uint32_t handle);
-size_t handle_map_count(const struct handle_map *map);
-/* Removes one entry and returns its value, or NULL when empty (for teardown). */
-void *handle_map_pop(struct handle_map *map);
+/* An empty map. Allocates nothing. */
+void predict_map_init(struct predict_map *map);
+/* Frees the table, not the values; the map is then empty, as after init. */
+void predict_map_finish(struct predict_map *map);
+
+/* The value of @key, or NULL if absent. */
+void *predict_map_get(const struct predict_map *map, uint32_t key);
+/* Adds @key -> @value (non-NULL). Returns 0, -EINVAL (NULL value), -EEXIST or -ENOMEM. */
+int predict_map_add(struct predict_map *map, uint32_t key, void *value);
+/* Removes @key and returns its value, or NULL if absent. */
+void *predict_map_remove(struct predict_map *map, uint32_t key);
+size_t predict_map_count(const struct predict_map *map);
+
+/*
+ * Walks the entries in no particular order: returns the value of the next
+ * entry at or after slot *@pos and moves *@pos past it, or NULL after the
+ * last. Start with *@pos = 0; the map must not change during the walk.
+ *
+ *   for (size_t i = 0; (v = predict_map_next(map, &i));)
+ */
+void *predict_map_next(const struct predict_map *map, size_t *pos);
 
 #endif

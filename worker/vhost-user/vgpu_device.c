@@ -78,7 +78,7 @@ enum hold {
 struct vgpu_device {
 	struct vgpu_device_options opt;
 	char identity[128];
-	struct handle_map *resources;
+	struct predict_map resources;
 	struct vgpu_ctx ctxs[VGPU_MAX_CONTEXTS];
 	struct pending pending[VGPU_MAX_PENDING];
 	uint32_t pending_head, pending_n;
@@ -120,11 +120,7 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 		return NULL;
 	d->opt = *options;
 	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
-	d->resources = handle_map_create();
-	if (!d->resources) {
-		free(d);
-		return NULL;
-	}
+	predict_map_init(&d->resources);
 	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
 			     sizeof(d->identity));
 	return d;
@@ -169,8 +165,9 @@ void vgpu_device_reset(struct vgpu_device *dev)
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
 		if (d->ctxs[i].guest_id)
 			ctx_free(d, i);
-	while ((res = handle_map_pop(d->resources)))
+	for (size_t i = 0; (res = predict_map_next(&d->resources, &i));)
 		resource_free(res);
+	predict_map_finish(&d->resources);
 	d->pending_head = d->pending_n = 0;
 	memset(d->scanouts, 0, sizeof(d->scanouts));
 	/* One grant request may be outstanding per worker: the next group
@@ -183,7 +180,6 @@ void vgpu_device_destroy(struct vgpu_device *dev)
 	if (!dev)
 		return;
 	vgpu_device_reset(dev);
-	handle_map_destroy(dev->resources);
 	vgpu_display_finish(&dev->display);
 	free(dev->req);
 	free(dev);
@@ -297,7 +293,7 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 
 static struct vgpu_resource *resource(struct vgpu_device *d, uint32_t id)
 {
-	return id ? handle_map_get(d->resources, id) : NULL;
+	return id ? predict_map_get(&d->resources, id) : NULL;
 }
 
 /* Resource @id of this VM, or NULL with *@what saying so. */
@@ -382,35 +378,21 @@ static void unmap_backing(struct vgpu_resource *res)
 
 void vgpu_device_remap(struct vgpu_device *dev)
 {
-	/* handle_map has no iterator: pop everything and put it back. */
-	struct vgpu_resource **all;
-	size_t n = handle_map_count(dev->resources), i = 0;
 	struct vgpu_resource *res;
 
-	if (n == 0)
-		return;
-	all = calloc(n, sizeof(*all));
-	if (!all)
-		return;
-	while ((res = handle_map_pop(dev->resources)))
-		all[i++] = res;
-	for (size_t k = 0; k < i; k++) {
-		res = all[k];
-		if (res->entries) {
-			unmap_backing(res);
-			if (map_backing(dev, res) < 0) {
-				dev_log(
-				    LOG_LEVEL_WARN, dev,
-				    "resource %u: backing outside the new memory table; detached",
-				    res->id);
-				free(res->entries);
-				res->entries = NULL;
-				res->n_entries = 0;
-			}
+	for (size_t i = 0; (res = predict_map_next(&dev->resources, &i));) {
+		if (!res->entries)
+			continue;
+		unmap_backing(res);
+		if (map_backing(dev, res) < 0) {
+			dev_log(LOG_LEVEL_WARN, dev,
+				"resource %u: backing outside the new memory table; detached",
+				res->id);
+			free(res->entries);
+			res->entries = NULL;
+			res->n_entries = 0;
 		}
-		handle_map_add(dev->resources, res->id, res);
 	}
-	free(all);
 }
 
 /* ---- commands ------------------------------------------------------------------ */
@@ -430,7 +412,7 @@ static uint32_t create_resource(struct vgpu_device *d,
 		*what = "resource id already in use";
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
 	}
-	if (handle_map_count(d->resources) >= VGPU_MAX_RESOURCES) {
+	if (predict_map_count(&d->resources) >= VGPU_MAX_RESOURCES) {
 		*what = "too many resources";
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	}
@@ -447,7 +429,7 @@ static uint32_t create_resource(struct vgpu_device *d,
 		*what = "virglrenderer refused the resource description";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
-	if (handle_map_add(d->resources, res->id, res) < 0) {
+	if (predict_map_add(&d->resources, res->id, res) < 0) {
 		virgl_renderer_resource_unref(res->id);
 		free(res);
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
@@ -516,7 +498,7 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
 		if (d->ctxs[i].ctx)
 			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
-	handle_map_remove(d->resources, res->id);
+	predict_map_remove(&d->resources, res->id);
 	resource_free(res);
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }

@@ -4,7 +4,7 @@
  * Objects: the server owns the client connection, a vtest_parser that
  * frames its bytes, the renderer (created lazily on the first command
  * that needs the GPU, so a client that only handshakes costs no GL
- * set-up), a handle_map of the client's resources, and the client's
+ * set-up), a predict_map of the client's resources, and the client's
  * in-flight command groups.
  *
  * Flow control: the server stops reading from the client while a
@@ -63,7 +63,7 @@ struct vtest_server {
 	struct mediator_link *link;
 	struct renderer *renderer;
 	struct gpu_context *ctx; /* once the renderer is up */
-	struct handle_map *resources;
+	struct predict_map resources;
 	uint64_t shm_bytes;
 	uint32_t protocol_version;
 	bool named; /* CREATE_RENDERER was received */
@@ -86,7 +86,7 @@ static void take_completions(struct vtest_server *s);
 static const void *resource_memory(void *data, uint32_t handle, size_t *size)
 {
 	struct vtest_server *s = data;
-	const struct vtest_resource *res = handle_map_get(s->resources, handle);
+	const struct vtest_resource *res = predict_map_get(&s->resources, handle);
 
 	if (!res || !res->shm)
 		return NULL;
@@ -102,11 +102,10 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 		return NULL;
 	s->opt = *options;
 	s->parser = vtest_parser_create(0);
-	s->resources = handle_map_create();
+	predict_map_init(&s->resources);
 	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
-	if (!s->parser || !s->resources || !s->link) {
+	if (!s->parser || !s->link) {
 		vtest_parser_destroy(s->parser);
-		handle_map_destroy(s->resources);
 		if (s->link)
 			mediator_link_destroy(s->link);
 		else
@@ -139,10 +138,10 @@ void vtest_server_destroy(struct vtest_server *server)
 		return;
 	take_completions(server);
 	gpu_context_destroy(server->ctx);
-	while ((res = handle_map_pop(server->resources)))
+	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
+	predict_map_finish(&server->resources);
 	renderer_destroy(server->renderer);
-	handle_map_destroy(server->resources);
 	vtest_parser_destroy(server->parser);
 	mediator_link_destroy(server->link);
 	close(server->opt.client_fd);
@@ -413,11 +412,11 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		*what = "resource handle reserved for the host";
 		return -EINVAL;
 	}
-	if (handle_map_get(s->resources, args.handle)) {
+	if (predict_map_get(&s->resources, args.handle)) {
 		*what = "resource handle already in use";
 		return -EEXIST;
 	}
-	if (handle_map_count(s->resources) >= VTEST_MAX_RESOURCES) {
+	if (predict_map_count(&s->resources) >= VTEST_MAX_RESOURCES) {
 		*what = "too many resources";
 		return -ENOSPC;
 	}
@@ -451,7 +450,7 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		}
 		res->shm_size = shm_size;
 	}
-	r = handle_map_add(s->resources, res->handle, res);
+	r = predict_map_add(&s->resources, res->handle, res);
 	if (r < 0)
 		goto fail;
 	{
@@ -504,7 +503,7 @@ static int cmd_resource_create2(struct vtest_server *s, const struct vtest_msg *
 
 static struct vtest_resource *lookup(struct vtest_server *s, uint32_t handle, const char **what)
 {
-	struct vtest_resource *res = handle_map_get(s->resources, handle);
+	struct vtest_resource *res = predict_map_get(&s->resources, handle);
 
 	if (!res)
 		*what = "resource handle not owned by this client";
@@ -517,7 +516,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 
 	if (!res)
 		return -ENOENT;
-	handle_map_remove(s->resources, res->handle);
+	predict_map_remove(&s->resources, res->handle);
 	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
 	s->shm_bytes -= res->shm_size;
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
