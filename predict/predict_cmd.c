@@ -30,6 +30,29 @@ const char *predict_cmd_class_name(enum predict_cmd_class cls)
 	return class_names[cls];
 }
 
+int predict_cmd_class_find(const char *name)
+{
+	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++) {
+		if (!strcmp(class_names[cls], name))
+			return cls;
+	}
+	return -1;
+}
+
+bool predict_cmd_class_has_output(enum predict_cmd_class cls)
+{
+	return cls != PREDICT_CMD_STATE && cls != PREDICT_CMD_SHADER && cls != PREDICT_CMD_QUERY;
+}
+
+bool predict_cmd_no_output(const struct predict_cmd_counts *counts)
+{
+	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++) {
+		if (counts->n[cls] && predict_cmd_class_has_output((enum predict_cmd_class)cls))
+			return false;
+	}
+	return true;
+}
+
 enum predict_cmd_class predict_cmd_classify(uint32_t cmd, uint32_t obj)
 {
 	switch (cmd) {

@@ -19,7 +19,8 @@
  * the trace ("trace", what the live model said, and whether its context
  * was young) or are the measured times ("oracle", a perfect predictor,
  * for comparison). A group whose "cmds" are only state, shader and query
- * commands produces no output, as mediatord is told live.
+ * commands produces no output (libpredict's rule, predict_cmd.h), as
+ * mediatord is told live.
  *
  * Prints per domain: groups, frames and deadline misses (safety), GPU
  * utilisation, groups per second, throttled and refused groups, and the
@@ -37,6 +38,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "predict.h"
 #include "sched_config.h"
 
 struct group {
@@ -110,7 +112,10 @@ static bool get_u64(struct json_object *o, const char *key, uint64_t *out)
 	return true;
 }
 
-/* Whether a group record's "cmds" (if any) names only commands without output. */
+/*
+ * Whether a group record's "cmds" (if any) names only classes of commands
+ * without output (predict_cmd_class_has_output(), the worker's rule).
+ */
 static bool without_output(struct json_object *o)
 {
 	struct json_object *cmds;
@@ -120,8 +125,10 @@ static bool without_output(struct json_object *o)
 		return false;
 	json_object_object_foreach(cmds, name, n)
 	{
+		int cls = predict_cmd_class_find(name);
+
 		(void)n;
-		if (strcmp(name, "state") && strcmp(name, "shader") && strcmp(name, "query"))
+		if (cls < 0 || predict_cmd_class_has_output((enum predict_cmd_class)cls))
 			return false;
 	}
 	return true;

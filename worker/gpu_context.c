@@ -210,20 +210,9 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	return 0;
 }
 
-/* Whether a group of @counts draws, clears, copies, transfers or computes nothing. */
-static bool no_output(const struct predict_cmd_counts *counts)
-{
-	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++) {
-		if (counts->n[cls] && cls != PREDICT_CMD_STATE && cls != PREDICT_CMD_SHADER &&
-		    cls != PREDICT_CMD_QUERY)
-			return false;
-	}
-	return true;
-}
-
 bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 {
-	uint32_t flags = no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
+	uint32_t flags = predict_cmd_no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
 
 	info->request_ns = mono_now_ns();
 	/* A young context's group asks: the scheduler places it (wire.h). */

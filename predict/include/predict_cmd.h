@@ -12,6 +12,7 @@
 #ifndef PREDICT_CMD_H
 #define PREDICT_CMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,19 @@ enum predict_cmd_class predict_cmd_classify(uint32_t cmd, uint32_t obj);
 
 /* Name of a class as used in trace records: "draw", "clear", ... */
 const char *predict_cmd_class_name(enum predict_cmd_class cls);
+/* The class named @name (as predict_cmd_class_name() names it), or -1 if none is. */
+int predict_cmd_class_find(const char *name);
+
+/*
+ * Whether commands of @cls have output: they draw, clear, copy, transfer
+ * or compute. State, shader and query commands have none; neither does a
+ * group of only those, such as a client's set-up or teardown, which is
+ * therefore no frame (the scheduler's SCHED_NO_OUTPUT, wire.h's
+ * WIRE_GRANT_NO_OUTPUT). Unknown commands count as output.
+ */
+bool predict_cmd_class_has_output(enum predict_cmd_class cls);
+/* Whether a group of @counts has no command with output (true for an empty group). */
+bool predict_cmd_no_output(const struct predict_cmd_counts *counts);
 
 /*
  * Walks @ndw dwords at @buf and fills @counts. Reads nothing outside the

@@ -1,11 +1,12 @@
 /*
  * Tests of the shallow virgl command-buffer walk: counts per class, and
  * rejection (with index and offset) of headers whose length runs past the
- * end of the buffer.
+ * end of the buffer; class names both ways, and which classes have output.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +82,39 @@ static void class_names_match_the_trace_format(void **state)
 	assert_string_equal(predict_cmd_class_name(PREDICT_CMD_CLASS_COUNT), "invalid");
 }
 
+static void class_names_are_found_again(void **state)
+{
+	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++)
+		assert_int_equal(predict_cmd_class_find(predict_cmd_class_name(cls)), cls);
+	assert_int_equal(predict_cmd_class_find("invalid"), -1);
+	assert_int_equal(predict_cmd_class_find("Draw"), -1);
+	assert_int_equal(predict_cmd_class_find(""), -1);
+}
+
+static void only_state_shader_and_query_commands_have_no_output(void **state)
+{
+	const uint32_t setup[] = {
+	    CMD0(1, 1, 0),  /* CREATE_OBJECT blend: state */
+	    CMD0(1, 4, 0),  /* CREATE_OBJECT shader */
+	    CMD0(31, 0, 0), /* BIND_SHADER */
+	    CMD0(19, 0, 0), /* BEGIN_QUERY */
+	};
+	struct predict_cmd_counts c = {0};
+
+	assert_true(predict_cmd_no_output(&c)); /* an empty group */
+	assert_int_equal(predict_cmd_count(setup, 4, &c, NULL, NULL), 0);
+	assert_true(predict_cmd_no_output(&c));
+	for (int cls = 0; cls < PREDICT_CMD_CLASS_COUNT; cls++) {
+		bool none = cls == PREDICT_CMD_STATE || cls == PREDICT_CMD_SHADER ||
+			    cls == PREDICT_CMD_QUERY;
+
+		assert_int_equal(predict_cmd_class_has_output(cls), !none);
+		c.n[cls]++;
+		assert_int_equal(predict_cmd_no_output(&c), none);
+		c.n[cls]--;
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +123,8 @@ int main(void)
 	    cmocka_unit_test(length_past_the_end_is_rejected_with_index_and_offset),
 	    cmocka_unit_test(maximum_length_header_in_a_short_buffer_is_rejected),
 	    cmocka_unit_test(class_names_match_the_trace_format),
+	    cmocka_unit_test(class_names_are_found_again),
+	    cmocka_unit_test(only_state_shader_and_query_commands_have_no_output),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
