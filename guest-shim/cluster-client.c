@@ -30,7 +30,6 @@
  * end the run early; the results are still printed and written. Exit
  * status 0, 1 on a GL/EGL (or output) failure, 2 on a bad command line.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -41,8 +40,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_args.h"
 #include "frame_stats.h"
 #include "gles_target.h"
+
+#define PROG "cluster-client"
 
 #define DEFAULT_PERIOD_US 16667
 #define DEFAULT_FRAMES	  600
@@ -422,112 +424,62 @@ static void usage(FILE *to)
 		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS, MAX_SECONDS);
 }
 
-/* A decimal integer in [@min, @max], digits only. */
-static int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
-		       unsigned long *out)
+/* One option and its value (client_args_option_fn); 0, or non-zero on a bad one. */
+static int parse_option(const char *opt, const char *val, void *data)
 {
-	char *end;
-	unsigned long v;
+	struct options *o = data;
 
-	errno = 0;
-	v = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
-	if (!isdigit((unsigned char)s[0]) || errno || *end || v < min || v > max) {
-		fprintf(stderr, "cluster-client: %s: expected an integer in %lu..%lu, got '%s'\n",
-			opt, min, max, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* WxH, each in [MIN_SIZE, MAX_SIZE]. */
-static int parse_size(const char *s, struct options *o)
-{
-	char *end;
-
-	errno = 0;
-	if (isdigit((unsigned char)s[0])) {
-		o->width = strtoul(s, &end, 10);
-		if (!errno && *end == 'x' && isdigit((unsigned char)end[1])) {
-			o->height = strtoul(end + 1, &end, 10);
-			if (!errno && !*end && o->width >= MIN_SIZE && o->width <= MAX_SIZE &&
-			    o->height >= MIN_SIZE && o->height <= MAX_SIZE)
-				return 0;
-		}
-	}
-	fprintf(stderr, "cluster-client: --size: expected WxH, each in %d..%d, got '%s'\n",
-		MIN_SIZE, MAX_SIZE, s);
-	return -1;
-}
-
-/* One option and its value; 0, or -1 on a bad one. */
-static int parse_option(const char *opt, const char *val, struct options *o)
-{
 	if ((strcmp(opt, "--period-us") == 0 || strcmp(opt, "--rate") == 0) && o->period_given) {
 		fprintf(stderr, "cluster-client: give --period-us or --rate, once\n");
 		return -1;
 	}
 	if (strcmp(opt, "--period-us") == 0) {
 		o->period_given = true;
-		return parse_ulong(opt, val, MIN_PERIOD_US, MAX_PERIOD_US, &o->period_us);
+		return client_args_ulong(PROG, opt, val, MIN_PERIOD_US, MAX_PERIOD_US,
+					 &o->period_us);
 	}
 	if (strcmp(opt, "--rate") == 0) {
 		unsigned long hz;
 
 		o->period_given = true;
-		if (parse_ulong(opt, val, 1, MAX_RATE_HZ, &hz))
+		if (client_args_ulong(PROG, opt, val, 1, MAX_RATE_HZ, &hz))
 			return -1;
 		o->period_us = (1000000 + hz / 2) / hz;
 		return 0;
 	}
 	if (strcmp(opt, "--progress-s") == 0)
-		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->progress_s);
+		return client_args_ulong(PROG, opt, val, 1, MAX_SECONDS, &o->progress_s);
 	if (strcmp(opt, "--deadline-us") == 0)
-		return parse_ulong(opt, val, 1, MAX_DEADLINE_US, &o->deadline_us);
+		return client_args_ulong(PROG, opt, val, 1, MAX_DEADLINE_US, &o->deadline_us);
 	if (strcmp(opt, "--frames") == 0)
-		return parse_ulong(opt, val, 1, MAX_FRAMES, &o->frames);
+		return client_args_ulong(PROG, opt, val, 1, MAX_FRAMES, &o->frames);
 	if (strcmp(opt, "--seconds") == 0)
-		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
+		return client_args_ulong(PROG, opt, val, 1, MAX_SECONDS, &o->seconds);
 	if (strcmp(opt, "--size") == 0)
-		return parse_size(val, o);
-	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--name") == 0 || strcmp(opt, "--kms") == 0) {
-		if (!val[0]) {
-			fprintf(stderr, "cluster-client: %s: empty\n", opt);
-			return -1;
-		}
-		if (strcmp(opt, "--json") == 0)
-			o->json = val;
-		else if (strcmp(opt, "--kms") == 0)
-			o->kms = val;
-		else
-			o->name = val;
-		return 0;
-	}
+		return client_args_size(PROG, val, MIN_SIZE, MAX_SIZE, &o->width, &o->height);
+	if (strcmp(opt, "--json") == 0)
+		return client_args_string(PROG, opt, val, &o->json);
+	if (strcmp(opt, "--kms") == 0)
+		return client_args_string(PROG, opt, val, &o->kms);
+	if (strcmp(opt, "--name") == 0)
+		return client_args_string(PROG, opt, val, &o->name);
 	usage(stderr);
 	return -1;
 }
 
-/* 0, 1 after --help, or -1 on a bad command line. */
+/* 0, 1 after --help, or < 0 on a bad command line. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	unsigned long frames = 0;
+	int r;
 
 	*o = (struct options){.period_us = DEFAULT_PERIOD_US,
 			      .width = DEFAULT_W,
 			      .height = DEFAULT_H,
 			      .name = "cluster-client"};
-	for (int i = 1; i < argc; i += 2) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
-			usage(stderr);
-			return -1;
-		}
-		if (parse_option(argv[i], argv[i + 1], o))
-			return -1;
-	}
+	r = client_args_parse(argc, argv, parse_option, usage, o);
+	if (r)
+		return r;
 	if (o->frames && o->seconds) {
 		fprintf(stderr, "cluster-client: give --frames or --seconds, not both\n");
 		return -1;

@@ -22,7 +22,6 @@
  * Exit status 0, 1 on a GL/EGL (or output) failure, 2 on a bad command
  * line.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -32,8 +31,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_args.h"
 #include "gles_target.h"
 #include "samples.h"
+
+#define PROG		   "long-draws"
 #define DEFAULT_W	   1920
 #define DEFAULT_H	   1080
 #define DEFAULT_ITERATIONS 12
@@ -230,73 +232,30 @@ static void usage(FILE *to)
 		DEFAULT_SECONDS, MAX_SECONDS);
 }
 
-/* A decimal integer in [@min, @max], digits only. */
-static int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
-		       unsigned long *out)
+/* One option and its value (client_args_option_fn); 0, or non-zero on a bad one. */
+static int parse_option(const char *opt, const char *val, void *data)
 {
-	char *end;
-	unsigned long v;
+	struct options *o = data;
 
-	errno = 0;
-	v = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
-	if (!isdigit((unsigned char)s[0]) || errno || *end || v < min || v > max) {
-		fprintf(stderr, "long-draws: %s: expected an integer in %lu..%lu, got '%s'\n", opt,
-			min, max, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* WxH, each in [MIN_SIZE, MAX_SIZE]. */
-static int parse_size(const char *s, struct options *o)
-{
-	char *end;
-
-	errno = 0;
-	if (isdigit((unsigned char)s[0])) {
-		o->width = strtoul(s, &end, 10);
-		if (!errno && *end == 'x' && isdigit((unsigned char)end[1])) {
-			o->height = strtoul(end + 1, &end, 10);
-			if (!errno && !*end && o->width >= MIN_SIZE && o->width <= MAX_SIZE &&
-			    o->height >= MIN_SIZE && o->height <= MAX_SIZE)
-				return 0;
-		}
-	}
-	fprintf(stderr, "long-draws: --size: expected WxH, each in %d..%d, got '%s'\n", MIN_SIZE,
-		MAX_SIZE, s);
-	return -1;
-}
-
-/* One option and its value; 0, or -1 on a bad one. */
-static int parse_option(const char *opt, const char *val, struct options *o)
-{
 	if (strcmp(opt, "--iterations") == 0)
-		return parse_ulong(opt, val, 1, MAX_ITERATIONS, &o->iterations);
+		return client_args_ulong(PROG, opt, val, 1, MAX_ITERATIONS, &o->iterations);
 	if (strcmp(opt, "--draws") == 0)
-		return parse_ulong(opt, val, 1, MAX_DRAWS, &o->draws);
+		return client_args_ulong(PROG, opt, val, 1, MAX_DRAWS, &o->draws);
 	if (strcmp(opt, "--seconds") == 0)
-		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->seconds);
+		return client_args_ulong(PROG, opt, val, 1, MAX_SECONDS, &o->seconds);
 	if (strcmp(opt, "--size") == 0)
-		return parse_size(val, o);
+		return client_args_size(PROG, val, MIN_SIZE, MAX_SIZE, &o->width, &o->height);
 	if (strcmp(opt, "--progress-s") == 0)
-		return parse_ulong(opt, val, 1, MAX_SECONDS, &o->progress_s);
-	if (strcmp(opt, "--json") == 0 || strcmp(opt, "--kms") == 0) {
-		if (!val[0]) {
-			fprintf(stderr, "long-draws: %s: empty\n", opt);
-			return -1;
-		}
-		if (strcmp(opt, "--json") == 0)
-			o->json = val;
-		else
-			o->kms = val;
-		return 0;
-	}
+		return client_args_ulong(PROG, opt, val, 1, MAX_SECONDS, &o->progress_s);
+	if (strcmp(opt, "--json") == 0)
+		return client_args_string(PROG, opt, val, &o->json);
+	if (strcmp(opt, "--kms") == 0)
+		return client_args_string(PROG, opt, val, &o->kms);
 	usage(stderr);
 	return -1;
 }
 
-/* 0, 1 after --help, or -1 on a bad command line. */
+/* 0, 1 after --help, or < 0 on a bad command line. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	*o = (struct options){.iterations = DEFAULT_ITERATIONS,
@@ -304,19 +263,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			      .seconds = DEFAULT_SECONDS,
 			      .width = DEFAULT_W,
 			      .height = DEFAULT_H};
-	for (int i = 1; i < argc; i += 2) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 1;
-		}
-		if (i + 1 >= argc || strncmp(argv[i], "--", 2) != 0) {
-			usage(stderr);
-			return -1;
-		}
-		if (parse_option(argv[i], argv[i + 1], o))
-			return -1;
-	}
-	return 0;
+	return client_args_parse(argc, argv, parse_option, usage, o);
 }
 
 int main(int argc, char **argv)

@@ -39,7 +39,7 @@ trap 'rm -rf -- "$bin"' EXIT
 for app in "${APPS[@]}"; do
   cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Werror -I"$SRC/tools/gles" -I"$SRC/guest-shim" \
     $(pkg-config --cflags libdrm) -o "$bin/$app" "$SRC/guest-shim/$app.c" \
-    "$SRC/guest-shim/frame_stats.c" "$SRC/guest-shim/samples.c" \
+    "$SRC/guest-shim/frame_stats.c" "$SRC/guest-shim/samples.c" "$SRC/guest-shim/client_args.c" \
     "$SRC/tools/gles/gles_target.c" "$SRC/tools/gles/gles_kms.c" \
     -lEGL -lGLESv2 -lgbm -ldrm -lm -pthread
 done
