@@ -12,100 +12,51 @@
  *       surface, alternating, 300 clears of the colour buffer each, then
  *       glFinish(): binary-equal groups whose cost differs by context.
  *
- * Rendering goes to EGL pbuffers on the X display in $DISPLAY.
+ * Rendering goes to EGL pbuffers (gles_target.h) on the X display in
+ * $DISPLAY.
  * Exit status 0 on success, 1 on a GL/EGL error, 2 on a bad command line.
  */
-#include <EGL/egl.h>
-#include <GLES2/gl2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gles_target.h"
 
 /* Seed 002's clearspd variant: 1..500 clears per group. */
 #define RANDOM_MAX_CLEARS 500
 /* Seed 002 §VI-E: 300 clears per group in the two-context test. */
 #define TWO_CONTEXT_CLEARS 300
 
-struct surface {
-	EGLSurface surface;
-	EGLContext context;
-};
-
-static EGLDisplay display;
-static EGLConfig config;
-
-static int die(const char *what)
+static int fail(const char *what)
 {
-	fprintf(stderr, "gl-clears: %s failed (EGL 0x%x, GL 0x%x)\n", what, eglGetError(),
-		glGetError());
-	return 1;
+	return gles_fail("gl-clears", what);
 }
 
-static int egl_init(void)
+/* A pbuffer of @width x @height with depth and stencil, and its context, made current. */
+static int target_open(struct gles_target *t, int width, int height)
 {
-	static const EGLint attribs[] = {
-	    EGL_SURFACE_TYPE,
-	    EGL_PBUFFER_BIT,
-	    EGL_RENDERABLE_TYPE,
-	    EGL_OPENGL_ES2_BIT,
-	    EGL_RED_SIZE,
-	    8,
-	    EGL_GREEN_SIZE,
-	    8,
-	    EGL_BLUE_SIZE,
-	    8,
-	    EGL_DEPTH_SIZE,
-	    24,
-	    EGL_STENCIL_SIZE,
-	    8,
-	    EGL_NONE,
-	};
-	EGLint n = 0;
+	const char *what = gles_target_open(t, width, height, true);
 
-	display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
-	if (display == EGL_NO_DISPLAY || !eglInitialize(display, NULL, NULL))
-		return die("eglInitialize");
-	if (!eglBindAPI(EGL_OPENGL_ES_API) || !eglChooseConfig(display, attribs, &config, 1, &n) ||
-	    n < 1)
-		return die("eglChooseConfig");
-	return 0;
+	return what ? fail(what) : 0;
 }
 
-static int surface_init(struct surface *s, int width, int height)
+static int make_current(const struct gles_target *t)
 {
-	const EGLint pb[] = {EGL_WIDTH, width, EGL_HEIGHT, height, EGL_NONE};
-	const EGLint ctx[] = {EGL_CONTEXT_CLIENT_VERSION, 2, EGL_NONE};
-
-	s->surface = eglCreatePbufferSurface(display, config, pb);
-	s->context = eglCreateContext(display, config, EGL_NO_CONTEXT, ctx);
-	if (s->surface == EGL_NO_SURFACE || s->context == EGL_NO_CONTEXT)
-		return die("creating a pbuffer and its context");
-	return 0;
-}
-
-static int make_current(const struct surface *s)
-{
-	if (!eglMakeCurrent(display, s->surface, s->surface, s->context))
-		return die("eglMakeCurrent");
+	if (!eglMakeCurrent(t->display, t->surface, t->surface, t->context))
+		return fail("eglMakeCurrent");
 	return 0;
 }
 
 static int run_random(long groups, unsigned seed)
 {
-	static const GLbitfield masks[] = {
-	    GL_COLOR_BUFFER_BIT,
-	    GL_DEPTH_BUFFER_BIT,
-	    GL_STENCIL_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	    GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	};
-	struct surface s;
+	struct gles_target t = {0};
+	int r = 0;
 
 	srand(seed);
-	if (surface_init(&s, 1200, 1000) || make_current(&s))
+	if (target_open(&t, 1200, 1000)) {
+		gles_target_close(&t);
 		return 1;
+	}
 	glViewport(0, 0, 1200, 1000);
 	for (long g = 0; g < groups; g++) {
 		int clears = 1 + rand() % RANDOM_MAX_CLEARS;
@@ -116,40 +67,45 @@ static int run_random(long groups, unsigned seed)
 				     (float)rand() / (float)RAND_MAX, 1.0f);
 			glClearDepthf((float)rand() / (float)RAND_MAX);
 			glClearStencil(rand() & 0xff);
-			glClear(masks[rand() % (int)(sizeof(masks) / sizeof(masks[0]))]);
+			glClear(gles_clear_mask((unsigned long)rand()));
 		}
 		glFinish();
-		if (glGetError() != GL_NO_ERROR)
-			return die("glClear");
+		if (glGetError() != GL_NO_ERROR) {
+			r = fail("glClear");
+			break;
+		}
 	}
-	return 0;
+	gles_target_close(&t);
+	return r;
 }
 
 static int run_two_contexts(long groups)
 {
-	struct surface small, large;
+	/* Both on the one EGL display: closing either terminates it. */
+	struct gles_target small = {0}, large = {0};
+	int r = 0;
 
-	if (surface_init(&small, 640, 480) || surface_init(&large, 1920, 1080))
-		return 1;
-	for (long g = 0; g < groups; g++) {
-		const struct surface *s = (g % 2) ? &large : &small;
-
-		if (make_current(s))
-			return 1;
+	if (target_open(&small, 640, 480) || target_open(&large, 1920, 1080))
+		r = 1;
+	for (long g = 0; g < groups && !r; g++) {
+		r = make_current((g % 2) ? &large : &small);
+		if (r)
+			break;
 		glClearColor(0, 0, 0, 1);
 		for (int i = 0; i < TWO_CONTEXT_CLEARS; i++)
 			glClear(GL_COLOR_BUFFER_BIT);
 		glFinish();
 		if (glGetError() != GL_NO_ERROR)
-			return die("glClear");
+			r = fail("glClear");
 	}
-	return 0;
+	gles_target_close(&large);
+	gles_target_close(&small);
+	return r;
 }
 
 int main(int argc, char **argv)
 {
 	long groups = argc > 2 ? strtol(argv[2], NULL, 10) : 2000;
-	int r;
 
 	if (argc < 2 || groups <= 0 ||
 	    (strcmp(argv[1], "random") != 0 && strcmp(argv[1], "two-contexts") != 0)) {
@@ -157,13 +113,7 @@ int main(int argc, char **argv)
 			"usage: gl-clears random [GROUPS] [SEED] | two-contexts [GROUPS]\n");
 		return 2;
 	}
-	if (egl_init())
-		return 1;
 	if (strcmp(argv[1], "random") == 0)
-		r = run_random(groups, argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 1);
-	else
-		r = run_two_contexts(groups);
-	eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-	eglTerminate(display);
-	return r;
+		return run_random(groups, argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 1);
+	return run_two_contexts(groups);
 }

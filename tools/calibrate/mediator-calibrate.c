@@ -125,16 +125,6 @@ static int gl_up(struct calib *c)
 /* One group of @kind at work step @step (1..STEPS). */
 static void group(struct calib *c, enum kind kind, int step, long round)
 {
-	static const GLbitfield masks[7] = {
-	    GL_COLOR_BUFFER_BIT,
-	    GL_DEPTH_BUFFER_BIT,
-	    GL_STENCIL_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	    GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
-	};
-
 	switch (kind) {
 	case FLUSH:
 		/* A state change, so that the flush carries a command buffer. */
@@ -142,7 +132,7 @@ static void group(struct calib *c, enum kind kind, int step, long round)
 		break;
 	case CLEARS:
 		for (int i = 0; i < CLEARS_PER_GROUP; i++)
-			glClear(masks[round % 7]);
+			glClear(gles_clear_mask((unsigned long)round));
 		break;
 	case CULLED:
 		glEnable(GL_CULL_FACE);

@@ -107,6 +107,21 @@ GLuint gles_program(const char *vs, const char *fs, const char *attr0, const cha
 	return p;
 }
 
+GLbitfield gles_clear_mask(unsigned long i)
+{
+	static const GLbitfield masks[7] = {
+	    GL_COLOR_BUFFER_BIT,
+	    GL_DEPTH_BUFFER_BIT,
+	    GL_STENCIL_BUFFER_BIT,
+	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT,
+	    GL_COLOR_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
+	    GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
+	    GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT | GL_STENCIL_BUFFER_BIT,
+	};
+
+	return masks[i % 7];
+}
+
 int gles_fail(const char *prog, const char *what)
 {
 	fprintf(stderr, "%s: %s failed (EGL 0x%x, GL 0x%x)\n", prog, what, eglGetError(),

@@ -63,6 +63,14 @@ void gles_kms_close(struct gles_kms *k);
 GLuint gles_program(const char *vs, const char *fs, const char *attr0, const char **what);
 
 /*
+ * The seven non-empty combinations of the colour, depth and stencil
+ * buffers that the clear workloads cycle through (seed 002's clearspd):
+ * colour, depth, stencil, colour and depth, colour and stencil, depth and
+ * stencil, all three. Returns combination @i modulo 7.
+ */
+GLbitfield gles_clear_mask(unsigned long i);
+
+/*
  * Prints "@prog: @what failed (EGL 0x.., GL 0x..)" to stderr; returns 1,
  * the clients' exit status for a GL/EGL failure.
  */
