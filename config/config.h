@@ -1,5 +1,5 @@
 /*
- * mediatord's configuration: the INI file of DESIGN.md, parsed with inih.
+ * mediatord's configuration: the INI file of doc/design.md ("Configuration"), parsed with inih.
  *
  * A config is plain data: one [mediator] section (struct mediator_config)
  * and one [domain NAME] section per domain (struct domain_config). Every key

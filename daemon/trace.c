@@ -1,5 +1,5 @@
 /*
- * The per-group trace file (see trace.h and DESIGN.md for the format).
+ * The per-group trace file (see trace.h and doc/trace-format.md for the format).
  *
  * A struct trace is one open trace file behind a stdio buffer. It is written
  * once per measured command group on mediatord's main thread, so records

@@ -1,10 +1,10 @@
 /*
- * The per-group trace of DESIGN.md: JSON Lines, one object per command
+ * The per-group trace of doc/trace-format.md: JSON Lines, one object per command
  * group, times in CLOCK_MONOTONIC nanoseconds:
  *   {"domain", "client", "ctx", "seq", "request_ns", "dispatch_ns", "start_ns", "end_ns",
  *    "measured_ns", "predicted_ns", "bound_ns", "model", "cmds": {...}}
  * "cmds" has one member per predict_cmd_class that is non-zero in the group.
- * "request_ns" (an extension of DESIGN.md's format) is when the worker
+ * "request_ns" (an extension of the original format) is when the worker
  * asked mediatord for a grant: dispatch_ns - request_ns is the time the
  * group waited for it. "young": true (another extension, absent
  * otherwise) marks a group whose context was young, its bound not learned

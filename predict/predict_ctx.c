@@ -56,9 +56,9 @@
 #define PREDICT_CTX_MAX_SUB_CTX 64u
 /* Vertices read per write for the bounding box (bounds the work of one write). */
 #define PREDICT_CTX_BBOX_VERTICES_MAX 65536u
-/* Observations kept for the fragments-per-vertex ratio (seed 000: recent history). */
+/* Observations kept for the fragments-per-vertex ratio (Ma's thesis: recent history). */
 #define PREDICT_CTX_HISTORY 8u
-/* Coverage of the projected box by fragments (seed 002 §V: 0.5). */
+/* Coverage of the projected box by fragments (Schnitzer et al. §V: 0.5). */
 #define PREDICT_CTX_COVERAGE 0.5
 /* Points closer to the eye plane than this (clip w) are clipped away. */
 #define PREDICT_CTX_NEAR_W 1e-5
@@ -127,7 +127,7 @@ struct predict_ctx {
 	double err_bbox, err_hist;
 	/*
 	 * Recent mean ln(box estimate / measured): how much of the projected
-	 * box the draws of this context cover. Seed 002 assumes half
+	 * box the draws of this context cover. Schnitzer et al. assume half
 	 * (PREDICT_CTX_COVERAGE); a model of a horse covers less of its box
 	 * than a quad. The box estimate is divided by exp(bbox_bias), so that
 	 * the estimators are compared on how well they follow the fragment
@@ -631,7 +631,7 @@ static double rect_area(const struct rect *r)
 	return (r->x1 - r->x0) * (r->y1 - r->y0);
 }
 
-/* ---- bounding-box projection (seed 002 §IV-E) ---- */
+/* ---- bounding-box projection (Schnitzer et al. §IV-E) ---- */
 
 struct pt {
 	double x, y;

@@ -1,5 +1,6 @@
 /*
- * TimeGraph's history-based prediction, the baseline of seed 002 §VI: a
+ * TimeGraph's history-based prediction, the baseline of Schnitzer et al.,
+ * Concepts for Execution Time Prediction of 3D GPU Rendering, §VI: a
  * group whose content_hash was seen before is predicted to take the time
  * it took last; any other group is predicted to take the largest time
  * measured so far (0 before the first measurement).

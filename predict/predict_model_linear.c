@@ -1,9 +1,10 @@
 /*
- * Seed 002's calibrated linear model: t = sum(c_i * x_i), with c_i in ns
+ * The calibrated linear model of Schnitzer et al., Concepts for Execution
+ * Time Prediction of 3D GPU Rendering: t = sum(c_i * x_i), with c_i in ns
  * per unit of feature i.
  *
  * The coefficients come from calibration (predict_model_linear_set(),
- * seed 002 §IV-C..E) and are refined online by normalised least mean
+ * Schnitzer et al. §IV-C..E) and are refined online by normalised least mean
  * squares (NLMS) on every measurement:
  *
  *   z_i = x_i / s_i              s_i: largest |x_i| seen (max-abs scaling)

@@ -1,6 +1,7 @@
 /*
- * Seed 001: recursive least squares with a forgetting factor, on all
- * PF_COUNT features (PF_GROUP is the intercept):
+ * Gupta et al., An Online Learning Methodology for Performance Modeling of
+ * Graphics Processors: recursive least squares with a forgetting factor, on
+ * all PF_COUNT features (PF_GROUP is the intercept):
  *
  *   k = P h,  d = lambda + h'k
  *   theta += k (y - h'theta) / d

@@ -1,9 +1,11 @@
 /*
- * Seed 003: online linear regression by stochastic gradient descent on the
- * squared error, with online feature normalisation and ADADELTA
- * per-coefficient learning rates. PF_GROUP (always 1) is the intercept.
+ * Keller's thesis, Predicting the GPU Execution Time of 3D Rendering
+ * Commands using Machine Learning Concepts: online linear regression by
+ * stochastic gradient descent on the squared error, with online feature
+ * normalisation and ADADELTA per-coefficient learning rates. PF_GROUP
+ * (always 1) is the intercept.
  *
- * Normalisation follows the seed (Algorithm 4.2, Ross et al.'s normalised
+ * Normalisation follows the thesis (Algorithm 4.2, Ross et al.'s normalised
  * gradient descent): max-abs scaling, s_i = largest |x_i| seen, and the
  * learning rate is rescaled by t / N with N = sum over samples of |x/s|^2
  * (Algorithm 4.1 line 8). We write the algorithm in scaled coordinates:
@@ -12,10 +14,10 @@
  * steps start near sqrt(eps) and have no unit: without it a 30 µs
  * intercept would take millions of steps to reach).
  *
- * Two deviations from the seed, both deliberate:
+ * Two deviations from the thesis, both deliberate:
  *  - when a scale grows by up to SGD_KEEP_GROWTH, u is rescaled so that
  *    the raw coefficient c_i is unchanged (the prediction does not jump);
- *    the seed's w_i s_i^2/x_i^2 shrink (meant for adversarial scale
+ *    the thesis's w_i s_i^2/x_i^2 shrink (meant for adversarial scale
  *    changes) discards what was learned whenever a somewhat larger draw
  *    shows up. A larger jump keeps c_i only up to that factor: a
  *    coefficient learned from tiny values is not extrapolated to values
@@ -26,17 +28,17 @@
  *    groups later);
  *  - ADADELTA accumulates E[g^2] as in Algorithm 4.4 (Algorithm 5.15's
  *    listing omits that line).
- * No truncated gradient (the seed found no clear benefit, §6.2).
+ * No truncated gradient (the thesis found no clear benefit, §6.2).
  *
  *   e    = sum(u_i z_i) - y / s_y
- *   g_i  = e z_i                       (only for z_i != 0: seed 5.13 l.10)
+ *   g_i  = e z_i                       (only for z_i != 0: Algorithm 5.13 l.10)
  *   E[g^2]_i  = rho E[g^2]_i + (1 - rho) g_i^2
  *   dw_i = sqrt(E[dw^2]_i + eps) / sqrt(E[g^2]_i + eps) * g_i
  *   E[dw^2]_i = rho E[dw^2]_i + (1 - rho) dw_i^2
  *   u_i -= dw_i * t / N
  *
- * with rho = 0.9, eps = 1e-5 as evaluated in seed 003 §6.2. Predictions
- * are clamped at 0. The saved state is everything listed in seed 003 §4.6
+ * with rho = 0.9, eps = 1e-5 as evaluated in the thesis, §6.2. Predictions
+ * are clamped at 0. The saved state is everything listed in the thesis, §4.6,
  * for NG + ADADELTA: u, s, s_y, t, N, E[g^2], E[dw^2].
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /*
- * mediator-sim: replays per-group traces (mediatorctl trace, DESIGN.md's
- * format) of several domains against a model of one non-preemptive GPU,
+ * mediator-sim: replays per-group traces (mediatorctl trace, the format of
+ * doc/trace-format.md) of several domains against a model of one non-preemptive GPU,
  * through the scheduler mediatord runs (scheduler.h: one implementation,
  * two drivers).
  *

@@ -1,6 +1,6 @@
 #!/bin/bash
 # start-libvirt.sh: starts virtlogd and libvirtd by hand where no init
-# system does (containers, CI), as DESIGN.md says: the kvm group, the
+# system does (containers, CI), with what they need: the kvm group, the
 # libvirt-qemu user, /var/log/libvirt; idempotent. Waits until
 # `virsh -c qemu:///system list` answers. Needs root.
 set -euo pipefail

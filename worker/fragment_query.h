@@ -1,6 +1,6 @@
 /*
  * Measured fragment counts per command group, for the fragment estimators
- * of libpredict (seed 000's recent-history ratio, and the choice between it
+ * of libpredict (the recent-history ratio of Ma's thesis, and the choice between it
  * and the projected bounding box).
  *
  * The worker wraps a group that draws in an occlusion query of its own:

@@ -1,6 +1,6 @@
 /*
  * One guest GPU context in a worker, whatever transport carried it: the
- * code path below the transport layer (DESIGN.md, "Data flow").
+ * code path below the transport layer (doc/design.md, "Data flow").
  *
  * A gpu_context owns the virglrenderer context, the context's predictor
  * (decoder, state tracker, cost model and bound), its command groups in

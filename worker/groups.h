@@ -3,7 +3,7 @@
  *
  * A command group is one submitted command buffer. The worker dispatches
  * it to the renderer together with a fence; the fence's completion time is
- * the group's end. As in seed 002 (§IV-F), a group's execution starts when
+ * the group's end. As in Schnitzer et al. (§IV-F), a group's execution starts when
  * it was dispatched or when the previous group ended, whichever is later:
  *   start_k = max(dispatch_k, end_{k-1}),  measured_k = end_k - start_k.
  *

@@ -57,7 +57,7 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 		     double fragments);
 
 /*
- * Learned state (seed 003 §4.6). predictor_load() replaces the model's
+ * Learned state (Keller's thesis, §4.6). predictor_load() replaces the model's
  * state with the one saved in @path for @identity (the GPU and driver):
  * returns 0, -ENOENT (no file), -ESTALE (saved for another GPU/driver) or
  * -EINVAL (corrupt: ignored); in every error case the model is unchanged.
@@ -70,7 +70,7 @@ void predictor_report(const struct predictor *p, struct wire_model *out);
 
 /*
  * Calibration (predict_calibrate.h). A client with this name (the program
- * `mediatorctl calibrate` runs) sends seed 002's microbenchmarks; its
+ * `mediatorctl calibrate` runs) sends Schnitzer et al.'s microbenchmarks; its
  * measured groups are collected from predictor_calibration_start() on, and
  * predictor_calibration_finish() derives the coefficients and seeds the
  * model with them. finish returns 0 (then @summary lists the coefficients),

@@ -1,6 +1,6 @@
 /*
- * Where a command group's completion time comes from (DESIGN.md, "Data
- * flow"), best first:
+ * Where a command group's completion time comes from (doc/design.md,
+ * "Completion timestamps"), best first:
  *   "kmod"            host-kmod's gm_fence.ko: the time its dma_fence
  *                     signaled tracepoint ran (the GPU's completion IRQ),
  *                     found by the fence's (context, seqno) from the group's

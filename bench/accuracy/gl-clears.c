@@ -1,14 +1,15 @@
 /*
- * gl-clears: the clear workloads of seed 002's evaluation, as an
- * unmodified GL ES 2 program (run it through mediatord with mediator-exec
- * and GALLIUM_DRIVER=virpipe).
+ * gl-clears: the clear workloads of the evaluation in Schnitzer et al.,
+ * Concepts for Execution Time Prediction of 3D GPU Rendering (see
+ * doc/references.md#schnitzer), as an unmodified GL ES 2 program (run it
+ * through mediatord with mediator-exec and GALLIUM_DRIVER=virpipe).
  *
  *   gl-clears random [GROUPS] [SEED]
- *       Like seed 002's modified clearspd: per group, a random number of
+ *       Like Schnitzer et al.'s modified clearspd: per group, a random number of
  *       glClear calls (1..500) with random buffer masks and colours on a
  *       1200x1000 surface, then glFinish() (one command group).
  *   gl-clears two-contexts [GROUPS]
- *       Seed 002 §VI-E: two contexts on a 640x480 and a 1920x1080
+ *       Schnitzer et al. §VI-E: two contexts on a 640x480 and a 1920x1080
  *       surface, alternating, 300 clears of the colour buffer each, then
  *       glFinish(): binary-equal groups whose cost differs by context.
  *
@@ -22,9 +23,9 @@
 
 #include "gles_target.h"
 
-/* Seed 002's clearspd variant: 1..500 clears per group. */
+/* Schnitzer et al.'s clearspd variant: 1..500 clears per group. */
 #define RANDOM_MAX_CLEARS 500
-/* Seed 002 §VI-E: 300 clears per group in the two-context test. */
+/* Schnitzer et al. §VI-E: 300 clears per group in the two-context test. */
 #define TWO_CONTEXT_CLEARS 300
 
 static int fail(const char *what)

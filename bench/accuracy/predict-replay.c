@@ -11,7 +11,8 @@
  * the worker, with what the estimator adds (memo of under-predicted
  * groups, recent cost of similar groups, re-anchoring), or without it
  * (--plain) to measure what that adds. The history model is the
- * baseline, TimeGraph's prediction as seed 002 evaluated it: it always
+ * baseline, TimeGraph's prediction as Schnitzer et al. (Concepts for
+ * Execution Time Prediction of 3D GPU Rendering) evaluated it: it always
  * runs plain.
  *
  * NAME labels the workload. Per model it prints, over the groups after the

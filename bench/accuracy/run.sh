@@ -4,8 +4,8 @@
 # Runs, through mediatord (policy fifo, max_inflight 1, so every group
 # runs alone), these unmodified workloads, each as its own client:
 #   glmark2-es2 scenes build, shading, texture, buffer   (DURATION s each)
-#   gl-clears random        1..500 random clears per group (seed 002 clearspd)
-#   gl-clears two-contexts  640x480 / 1920x1080 alternating (seed 002 §VI-E)
+#   gl-clears random        1..500 random clears per group (Schnitzer et al.'s clearspd)
+#   gl-clears two-contexts  640x480 / 1920x1080 alternating (Schnitzer et al. §VI-E)
 # The workers dump every group's features and measured time
 # (MEDIATOR_FEATURE_DUMP); predict-replay then runs every model over the
 # same groups and prints, per workload and model: MAPE (groups >= 100 us,

@@ -5,7 +5,8 @@
 # in the same run: FENCES (default 10000) vgem fences attached and signalled
 # back to back in a guest booted by tests/integration/test-kmod.sh. Prints
 # the median and standard deviation of the intervals of both.
-# (Seed 002 reports 864 ns on its hardware. Under QEMU's TCG, as on the
+# (Schnitzer et al., Concepts for Execution Time Prediction of 3D GPU
+# Rendering, report 864 ns on their hardware. Under QEMU's TCG, as on the
 # machines this project is built on, both carry emulation noise.)
 set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."

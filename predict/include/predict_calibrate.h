@@ -1,5 +1,6 @@
 /*
- * Calibration (seed 002 §V): the cost coefficients measured with
+ * Calibration (Schnitzer et al., Concepts for Execution Time Prediction of
+ * 3D GPU Rendering, §V): the cost coefficients measured with
  * microbenchmarks that each isolate one kind of work, used to seed a cost
  * model before it has seen any application.
  *

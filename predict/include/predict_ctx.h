@@ -22,9 +22,11 @@
  * Fragments of a draw are estimated two ways, and each draw uses whichever
  * has been more accurate lately on this context: the bounding box of the bound position
  * buffer projected with the MVP found in the vertex shader's constant
- * buffer and clipped to the viewport (seed 002 §IV-E), and the recent
+ * buffer and clipped to the viewport (Schnitzer et al., Concepts for Execution
+ * Time Prediction of 3D GPU Rendering, §IV-E), and the recent
  * fragments-per-vertex ratio fed by measured fragment counts
- * (predict_ctx_observe_fragments(), seed 000).
+ * (predict_ctx_observe_fragments(), after Ma's thesis, Measurement and
+ * Prediction of the Execution Time of GPU Rendering Commands).
  *
  * One thread at a time (the worker's main thread).
  */
@@ -59,8 +61,8 @@ struct predict_decode_error {
 
 enum predict_fragment_mode {
 	PREDICT_FRAGMENTS_AUTO = 0, /* per draw, whichever estimator has been more accurate */
-	PREDICT_FRAGMENTS_BBOX,	    /* projected bounding box (seed 002) */
-	PREDICT_FRAGMENTS_HISTORY,  /* recent fragments per vertex (seed 000) */
+	PREDICT_FRAGMENTS_BBOX,	    /* projected bounding box (Schnitzer et al.) */
+	PREDICT_FRAGMENTS_HISTORY,  /* recent fragments per vertex (Ma's thesis) */
 };
 
 /* How the fragment estimators of a context have done (see predict_ctx_observe_fragments()). */

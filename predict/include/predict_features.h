@@ -1,14 +1,15 @@
 /*
  * The features of one command group: what the cost models see.
  *
- * A group's features are the sum of its commands' features (seed 002
- * §IV-B: a group's time is the sum of its commands' times). Each feature
- * is a count that a cost grows with linearly (seeds 000, 002, 003), so a
- * linear model over them reproduces the seeds' FLUSH, CLEAR and DRAW
- * models:
+ * A group's features are the sum of its commands' features (Schnitzer et
+ * al., Concepts for Execution Time Prediction of 3D GPU Rendering, §IV-B: a
+ * group's time is the sum of its commands' times). Each feature is a count
+ * that a cost grows with linearly (Ma's and Keller's theses, Schnitzer et
+ * al.; see doc/references.md), so a linear model over them reproduces
+ * their FLUSH, CLEAR and DRAW models:
  *   flush:   PF_GROUP (1 per group: c_flush)
- *   clear:   pixels cleared, one feature per buffer mask (7 masks, seed 002
- *            §IV-D: c_color, c_depth, ..., c_color&depth&stencil)
+ *   clear:   pixels cleared, one feature per buffer mask (7 masks, Schnitzer
+ *            et al. §IV-D: c_color, c_depth, ..., c_color&depth&stencil)
  *   draw:    vertex term (vertices × instances, and that × vertex-shader
  *            instructions) + fragment term (estimated fragments, and that ×
  *            fragment-shader ALU / texture instructions; × MSAA samples)
@@ -66,7 +67,7 @@ struct predict_features {
 	 * (TimeGraph): a hash of the command stream with fence/sequence
 	 * numbers left out, mixed with the context's framebuffer size (so
 	 * binary-equal groups of different contexts differ only if their
-	 * targets do; seed 002 §VI-E shows why the plain content is not
+	 * targets do; Schnitzer et al. §VI-E show why the plain content is not
 	 * enough).
 	 */
 	uint64_t content_hash;

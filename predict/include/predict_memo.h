@@ -26,7 +26,8 @@
  * repeats (seen lately, see PREDICT_MEMO_SEEN) is no longer far off:
  * then the content is no one-off, and the memo forgets it (kept, the
  * memo would predict a repeated group from its last time alone). It is saved with the model state,
- * so the first groups after a restart are predicted from what they cost last time (seed 003 §4.6).
+ * so the first groups after a restart are predicted from what they cost last time (Keller's thesis,
+ * §4.6).
  */
 #ifndef PREDICT_MEMO_H
 #define PREDICT_MEMO_H

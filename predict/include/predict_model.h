@@ -5,16 +5,21 @@
  * compared on the same data (bench/accuracy) and chosen by name; the core
  * never switches on the concrete model.
  *
- *   history  TimeGraph's history-based prediction as evaluated in seed 002:
+ *   history  TimeGraph's history-based prediction as Schnitzer et al. evaluate it:
  *            same content_hash seen before -> its last measured time,
  *            otherwise the largest time seen so far.
- *   linear   seed 002's calibrated linear model: t = sum(c_i * x_i) with
+ *   linear   Schnitzer et al.'s calibrated linear model: t = sum(c_i * x_i) with
  *            c_i set by calibration (predict_model_calibrate) and refined
  *            online by normalised least-mean-squares.
- *   sgd      seed 003: online linear regression by stochastic gradient
+ *   sgd      Keller's thesis: online linear regression by stochastic gradient
  *            descent with online feature normalisation and ADADELTA
  *            per-coefficient learning rates.
- *   rls      seed 001: recursive least squares with a forgetting factor.
+ *   rls      Gupta et al.: recursive least squares with a forgetting factor.
+ *
+ * The papers (Schnitzer et al., Concepts for Execution Time Prediction of
+ * 3D GPU Rendering; Keller's and Ma's theses; Gupta et al., An Online
+ * Learning Methodology for Performance Modeling of Graphics Processors) are
+ * listed in doc/references.md.
  *
  * A model instance is used from one thread at a time (the worker's main
  * thread). Predictions are never negative and never NaN.
@@ -86,7 +91,7 @@ const struct predict_model_ops *predict_model_find(const char *name);
 extern const struct predict_model_ops *const predict_models[];
 
 /*
- * Seeds a linear model's coefficients from calibration (seed 002 §IV-C..E):
+ * Seeds a linear model's coefficients from calibration (Schnitzer et al. §IV-C..E):
  * @coef[i] in ns per unit of feature i, PF_COUNT values.
  */
 int predict_model_linear_set(struct predict_model *model, const double coef[PF_COUNT]);

@@ -1,6 +1,7 @@
 /*
- * Persistent model state (seed 003 §4.6): one file holds the learned
- * states of several models for one GPU/driver identity, so that a worker
+ * Persistent model state (Keller's thesis, Predicting the GPU Execution Time
+ * of 3D Rendering Commands using Machine Learning Concepts, §4.6): one file
+ * holds the learned states of several models for one GPU/driver identity, so that a worker
  * starts with trained models instead of learning from scratch.
  *
  * File format (all integers little endian):

@@ -234,7 +234,7 @@ run_glmark() {
 }
 
 # budgets_json: the show-budgets --json object, checked to be valid JSON
-# with every documented member (DESIGN.md "Interfaces").
+# with every documented member (doc/protocols.md, "show-budgets").
 budgets_json() {
   local out
   out=$(ctl show-budgets --json) || fail "mediatorctl show-budgets --json failed"

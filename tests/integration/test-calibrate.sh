@@ -1,5 +1,6 @@
 #!/bin/bash
-# mediatorctl calibrate: seed 002's microbenchmarks run as a client of a
+# mediatorctl calibrate: the microbenchmarks of Schnitzer et al., Concepts
+# for Execution Time Prediction of 3D GPU Rendering, run as a client of a
 # domain in a context of their own; the worker seeds the domain's model
 # with the per-group, per-pixel, per-vertex and per-fragment costs it
 # measured and saves it; the next context of the domain loads it. Bad

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The learned model state survives a restart (seed 003 §4.6): a first run
+# The learned model state survives a restart (Keller's thesis, §4.6): a first run
 # of glmark2-es2 leaves the domain's state file in state_dir; after each
 # of RESTARTS restarts (default 7) the worker loads it, and:
 #  - the first 20 groups' mean |error| is at most half that of the cold

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The per-group trace: `mediatorctl trace start FILE`, one glmark2-es2 run
 # in one domain, `trace stop`. Every line is a JSON object with every
-# documented member (DESIGN.md "Per-group trace"; frame records of the
+# documented member (doc/trace-format.md; frame records of the
 # safety domain, "type": "frame", are checked apart), its times are ordered
 # (dispatch <= start <= end), measured_ns == end_ns - start_ns, and there is
 # exactly one record per command group the domain counted meanwhile.

@@ -1,5 +1,5 @@
 /*
- * Tests of the config parser: the DESIGN.md example and the shipped example
+ * Tests of the config parser: the example of doc/design.md and the shipped example
  * config parse with the right values and defaults; every kind of bad config
  * is rejected with -EINVAL and a message naming the file, the line and the
  * key (a case table); config_load reports files it cannot open with their
@@ -25,7 +25,7 @@
 /* Longest line the parser accepts: inih's buffer less "\r\n" and a NUL. */
 #define LINE_MAX_CHARS (INI_MAX_LINE - 3)
 
-/* The example of DESIGN.md "Config", verbatim. */
+/* The example of doc/design.md, "Configuration", verbatim. */
 static const char design_example[] =
     "[mediator]\n"
     "control_socket = /run/gpu-mediator/control.sock\n"

@@ -1,6 +1,7 @@
 /*
  * Tests of command-group timing (start = max(dispatch, previous end),
- * seed 002 §IV-F), of in-order completion, and of the max_inflight limit.
+ * Schnitzer et al., Concepts for Execution Time Prediction of 3D GPU
+ * Rendering, §IV-F), of in-order completion, and of the max_inflight limit.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -417,7 +417,10 @@ static void inline_written_vertices_give_the_box_too(void **state)
 	predict_ctx_destroy(ctx);
 }
 
-/* Rasterizer state that culls both faces (seed 002's culled-vertex calibration) or discards. */
+/*
+ * Rasterizer state that culls both faces (Schnitzer et al.'s culled-vertex
+ * calibration) or discards.
+ */
 static void culled_and_discarded_draws_have_no_fragments(void **state)
 {
 	struct predict_ctx *ctx = predict_ctx_create();
@@ -724,7 +727,7 @@ static void the_more_accurate_estimator_is_chosen(void **state)
 }
 
 /*
- * A box that its draws cover by a constant share other than seed 002's
+ * A box that its draws cover by a constant share other than Schnitzer et al.'s
  * half is scaled by the share measured; then the box follows a changing
  * count better than the recent history does, and is chosen.
  */

@@ -1,6 +1,7 @@
 /*
- * mediator-calibrate: seed 002's calibration microbenchmarks as an OpenGL ES
- * 2 program. `mediatorctl calibrate DOMAIN` runs it through the domain's
+ * mediator-calibrate: the calibration microbenchmarks of Schnitzer et al.,
+ * Concepts for Execution Time Prediction of 3D GPU Rendering (§V), as an
+ * OpenGL ES 2 program. `mediatorctl calibrate DOMAIN` runs it through the domain's
  * vtest socket (with mediator-exec and Mesa's virgl driver), so it gets a
  * virgl context of its own in that domain, and the worker serving it
  * learns the cost of each kind of command from the groups it sends and
@@ -28,7 +29,7 @@
 #include <time.h>
 
 #include "gles_target.h"
-/* Seed 002's microbenchmark sizes. */
+/* Schnitzer et al.'s microbenchmark sizes. */
 #define TARGET_W	    1200
 #define TARGET_H	    1000
 #define CLEARS_PER_GROUP    100
@@ -170,7 +171,8 @@ static void usage(FILE *to)
 {
 	fprintf(to,
 		"usage: mediator-calibrate [--rounds N]\n"
-		"Runs seed 002's calibration microbenchmarks (flush, clears, culled\n"
+		"Runs the calibration microbenchmarks of Schnitzer et al., Concepts for\n"
+		"Execution Time Prediction of 3D GPU Rendering (flush, clears, culled\n"
 		"vertices, half-target triangles), N rounds of one group each\n"
 		"(default %d), on the virgl context it gets.\n",
 		DEFAULT_ROUNDS);

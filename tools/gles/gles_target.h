@@ -64,7 +64,7 @@ GLuint gles_program(const char *vs, const char *fs, const char *attr0, const cha
 
 /*
  * The seven non-empty combinations of the colour, depth and stencil
- * buffers that the clear workloads cycle through (seed 002's clearspd):
+ * buffers that the clear workloads cycle through (Schnitzer et al.'s clearspd):
  * colour, depth, stencil, colour and depth, colour and stencil, depth and
  * stencil, all three. Returns combination @i modulo 7.
  */
