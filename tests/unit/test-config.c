@@ -1,9 +1,9 @@
 /*
- * Tests of the config parser: the example of doc/design.md and the shipped example
- * config parse with the right values and defaults; every kind of bad config
- * is rejected with -EINVAL and a message naming the file, the line and the
- * key (a case table); config_load reports files it cannot open with their
- * errno.
+ * Tests of the config parser: the example of doc/design.md (which that
+ * file must still show) and the shipped example config parse with the
+ * right values and defaults; every kind of bad config is rejected with
+ * -EINVAL and a message naming the file, the line and the key (a case
+ * table); config_load reports files it cannot open with their errno.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -720,10 +720,35 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 #endif
 }
 
+/* doc/design.md shows the example this file parses, verbatim, in an ini block. */
+static void design_doc_holds_the_tested_example(void **state)
+{
+#ifdef DESIGN_DOC
+	static char text[131072];
+	char block[sizeof(design_example) + 16];
+	FILE *f = fopen(DESIGN_DOC, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	assert_int_equal(fclose(f), 0);
+	assert_true(n < sizeof(text) - 1);
+	text[n] = '\0';
+	snprintf(block, sizeof(block), "```ini\n%s```\n", design_example);
+	if (!strstr(text, block)) {
+		print_error("%s has no ini block that is the example of this test\n", DESIGN_DOC);
+		fail();
+	}
+#else
+	skip(); /* the build did not pass -DDESIGN_DOC="path" */
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(design_example_parses_with_its_values),
+	    cmocka_unit_test(design_doc_holds_the_tested_example),
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
