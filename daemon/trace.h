@@ -9,8 +9,11 @@
  * group waited for it. "young": true (another extension, absent
  * otherwise) marks a group whose context was young, its bound not learned
  * yet (scheduler.h, SCHED_YOUNG); mediator-sim replays it as such.
- * Written by mediatord's main thread; buffered, flushed at least once per
- * second by trace_tick() and completely by trace_close().
+ * "grant" ("request" or "offer", absent when mediatord did not schedule
+ * the group) says how it got to start.
+ * Written by mediatord's main thread; buffered, flushed when the buffer
+ * fills, by trace_tick() (at most once a second, when mediatord calls it)
+ * and completely by trace_close().
  */
 #ifndef MEDIATOR_TRACE_H
 #define MEDIATOR_TRACE_H
