@@ -13,8 +13,8 @@
 /*
  * One drawing group in this many is measured: the estimators need recent
  * counts, not every one, and an occlusion query makes the rasterizer count
- * samples (wrapping every group cost glmark2 about 7 % of its frame rate
- * on llvmpipe in bench/overhead).
+ * samples (wrapping every group cost glmark2 a noticeable share of its
+ * frame rate on llvmpipe in bench/overhead: doc/results/2026-11.md).
  */
 #define FRAGMENT_QUERY_EVERY 8u
 /*

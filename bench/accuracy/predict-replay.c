@@ -51,7 +51,7 @@
 
 #include "predict.h"
 
-/* Groups measured at least this long count for MAPE (the rule). */
+/* Groups measured at least this long count for MAPE (the accuracy targets' rule). */
 #define MAPE_MIN_NS 100000.0
 
 struct sample {

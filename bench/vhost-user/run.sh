@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/vhost-user: frames per second through the vhost-user-gpu path, with
 # tests/tools/vhost-user-frontend playing QEMU's vhost-user-gpu-pci device
-# and a guest driver (no VM runs on these machines: README, "Status").
+# and a guest driver, so that no VM is needed (bench/vms measures real VMs).
 #
 # Same run, same front-end, same frames:
 #   2D  mediatord's worker       vs QEMU's own /usr/lib/qemu/vhost-user-gpu

@@ -8,8 +8,8 @@
  * empty flushes, runs of clears with one buffer mask, draws whose triangles
  * are all culled (vertices without fragments), and draws of half-target
  * triangles. predict_calibration_add() sorts each measured group into its
- * kind by its features; predict_calibration_solve() then derives, as the
- * seed does, one coefficient per kind from the medians of
+ * kind by its features; predict_calibration_solve() then derives, as
+ * Schnitzer et al. do, one coefficient per kind from the medians of
  *   flush:      t                                   -> ns per group
  *   clear mask: (t - group) / pixels                -> ns per pixel cleared
  *   culled:     (t - group) / vertices              -> ns per vertex

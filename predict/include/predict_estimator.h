@@ -16,8 +16,8 @@
  *           model's prediction, fading out linearly: a model loaded
  *           from a saved state knows what costs what, but the same work
  *           costs a different amount from one start to the next on a
- *           shared machine (test-model-state: draws 30 % off for the
- *           first dozen groups without it);
+ *           shared machine (test-model-state; doc/results/ has the
+ *           figures);
  *   bound   prediction + a quantile of the recent residuals
  *           (predict_bound_*), for the scheduler. During the first
  *           PREDICT_ESTIMATOR_ANCHOR groups the bound is at least the
@@ -36,7 +36,7 @@
  * Tried and left out (bench/accuracy, same recorded groups): keeping
  * that residual mean for good, to follow drift faster than the
  * regression: sgd MAPE rose on every workload but two-contexts
- * (glmark2-buffer 13.1 % -> 22.1 %).
+ * (doc/results/2026-11.md).
  *
  * One thread at a time.
  */

@@ -5,10 +5,10 @@
  * and moves slowly by design. The same kind of group, though, costs a
  * level that drifts over seconds on a shared machine, and some kinds the
  * model fits worse than others. Measured in bench/accuracy on identical
- * groups: a 2.5 ms glmark2 buffer draw varies by 24 % with a lag-1
- * autocorrelation of 0.75, a 1920x1080 clear by 17 % with 0.8; following
- * their recent level predicts them within 8 % and 5 %, where the model
- * alone is 23 % and 8 % off.
+ * groups (glmark2 draws, full-HD clears: doc/results/2026-11.md), the
+ * level varies by tens of percent and each group's time is strongly
+ * correlated with the previous one's; following their recent level
+ * predicts them better than the model alone.
  *
  * This table keeps, per kind of group, an exponentially weighted mean of
  * its measured times (weight PREDICT_RECENT_LEVEL_WEIGHT on the newest)

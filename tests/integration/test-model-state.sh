@@ -4,7 +4,7 @@
 # of RESTARTS restarts (default 7) the worker loads it, and:
 #  - the first 20 groups' mean |error| is at most half that of the cold
 #    start (the median over the restarts);
-#  - issue 3's criterion: their MAPE (groups of at least 100 us, as
+#  - the restart criterion: their MAPE (groups of at least 100 us, as
 #    bench/accuracy) is within 2x of the MAPE of the same run after
 #    warm-up (groups 200 and later), for the median restart.
 # The median, because one restart is 20 groups on a shared 2-core host:
