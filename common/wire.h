@@ -8,7 +8,8 @@
  * mediatord does not trust these bytes blindly: a worker parses guest
  * bytes and may be compromised, so mediatord checks every message's type,
  * size, string termination and time ordering, and drops the worker's
- * connection on the first bad message.
+ * connection on the first bad message. doc/protocols.md describes the
+ * protocol as a whole.
  */
 #ifndef MEDIATOR_WIRE_H
 #define MEDIATOR_WIRE_H
@@ -44,9 +45,8 @@
 enum wire_type {
 	WIRE_HELLO = 1,	  /* worker -> mediatord, once, when the renderer is up */
 	WIRE_CONTEXT = 2, /* worker -> mediatord, a guest context was created or destroyed */
+	/* worker -> mediatord, one measured command group; may be batched (WIRE_MAX_BATCH) */
 	WIRE_GROUP = 3,
-	/* may be batched: see WIRE_MAX_BATCH */ /* worker -> mediatord, one measured command group
-						  */
 	WIRE_CLIENT_INFO = 4,	/* worker -> mediatord, the client said who it is */
 	WIRE_MODEL = 5,		/* worker -> mediatord, its cost model, about once a second */
 	WIRE_GRANT_REQUEST = 6, /* worker -> mediatord, a group asks to start */

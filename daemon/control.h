@@ -17,6 +17,7 @@
  * unknown commands get {"ok": false, ...}; an over-long request also
  * closes the connection. The server never blocks on a slow client: replies
  * are queued per connection and written as the socket accepts them.
+ * doc/protocols.md lists every command's reply.
  */
 #ifndef MEDIATOR_CONTROL_H
 #define MEDIATOR_CONTROL_H
