@@ -61,7 +61,8 @@ struct control_ops {
 };
 
 /*
- * Binds @socket_path (an existing socket file there is replaced; its
+ * Binds @socket_path (a stale socket file there, one nobody listens on, is
+ * replaced; a live socket or a file that is no socket is refused; the
  * directory is created with mode 0755 if missing), listens, and serves it
  * from @loop. @ops and @data must outlive the control. Returns NULL and
  * writes a reason into @err on failure.

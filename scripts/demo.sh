@@ -13,9 +13,10 @@
 #   infotainment  class normal, 12 ms of GPU time every 16.667 ms
 #
 # Installs what is missing, builds, starts a virtual X display (Xvfb) and
-# mediatord with a throw-away config in a temp dir, then runs an unmodified
-# GL ES program (glmark2-es2) in each domain at the same time and prints
-# mediatorctl show-budgets while they run and after. Cleans up on exit.
+# mediatord with a throw-away config in a temp dir, then runs a frame-paced
+# 60 Hz cluster (guest-shim/cluster-client) in the cluster domain and an
+# unmodified glmark2-es2 in the infotainment domain at the same time, and
+# prints mediatorctl show-budgets while they run and after. Cleans up on exit.
 # Exits non-zero when anything fails.
 #
 # Environment: DEMO_SECONDS (default 10) is about how long each app renders.
