@@ -2,6 +2,7 @@
  * A context's estimator: model + memo + bound (see predict_estimator.h).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "predict_estimator.h"
 #include "predict_model_priv.h"
@@ -139,4 +140,49 @@ struct predict_recent *predict_estimator_recent(struct predict_estimator *e)
 double predict_estimator_margin(const struct predict_estimator *e)
 {
 	return predict_bound_margin(e->bound);
+}
+
+static int memo_save(const void *memo, uint8_t *buf, size_t size)
+{
+	return predict_memo_save(memo, buf, size);
+}
+
+static int memo_load(void *memo, const uint8_t *buf, size_t size)
+{
+	return predict_memo_load(memo, buf, size);
+}
+
+static const struct predict_persist_section memo_section = {
+    .name = "memo",
+    .save = memo_save,
+    .load = memo_load,
+};
+
+static int recent_save(const void *recent, uint8_t *buf, size_t size)
+{
+	return predict_recent_save(recent, buf, size);
+}
+
+static int recent_load(void *recent, const uint8_t *buf, size_t size)
+{
+	return predict_recent_load(recent, buf, size);
+}
+
+static const struct predict_persist_section recent_section = {
+    .name = "recent",
+    .save = recent_save,
+    .load = recent_load,
+};
+
+void predict_estimator_persist_entries(
+    struct predict_estimator *e,
+    struct predict_persist_entry out[PREDICT_ESTIMATOR_PERSIST_ENTRIES])
+{
+	memset(out, 0, PREDICT_ESTIMATOR_PERSIST_ENTRIES * sizeof(*out));
+	out[0].ops = predict_estimator_ops(e);
+	out[0].model = predict_estimator_model(e);
+	out[1].section = &memo_section;
+	out[1].obj = predict_estimator_memo(e);
+	out[2].section = &recent_section;
+	out[2].obj = predict_estimator_recent(e);
 }

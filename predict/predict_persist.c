@@ -274,7 +274,7 @@ int predict_persist_load(const char *path, const char *identity,
 	uint32_t id_len, count;
 	int ret;
 
-	if (!path || !identity || (n > 0 && !entries))
+	if (!path || (n > 0 && !entries))
 		return -EINVAL;
 	ret = read_file(path, &data, &len);
 	if (ret)
@@ -317,7 +317,7 @@ int predict_persist_load(const char *path, const char *identity,
 	}
 	if (pos != len)
 		goto out;
-	if (id_len != strlen(identity) || memcmp(id, identity, id_len) != 0) {
+	if (identity && (id_len != strlen(identity) || memcmp(id, identity, id_len) != 0)) {
 		ret = -ESTALE;
 		goto out;
 	}

@@ -136,53 +136,16 @@ static const struct predict_persist_section fragments_section = {
     .load = predict_ctx_load_fragments,
 };
 
-static int memo_save(const void *memo, uint8_t *buf, size_t size)
-{
-	return predict_memo_save(memo, buf, size);
-}
-
-static int memo_load(void *memo, const uint8_t *buf, size_t size)
-{
-	return predict_memo_load(memo, buf, size);
-}
-
-static const struct predict_persist_section memo_section = {
-    .name = "memo",
-    .save = memo_save,
-    .load = memo_load,
-};
-
-static int recent_save(const void *recent, uint8_t *buf, size_t size)
-{
-	return predict_recent_save(recent, buf, size);
-}
-
-static int recent_load(void *recent, const uint8_t *buf, size_t size)
-{
-	return predict_recent_load(recent, buf, size);
-}
-
-static const struct predict_persist_section recent_section = {
-    .name = "recent",
-    .save = recent_save,
-    .load = recent_load,
-};
-
-/* What a domain's state file holds: the model, its fragment estimators, the memo, recent levels. */
-#define PREDICTOR_SECTIONS 4
+/* What a domain's state file holds: the estimator's (model first), the fragment estimators. */
+#define PREDICTOR_SECTIONS (PREDICT_ESTIMATOR_PERSIST_ENTRIES + 1)
 
 static void predictor_sections(struct predictor *p,
 			       struct predict_persist_entry e[PREDICTOR_SECTIONS])
 {
-	memset(e, 0, PREDICTOR_SECTIONS * sizeof(*e));
-	e[0].ops = p->ops;
-	e[0].model = predict_estimator_model(p->est);
-	e[1].section = &fragments_section;
-	e[1].obj = p->ctx;
-	e[2].section = &memo_section;
-	e[2].obj = predict_estimator_memo(p->est);
-	e[3].section = &recent_section;
-	e[3].obj = predict_estimator_recent(p->est);
+	predict_estimator_persist_entries(p->est, e);
+	memset(&e[PREDICTOR_SECTIONS - 1], 0, sizeof(e[0]));
+	e[PREDICTOR_SECTIONS - 1].section = &fragments_section;
+	e[PREDICTOR_SECTIONS - 1].obj = p->ctx;
 }
 
 int predictor_load(struct predictor *p, const char *path, const char *identity)

@@ -5,7 +5,8 @@
  * what the worker does live — and prints the accuracy of each model on
  * the same data.
  *
- *   predict-replay [--skip N] [--cdf DIR] [--plain] NAME FILE [FILE...]
+ *   predict-replay [--skip N] [--first N] [--state FILE] [--cdf DIR] [--plain]
+ *                  NAME FILE [FILE...]
  *
  * Each model runs inside a context estimator (predict_estimator.h) as in
  * the worker, with what the estimator adds (memo of under-predicted
@@ -40,6 +41,15 @@
  * texture), the row describes only those few.
  * With --cdf DIR it writes DIR/NAME-MODEL.dat: the sorted signed errors
  * (predicted - measured, us), one per line, for a CDF plot.
+ *
+ * --first N replays only the first N groups and skips none (--skip is
+ * then ignored). --state FILE starts each model from what a worker saved
+ * in FILE (its state_dir's DOMAIN.MODEL.state, any identity) instead of
+ * from nothing; models FILE has no state for are left out. One more row,
+ * "recorded", then gives the predictions the worker itself made (the
+ * dump's predicted_ns). test-model-state uses both: a restart's first
+ * groups as the worker predicted them, against the same groups replayed
+ * from the state the worker saved at the end of that run.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -57,6 +67,7 @@
 struct sample {
 	struct predict_features f;
 	double measured_ns;
+	double recorded_ns; /* what the worker predicted, < 0 when the dump has no prediction */
 };
 
 struct samples {
@@ -76,7 +87,7 @@ static int load_file(struct samples *s, const char *path)
 		return -errno;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		struct json_object *o = json_tokener_parse(line), *x, *m, *h;
+		struct json_object *o = json_tokener_parse(line), *x, *m, *h, *p;
 		struct sample smp;
 
 		memset(&smp, 0, sizeof(smp));
@@ -93,6 +104,9 @@ static int load_file(struct samples *s, const char *path)
 		if (json_object_object_get_ex(o, "hash", &h))
 			smp.f.content_hash = strtoull(json_object_get_string(h), NULL, 16);
 		smp.measured_ns = json_object_get_double(m);
+		smp.recorded_ns = json_object_object_get_ex(o, "predicted_ns", &p)
+				      ? json_object_get_double(p)
+				      : -1;
 		json_object_put(o);
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 4096;
@@ -124,8 +138,34 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void evaluate(const char *name, const struct predict_model_ops *ops, unsigned flags,
-		     const struct samples *s, size_t skip, const char *cdf_dir)
+/*
+ * Loads @e's state from @state (NULL: none). Returns 0, 1 when @state has
+ * no state for @e's model, or -1 (reported) when it cannot be loaded.
+ */
+static int load_state(struct predict_estimator *e, const char *state)
+{
+	struct predict_persist_entry entries[PREDICT_ESTIMATOR_PERSIST_ENTRIES];
+	int r;
+
+	if (!state)
+		return 0;
+	predict_estimator_persist_entries(e, entries);
+	r = predict_persist_load(state, NULL, entries, PREDICT_ESTIMATOR_PERSIST_ENTRIES);
+	if (r == 0 && entries[0].status == -ENOENT)
+		return 1;
+	for (size_t i = 0; r == 0 && i < PREDICT_ESTIMATOR_PERSIST_ENTRIES; i++)
+		r = entries[i].status == -ENOENT ? 0 : entries[i].status;
+	if (r < 0) {
+		fprintf(stderr, "predict-replay: %s: cannot load %s's state: %s\n", state,
+			predict_estimator_ops(e)->name, strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns 0, or -1 when @state cannot be loaded. */
+static int evaluate(const char *name, const struct predict_model_ops *ops, unsigned flags,
+		    const struct samples *s, size_t skip, const char *state, const char *cdf_dir)
 {
 	struct predict_estimator *e = predict_estimator_create(ops, flags);
 	size_t n = s->n > skip ? s->n - skip : 0;
@@ -135,7 +175,13 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, unsi
 	double *ratio = calloc(n + 1, sizeof(double));
 	double ape_sum = 0, ae_sum = 0, bound_sum = 0, meas_sum = 0, pred_sum = 0;
 	size_t big = 0, over = 0, k = 0;
+	int loaded = -1;
 
+	if (!e || !abs_err || !signed_err || !op_ns || !ratio)
+		goto out;
+	loaded = load_state(e, state);
+	if (loaded != 0)
+		goto out;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sample *smp = &s->v[i];
 		double t0 = now_ns(), pred, bound;
@@ -191,11 +237,39 @@ static void evaluate(const char *name, const struct predict_model_ops *ops, unsi
 			fclose(f);
 		}
 	}
+out:
 	free(abs_err);
 	free(signed_err);
 	free(op_ns);
 	free(ratio);
 	predict_estimator_destroy(e);
+	return loaded < 0 ? -1 : 0;
+}
+
+/* The "recorded" row: the worker's own predictions, where the dump has them. */
+static void recorded(const char *name, const struct samples *s, size_t skip)
+{
+	double ape_sum = 0, ae_sum = 0;
+	size_t big = 0, k = 0;
+
+	for (size_t i = skip; i < s->n; i++) {
+		const struct sample *smp = &s->v[i];
+		double err = fabs(smp->recorded_ns - smp->measured_ns);
+
+		if (smp->recorded_ns < 0)
+			return;
+		ae_sum += err / 1000.0;
+		k++;
+		if (smp->measured_ns >= MAPE_MIN_NS) {
+			ape_sum += err / smp->measured_ns;
+			big++;
+		}
+	}
+	if (k)
+		printf("%-14s %-8s %7zu %6.1f%% %7.2f%% %9.1f %9s %8s %8s %7s %8s\n", name,
+		       "recorded", k, 100.0 * (double)big / (double)k,
+		       big ? 100.0 * ape_sum / (double)big : 0.0, ae_sum / (double)k, "-", "-", "-",
+		       "-", "-");
 }
 
 /* A group's features rounded to integers, and where it is in the samples. */
@@ -272,14 +346,19 @@ int main(int argc, char **argv)
 	struct samples s = {0};
 	size_t skip = 200;
 	unsigned flags = PREDICT_ESTIMATOR_ALL;
-	const char *cdf_dir = NULL, *name;
-	int i = 1;
+	const char *cdf_dir = NULL, *state = NULL, *name;
+	size_t first = 0;
+	int i = 1, r = 0;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc)
 			skip = strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--cdf") == 0 && i + 1 < argc)
 			cdf_dir = argv[++i];
+		else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc)
+			first = strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--state") == 0 && i + 1 < argc)
+			state = argv[++i];
 		else if (strcmp(argv[i], "--plain") == 0)
 			flags = 0;
 		else
@@ -292,19 +371,25 @@ int main(int argc, char **argv)
 		if (load_file(&s, argv[i]) < 0)
 			return 1;
 	}
+	if (first) {
+		s.n = s.n < first ? s.n : first;
+		skip = 0;
+	}
 	if (s.n <= skip) {
 		fprintf(stderr, "predict-replay: %s: only %zu groups, %zu skipped\n", name, s.n,
 			skip);
 		return 1;
 	}
-	for (const struct predict_model_ops *const *ops = predict_models; *ops; ops++)
-		evaluate(name, *ops, *ops == &predict_model_history_ops ? 0 : flags, &s, skip,
-			 cdf_dir);
+	for (const struct predict_model_ops *const *ops = predict_models; *ops && !r; ops++)
+		r = evaluate(name, *ops, *ops == &predict_model_history_ops ? 0 : flags, &s, skip,
+			     state, cdf_dir);
+	if (state)
+		recorded(name, &s, skip);
 	noise_floor(name, &s, skip);
 	free(s.v);
-	return 0;
+	return r ? 1 : 0;
 usage:
-	fprintf(stderr,
-		"usage: predict-replay [--skip N] [--cdf DIR] [--plain] NAME FILE [FILE...]\n");
+	fprintf(stderr, "usage: predict-replay [--skip N] [--first N] [--state FILE] [--cdf DIR] "
+			"[--plain] NAME FILE [FILE...]\n");
 	return 2;
 }

@@ -48,6 +48,7 @@
 #include "predict_features.h"
 #include "predict_memo.h"
 #include "predict_model.h"
+#include "predict_persist.h"
 #include "predict_recent.h"
 
 /* Groups over which a context re-anchors its model's level, and the newest residual's weight. */
@@ -95,5 +96,16 @@ struct predict_memo *predict_estimator_memo(struct predict_estimator *e);
 struct predict_recent *predict_estimator_recent(struct predict_estimator *e);
 /* The bound's current margin, ns. */
 double predict_estimator_margin(const struct predict_estimator *e);
+
+/* What of an estimator a state file holds: its model, its memo, its recent levels. */
+#define PREDICT_ESTIMATOR_PERSIST_ENTRIES 3
+/*
+ * Fills @out with the entries that save or load @e's learned state with
+ * predict_persist_save() / predict_persist_load() (the worker adds its
+ * context's own section; bench/accuracy's replay loads a worker's file).
+ */
+void predict_estimator_persist_entries(
+    struct predict_estimator *e,
+    struct predict_persist_entry out[PREDICT_ESTIMATOR_PERSIST_ENTRIES]);
 
 #endif

@@ -70,7 +70,8 @@ int predict_persist_save(const char *path, const char *identity,
 
 /*
  * Loads the models of @entries from @path, matching by name; models not
- * in the file are left as they are.
+ * in the file are left as they are. A NULL @identity accepts the file's,
+ * whatever it is (tools that replay a saved state on recorded groups).
  * Returns:
  *   0        the file is valid and every state present was loaded
  *            (see each entry's status);

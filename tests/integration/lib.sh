@@ -49,7 +49,8 @@ skip() {
 
 # fail MSG...: the test fails (exit 1).
 fail() {
-  echo "FAIL: $TEST_NAME: $*" >&2
+  FAIL_MESSAGE="FAIL: $TEST_NAME: $*"
+  echo "$FAIL_MESSAGE" >&2
   exit 1
 }
 
@@ -141,6 +142,8 @@ declare -A CLIENT_LOG=()
 show_logs() {
   gm_failed || return 0
   gm_tail_logs 40 "$MEDIATORD_LOG" "$TMP"/*.log
+  # Again after the logs: meson shows only a long log's last lines.
+  [ -z "${FAIL_MESSAGE:-}" ] || echo "$FAIL_MESSAGE (repeated after the logs)" >&2
 }
 gm_on_exit show_logs
 

@@ -291,6 +291,19 @@ static void a_file_of_another_gpu_is_refused(void **state)
 	drop(back);
 }
 
+static void a_null_identity_accepts_any_gpu(void **state)
+{
+	struct fixture *fx = *state;
+	struct predict_persist_entry back[4];
+
+	assert_int_equal(predict_persist_save(fx->path, "Mali-G52 / panfrost", fx->e, 4), 0);
+	fresh(back);
+	assert_int_equal(predict_persist_load(fx->path, NULL, back, 4), 0);
+	for (int i = 0; i < 4; i++)
+		same_predictions(&fx->e[i], &back[i], true);
+	drop(back);
+}
+
 static void a_missing_file_is_enoent(void **state)
 {
 	struct fixture *fx = *state;
@@ -341,6 +354,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(every_corrupt_byte_is_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(truncated_files_are_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_file_of_another_gpu_is_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_null_identity_accepts_any_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_missing_file_is_enoent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		save_replaces_the_file_atomically_and_leaves_no_temporary, setup, teardown),
