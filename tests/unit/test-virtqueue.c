@@ -351,6 +351,34 @@ static void rings_outside_memory_or_misaligned_are_not_mapped(void **state)
 	virtqueue_finish(&vq);
 }
 
+static void ring_accesses_stay_inside_the_size_the_rings_were_mapped_for(void **state)
+{
+	struct fixture *f = *state;
+	struct virtqueue_elem *e = malloc(sizeof(*e));
+	uint32_t entry[2];
+
+	/* A size set after mapping (what a started ring must refuse) is
+	 * never used to index the mapped rings. */
+	f->vq.num = VIRTQUEUE_MAX_SIZE;
+	f->vq.used_idx = 30000;
+	desc_table(f, DESC)[0] = (struct desc){BUFS, 8, 0, 0};
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 1);
+	virtqueue_push(&f->vq, e->head, 8);
+	memcpy(entry, f->g + USED + 4 + 8 * (30000 % NUM), sizeof(entry));
+	assert_int_equal(entry[0], 0);
+	assert_int_equal(entry[1], 8);
+	/* Unmapped (the ring stopped): nothing is read or written. */
+	virtqueue_unmap(&f->vq);
+	assert_null(f->vq.used);
+	assert_int_equal(f->vq.mapped_num, 0);
+	offer(f, 0);
+	assert_int_equal(pop(f, e), 0);
+	virtqueue_push(&f->vq, 0, 8);
+	assert_int_equal(*(uint16_t *)(f->g + USED + 2), 30001);
+	free(e);
+}
+
 static void a_queue_not_started_or_not_enabled_gives_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -593,6 +621,8 @@ int main(void)
 					    set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(rings_outside_memory_or_misaligned_are_not_mapped,
 					    set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(
+		ring_accesses_stay_inside_the_size_the_rings_were_mapped_for, set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(a_queue_not_started_or_not_enabled_gives_nothing,
 					    set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(

@@ -7,6 +7,21 @@
  * (then SET_VRING_ENABLE enables it); GET_VRING_BASE stops it and answers
  * where it stopped. When every ring has stopped, the driver is gone (guest
  * reset or reboot): the device drops all GPU state of that driver.
+ *
+ * Ring state rules (the same section: "stopped: the back-end must not
+ * process the ring at all"; a ring is started by SET_VRING_KICK and
+ * stopped by GET_VRING_BASE):
+ *  - SET_VRING_NUM, SET_VRING_ADDR and SET_VRING_BASE describe a stopped
+ *    ring. On a started ring they are refused: logged, and the connection
+ *    is closed like any other message that breaks the protocol (QEMU
+ *    sends them only between GET_VRING_BASE and SET_VRING_KICK, as its
+ *    recorded sessions show; the spec's one change on the fly,
+ *    SET_VRING_ADDR's log flag, needs VHOST_F_LOG_ALL, never offered).
+ *    Taking a new size on a started ring would index the old mappings
+ *    with it: an out-of-bounds write of the used ring.
+ *  - Stopping a ring forgets its mappings (virtqueue_unmap()); starting it
+ *    maps the rings again for the size then set, and every ring access
+ *    indexes with the size the mappings were made for (mapped_num).
  */
 #include <errno.h>
 #include <poll.h>
@@ -160,6 +175,7 @@ static void stop_ring(struct vhost_gpu_server *s, struct virtqueue *vq)
 {
 	vq->started = false;
 	vq->broken = false;
+	virtqueue_unmap(vq);
 	if (s->ever_started && !any_started(s)) {
 		srv_log(LOG_LEVEL_INFO, s, "device stopped: the guest's GPU state is dropped");
 		vgpu_device_reset(s->dev);
@@ -171,6 +187,31 @@ static void set_fd(int *slot, int fd)
 	if (*slot >= 0)
 		close(*slot);
 	*slot = fd;
+}
+
+/* SET_VRING_NUM/ADDR/BASE of a stopped ring (the caller checked). */
+static int set_ring(struct vhost_gpu_server *s, const struct vhost_user_msg *m, const char **what)
+{
+	struct virtqueue *vq = &s->vq[m->payload.state.index];
+
+	switch (m->request) {
+	case VHOST_USER_SET_VRING_NUM:
+		if (m->payload.state.num == 0 || m->payload.state.num > VIRTQUEUE_MAX_SIZE ||
+		    (m->payload.state.num & (m->payload.state.num - 1))) {
+			*what = "ring size not a power of two up to 32768";
+			return -EPROTO;
+		}
+		vq->num = m->payload.state.num;
+		return 0;
+	case VHOST_USER_SET_VRING_ADDR:
+		vq->desc_uva = m->payload.addr.desc_uva;
+		vq->used_uva = m->payload.addr.used_uva;
+		vq->avail_uva = m->payload.addr.avail_uva;
+		return 0;
+	default: /* VHOST_USER_SET_VRING_BASE */
+		vq->last_avail = (uint16_t)m->payload.state.num;
+		return 0;
+	}
 }
 
 /*
@@ -237,22 +278,15 @@ static int handle(struct vhost_gpu_server *s, const struct vhost_user_msg *m, in
 		vgpu_device_remap(s->dev);
 		return 0;
 	case VHOST_USER_SET_VRING_NUM:
-		if (m->payload.state.num == 0 || m->payload.state.num > VIRTQUEUE_MAX_SIZE ||
-		    (m->payload.state.num & (m->payload.state.num - 1))) {
-			*what = "ring size not a power of two up to 32768";
+	case VHOST_USER_SET_VRING_ADDR:
+	case VHOST_USER_SET_VRING_BASE:
+		if (s->vq[ring].started) {
+			*what =
+			    "the ring is started (SET_VRING_KICK came, GET_VRING_BASE did not): "
+			    "its size, addresses and base change only while it is stopped";
 			return -EPROTO;
 		}
-		s->vq[ring].num = m->payload.state.num;
-		return 0;
-	case VHOST_USER_SET_VRING_ADDR:
-		vq = &s->vq[m->payload.addr.index];
-		vq->desc_uva = m->payload.addr.desc_uva;
-		vq->used_uva = m->payload.addr.used_uva;
-		vq->avail_uva = m->payload.addr.avail_uva;
-		return 0;
-	case VHOST_USER_SET_VRING_BASE:
-		s->vq[ring].last_avail = (uint16_t)m->payload.state.num;
-		return 0;
+		return set_ring(s, m, what);
 	case VHOST_USER_GET_VRING_BASE: {
 		struct vhost_user_vring_state st = {ring, s->vq[ring].last_avail};
 

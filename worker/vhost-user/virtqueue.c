@@ -49,10 +49,19 @@ void virtqueue_finish(struct virtqueue *vq)
 	virtqueue_init(vq);
 }
 
+void virtqueue_unmap(struct virtqueue *vq)
+{
+	vq->desc = NULL;
+	vq->avail = NULL;
+	vq->used = NULL;
+	vq->mapped_num = 0;
+}
+
 int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem)
 {
 	uint64_t n = vq->num;
 
+	virtqueue_unmap(vq);
 	if (n == 0 || n > VIRTQUEUE_MAX_SIZE || (n & (n - 1)))
 		return -EINVAL;
 	vq->desc = guest_mem_uva(mem, vq->desc_uva, n * DESC_SIZE);
@@ -60,11 +69,10 @@ int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem)
 	vq->used = guest_mem_uva(mem, vq->used_uva, 6 + 8 * n);
 	if (!vq->desc || !vq->avail || !vq->used || ((uintptr_t)vq->avail & 1) ||
 	    ((uintptr_t)vq->used & 3)) {
-		vq->desc = NULL;
-		vq->avail = NULL;
-		vq->used = NULL;
+		virtqueue_unmap(vq);
 		return -EFAULT;
 	}
+	vq->mapped_num = (uint32_t)n;
 	return 0;
 }
 
@@ -130,7 +138,7 @@ static int walk(struct virtqueue *vq, const struct guest_mem *mem, struct virtqu
 {
 	uint32_t i = head, steps = 0;
 
-	if (head >= vq->num)
+	if (head >= vq->mapped_num)
 		return -EINVAL;
 	for (;;) {
 		struct desc d = read_desc(vq->desc, i);
@@ -147,7 +155,7 @@ static int walk(struct virtqueue *vq, const struct guest_mem *mem, struct virtqu
 			return r;
 		if (!(d.flags & VRING_DESC_F_NEXT))
 			return 0;
-		if (d.next >= vq->num || ++steps >= vq->num)
+		if (d.next >= vq->mapped_num || ++steps >= vq->mapped_num)
 			return -EINVAL;
 		i = d.next;
 	}
@@ -155,7 +163,7 @@ static int walk(struct virtqueue *vq, const struct guest_mem *mem, struct virtqu
 
 static volatile uint16_t *avail_event(struct virtqueue *vq)
 {
-	return (volatile uint16_t *)(vq->used + 4 + 8 * (size_t)vq->num);
+	return (volatile uint16_t *)(vq->used + 4 + 8 * (size_t)vq->mapped_num);
 }
 
 int virtqueue_pop(struct virtqueue *vq, const struct guest_mem *mem, struct virtqueue_elem *elem)
@@ -165,7 +173,7 @@ int virtqueue_pop(struct virtqueue *vq, const struct guest_mem *mem, struct virt
 
 	if (vq->broken)
 		return -EINVAL;
-	if (!vq->started || !vq->enabled || !vq->avail)
+	if (!vq->started || !vq->enabled || !vq->avail || !vq->mapped_num)
 		return 0;
 	avail_idx = vq->avail[1];
 	atomic_thread_fence(memory_order_acquire);
@@ -182,11 +190,11 @@ int virtqueue_pop(struct virtqueue *vq, const struct guest_mem *mem, struct virt
 			return 0;
 		}
 	}
-	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num) {
+	if ((uint16_t)(avail_idx - vq->last_avail) > vq->mapped_num) {
 		vq->broken = true;
 		return -EINVAL;
 	}
-	head = vq->avail[2 + vq->last_avail % vq->num];
+	head = vq->avail[2 + vq->last_avail % vq->mapped_num];
 	elem->head = head;
 	elem->out_n = elem->in_n = 0;
 	r = walk(vq, mem, elem, head);
@@ -207,9 +215,9 @@ void virtqueue_push(struct virtqueue *vq, uint16_t head, uint32_t len)
 	volatile uint8_t *entry;
 	uint32_t id = head;
 
-	if (!vq->used)
+	if (!vq->used || !vq->mapped_num)
 		return;
-	entry = vq->used + 4 + 8 * (size_t)(vq->used_idx % vq->num);
+	entry = vq->used + 4 + 8 * (size_t)(vq->used_idx % vq->mapped_num);
 	memcpy((void *)entry, &id, 4);
 	memcpy((void *)(entry + 4), &len, 4);
 	atomic_thread_fence(memory_order_release);
@@ -222,11 +230,11 @@ void virtqueue_notify(struct virtqueue *vq)
 	uint64_t one = 1;
 	bool need;
 
-	if (vq->call_fd < 0 || !vq->avail)
+	if (vq->call_fd < 0 || !vq->avail || !vq->mapped_num)
 		return;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (vq->event_idx) {
-		uint16_t used_event = vq->avail[2 + vq->num];
+		uint16_t used_event = vq->avail[2 + vq->mapped_num];
 		uint16_t old = vq->signalled_used, new_idx = vq->used_idx;
 
 		/* vring_need_event() of the spec (§2.6.7.2). */

@@ -57,7 +57,12 @@ struct virtqueue {
 	bool broken;		  /* the guest gave a bad chain */
 	uint16_t signalled_used;  /* used_idx at the last notification */
 	bool signalled_valid;
-	/* The rings, translated when started. */
+	/*
+	 * The rings, translated when started, and the ring size they were
+	 * translated for: every access indexes with mapped_num, never with
+	 * num, so no later change of num can reach past the mappings.
+	 */
+	uint32_t mapped_num; /* 0: not mapped */
 	const volatile uint8_t *desc;
 	volatile uint16_t *avail; /* flags, idx, ring[num], used_event */
 	volatile uint8_t *used;	  /* flags, idx, {id, len}[num], avail_event */
@@ -69,11 +74,14 @@ void virtqueue_init(struct virtqueue *vq);
 void virtqueue_finish(struct virtqueue *vq);
 
 /*
- * Translates the rings through @mem. Returns 0, or -EINVAL when the size
- * is not set or not a power of two, or -EFAULT when a ring is outside the
- * memory table.
+ * Translates the rings through @mem for the ring size vq->num, which
+ * becomes vq->mapped_num. Returns 0, or -EINVAL when the size is not set
+ * or not a power of two, or -EFAULT when a ring is outside the memory
+ * table (then nothing is mapped).
  */
 int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem);
+/* Forgets the translated rings (the ring stopped); pop and push do nothing until mapped again. */
+void virtqueue_unmap(struct virtqueue *vq);
 
 /*
  * Takes the next chain into @elem. Returns 1 when one was taken, 0 when
