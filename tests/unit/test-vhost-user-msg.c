@@ -556,18 +556,24 @@ static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
 		const char *description;
 		struct guest_mem_region r[2];
 		size_t n;
+		int err;
 	} bad[] = {
-	    {"no region", {{0}}, 0},
-	    {"an empty region", {{0, 0, 0x1000, 0}}, 1},
-	    {"a region past the end of guest addresses", {{UINT64_MAX - 10, 4096, 0x1000, 0}}, 1},
+	    {"no region", {{0}}, 0, -EINVAL},
+	    {"an empty region", {{0, 0, 0x1000, 0}}, 1, -EINVAL},
+	    {"a region past the end of guest addresses",
+	     {{UINT64_MAX - 10, 4096, 0x1000, 0}},
+	     1,
+	     -EINVAL},
 	    {"overlapping guest addresses",
 	     {{0, 1 << 20, 0x10000000, 0}, {4096, 1 << 20, 0x20000000, 0}},
-	     2},
+	     2,
+	     -EINVAL},
 	    {"overlapping QEMU addresses",
 	     {{0, 1 << 20, 0x10000000, 0}, {1 << 20, 1 << 20, 0x10001000, 0}},
-	     2},
-	    {"a region past the end of its file", {{0, 2 << 20, 0x10000000, 0}}, 1},
-	    {"an offset past the end of its file", {{0, 1 << 20, 0x10000000, 4096}}, 1},
+	     2,
+	     -EINVAL},
+	    {"a region past the end of its file", {{0, 2 << 20, 0x10000000, 0}}, 1, -ENXIO},
+	    {"an offset past the end of its file", {{0, 1 << 20, 0x10000000, 4096}}, 1, -ENXIO},
 	};
 	struct guest_mem *mem = guest_mem_create();
 	int before = open_fds();
@@ -575,8 +581,8 @@ static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int fds[2] = {memfd_of(1 << 20), memfd_of(1 << 20)};
 
-		if (guest_mem_set(mem, bad[i].r, fds, bad[i].n) != -EINVAL)
-			fail_msg("%s: not refused", bad[i].description);
+		if (guest_mem_set(mem, bad[i].r, fds, bad[i].n) != bad[i].err)
+			fail_msg("%s: not refused with %d", bad[i].description, bad[i].err);
 		assert_null(guest_mem_gpa(mem, 0, 1));
 		for (size_t k = bad[i].n; k < 2; k++)
 			close(fds[k]);
@@ -585,6 +591,21 @@ static void bad_memory_tables_are_refused_and_their_fds_closed(void **state)
 	}
 	guest_mem_destroy(mem);
 	guest_mem_destroy(NULL);
+}
+
+static void a_memory_fd_that_is_not_a_file_is_refused(void **state)
+{
+	struct guest_mem *mem = guest_mem_create();
+	struct guest_mem_region r = {0, 4096, 0x10000000, 0};
+	int sv[2], before = open_fds();
+
+	/* A socket has no size to check the region against. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(guest_mem_set(mem, &r, &sv[0], 1), -ENODEV);
+	close(sv[1]);
+	assert_int_equal(open_fds(), before);
+	assert_null(guest_mem_gpa(mem, 0, 1));
+	guest_mem_destroy(mem);
 }
 
 static void a_region_is_read_from_its_mmap_offset(void **state)
@@ -645,6 +666,7 @@ int main(void)
 	    cmocka_unit_test(a_wrong_answer_closes_the_display_channel),
 	    cmocka_unit_test(an_edid_larger_than_its_field_closes_the_display_channel),
 	    cmocka_unit_test(a_region_is_read_from_its_mmap_offset),
+	    cmocka_unit_test(a_memory_fd_that_is_not_a_file_is_refused),
 	    cmocka_unit_test(more_regions_than_served_are_refused_with_every_fd_closed),
 	    cmocka_unit_test(guest_addresses_translate_inside_their_region_only),
 	    cmocka_unit_test(bad_memory_tables_are_refused_and_their_fds_closed),

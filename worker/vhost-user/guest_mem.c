@@ -80,13 +80,28 @@ int guest_mem_set(struct guest_mem *mem, const struct guest_mem_region *regions,
 		struct stat st;
 		void *p;
 
-		/* A region past the end of its file would fault on first touch. */
+		/*
+		 * A region past the end of its file would fault (SIGBUS) on
+		 * first touch: its size is checked against the file's now.
+		 * Only files have a size to check (QEMU's memfd, shm and
+		 * hugetlbfs backends are all files); anything else is refused.
+		 * Residual risk: a peer that shrinks the file later still makes
+		 * the next touch fault. That cannot be prevented without seals
+		 * on QEMU's fds (F_SEAL_SHRINK), which QEMU does not set and we
+		 * do not own; no signal handler papers over it: the fault ends
+		 * this VM's own worker only, mediatord and the other domains go
+		 * on.
+		 */
 		if (fstat(fds[i], &st) < 0) {
 			r = -errno;
 			break;
 		}
-		if (S_ISREG(st.st_mode) && (uint64_t)st.st_size < size) {
-			r = -EINVAL;
+		if (!S_ISREG(st.st_mode)) {
+			r = -ENODEV;
+			break;
+		}
+		if ((uint64_t)st.st_size < size) {
+			r = -ENXIO;
 			break;
 		}
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);

@@ -38,9 +38,11 @@ void guest_mem_destroy(struct guest_mem *mem);
 /*
  * Replaces the table with @n regions mapped from @fds (one per region; the
  * table takes ownership of every fd, also on failure). Returns 0, or
- * -EINVAL (bad count, empty or overflowing region, overlapping regions,
- * a region past the end of its file), or the errno of a failed fstat or
- * mmap; on failure the table is empty.
+ * -EINVAL (bad count, empty or overflowing region, overlapping regions),
+ * -ENXIO (mmap_offset + size past the end of the region's file: mapping
+ * it would fault on first touch), -ENODEV (an fd that is not a file, so
+ * its size cannot be checked), or the errno of a failed fstat or mmap; on
+ * failure the table is empty.
  */
 int guest_mem_set(struct guest_mem *mem, const struct guest_mem_region *regions, const int *fds,
 		  size_t n);

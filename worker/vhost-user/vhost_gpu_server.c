@@ -189,6 +189,21 @@ static void set_fd(int *slot, int fd)
 	*slot = fd;
 }
 
+/* Why guest_mem_set() refused a table (its errno @r), for the log line. */
+static const char *mem_table_refusal(int r)
+{
+	switch (r) {
+	case -ENXIO:
+		return "memory table refused: a region's mmap_offset + size is past the end of "
+		       "its file";
+	case -ENODEV:
+		return "memory table refused: a region's fd is not a file (its size cannot be "
+		       "checked)";
+	default:
+		return "memory table refused (bad or overlapping regions, or mmap failed)";
+	}
+}
+
 /* SET_VRING_NUM/ADDR/BASE of a stopped ring (the caller checked). */
 static int set_ring(struct vhost_gpu_server *s, const struct vhost_user_msg *m, const char **what)
 {
@@ -272,7 +287,7 @@ static int handle(struct vhost_gpu_server *s, const struct vhost_user_msg *m, in
 		memcpy(regions, m->payload.memory.regions, sizeof(regions));
 		r = guest_mem_set(s->mem, regions, fds, m->payload.memory.nregions);
 		if (r < 0) {
-			*what = "memory table refused (bad or overlapping regions, or mmap failed)";
+			*what = mem_table_refusal(r);
 			return -EPROTO;
 		}
 		vgpu_device_remap(s->dev);
