@@ -2,7 +2,8 @@
  * Tests of vhost-user message checks and framing (vhost_user.h) and of the
  * guest memory table (guest_mem.h): every request's size and fd rules, ring
  * indices, memory tables whose regions are bad or overlap, messages that
- * are cut short or too large, and that no fd is ever leaked.
+ * are cut short or too large, peers that stop mid-message or never read
+ * (given up after their timeouts), and that no fd is ever leaked.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -303,6 +305,66 @@ static void a_peer_that_closes_mid_message_is_an_error(void **state)
 	close(sv[1]);
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void a_peer_that_stops_mid_message_is_given_up_after_the_timeout(void **state)
+{
+	static const struct {
+		const char *description;
+		size_t sent;
+	} cuts[] = {
+	    {"inside the header", 5},
+	    {"inside the payload", VHOST_USER_HDR_SIZE + 3},
+	};
+
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		int sv[2], fds[VHOST_USER_MAX_FDS], nfds = -1;
+		struct vhost_user_msg m = msg(VHOST_USER_SET_FEATURES, 8);
+		const char *what = NULL;
+		double t0, took;
+
+		/* The peer stays connected but sends nothing more. */
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		assert_int_equal(send(sv[0], &m, cuts[i].sent, 0), (ssize_t)cuts[i].sent);
+		t0 = now_s();
+		assert_int_equal(vhost_user_recv(sv[1], &m, fds, &nfds, &what), -ETIMEDOUT);
+		took = now_s() - t0;
+		if (took < VHOST_USER_MSG_TIMEOUT_MS / 1000.0 * 0.9 ||
+		    took > VHOST_USER_MSG_TIMEOUT_MS / 1000.0 + 1.0)
+			fail_msg("%s: given up after %.2f s", cuts[i].description, took);
+		assert_non_null(strstr(what, "did not come within"));
+		assert_int_equal(nfds, 0);
+		close(sv[0]);
+		close(sv[1]);
+	}
+}
+
+static void a_reply_to_a_peer_that_never_reads_is_given_up_after_the_timeout(void **state)
+{
+	int sv[2], size = 4096, r = 0;
+	uint8_t payload[VHOST_USER_MAX_PAYLOAD] = {0};
+	double t0 = 0;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	/* Fill the socket: the first reply that finds no room waits, then gives up. */
+	for (int i = 0; i < 100000 && r == 0; i++) {
+		t0 = now_s();
+		r = vhost_user_reply(sv[0], VHOST_USER_GET_CONFIG, payload, sizeof(payload));
+	}
+	assert_int_equal(r, -ETIMEDOUT);
+	assert_true(now_s() - t0 >= VHOST_USER_MSG_TIMEOUT_MS / 1000.0 * 0.9);
+	assert_true(now_s() - t0 < VHOST_USER_MSG_TIMEOUT_MS / 1000.0 + 1.0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void a_reply_carries_the_request_and_the_reply_flag(void **state)
 {
 	int sv[2];
@@ -454,6 +516,34 @@ static void a_qemu_without_the_edid_protocol_feature_is_never_asked(void **state
 	vgpu_display_init(&disp, "test", 1);
 	assert_int_equal(vgpu_display_edid(&disp, 0, &got), -ENOTSUP);
 	vgpu_display_finish(&disp);
+}
+
+static void a_qemu_that_stops_reading_loses_its_display_channel_after_the_timeout(void **state)
+{
+	struct vgpu_display disp;
+	int sv[2], size = 4096;
+	size_t frame = 4u << 20;
+	uint8_t *pixels = calloc(1, frame);
+	double t0, took;
+
+	assert_non_null(pixels);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	vgpu_display_init(&disp, "test", 1);
+	vgpu_display_set_fd(&disp, sv[1]);
+	/* "QEMU" never reads: a 1024x1024 frame cannot go. */
+	t0 = now_s();
+	assert_int_equal(vgpu_display_update(&disp, 0, 0, 0, 1024, 1024, pixels), -EPIPE);
+	took = now_s() - t0;
+	if (took < VGPU_DISPLAY_TIMEOUT_MS / 1000.0 * 0.9 ||
+	    took > VGPU_DISPLAY_TIMEOUT_MS / 1000.0 + 1.0)
+		fail_msg("the channel was given up after %.2f s", took);
+	assert_int_equal(disp.fd, -1);
+	/* Later updates cost nothing. */
+	assert_int_equal(vgpu_display_update(&disp, 0, 0, 0, 1, 1, pixels), -ENOTCONN);
+	vgpu_display_finish(&disp);
+	close(sv[0]);
+	free(pixels);
 }
 
 static void a_wrong_answer_closes_the_display_channel(void **state)
@@ -660,6 +750,9 @@ int main(void)
 	    cmocka_unit_test(too_many_fds_are_refused_and_closed),
 	    cmocka_unit_test(a_peer_that_closes_mid_message_is_an_error),
 	    cmocka_unit_test(a_reply_carries_the_request_and_the_reply_flag),
+	    cmocka_unit_test(a_peer_that_stops_mid_message_is_given_up_after_the_timeout),
+	    cmocka_unit_test(a_reply_to_a_peer_that_never_reads_is_given_up_after_the_timeout),
+	    cmocka_unit_test(a_qemu_that_stops_reading_loses_its_display_channel_after_the_timeout),
 	    cmocka_unit_test(the_display_channel_asks_for_protocol_features_without_waiting),
 	    cmocka_unit_test(edid_comes_from_a_qemu_that_offers_it),
 	    cmocka_unit_test(a_qemu_without_the_edid_protocol_feature_is_never_asked),

@@ -53,9 +53,6 @@ void vgpu_display_set_fd(struct vgpu_display *disp, int fd)
 	disp->features_asked = false;
 	disp->protocol_features = 0;
 	if (fd >= 0) {
-		struct timeval tv = {.tv_sec = VGPU_DISPLAY_TIMEOUT_MS / 1000};
-
-		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		/* Asked now, read before the first answer (see vgpu_display.h). */
 		if (send_msg(disp, VUGPU_GET_PROTOCOL_FEATURES, NULL, 0, NULL, 0) == 0)
 			disp->features_asked = true;
@@ -69,7 +66,36 @@ static void lost(struct vgpu_display *disp, const char *why)
 	vgpu_display_set_fd(disp, -1);
 }
 
-/* Sends one message: the header, @payload and @data (either may be empty). */
+/* The deadline of one exchange: VGPU_DISPLAY_TIMEOUT_MS from now. */
+static uint64_t deadline_from_now(void)
+{
+	return mono_now_ns() + (uint64_t)VGPU_DISPLAY_TIMEOUT_MS * 1000000;
+}
+
+/* Waits until the channel is ready for @events before @deadline_ns: 0 or -ETIMEDOUT. */
+static int wait_ready(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		uint64_t now = mono_now_ns();
+		int r;
+
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, (int)((deadline_ns - now + 999999) / 1000000));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -ETIMEDOUT;
+		return 0;
+	}
+}
+
+/*
+ * Sends one message: the header, @payload and @data (either may be empty),
+ * all of it within VGPU_DISPLAY_TIMEOUT_MS: a QEMU that reads slowly, or
+ * not at all, loses its channel rather than holding the worker.
+ */
 static int send_msg(struct vgpu_display *disp, uint32_t request, const void *payload,
 		    uint32_t payload_size, const void *data, uint32_t data_size)
 {
@@ -78,16 +104,21 @@ static int send_msg(struct vgpu_display *disp, uint32_t request, const void *pay
 	    {hdr, sizeof(hdr)}, {(void *)payload, payload_size}, {(void *)data, data_size}};
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 3};
 	size_t left = sizeof(hdr) + payload_size + data_size;
+	uint64_t deadline = deadline_from_now();
 
 	if (disp->fd < 0)
 		return -ENOTCONN;
 	while (left) {
-		ssize_t n = sendmsg(disp->fd, &mh, MSG_NOSIGNAL);
+		ssize_t n = sendmsg(disp->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			lost(disp, strerror(errno));
+			if (errno == EAGAIN && wait_ready(disp->fd, POLLOUT, deadline) == 0)
+				continue;
+			lost(disp, errno == EAGAIN ? "QEMU took no message within "
+						     "VGPU_DISPLAY_TIMEOUT_MS (2000 ms)"
+						   : strerror(errno));
 			return -EPIPE;
 		}
 		left -= (size_t)n;
@@ -104,18 +135,20 @@ static int send_msg(struct vgpu_display *disp, uint32_t request, const void *pay
 	return 0;
 }
 
-/* Reads exactly @len bytes of QEMU's answer within VGPU_DISPLAY_TIMEOUT_MS. */
+/* Reads exactly @len bytes of QEMU's answer, all within VGPU_DISPLAY_TIMEOUT_MS. */
 static int read_answer(struct vgpu_display *disp, void *buf, size_t len)
 {
 	uint8_t *p = buf;
+	uint64_t deadline = deadline_from_now();
 
 	while (len) {
-		struct pollfd pfd = {.fd = disp->fd, .events = POLLIN};
 		ssize_t n;
 
-		if (poll(&pfd, 1, VGPU_DISPLAY_TIMEOUT_MS) <= 0)
+		if (wait_ready(disp->fd, POLLIN, deadline) < 0)
 			return -ETIMEDOUT;
-		n = recv(disp->fd, p, len, 0);
+		n = recv(disp->fd, p, len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
 		if (n <= 0)
 			return -EPIPE;
 		p += n;

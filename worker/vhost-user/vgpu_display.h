@@ -25,7 +25,12 @@
 
 #include <linux/virtio_gpu.h>
 
-/* How long QEMU may take to answer or to take a message. */
+/*
+ * How long QEMU may take to answer, or to take a whole message (a frame's
+ * pixels included: QEMU's main loop reads the channel as it comes): a
+ * channel past it is closed, so that a QEMU that stops reading never
+ * holds the worker's loop longer than this per message.
+ */
 #define VGPU_DISPLAY_TIMEOUT_MS 2000
 /* Protocol feature bits (vhost-user-gpu.rst, "Protocol features"). */
 #define VGPU_DISPLAY_F_EDID 0

@@ -389,8 +389,14 @@ static int read_qemu(struct vhost_gpu_server *s)
 	    (s->protocol_features & (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK))) {
 		uint64_t ok = 0;
 
-		if (vhost_user_reply(s->opt.client_fd, m.request, &ok, sizeof(ok)) < 0)
+		r = vhost_user_reply(s->opt.client_fd, m.request, &ok, sizeof(ok));
+		if (r < 0) {
+			srv_log(LOG_LEVEL_ERROR, s,
+				"vhost-user %s: acknowledging: %s; closing the "
+				"connection",
+				vhost_user_request_name(m.request), strerror(-r));
 			return -EPIPE;
+		}
 	}
 	return 0;
 }

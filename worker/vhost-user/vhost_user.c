@@ -2,6 +2,7 @@
  * vhost-user message framing and checks (see vhost_user.h).
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -172,21 +173,78 @@ static void close_fds(int *fds, int *nfds)
 	*nfds = 0;
 }
 
-/* Reads exactly @len bytes; 0 or -EPROTO (closed) or -errno. */
-static int read_all(int fd, void *buf, size_t len)
+/* Milliseconds left until @deadline_ns (0 when past). */
+static int ms_left(uint64_t deadline_ns)
+{
+	uint64_t now = mono_now_ns();
+
+	return now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+}
+
+/* Waits until @fd is ready for @events or @deadline_ns passes: 0 or -ETIMEDOUT or -errno. */
+static int wait_ready(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd pfd = {.fd = fd, .events = events};
+		int left = ms_left(deadline_ns), r;
+
+		if (left == 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r > 0)
+			return 0;
+	}
+}
+
+/* Reads exactly @len bytes before @deadline_ns; 0 or -EPROTO (closed), -ETIMEDOUT or -errno. */
+static int read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
 {
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = recv(fd, p, len, 0);
+		ssize_t n;
+		int r = wait_ready(fd, POLLIN, deadline_ns);
 
+		if (r < 0)
+			return r;
+		n = recv(fd, p, len, MSG_DONTWAIT);
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			return -errno;
 		}
 		if (n == 0)
 			return -EPROTO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Sends all @len bytes before @deadline_ns; 0, -ETIMEDOUT or -errno. */
+static int send_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			int r;
+
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return -errno;
+			r = wait_ready(fd, POLLOUT, deadline_ns);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		p += n;
 		len -= (size_t)n;
 	}
@@ -205,6 +263,7 @@ int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, con
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c;
+	uint64_t deadline;
 	ssize_t n;
 	int r;
 
@@ -236,12 +295,15 @@ int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, con
 		*what = "too many file descriptors";
 		return -EPROTO;
 	}
+	deadline = mono_now_ns() + (uint64_t)VHOST_USER_MSG_TIMEOUT_MS * 1000000;
 	if ((size_t)n < VHOST_USER_HDR_SIZE) {
-		r = read_all(fd, (uint8_t *)msg + n, VHOST_USER_HDR_SIZE - (size_t)n);
+		r = read_all(fd, (uint8_t *)msg + n, VHOST_USER_HDR_SIZE - (size_t)n, deadline);
 		if (r < 0) {
 			close_fds(fds, nfds);
-			*what = "connection closed inside a header";
-			return r == -EPROTO ? -EPROTO : r;
+			*what = r == -ETIMEDOUT ? "the rest of a header did not come within "
+						  "VHOST_USER_MSG_TIMEOUT_MS (1000 ms)"
+						: "connection closed inside a header";
+			return r;
 		}
 	}
 	if (msg->size > VHOST_USER_MAX_PAYLOAD) {
@@ -249,10 +311,12 @@ int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, con
 		*what = "payload larger than any request's";
 		return -EPROTO;
 	}
-	r = read_all(fd, &msg->payload, msg->size);
+	r = read_all(fd, &msg->payload, msg->size, deadline);
 	if (r < 0) {
 		close_fds(fds, nfds);
-		*what = "connection closed inside a payload";
+		*what = r == -ETIMEDOUT ? "the rest of a payload did not come within "
+					  "VHOST_USER_MSG_TIMEOUT_MS (1000 ms)"
+					: "connection closed inside a payload";
 		return r;
 	}
 	return 1;
@@ -269,5 +333,6 @@ int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t siz
 	m.size = size;
 	if (size)
 		memcpy(&m.payload, payload, size);
-	return fd_send_all(fd, &m, VHOST_USER_HDR_SIZE + size);
+	return send_all(fd, &m, VHOST_USER_HDR_SIZE + size,
+			mono_now_ns() + (uint64_t)VHOST_USER_MSG_TIMEOUT_MS * 1000000);
 }

@@ -177,7 +177,19 @@ int vhost_user_check(const struct vhost_user_msg *msg, int nfds, uint32_t nqueue
 		     const char **what);
 
 /*
- * Reads one message from the connection @fd (blocking until it is whole).
+ * How long the rest of a message may take once its first bytes arrived,
+ * and how long a reply may wait for room in the socket. QEMU writes a
+ * message with one sendmsg() and reads its replies at once, so a healthy
+ * peer needs microseconds; a second is generous and still bounds how
+ * long a peer that stops mid-message (or never reads) holds the worker's
+ * main loop, and so every other fd it serves.
+ */
+#define VHOST_USER_MSG_TIMEOUT_MS 1000
+
+/*
+ * Reads one message from the connection @fd, which the caller saw readable:
+ * the rest of a message that has begun must arrive within
+ * VHOST_USER_MSG_TIMEOUT_MS (else -ETIMEDOUT).
  * The fds it carried go to @fds (room for VHOST_USER_MAX_FDS; the caller
  * owns and closes them), their count to *@nfds. Returns 1 for a message,
  * 0 when the peer closed the connection between messages, or -EPROTO
@@ -187,7 +199,11 @@ int vhost_user_check(const struct vhost_user_msg *msg, int nfds, uint32_t nqueue
  */
 int vhost_user_recv(int fd, struct vhost_user_msg *msg, int *fds, int *nfds, const char **what);
 
-/* Sends a reply to @request with @size payload bytes. Returns 0 or a negative errno. */
+/*
+ * Sends a reply to @request with @size payload bytes, waiting at most
+ * VHOST_USER_MSG_TIMEOUT_MS for room. Returns 0 or a negative errno
+ * (-ETIMEDOUT: the peer does not read).
+ */
 int vhost_user_reply(int fd, uint32_t request, const void *payload, uint32_t size);
 
 #endif
