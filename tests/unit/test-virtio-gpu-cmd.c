@@ -221,6 +221,30 @@ static void every_request_of_the_table_gets_its_answer(void **state)
 	}
 }
 
+static void only_the_bytes_a_command_can_use_are_needed(void **state)
+{
+	struct virtio_gpu_ctrl_hdr hdr = {.type = VIRTIO_GPU_CMD_GET_DISPLAY_INFO};
+	struct virtio_gpu_resource_attach_backing ab = {
+	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, .nr_entries = 3};
+	struct virtio_gpu_cmd_submit sub = {.hdr.type = VIRTIO_GPU_CMD_SUBMIT_3D, .size = 64};
+	struct virtio_gpu_ctrl_hdr unknown = {.type = 0x999};
+
+	/* GET_DISPLAY_INFO is its header, however large its buffer. */
+	assert_int_equal(vgpu_cmd_needed_size(&hdr, sizeof(hdr)), sizeof(hdr));
+	assert_int_equal(vgpu_cmd_needed_size(&ab, sizeof(ab)), sizeof(ab) + 3 * 16);
+	assert_int_equal(vgpu_cmd_needed_size(&sub, sizeof(sub)), sizeof(sub) + 64);
+	sub.size = UINT32_MAX;
+	assert_true(vgpu_cmd_needed_size(&sub, sizeof(sub)) > VGPU_MAX_REQUEST);
+	/* Counts past their limit, unknown commands, a cut fixed part: the
+	 * fixed part (or the header) only. */
+	ab.nr_entries = VGPU_MAX_BACKING_ENTRIES + 1;
+	assert_int_equal(vgpu_cmd_needed_size(&ab, sizeof(ab)), sizeof(ab));
+	assert_int_equal(vgpu_cmd_needed_size(&unknown, sizeof(unknown)), sizeof(unknown));
+	assert_int_equal(vgpu_cmd_needed_size(&ab, 10), sizeof(struct virtio_gpu_ctrl_hdr));
+	assert_int_equal(vgpu_cmd_needed_size(&ab, sizeof(hdr)), sizeof(ab));
+	assert_true(sizeof(struct virtio_gpu_ctx_create) <= VGPU_CMD_MAX_FIXED);
+}
+
 static void commands_have_their_names(void **state)
 {
 	assert_string_equal(vgpu_cmd_name(VIRTIO_GPU_CMD_GET_DISPLAY_INFO), "GET_DISPLAY_INFO");
@@ -243,6 +267,7 @@ int main(void)
 	    cmocka_unit_test(every_served_command_a_byte_short_is_an_invalid_parameter),
 	    cmocka_unit_test(every_request_of_the_table_gets_its_answer),
 	    cmocka_unit_test(commands_have_their_names),
+	    cmocka_unit_test(only_the_bytes_a_command_can_use_are_needed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

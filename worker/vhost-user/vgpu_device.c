@@ -27,6 +27,7 @@
 #include "util.h"
 #include "vgpu_device.h"
 #include "vgpu_display.h"
+#include "vgpu_limits.h"
 
 struct vgpu_resource {
 	uint32_t id;
@@ -39,7 +40,8 @@ struct vgpu_resource {
 	uint32_t target, format, width, height;
 	struct virtio_gpu_mem_entry *entries; /* the guest's backing pages */
 	uint32_t n_entries;
-	struct iovec *iov; /* their host addresses; virglrenderer keeps a pointer */
+	uint64_t backing_bytes; /* their lengths' sum, counted in the VM's usage */
+	struct iovec *iov;	/* their host addresses; virglrenderer keeps a pointer */
 	int iov_n;
 };
 
@@ -93,6 +95,11 @@ struct vgpu_device {
 	size_t req_len, req_cap;
 	struct group_info grant_info;
 	uint32_t errors_logged;
+	/* What the VM holds, against vgpu_limits.h. */
+	struct vgpu_backing_usage backing;
+	/* This wake-up's work, and the queues it left requests on. */
+	struct vgpu_budget budget;
+	bool backlog[2];
 };
 
 #define dev_log(level, d, fmt, ...)                                                                \
@@ -119,6 +126,7 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	if (!d)
 		return NULL;
 	d->opt = *options;
+	vgpu_budget_refill(&d->budget);
 	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
 	predict_map_init(&d->resources);
 	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
@@ -168,6 +176,8 @@ void vgpu_device_reset(struct vgpu_device *dev)
 	for (size_t i = 0; (res = predict_map_next(&d->resources, &i));)
 		resource_free(res);
 	predict_map_finish(&d->resources);
+	d->backing = (struct vgpu_backing_usage){0, 0};
+	d->backlog[0] = d->backlog[1] = false;
 	d->pending_head = d->pending_n = 0;
 	memset(d->scanouts, 0, sizeof(d->scanouts));
 	/* One grant request may be outstanding per worker: the next group
@@ -376,6 +386,17 @@ static void unmap_backing(struct vgpu_resource *res)
 	res->iov_n = 0;
 }
 
+/* Detaches and forgets @res's backing, giving its entries back to the VM's usage. */
+static void release_backing(struct vgpu_device *d, struct vgpu_resource *res)
+{
+	unmap_backing(res);
+	vgpu_backing_usage_sub(&d->backing, res->n_entries, res->backing_bytes);
+	free(res->entries);
+	res->entries = NULL;
+	res->n_entries = 0;
+	res->backing_bytes = 0;
+}
+
 void vgpu_device_remap(struct vgpu_device *dev)
 {
 	struct vgpu_resource *res;
@@ -388,9 +409,7 @@ void vgpu_device_remap(struct vgpu_device *dev)
 			dev_log(LOG_LEVEL_WARN, dev,
 				"resource %u: backing outside the new memory table; detached",
 				res->id);
-			free(res->entries);
-			res->entries = NULL;
-			res->n_entries = 0;
+			release_backing(dev, res);
 		}
 	}
 }
@@ -412,10 +431,8 @@ static uint32_t create_resource(struct vgpu_device *d,
 		*what = "resource id already in use";
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
 	}
-	if (predict_map_count(&d->resources) >= VGPU_MAX_RESOURCES) {
-		*what = "too many resources";
+	if (vgpu_limits_may_create((uint32_t)predict_map_count(&d->resources), what) < 0)
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	}
 	res = calloc(1, sizeof(*res));
 	if (!res)
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
@@ -499,6 +516,7 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 		if (d->ctxs[i].ctx)
 			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
 	predict_map_remove(&d->resources, res->id);
+	release_backing(d, res);
 	resource_free(res);
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
@@ -507,7 +525,10 @@ static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const
 {
 	struct virtio_gpu_resource_attach_backing c;
 	struct vgpu_resource *res;
-	size_t bytes;
+	const struct virtio_gpu_mem_entry *entries =
+	    (const void *)((const uint8_t *)req + sizeof(c));
+	size_t size;
+	uint64_t span;
 	int r;
 
 	memcpy(&c, req, sizeof(c));
@@ -518,11 +539,18 @@ static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const
 		*what = "resource already has a backing";
 		return VIRTIO_GPU_RESP_ERR_UNSPEC;
 	}
-	bytes = (size_t)c.nr_entries * sizeof(struct virtio_gpu_mem_entry);
-	res->entries = malloc(bytes);
+	size = (size_t)c.nr_entries * sizeof(struct virtio_gpu_mem_entry);
+	res->entries = malloc(size);
 	if (!res->entries)
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	memcpy(res->entries, (const uint8_t *)req + sizeof(c), bytes);
+	memcpy(res->entries, entries, size);
+	span = vgpu_limits_backing_bytes(res->entries, c.nr_entries);
+	/* Limits before anything is translated: a refusal holds nothing. */
+	if (vgpu_limits_may_attach(&d->backing, c.nr_entries, span, what) < 0) {
+		free(res->entries);
+		res->entries = NULL;
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
 	res->n_entries = c.nr_entries;
 	r = map_backing(d, res);
 	if (r < 0) {
@@ -533,6 +561,8 @@ static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const
 		return r == -ENOMEM ? VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY
 				    : VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
+	res->backing_bytes = span;
+	vgpu_backing_usage_add(&d->backing, res->n_entries, span);
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
 
@@ -545,10 +575,7 @@ static uint32_t cmd_detach_backing(struct vgpu_device *d, const void *req, const
 	res = owned_resource(d, c.resource_id, what);
 	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	unmap_backing(res);
-	free(res->entries);
-	res->entries = NULL;
-	res->n_entries = 0;
+	release_backing(d, res);
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
 
@@ -1159,17 +1186,39 @@ static void finish(struct vgpu_device *d, enum vgpu_queue q, uint32_t type, cons
 	answer_type(d, q, &d->elem, &hdr, type);
 }
 
-/* Reads the request of chain d->elem into d->req. 0 or the error answer. */
-static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const char **what)
+/*
+ * Reads the request of chain d->elem into d->req: only the bytes its
+ * command can use (vgpu_cmd_needed_size()), so a chain that points a
+ * small command at a huge buffer costs no copy. A readable part larger
+ * than the command needs by more than VGPU_REQUEST_SLACK, or a command
+ * larger than VGPU_MAX_REQUEST, is refused. Returns 0 or the error
+ * answer; *@copied is the bytes copied out of guest memory.
+ */
+static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const char **what,
+			     size_t *copied)
 {
-	size_t len = virtqueue_elem_out_size(&d->elem);
-	uint32_t err;
+	size_t have = virtqueue_elem_out_size(&d->elem);
+	uint8_t fixed[VGPU_CMD_MAX_FIXED];
+	size_t head = virtqueue_elem_read(&d->elem, fixed, sizeof(fixed));
+	uint64_t need = vgpu_cmd_needed_size(fixed, head);
+	size_t len;
 
-	bool too_large = len > VGPU_MAX_REQUEST;
-
-	/* A request too large is answered from its header alone. */
-	if (too_large)
-		len = sizeof(struct virtio_gpu_ctrl_hdr);
+	/* The header is always there to answer from (zeroes past the end). */
+	memset(d->req, 0, sizeof(struct virtio_gpu_ctrl_hdr));
+	memcpy(d->req, fixed,
+	       head < sizeof(struct virtio_gpu_ctrl_hdr) ? head
+							 : sizeof(struct virtio_gpu_ctrl_hdr));
+	d->req_len = head;
+	*copied = head;
+	if (need > VGPU_MAX_REQUEST || have > VGPU_MAX_REQUEST) {
+		*what = "request larger than the device accepts";
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	if (have > need + VGPU_REQUEST_SLACK) {
+		*what = "request buffers far larger than the command needs";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	}
+	len = have < need ? have : (size_t)need;
 	if (len > d->req_cap) {
 		uint8_t *p = realloc(d->req, len);
 
@@ -1178,15 +1227,14 @@ static uint32_t take_request(struct vgpu_device *d, enum vgpu_queue q, const cha
 		d->req = p;
 		d->req_cap = len;
 	}
-	d->req_len = virtqueue_elem_read(&d->elem, d->req, len);
-	if (d->req_len < len)
-		memset(d->req + d->req_len, 0, len - d->req_len);
-	if (too_large) {
-		*what = "request larger than the device accepts";
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	if (len > head) {
+		d->req_len = virtqueue_elem_read(&d->elem, d->req, len);
+		*copied += d->req_len;
+	} else {
+		memcpy(d->req, fixed, len);
+		d->req_len = len;
 	}
-	err = vgpu_cmd_check(d->req, d->req_len, q, what);
-	return err;
+	return vgpu_cmd_check(d->req, d->req_len, q, what);
 }
 
 /* The cursor queue: small requests, never held, answered at once. */
@@ -1196,14 +1244,25 @@ static int process_cursor(struct vgpu_device *d)
 	struct virtqueue_elem *e = &d->cursor_elem;
 	int served = 0, r;
 
-	while ((r = virtqueue_pop(vq, d->opt.mem, e)) > 0) {
+	d->backlog[VGPU_QUEUE_CURSOR] = false;
+	for (;;) {
 		struct virtio_gpu_update_cursor c;
 		const char *what = NULL;
-		size_t len = virtqueue_elem_out_size(e);
+		size_t len;
 		uint32_t type;
 
+		if (vgpu_budget_spent(&d->budget)) {
+			d->backlog[VGPU_QUEUE_CURSOR] = true;
+			r = 0;
+			break;
+		}
+		r = virtqueue_pop(vq, d->opt.mem, e);
+		if (r <= 0)
+			break;
+		len = virtqueue_elem_out_size(e);
 		memset(&c, 0, sizeof(c));
-		virtqueue_elem_read(e, &c, sizeof(c));
+		/* Only the command is read, whatever the buffer's size. */
+		vgpu_budget_take(&d->budget, virtqueue_elem_read(e, &c, sizeof(c)));
 		type =
 		    vgpu_cmd_check(&c, len < sizeof(c) ? len : sizeof(c), VGPU_QUEUE_CURSOR, &what);
 		if (type)
@@ -1235,10 +1294,18 @@ int vgpu_device_process(struct vgpu_device *dev, enum vgpu_queue q)
 		return process_cursor(d);
 	if (d->hold != HOLD_NONE)
 		return 0;
+	d->backlog[q] = false;
 	for (;;) {
 		const char *what = NULL;
 		uint32_t type;
+		size_t copied = 0;
 
+		if (vgpu_budget_spent(&d->budget)) {
+			/* The rest waits for the next wake-up (vgpu_device_backlog()). */
+			d->backlog[q] = true;
+			r = 0;
+			break;
+		}
 		r = virtqueue_pop(vq, d->opt.mem, &d->elem);
 		if (r <= 0)
 			break;
@@ -1249,7 +1316,8 @@ int vgpu_device_process(struct vgpu_device *dev, enum vgpu_queue q)
 			if (!d->req)
 				return -ENOMEM;
 		}
-		type = take_request(d, q, &what);
+		type = take_request(d, q, &what, &copied);
+		vgpu_budget_take(&d->budget, copied);
 		if (type) {
 			struct virtio_gpu_ctrl_hdr hdr;
 
@@ -1339,6 +1407,19 @@ int vgpu_device_poll(struct vgpu_device *dev)
 	if (dev->hold != HOLD_NONE && !retry_held(dev))
 		return 0;
 	return vgpu_device_process(dev, VGPU_QUEUE_CONTROL);
+}
+
+void vgpu_device_wakeup(struct vgpu_device *dev)
+{
+	vgpu_budget_refill(&dev->budget);
+}
+
+bool vgpu_device_backlog(const struct vgpu_device *dev, enum vgpu_queue q)
+{
+	/* A held control queue resumes on its grant or completion, not on the budget. */
+	if (q == VGPU_QUEUE_CONTROL && dev->hold != HOLD_NONE)
+		return false;
+	return dev->backlog[q];
 }
 
 uint32_t vgpu_device_inflight(const struct vgpu_device *dev)

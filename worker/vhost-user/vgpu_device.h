@@ -36,8 +36,6 @@
 
 /* Guest contexts one VM may hold at once (each is a virglrenderer context). */
 #define VGPU_MAX_CONTEXTS 64u
-/* Resources one VM may hold at once. */
-#define VGPU_MAX_RESOURCES 65536u
 /* Fenced requests waiting for their fence at once; more wait in the queue. */
 #define VGPU_MAX_PENDING 1024u
 /* Scanouts served (QEMU's vhost-user-gpu-pci has max_outputs, 1 by default). */
@@ -77,10 +75,26 @@ void vgpu_device_remap(struct vgpu_device *dev);
 
 /*
  * Serves the requests waiting in queue @q. Stops early while a SUBMIT_3D
- * waits (vgpu_device_blocked()). Returns 0, or -EINVAL when the guest broke
- * the queue itself (a bad descriptor chain: the device needs a reset).
+ * waits (vgpu_device_blocked()), and when this wake-up's work budget
+ * (vgpu_limits.h) is spent: the rest stays on the ring and
+ * vgpu_device_backlog() says so. Returns 0, or -EINVAL when the guest
+ * broke the queue itself (a bad descriptor chain: the device needs a
+ * reset).
  */
 int vgpu_device_process(struct vgpu_device *dev, enum vgpu_queue q);
+
+/*
+ * A new wake-up of the main loop: the work budget (VGPU_BUDGET_REQUESTS,
+ * VGPU_BUDGET_BYTES) is full again. The loop calls it once per iteration.
+ */
+void vgpu_device_wakeup(struct vgpu_device *dev);
+
+/*
+ * True when queue @q still had requests when the budget ran out: the loop
+ * must come back to it without waiting for a kick (the guest kicked
+ * already, and may never kick again).
+ */
+bool vgpu_device_backlog(const struct vgpu_device *dev, enum vgpu_queue q);
 
 /* True while a request holds the control queue. */
 bool vgpu_device_blocked(const struct vgpu_device *dev);

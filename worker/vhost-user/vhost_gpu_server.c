@@ -426,10 +426,18 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 		    {.fd = vgpu_device_display_fd(s->dev), .events = 0},
 		};
 		int timeout = mediator_link_timeout_ms(s->link);
+		bool backlog[NQUEUES];
 		int r;
 
 		if (timeout < 0 && vgpu_device_inflight(s->dev))
 			timeout = WIRE_FLUSH_MS;
+		/* Requests left by the last wake-up's budget: look at the other
+		 * fds without waiting, then serve them (no kick will come). */
+		for (uint32_t i = 0; i < NQUEUES; i++) {
+			backlog[i] = vgpu_device_backlog(s->dev, (enum vgpu_queue)i);
+			if (backlog[i])
+				timeout = 0;
+		}
 		if (poll(pfd, 6, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -450,6 +458,7 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 			vgpu_device_set_display(s->dev, -1);
 		if (pfd[2].revents & POLLIN)
 			renderer_ack_wakeup(s->renderer);
+		vgpu_device_wakeup(s->dev);
 		for (uint32_t i = 0; i < NQUEUES; i++) {
 			if (pfd[3 + i].revents & POLLIN)
 				drain_eventfd(s->vq[i].kick_fd);
@@ -457,7 +466,7 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 		/* Completions and grants first: they may release a held request. */
 		vgpu_device_poll(s->dev);
 		for (uint32_t i = 0; i < NQUEUES; i++) {
-			if (pfd[3 + i].revents & POLLIN)
+			if ((pfd[3 + i].revents & POLLIN) || backlog[i])
 				vgpu_device_process(s->dev, (enum vgpu_queue)i);
 		}
 		mediator_link_tick(s->link);

@@ -76,6 +76,37 @@ const char *vgpu_cmd_name(uint32_t type)
 	return s && s->name ? s->name : "unknown";
 }
 
+uint64_t vgpu_cmd_needed_size(const void *req, size_t len)
+{
+	struct virtio_gpu_ctrl_hdr hdr;
+	const struct shape *s;
+
+	if (len < sizeof(hdr))
+		return sizeof(hdr);
+	memcpy(&hdr, req, sizeof(hdr));
+	s = shape_of(hdr.type);
+	if (!s || !s->name || len < s->size)
+		return s && s->name ? s->size : sizeof(hdr);
+	switch (hdr.type) {
+	case VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING: {
+		struct virtio_gpu_resource_attach_backing ab;
+
+		memcpy(&ab, req, sizeof(ab));
+		if (ab.nr_entries > VGPU_MAX_BACKING_ENTRIES)
+			return s->size;
+		return s->size + (uint64_t)ab.nr_entries * sizeof(struct virtio_gpu_mem_entry);
+	}
+	case VIRTIO_GPU_CMD_SUBMIT_3D: {
+		struct virtio_gpu_cmd_submit sub;
+
+		memcpy(&sub, req, sizeof(sub));
+		return s->size + (uint64_t)sub.size;
+	}
+	default:
+		return s->size;
+	}
+}
+
 uint32_t vgpu_cmd_check(const void *req, size_t len, enum vgpu_queue queue, const char **what)
 {
 	struct virtio_gpu_ctrl_hdr hdr;
