@@ -379,6 +379,43 @@ static void ring_accesses_stay_inside_the_size_the_rings_were_mapped_for(void **
 	free(e);
 }
 
+static void a_started_ring_refuses_a_new_size_addresses_or_base(void **state)
+{
+	struct fixture *f = *state;
+	int kick = eventfd(0, EFD_CLOEXEC);
+
+	/* The fixture's ring is mapped by hand; start it as SET_VRING_KICK does. */
+	f->vq.started = false;
+	assert_int_equal(virtqueue_start(&f->vq, f->mem, kick), 0);
+	assert_true(f->vq.started);
+	assert_int_equal(f->vq.mapped_num, NUM);
+	assert_int_equal(virtqueue_set_num(&f->vq, NUM * 2), -EBUSY);
+	assert_int_equal(virtqueue_set_addr(&f->vq, DESC, AVAIL, USED + 8), -EBUSY);
+	assert_int_equal(virtqueue_set_base(&f->vq, 3), -EBUSY);
+	assert_int_equal(f->vq.num, NUM);
+	assert_int_equal(f->vq.used_uva, USED);
+	assert_int_equal(f->vq.last_avail, 0);
+	/* Stopped (GET_VRING_BASE): unmapped, kick fd closed, all may change. */
+	assert_int_equal(virtqueue_stop(&f->vq), 0);
+	assert_false(f->vq.started);
+	assert_null(f->vq.used);
+	assert_int_equal(f->vq.kick_fd, -1);
+	assert_int_equal(fcntl(kick, F_GETFD), -1);
+	assert_int_equal(virtqueue_set_num(&f->vq, 6), -EINVAL);
+	assert_int_equal(virtqueue_set_num(&f->vq, NUM * 2), 0);
+	assert_int_equal(virtqueue_set_addr(&f->vq, DESC, AVAIL, USED), 0);
+	assert_int_equal(virtqueue_set_base(&f->vq, 0), 0);
+	/* Restarted at the new size. */
+	assert_int_equal(virtqueue_start(&f->vq, f->mem, eventfd(0, EFD_CLOEXEC)), 0);
+	assert_int_equal(f->vq.mapped_num, NUM * 2);
+	/* A start whose rings are outside memory leaves the ring stopped. */
+	virtqueue_stop(&f->vq);
+	assert_int_equal(virtqueue_set_addr(&f->vq, MEM_SIZE - 16, AVAIL, USED), 0);
+	assert_int_equal(virtqueue_start(&f->vq, f->mem, eventfd(0, EFD_CLOEXEC)), -EFAULT);
+	assert_false(f->vq.started);
+	assert_int_equal(f->vq.mapped_num, 0);
+}
+
 static void a_queue_not_started_or_not_enabled_gives_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -623,6 +660,8 @@ int main(void)
 					    set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(
 		ring_accesses_stay_inside_the_size_the_rings_were_mapped_for, set_up, tear_down),
+	    cmocka_unit_test_setup_teardown(a_started_ring_refuses_a_new_size_addresses_or_base,
+					    set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(a_queue_not_started_or_not_enabled_gives_nothing,
 					    set_up, tear_down),
 	    cmocka_unit_test_setup_teardown(

@@ -154,32 +154,30 @@ static bool any_started(const struct vhost_gpu_server *s)
 	return false;
 }
 
-static int start_ring(struct vhost_gpu_server *s, struct virtqueue *vq)
+static int start_ring(struct vhost_gpu_server *s, struct virtqueue *vq, int kick_fd)
 {
-	int r = virtqueue_map(vq, s->mem);
+	int r = virtqueue_start(vq, s->mem, kick_fd);
 
 	if (r < 0)
 		return r;
-	vq->used_idx = ((volatile uint16_t *)vq->used)[1];
-	vq->signalled_valid = false;
 	vq->event_idx = s->features & (1ull << VIRTIO_RING_F_EVENT_IDX);
 	vq->indirect = s->features & (1ull << VIRTIO_RING_F_INDIRECT_DESC);
 	if (!(s->features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
 		vq->enabled = true;
-	vq->started = true;
 	s->ever_started = true;
 	return 0;
 }
 
-static void stop_ring(struct vhost_gpu_server *s, struct virtqueue *vq)
+/* Stops @vq; returns where it stopped. */
+static uint16_t stop_ring(struct vhost_gpu_server *s, struct virtqueue *vq)
 {
-	vq->started = false;
-	vq->broken = false;
-	virtqueue_unmap(vq);
+	uint16_t base = virtqueue_stop(vq);
+
 	if (s->ever_started && !any_started(s)) {
 		srv_log(LOG_LEVEL_INFO, s, "device stopped: the guest's GPU state is dropped");
 		vgpu_device_reset(s->dev);
 	}
+	return base;
 }
 
 static void set_fd(int *slot, int fd)
@@ -208,25 +206,26 @@ static const char *mem_table_refusal(int r)
 static int set_ring(struct vhost_gpu_server *s, const struct vhost_user_msg *m, const char **what)
 {
 	struct virtqueue *vq = &s->vq[m->payload.state.index];
+	int r;
 
 	switch (m->request) {
 	case VHOST_USER_SET_VRING_NUM:
-		if (m->payload.state.num == 0 || m->payload.state.num > VIRTQUEUE_MAX_SIZE ||
-		    (m->payload.state.num & (m->payload.state.num - 1))) {
-			*what = "ring size not a power of two up to 32768";
-			return -EPROTO;
-		}
-		vq->num = m->payload.state.num;
-		return 0;
+		r = virtqueue_set_num(vq, m->payload.state.num);
+		break;
 	case VHOST_USER_SET_VRING_ADDR:
-		vq->desc_uva = m->payload.addr.desc_uva;
-		vq->used_uva = m->payload.addr.used_uva;
-		vq->avail_uva = m->payload.addr.avail_uva;
-		return 0;
+		r = virtqueue_set_addr(vq, m->payload.addr.desc_uva, m->payload.addr.avail_uva,
+				       m->payload.addr.used_uva);
+		break;
 	default: /* VHOST_USER_SET_VRING_BASE */
-		vq->last_avail = (uint16_t)m->payload.state.num;
-		return 0;
+		r = virtqueue_set_base(vq, (uint16_t)m->payload.state.num);
+		break;
 	}
+	if (r == -EBUSY)
+		*what = "the ring is started (SET_VRING_KICK came, GET_VRING_BASE did not): "
+			"its size, addresses and base change only while it is stopped";
+	else if (r < 0)
+		*what = "ring size not a power of two up to 32768";
+	return r < 0 ? -EPROTO : 0;
 }
 
 /*
@@ -295,18 +294,11 @@ static int handle(struct vhost_gpu_server *s, const struct vhost_user_msg *m, in
 	case VHOST_USER_SET_VRING_NUM:
 	case VHOST_USER_SET_VRING_ADDR:
 	case VHOST_USER_SET_VRING_BASE:
-		if (s->vq[ring].started) {
-			*what =
-			    "the ring is started (SET_VRING_KICK came, GET_VRING_BASE did not): "
-			    "its size, addresses and base change only while it is stopped";
-			return -EPROTO;
-		}
 		return set_ring(s, m, what);
 	case VHOST_USER_GET_VRING_BASE: {
-		struct vhost_user_vring_state st = {ring, s->vq[ring].last_avail};
+		struct vhost_user_vring_state st = {ring, 0};
 
-		stop_ring(s, &s->vq[ring]);
-		set_fd(&s->vq[ring].kick_fd, -1);
+		st.num = stop_ring(s, &s->vq[ring]);
 		return vhost_user_reply(fd, m->request, &st, sizeof(st)) ?: 1;
 	}
 	case VHOST_USER_SET_VRING_KICK:
@@ -316,8 +308,7 @@ static int handle(struct vhost_gpu_server *s, const struct vhost_user_msg *m, in
 			return -EPROTO;
 		}
 		vq = &s->vq[ring];
-		set_fd(&vq->kick_fd, fds[0]);
-		if (start_ring(s, vq) < 0) {
+		if (start_ring(s, vq, fds[0]) < 0) {
 			*what = "ring addresses outside the memory table or bad size";
 			return -EPROTO;
 		}

@@ -76,6 +76,63 @@ int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem)
 	return 0;
 }
 
+int virtqueue_set_num(struct virtqueue *vq, uint32_t num)
+{
+	if (vq->started)
+		return -EBUSY;
+	if (num == 0 || num > VIRTQUEUE_MAX_SIZE || (num & (num - 1)))
+		return -EINVAL;
+	vq->num = num;
+	return 0;
+}
+
+int virtqueue_set_addr(struct virtqueue *vq, uint64_t desc_uva, uint64_t avail_uva,
+		       uint64_t used_uva)
+{
+	if (vq->started)
+		return -EBUSY;
+	vq->desc_uva = desc_uva;
+	vq->avail_uva = avail_uva;
+	vq->used_uva = used_uva;
+	return 0;
+}
+
+int virtqueue_set_base(struct virtqueue *vq, uint16_t base)
+{
+	if (vq->started)
+		return -EBUSY;
+	vq->last_avail = base;
+	return 0;
+}
+
+int virtqueue_start(struct virtqueue *vq, const struct guest_mem *mem, int kick_fd)
+{
+	int r;
+
+	if (vq->kick_fd >= 0)
+		close(vq->kick_fd);
+	vq->kick_fd = kick_fd;
+	vq->started = false;
+	r = virtqueue_map(vq, mem);
+	if (r < 0)
+		return r;
+	vq->used_idx = ((volatile uint16_t *)vq->used)[1];
+	vq->signalled_valid = false;
+	vq->started = true;
+	return 0;
+}
+
+uint16_t virtqueue_stop(struct virtqueue *vq)
+{
+	vq->started = false;
+	vq->broken = false;
+	virtqueue_unmap(vq);
+	if (vq->kick_fd >= 0)
+		close(vq->kick_fd);
+	vq->kick_fd = -1;
+	return vq->last_avail;
+}
+
 static struct desc read_desc(const volatile uint8_t *table, uint32_t i)
 {
 	struct desc d;

@@ -84,6 +84,35 @@ int virtqueue_map(struct virtqueue *vq, const struct guest_mem *mem);
 void virtqueue_unmap(struct virtqueue *vq);
 
 /*
+ * The ring state rules (vhost-user.rst, "Ring states"): a ring is started
+ * by SET_VRING_KICK (virtqueue_start()) and stopped by GET_VRING_BASE
+ * (virtqueue_stop()). Its size, addresses and base describe a stopped
+ * ring: on a started one they are refused with -EBUSY, since the started
+ * ring's mappings were made for the old ones. Stopping forgets the
+ * mappings; starting makes them again.
+ */
+/* SET_VRING_NUM: 0, -EBUSY (started) or -EINVAL (not a power of two up to VIRTQUEUE_MAX_SIZE). */
+int virtqueue_set_num(struct virtqueue *vq, uint32_t num);
+/* SET_VRING_ADDR (QEMU's addresses of the three rings): 0 or -EBUSY. */
+int virtqueue_set_addr(struct virtqueue *vq, uint64_t desc_uva, uint64_t avail_uva,
+		       uint64_t used_uva);
+/* SET_VRING_BASE: the next avail entry to take. 0 or -EBUSY. */
+int virtqueue_set_base(struct virtqueue *vq, uint16_t base);
+/*
+ * SET_VRING_KICK: takes @kick_fd (owned from now on, also on failure) and
+ * starts the ring: maps it (virtqueue_map()) and reads used_idx back from
+ * the used ring. Returns 0 or virtqueue_map()'s error (the ring stays
+ * stopped then). A started ring is started again with its own size and
+ * addresses (a new kick fd).
+ */
+int virtqueue_start(struct virtqueue *vq, const struct guest_mem *mem, int kick_fd);
+/*
+ * GET_VRING_BASE: stops the ring (unmapped, kick fd closed, no longer
+ * broken) and returns where it stopped: the next avail entry to take.
+ */
+uint16_t virtqueue_stop(struct virtqueue *vq);
+
+/*
  * Takes the next chain into @elem. Returns 1 when one was taken, 0 when
  * the ring is empty, -EINVAL/-EFAULT/-E2BIG for a bad chain (the queue is
  * then broken and returns -EINVAL until reset).
