@@ -15,6 +15,25 @@
  *                                         the back-end must close the connection
  *   vhost-user-frontend SOCKET bad-fds    SET_MEM_TABLE with fewer fds than regions
  *   vhost-user-frontend SOCKET bad-region SET_MEM_TABLE with overlapping regions
+ *
+ * Hostile modes (issue 22), each a guest or a QEMU trying to take more
+ * than its share; exit 0 when the back-end held, with one "attack: ..."
+ * line of what it measured on stdout:
+ *   vhost-user-frontend SOCKET --attack display-flood
+ *       one kick of a SUBMIT_3D and 30,000 GET_DISPLAY_INFO chains whose
+ *       request buffers are one 16 MiB buffer (the control ring restarted
+ *       at 32768 entries): every chain must be answered, the floods
+ *       refused (their buffers are far larger than the command)
+ *   vhost-user-frontend SOCKET --attack ring-num
+ *       SET_VRING_NUM 32768 on a started 4-entry ring whose used ring ends
+ *       a 0x2000-byte region, used->idx 30000, then a cursor request: the
+ *       back-end must close the connection
+ *   vhost-user-frontend SOCKET --attack backing
+ *       up to 64 resources, each attaching 262,144 backing entries that
+ *       name the same 4 MiB of guest pages, until one is refused
+ *       (ERR_OUT_OF_MEMORY); the device must still answer afterwards
+ * FRONTEND_HOLD=1 keeps the connection (display-flood, backing) until
+ * stdin closes.
  * Exit 0 when every check held; 1 with "FAIL: ..." on stderr otherwise.
  */
 #include <errno.h>
@@ -59,6 +78,11 @@ static bool need_3d = true, have_ack = true;
 static uint64_t features_offered;
 static uint8_t *mem;
 static int kick[2], call[2];
+/* Each queue's ring: its size and guest addresses (an attack moves the control ring). */
+static uint32_t ring_num[2] = {RING_SIZE, RING_SIZE};
+static uint64_t ring_desc[2] = {RING_AREA(0), RING_AREA(1)};
+static uint64_t ring_avail[2] = {RING_AREA(0) + RING_SIZE * 16, RING_AREA(1) + RING_SIZE * 16};
+static uint64_t ring_used[2] = {RING_AREA(0) + 0x2000, RING_AREA(1) + 0x2000};
 static uint16_t avail_idx[2], used_seen[2];
 static uint32_t display_w = 640, display_h = 480;
 /* What arrived over the display channel. */
@@ -276,12 +300,12 @@ struct desc {
 
 static volatile uint16_t *avail(int q)
 {
-	return (volatile uint16_t *)(mem + RING_AREA(q) + RING_SIZE * 16);
+	return (volatile uint16_t *)(mem + ring_avail[q]);
 }
 
 static volatile uint16_t *used(int q)
 {
-	return (volatile uint16_t *)(mem + RING_AREA(q) + 0x2000);
+	return (volatile uint16_t *)(mem + ring_used[q]);
 }
 
 /*
@@ -290,16 +314,16 @@ static volatile uint16_t *used(int q)
  * it to come back, serving the display channel meanwhile. Returns the
  * answer's type.
  */
-static uint32_t request(int q, uint32_t len, uint32_t resp_len)
+static uint32_t request_at(int q, uint64_t req, uint32_t len, uint32_t resp_len)
 {
-	struct desc *d = (struct desc *)(mem + RING_AREA(q));
-	uint16_t slot = avail_idx[q] % RING_SIZE;
+	struct desc *d = (struct desc *)(mem + ring_desc[q]);
+	uint16_t slot = avail_idx[q] % ring_num[q];
 	uint64_t one = 1;
 	struct virtio_gpu_ctrl_hdr resp;
 	struct timespec start, now;
 
 	memset(mem + RESP_AREA, 0xee, resp_len);
-	d[0] = (struct desc){REQ_AREA, len, VRING_DESC_F_NEXT, 1};
+	d[0] = (struct desc){req, len, VRING_DESC_F_NEXT, 1};
 	d[1] = (struct desc){RESP_AREA, resp_len, VRING_DESC_F_WRITE, 0};
 	avail(q)[2 + slot] = 0;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -340,6 +364,11 @@ static uint32_t request(int q, uint32_t len, uint32_t resp_len)
 	}
 	memcpy(&resp, mem + RESP_AREA, sizeof(resp));
 	return resp.type;
+}
+
+static uint32_t request(int q, uint32_t len, uint32_t resp_len)
+{
+	return request_at(q, REQ_AREA, len, resp_len);
 }
 
 /* Sends request @req (@len bytes) on queue @q and checks the answer's type. */
@@ -797,6 +826,257 @@ static void bench(bool three_d, double seconds, uint32_t w, uint32_t h)
 	printf("frames %u seconds %.3f fps %.1f\n", frames, t - t0, frames / (t - t0));
 }
 
+/* ---- hostile modes (issue 22) ------------------------------------------------ */
+
+/* Guest memory of the attacks, above what the scenario uses. */
+#define FLOOD_DESC    0x400000u
+#define FLOOD_AVAIL   0x480000u
+#define FLOOD_USED    0x4a0000u
+#define FLOOD_NUM     32768u
+#define FLOOD_CHAINS  30000u
+#define BIG_AREA      0x1000000u /* 16 MiB */
+#define BIG_SIZE      (16u << 20)
+#define BACKING_REQ   0x2000000u /* an ATTACH_BACKING of 262144 entries: 4 MiB + 32 */
+#define BACKING_PAGES 0x3000000u /* the 4 MiB every entry names */
+#define BACKING_N     262144u
+
+static void hold_if_asked(void)
+{
+	char c;
+
+	if (!getenv("FRONTEND_HOLD"))
+		return;
+	fprintf(stderr, "vhost-user-frontend: holding\n");
+	if (read(0, &c, 1) < 0) {
+	}
+}
+
+/*
+ * Stops the control ring (GET_VRING_BASE) and starts it again with @num
+ * entries at the FLOOD_* addresses, as QEMU restarts a ring.
+ */
+static void restart_control_ring(uint32_t num)
+{
+	struct vhost_user_vring_state st = {0, 0};
+	struct vhost_user_vring_addr a = {.index = 0,
+					  .desc_uva = (uint64_t)(uintptr_t)(mem + FLOOD_DESC),
+					  .avail_uva = (uint64_t)(uintptr_t)(mem + FLOOD_AVAIL),
+					  .used_uva = (uint64_t)(uintptr_t)(mem + FLOOD_USED)};
+	uint64_t idx = 0;
+
+	send_msg(VHOST_USER_GET_VRING_BASE, 0, &st, sizeof(st), NULL, 0);
+	read_reply(VHOST_USER_GET_VRING_BASE, &st, sizeof(st));
+	memset(mem + FLOOD_DESC, 0, FLOOD_USED + 8 * FLOOD_NUM + 8 - FLOOD_DESC);
+	st = (struct vhost_user_vring_state){0, num};
+	send_msg(VHOST_USER_SET_VRING_NUM, 0, &st, sizeof(st), NULL, 0);
+	st.num = 0;
+	send_msg(VHOST_USER_SET_VRING_BASE, 0, &st, sizeof(st), NULL, 0);
+	send_msg(VHOST_USER_SET_VRING_ADDR, 0, &a, sizeof(a), NULL, 0);
+	close(kick[0]);
+	kick[0] = eventfd(0, EFD_CLOEXEC);
+	send_msg(VHOST_USER_SET_VRING_KICK, 0, &idx, sizeof(idx), &kick[0], 1);
+	st.num = 1;
+	set_u64(VHOST_USER_SET_VRING_ENABLE, *(uint64_t *)&st, have_ack);
+	ring_num[0] = num;
+	ring_desc[0] = FLOOD_DESC;
+	ring_avail[0] = FLOOD_AVAIL;
+	ring_used[0] = FLOOD_USED;
+	avail_idx[0] = used_seen[0] = 0;
+}
+
+static void attack_display_flood(void)
+{
+	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE, .ctx_id = 1},
+					   .nlen = 5};
+	struct virtio_gpu_resource_create_3d c3 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_3D,
+						   .resource_id = 1,
+						   .target = 2,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .bind = (1u << 1) | (1u << 3),
+						   .width = 64,
+						   .height = 64,
+						   .depth = 1,
+						   .array_size = 1};
+	struct virtio_gpu_ctx_resource car = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, .ctx_id = 1}, .resource_id = 1};
+	uint32_t fb[10] = {VIRGL_CMD(1, 8, 5),
+			   10,
+			   1,
+			   VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+			   0,
+			   0,
+			   VIRGL_CMD(5, 0, 3),
+			   1,
+			   0,
+			   10};
+	struct {
+		struct virtio_gpu_cmd_submit s;
+		uint32_t dw[9];
+	} clear = {{.hdr = {.type = VIRTIO_GPU_CMD_SUBMIT_3D, .ctx_id = 1}, .size = 36},
+		   {VIRGL_CMD(7, 0, 8), 4, 0x3f800000u, 0, 0, 0x3f800000u, 0, 0, 0}};
+	struct virtio_gpu_ctrl_hdr info = {.type = VIRTIO_GPU_CMD_GET_DISPLAY_INFO};
+	struct desc *d;
+	struct virtio_gpu_ctrl_hdr submit_resp, flood_resp;
+	uint64_t one = 1;
+	double t0, took;
+
+	memcpy(cc.debug_name, "flood", 5);
+	expect("CTX_CREATE", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("RESOURCE_CREATE_3D", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
+	expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
+	submit("framebuffer", 1, fb, 10, false, VIRTIO_GPU_RESP_OK_NODATA);
+	restart_control_ring(FLOOD_NUM);
+	fprintf(stderr, "vhost-user-frontend: ok: control ring restarted at %u entries\n",
+		FLOOD_NUM);
+	/* Chain 0: the SUBMIT_3D; chain 2: GET_DISPLAY_INFO in a 16 MiB buffer. */
+	memcpy(mem + REQ_AREA, &clear, sizeof(clear));
+	memset(mem + BIG_AREA, 0, BIG_SIZE);
+	memcpy(mem + BIG_AREA, &info, sizeof(info));
+	memset(mem + RESP_AREA, 0xee, 8192);
+	d = (struct desc *)(mem + ring_desc[0]);
+	d[0] = (struct desc){REQ_AREA, sizeof(clear), VRING_DESC_F_NEXT, 1};
+	d[1] = (struct desc){RESP_AREA, 4096, VRING_DESC_F_WRITE, 0};
+	d[2] = (struct desc){BIG_AREA, BIG_SIZE, VRING_DESC_F_NEXT, 3};
+	d[3] = (struct desc){RESP_AREA + 4096, 4096, VRING_DESC_F_WRITE, 0};
+	avail(0)[2] = 0;
+	for (uint32_t i = 1; i <= FLOOD_CHAINS; i++)
+		avail(0)[2 + i] = 2;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	avail(0)[1] = (uint16_t)(FLOOD_CHAINS + 1);
+	t0 = now_s();
+	if (write(kick[0], &one, sizeof(one)) != sizeof(one))
+		fail("kick");
+	while (used(0)[1] != (uint16_t)(FLOOD_CHAINS + 1)) {
+		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
+
+		if (now_s() - t0 > 120)
+			fail("display-flood: %u of %u chains answered after 120 s", used(0)[1],
+			     FLOOD_CHAINS + 1);
+		if (poll(&pfd, 1, 10) > 0)
+			serve_display();
+	}
+	took = now_s() - t0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	avail_idx[0] = used_seen[0] = (uint16_t)(FLOOD_CHAINS + 1);
+	memcpy(&submit_resp, mem + RESP_AREA, sizeof(submit_resp));
+	memcpy(&flood_resp, mem + RESP_AREA + 4096, sizeof(flood_resp));
+	if (submit_resp.type != VIRTIO_GPU_RESP_OK_NODATA)
+		fail("display-flood: the SUBMIT_3D was answered %#x", submit_resp.type);
+	if (flood_resp.type != VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER)
+		fail("display-flood: a 16 MiB GET_DISPLAY_INFO was answered %#x, not refused",
+		     flood_resp.type);
+	printf("attack display-flood: %u chains answered in %.3f s, SUBMIT_3D %#x, "
+	       "GET_DISPLAY_INFO of 16 MiB %#x\n",
+	       FLOOD_CHAINS + 1, took, submit_resp.type, flood_resp.type);
+	fflush(stdout);
+	/* The device still answers a well-formed request. */
+	memcpy(mem + REQ_AREA, &info, sizeof(info));
+	if (request(0, sizeof(info), sizeof(struct virtio_gpu_resp_display_info)) !=
+	    VIRTIO_GPU_RESP_OK_DISPLAY_INFO)
+		fail("display-flood: GET_DISPLAY_INFO after the flood");
+	hold_if_asked();
+}
+
+static void attack_ring_num(const char *path)
+{
+	int memfd = memfd_create("ring-num", MFD_CLOEXEC), kfd = eventfd(0, EFD_CLOEXEC);
+	struct vhost_user_memory t = {.nregions = 1};
+	struct vhost_user_vring_state st = {1, 4};
+	uint8_t *g;
+	uint64_t features = 1ull << VIRTIO_F_VERSION_1, idx = 1, one = 1;
+	const uint32_t used_at = 0x2000 - 40; /* 6 + 8 * 4 bytes, 4-aligned, at the end */
+	struct vhost_user_vring_addr a = {.index = 1};
+	struct virtio_gpu_update_cursor c = {.hdr.type = VIRTIO_GPU_CMD_MOVE_CURSOR};
+	struct desc *d;
+
+	if (memfd < 0 || kfd < 0 || ftruncate(memfd, 0x2000) < 0)
+		fail("memfd");
+	g = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (g == MAP_FAILED)
+		fail("mmap");
+	closing_is_fine = true;
+	sock = connect_to(path);
+	send_msg(VHOST_USER_SET_OWNER, 0, NULL, 0, NULL, 0);
+	(void)get_u64(VHOST_USER_GET_FEATURES);
+	send_msg(VHOST_USER_SET_FEATURES, 0, &features, sizeof(features), NULL, 0);
+	t.regions[0] = (struct guest_mem_region){0, 0x2000, (uint64_t)(uintptr_t)g, 0};
+	send_msg(VHOST_USER_SET_MEM_TABLE, 0, &t, 8 + sizeof(t.regions[0]), &memfd, 1);
+	a.desc_uva = (uint64_t)(uintptr_t)g;
+	a.avail_uva = (uint64_t)(uintptr_t)(g + 0x100);
+	a.used_uva = (uint64_t)(uintptr_t)(g + used_at);
+	send_msg(VHOST_USER_SET_VRING_NUM, 0, &st, sizeof(st), NULL, 0);
+	st.num = 0;
+	send_msg(VHOST_USER_SET_VRING_BASE, 0, &st, sizeof(st), NULL, 0);
+	send_msg(VHOST_USER_SET_VRING_ADDR, 0, &a, sizeof(a), NULL, 0);
+	*(uint16_t *)(g + used_at + 2) = 30000;
+	send_msg(VHOST_USER_SET_VRING_KICK, 0, &idx, sizeof(idx), &kfd, 1);
+	st.num = 32768;
+	send_msg(VHOST_USER_SET_VRING_NUM, 0, &st, sizeof(st), NULL, 0);
+	/* One cursor request: the old back-end answered it 0x3c95c bytes into the region. */
+	memcpy(g + 0x200, &c, sizeof(c));
+	d = (struct desc *)g;
+	d[0] = (struct desc){0x200, sizeof(c), VRING_DESC_F_NEXT, 1};
+	d[1] = (struct desc){0x400, 24, VRING_DESC_F_WRITE, 0};
+	((uint16_t *)(g + 0x100))[2] = 0;
+	((uint16_t *)(g + 0x100))[1] = 1;
+	if (write(kfd, &one, sizeof(one)) != sizeof(one))
+		fail("kick");
+	expect_closed("ring-num");
+	if (*(uint16_t *)(g + used_at + 2) != 30000)
+		fail("ring-num: the resized ring answered a request");
+	printf("attack ring-num: SET_VRING_NUM on a started ring closed the connection\n");
+}
+
+static void attack_backing(void)
+{
+	struct virtio_gpu_resource_create_2d c2 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_2D,
+						   .format = VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM,
+						   .width = 64,
+						   .height = 64};
+	struct virtio_gpu_resource_attach_backing ab = {
+	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING, .nr_entries = BACKING_N};
+	struct virtio_gpu_resource_detach_backing db = {
+	    .hdr.type = VIRTIO_GPU_CMD_RESOURCE_DETACH_BACKING, .resource_id = 1};
+	struct virtio_gpu_ctrl_hdr info = {.type = VIRTIO_GPU_CMD_GET_DISPLAY_INFO};
+	struct virtio_gpu_mem_entry *e = (void *)(mem + BACKING_REQ + sizeof(ab));
+	const uint32_t len = (uint32_t)(sizeof(ab) + BACKING_N * sizeof(*e));
+	uint32_t attached = 0, refused = 0, type;
+
+	for (uint32_t k = 0; k < BACKING_N; k++)
+		e[k] = (struct virtio_gpu_mem_entry){BACKING_PAGES + (k % 1024) * 4096ull, 4096, 0};
+	for (uint32_t id = 1; id <= 64; id++) {
+		c2.resource_id = id;
+		expect("RESOURCE_CREATE_2D", &c2, sizeof(c2), VIRTIO_GPU_RESP_OK_NODATA);
+		ab.resource_id = id;
+		memcpy(mem + BACKING_REQ, &ab, sizeof(ab));
+		type = request_at(0, BACKING_REQ, len, 4096);
+		if (type != VIRTIO_GPU_RESP_OK_NODATA) {
+			refused = type;
+			break;
+		}
+		attached++;
+	}
+	if (!refused)
+		fail("backing: 64 resources of %u entries each were all attached", BACKING_N);
+	if (refused != VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY)
+		fail("backing: refused with %#x, not ERR_OUT_OF_MEMORY", refused);
+	printf("attack backing: %u resources of %u entries attached, the next refused %#x\n",
+	       attached, BACKING_N, refused);
+	fflush(stdout);
+	/* Nothing else is affected, and a detached backing's entries come back. */
+	memcpy(mem + REQ_AREA, &info, sizeof(info));
+	if (request(0, sizeof(info), sizeof(struct virtio_gpu_resp_display_info)) !=
+	    VIRTIO_GPU_RESP_OK_DISPLAY_INFO)
+		fail("backing: GET_DISPLAY_INFO after the refusal");
+	expect("RESOURCE_DETACH_BACKING", &db, sizeof(db), VIRTIO_GPU_RESP_OK_NODATA);
+	ab.resource_id = attached + 1;
+	memcpy(mem + BACKING_REQ, &ab, sizeof(ab));
+	if (request_at(0, BACKING_REQ, len, 4096) != VIRTIO_GPU_RESP_OK_NODATA)
+		fail("backing: the refused resource's backing still refused after a detach");
+	fprintf(stderr, "vhost-user-frontend: ok: a detached backing's entries are given back\n");
+	hold_if_asked();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && (!strcmp(argv[2], "bench2d") || !strcmp(argv[2], "bench3d"))) {
@@ -808,11 +1088,28 @@ int main(int argc, char **argv)
 		bench(three_d, atof(argv[3]), (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]));
 		return 0;
 	}
+	if (argc == 4 && strcmp(argv[2], "--attack") == 0) {
+		quiet = true;
+		if (strcmp(argv[3], "ring-num") == 0) {
+			attack_ring_num(argv[1]);
+			return 0;
+		}
+		set_up(argv[1]);
+		if (strcmp(argv[3], "display-flood") == 0)
+			attack_display_flood();
+		else if (strcmp(argv[3], "backing") == 0)
+			attack_backing();
+		else
+			fail("unknown attack %s", argv[3]);
+		return 0;
+	}
 	if (argc != 3) {
-		fprintf(stderr,
-			"usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
-			"bad-region\n"
-			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n");
+		fprintf(
+		    stderr,
+		    "usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
+		    "bad-region\n"
+		    "       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
+		    "       vhost-user-frontend SOCKET --attack display-flood|ring-num|backing\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {
