@@ -5,7 +5,10 @@
 #  - slow-get: SUBMIT_CMD, then a refused 64 MiB TRANSFER_GET read at a
 #    trickle: the worker must go on reporting its completions (mediatord
 #    waits for them before it grants again), send only zeros, and drop the
-#    client once it takes nothing for VTEST_OUTBUF_STALL_MS;
+#    client once it takes nothing for VTEST_OUTBUF_STALL_MS (on a Unix
+#    socket a 4 KiB/s reader frees send space only once it has read a whole
+#    queued skb, so the worker usually sees no progress for 10 s and drops
+#    it while it still trickles: either end is fine);
 #  - truncate: the memfd of RESOURCE_CREATE2 cannot be truncated (sealed),
 #    and TRANSFER_PUT2 after the attempt is served;
 #  - resources: shared memory and resource count are refused at their limits
