@@ -30,7 +30,7 @@
 
 /*
  * Cap of one client's queue: the largest reply (a TRANSFER_GET of
- * VTEST_DEFAULT_MAX_PAYLOAD, the parser's limit, plus its nothing of a
+ * VTEST_DEFAULT_MAX_PAYLOAD, the parser's limit; it has no reply
  * header) and 1 MiB for the small replies (caps, busy-wait, fds) that may
  * be queued in front of it. The server takes no new command while replies
  * are pending, so one large reply at a time is all a legal client causes.
