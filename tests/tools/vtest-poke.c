@@ -19,6 +19,25 @@
  *                    connection each): close, or go on answering sanely
  *   connect-close N  N times: connect, handshake, close (default 100)
  *
+ * and attacks a worker's resources (vtest-poke SOCKET --attack NAME [N]):
+ *
+ *   slow-get [S]     SUBMIT_CMD, then a TRANSFER_GET of 64 MiB that
+ *                    virglrenderer refuses (its box is outside the buffer);
+ *                    the reply is read at POKE_TRICKLE_BYTES_PER_S for S
+ *                    seconds (default 30), then not at all: the server must
+ *                    have sent only zeros and close the connection within
+ *                    POKE_STALL_CLOSE_S
+ *   truncate         RESOURCE_CREATE2 with shared memory, ftruncate() the
+ *                    memfd received to 0, TRANSFER_PUT2: the truncation
+ *                    must be refused (the memfd sealed), or the server close
+ *                    the connection or go on answering sanely
+ *   resources [N]    RESOURCE_CREATE2 of 64 MiB backings until the server
+ *                    closes the connection, then on a new connection
+ *                    RESOURCE_CREATE of tiny buffers until it closes: both
+ *                    must be refused before N resources (default 100000)
+ *
+ * The attacks print one "attack NAME: ..." line with what happened.
+ *
  * Every bad mode ends with a fresh connection and a full handshake, so exit
  * status 0 means both "the server dealt with the bad connection" and "the
  * server still serves new clients". Exit 1 means the server misbehaved
@@ -36,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -65,12 +85,22 @@
 #define VCMD_TRANSFER_GET2	   13
 #define VCMD_TRANSFER_PUT2	   14
 
+#define VCMD_RES_CREATE_SIZE                                                                       \
+	10 /* handle, target, format, bind, w, h, d, array, levels, samples                        \
+	    */
+#define VCMD_RES_CREATE2_SIZE	11 /* the same, then the shared memory size */
+#define VCMD_TRANSFER_HDR_SIZE	11 /* handle, level, strides, x, y, z, w, h, d, data size */
 #define VCMD_RES_UNREF_SIZE	1  /* res handle */
 #define VCMD_BUSY_WAIT_SIZE	2  /* res handle, flags */
 #define VCMD_TRANSFER2_HDR_SIZE 10 /* handle, level, x, y, z, w, h, d, data size, offset */
 #define VTEST_PROTOCOL_VERSION	2  /* what Mesa 22.x asks for */
 /* GET_CAPS2 is answered with this id for the v2 caps (VCMD_GET_CAPS for v1). */
 #define VTEST_CAPS2_REPLY_ID 2
+
+/* Resource descriptions (virgl_hw.h, p_defines.h). */
+#define PIPE_BUFFER		 0u
+#define VIRGL_FORMAT_R8_UNORM	 64u
+#define VIRGL_BIND_VERTEX_BUFFER (1u << 4)
 
 /* Our own limits, not protocol facts. */
 #define POKE_NAME	      "vtest-poke"
@@ -82,8 +112,27 @@
 #define POKE_BAD_HANDLE	    12345u
 #define POKE_UNKNOWN_CMD    999u
 #define POKE_DEFAULT_CYCLES 100ul
+/* The attacks' sizes and pace. */
+#define POKE_GET_BYTES		 (64u << 20) /* the parser's limit of a transfer */
+#define POKE_TRICKLE_BYTES_PER_S 4096u
+#define POKE_SLOW_GET_DEFAULT_S	 30ul
+/* The server's stall time (VTEST_OUTBUF_STALL_MS) and 5 s of slack. */
+#define POKE_STALL_CLOSE_S	   15
+#define POKE_BACKING_BYTES	   (64u << 20)
+#define POKE_SMALL_BUFFER_BYTES	   4096u
+#define POKE_DEFAULT_MAX_RESOURCES 100000ul
+#define POKE_RESOURCES_BATCH	   512u
+#define POKE_FIRST_ATTACK_HANDLE   1u
 
 static bool verbose;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ms(void)
 {
@@ -608,11 +657,274 @@ static int mode_connect_close(const char *path, unsigned long cycles)
 	return 0;
 }
 
+/* ---- attacks on a worker's resources ------------------------------------ */
+
+/* RESOURCE_CREATE (@shm_bytes 0) or RESOURCE_CREATE2 of a buffer of @bytes. */
+static int create_buffer(int fd, uint32_t handle, uint32_t bytes, bool v2, uint32_t shm_bytes)
+{
+	uint32_t args[VCMD_RES_CREATE2_SIZE] = {
+	    handle, PIPE_BUFFER, VIRGL_FORMAT_R8_UNORM, VIRGL_BIND_VERTEX_BUFFER, bytes, 1, 1, 1, 0,
+	    0,	    shm_bytes,
+	};
+	uint32_t n = v2 ? VCMD_RES_CREATE2_SIZE : VCMD_RES_CREATE_SIZE;
+
+	return send_cmd(fd, n, v2 ? VCMD_RESOURCE_CREATE2 : VCMD_RESOURCE_CREATE, args,
+			n * sizeof(uint32_t));
+}
+
+/*
+ * Receives the memfd that answers RESOURCE_CREATE2 (one byte, SCM_RIGHTS):
+ * the fd (caller closes it), -EPIPE when the server closed, or -errno.
+ */
+static int recv_fd(int fd, int timeout_ms)
+{
+	char byte;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cmsg;
+	int ret = wait_fd(fd, POLLIN, now_ms() + (uint64_t)timeout_ms), got;
+	ssize_t n;
+
+	if (ret < 0)
+		return ret;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof(u.buf);
+	n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		return -EPIPE;
+	if (n < 0)
+		return -errno;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&got, CMSG_DATA(cmsg), sizeof(int));
+	return got;
+}
+
+/* True once the server has closed its end (without reading what it sent). */
+static bool server_closed(int fd, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return false;
+	return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR);
+}
+
+/* Reads at most @len bytes now: the count (0: none waiting), or -1 when nothing more can come. */
+static ssize_t read_some(int fd, uint8_t *buf, size_t len, size_t *nonzero)
+{
+	ssize_t n = recv(fd, buf, len, MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n == 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++)
+		*nonzero += buf[i] != 0;
+	return n;
+}
+
+static int attack_slow_get(const char *path, unsigned long seconds)
+{
+	/* A 4 KiB buffer; the transfer's box is 16 Mi texels wide: refused. */
+	uint32_t get[VCMD_TRANSFER_HDR_SIZE] = {
+	    POKE_FIRST_ATTACK_HANDLE, 0, 0, 0, 0, 0, 0, 1u << 24, 1, 1, POKE_GET_BYTES,
+	};
+	uint8_t buf[POKE_TRICKLE_BYTES_PER_S / 4];
+	size_t received = 0, nonzero = 0;
+	uint64_t start, stopped;
+	bool closed = false;
+	int fd = connect_and_handshake(path), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE, POKE_SMALL_BUFFER_BYTES, false, 0);
+	if (ret == 0)
+		ret = send_cmd(fd, 0, VCMD_SUBMIT_CMD, NULL, 0);
+	if (ret == 0)
+		ret = send_cmd(fd, VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_GET, get, sizeof(get));
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: slow-get: send: %s\n", strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	/* A quarter of the trickle rate every 250 ms, until the time is up
+	 * or the server drops us. */
+	start = now_ms();
+	while (!closed && now_ms() - start < seconds * 1000u) {
+		ssize_t n = read_some(fd, buf, sizeof(buf), &nonzero);
+
+		if (n < 0)
+			closed = true;
+		else
+			received += (size_t)n;
+		if (!closed)
+			closed = server_closed(fd, 250);
+	}
+	stopped = now_ms();
+	if (!closed)
+		closed = server_closed(fd, POKE_STALL_CLOSE_S * 1000);
+	close(fd);
+	printf("attack slow-get: read %zu of %u reply bytes (%zu not zero) at %u B/s; server "
+	       "%s %.1f s after the request%s\n",
+	       received, POKE_GET_BYTES, nonzero, POKE_TRICKLE_BYTES_PER_S,
+	       closed ? "closed the connection" : "still held the connection",
+	       (double)(now_ms() - start) / 1000.0,
+	       stopped - start < seconds * 1000u ? " (while the client was reading)"
+						 : " (after the client stopped reading)");
+	if (nonzero) {
+		fprintf(stderr, "vtest-poke: slow-get: the server sent data for a refused read\n");
+		return -EPROTO;
+	}
+	if (!closed) {
+		fprintf(stderr,
+			"vtest-poke: slow-get: a client that reads nothing was not dropped "
+			"within %d s\n",
+			POKE_STALL_CLOSE_S);
+		return -ETIMEDOUT;
+	}
+	return check_fresh_client(path);
+}
+
+static int attack_truncate(const char *path)
+{
+	const uint32_t size = 65536;
+	uint32_t put2[VCMD_TRANSFER2_HDR_SIZE] = {
+	    POKE_FIRST_ATTACK_HANDLE, 0, 0, 0, 0, size, 1, 1, size, 0,
+	};
+	int fd = connect_and_handshake(path), mfd, ret, seals, trunc_errno = 0;
+
+	if (fd < 0)
+		return fd;
+	ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE, size, true, size);
+	mfd = ret < 0 ? ret : recv_fd(fd, POKE_REPLY_TIMEOUT_MS);
+	if (mfd < 0) {
+		fprintf(stderr, "vtest-poke: truncate: no backing fd: %s\n", strerror(-mfd));
+		close(fd);
+		return mfd;
+	}
+	seals = fcntl(mfd, F_GET_SEALS);
+	if (ftruncate(mfd, 0) < 0)
+		trunc_errno = errno;
+	close(mfd);
+	ret = send_cmd(fd, VCMD_TRANSFER2_HDR_SIZE, VCMD_TRANSFER_PUT2, put2, sizeof(put2));
+	if (ret == 0 || is_closed_error(ret))
+		ret = expect_closed_or_sane(fd, "attack truncate: after TRANSFER_PUT2");
+	close(fd);
+	printf("attack truncate: ftruncate of the backing to 0 %s%s (seals 0x%x)\n",
+	       trunc_errno ? "refused: " : "succeeded", trunc_errno ? strerror(trunc_errno) : "",
+	       (unsigned)seals);
+	if (ret < 0)
+		return ret;
+	if (!trunc_errno) {
+		fprintf(stderr, "vtest-poke: truncate: the server's backing could be truncated\n");
+		return -EPROTO;
+	}
+	return check_fresh_client(path);
+}
+
+/* RESOURCE_CREATE2 with POKE_BACKING_BYTES each until refused: how many were created. */
+static int flood_shared_memory(const char *path, unsigned long max, unsigned long *created)
+{
+	int fd = connect_and_handshake(path);
+
+	*created = 0;
+	if (fd < 0)
+		return fd;
+	for (unsigned long i = 0; i < max; i++) {
+		int ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE + (uint32_t)i,
+					POKE_SMALL_BUFFER_BYTES, true, POKE_BACKING_BYTES);
+		int mfd = ret < 0 ? ret : recv_fd(fd, POKE_REPLY_TIMEOUT_MS);
+
+		if (is_closed_error(mfd))
+			break;
+		if (mfd < 0) {
+			close(fd);
+			return mfd;
+		}
+		close(mfd);
+		(*created)++;
+	}
+	close(fd);
+	return *created < max ? 0 : -ENOSPC;
+}
+
+/* RESOURCE_CREATE of small buffers, in batches, until refused: the batch's bounds. */
+static int flood_resources(const char *path, unsigned long max, unsigned long *low,
+			   unsigned long *high)
+{
+	int fd = connect_and_handshake(path);
+	unsigned long sent = 0;
+
+	*low = *high = 0;
+	if (fd < 0)
+		return fd;
+	while (sent < max) {
+		int ret = 0;
+
+		*low = sent;
+		for (unsigned i = 0; i < POKE_RESOURCES_BATCH && ret == 0; i++, sent++)
+			ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE + (uint32_t)sent, 64,
+					    false, 0);
+		*high = sent;
+		if (ret == 0)
+			ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+		if (ret == 0)
+			ret =
+			    expect_reply(fd, "resources ping", VCMD_PING_PROTOCOL_VERSION, 0, NULL);
+		if (is_closed_error(ret))
+			break;
+		if (ret < 0) {
+			close(fd);
+			return ret;
+		}
+	}
+	close(fd);
+	return sent < max ? 0 : -ENOSPC;
+}
+
+static int attack_resources(const char *path, unsigned long max)
+{
+	unsigned long shm_created, low, high;
+	int ret = flood_shared_memory(path, max, &shm_created);
+
+	if (ret == 0)
+		ret = flood_resources(path, max, &low, &high);
+	if (ret == -ENOSPC)
+		fprintf(stderr, "vtest-poke: resources: %lu resources were not refused\n", max);
+	if (ret < 0)
+		return ret;
+	printf("attack resources: shared memory refused after %lu backings of %u MiB (%lu MiB); "
+	       "resources refused after %lu to %lu\n",
+	       shm_created, POKE_BACKING_BYTES >> 20, shm_created * (POKE_BACKING_BYTES >> 20), low,
+	       high);
+	return check_fresh_client(path);
+}
+
+static int run_attack(const char *path, const char *name, bool have_n, unsigned long n)
+{
+	if (strcmp(name, "slow-get") == 0)
+		return attack_slow_get(path, have_n ? n : POKE_SLOW_GET_DEFAULT_S);
+	if (strcmp(name, "truncate") == 0)
+		return attack_truncate(path);
+	if (strcmp(name, "resources") == 0)
+		return attack_resources(path, have_n ? n : POKE_DEFAULT_MAX_RESOURCES);
+	fprintf(stderr, "vtest-poke: unknown attack '%s'\n", name);
+	return -EINVAL;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: vtest-poke [-v] SOCKET MODE [N]\n"
+		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
 		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
 		     "       bad-handle, connect-close [N]\n"
+		     "attacks: slow-get [SECONDS], truncate, resources [MAX]\n"
 		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
 }
 
@@ -629,7 +941,7 @@ int main(int argc, char **argv)
 {
 	const char *path, *mode;
 	unsigned long n = 0;
-	bool have_n = false;
+	bool have_n = false, attack = false;
 	int ret;
 
 	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
@@ -640,6 +952,12 @@ int main(int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		usage(stdout);
 		return 0;
+	}
+	if (argc > 2 && strcmp(argv[2], "--attack") == 0) {
+		attack = true;
+		for (int i = 2; i < argc; i++)
+			argv[i] = argv[i + 1];
+		argc--;
 	}
 	if (argc < 3 || argc > 4) {
 		usage(stderr);
@@ -657,7 +975,18 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 
-	if (strcmp(mode, "handshake") == 0) {
+	if (attack) {
+		uint64_t start = now_ns();
+
+		ret = run_attack(path, mode, have_n, n);
+		/* For the trace's timestamps (doc/trace-format.md: CLOCK_MONOTONIC). */
+		printf("attack window ns: %llu %llu\n", (unsigned long long)start,
+		       (unsigned long long)now_ns());
+		if (ret == -EINVAL) {
+			usage(stderr);
+			return 2;
+		}
+	} else if (strcmp(mode, "handshake") == 0) {
 		ret = check_client(path, "client");
 	} else if (strcmp(mode, "garbage") == 0) {
 		ret = mode_garbage(path, have_n ? n : 1);

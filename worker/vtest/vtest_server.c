@@ -13,8 +13,23 @@
  * message stays in the parser's buffer until the fence completions that
  * unblock it arrive. The client, which waits for replies anyway, sees
  * backpressure as the GPU would give it.
+ *
+ * Replies go through a vtest_outbuf: they are queued and written as far
+ * as the non-blocking socket takes them; the rest is written when poll()
+ * says the socket is writable. While replies are pending the server takes
+ * no further message from that client (its requests stay in the socket
+ * and the parser), but everything else goes on: fence completions,
+ * mediatord's grants and WIRE_DONE. A client that takes nothing of its
+ * pending replies for VTEST_OUTBUF_STALL_MS is dropped.
+ *
+ * Work per wake-up is bounded (vtest_limits.h, VTEST_BUDGET_*): messages
+ * left over when the budget is spent are taken on the next turn of the
+ * loop, which then polls with a zero timeout instead of waiting for new
+ * input.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,6 +48,8 @@
 #include "predictor.h"
 #include "renderer.h"
 #include "util.h"
+#include "vtest_limits.h"
+#include "vtest_outbuf.h"
 #include "vtest_parser.h"
 #include "vtest_server.h"
 #include "wire.h"
@@ -64,7 +81,9 @@ struct vtest_server {
 	struct renderer *renderer;
 	struct gpu_context *ctx; /* once the renderer is up */
 	struct predict_map resources;
-	uint64_t shm_bytes;
+	struct vtest_limits limits;
+	struct vtest_outbuf *out; /* replies not yet taken by the client */
+	bool more;		  /* the work budget ran out with messages left */
 	uint32_t protocol_version;
 	bool named; /* CREATE_RENDERER was received */
 	bool renderer_failed;
@@ -102,10 +121,13 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 		return NULL;
 	s->opt = *options;
 	s->parser = vtest_parser_create(0);
+	s->out = vtest_outbuf_create(0, 0);
 	predict_map_init(&s->resources);
+	vtest_limits_init(&s->limits, 0, 0);
 	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
-	if (!s->parser || !s->link) {
+	if (!s->parser || !s->out || !s->link) {
 		vtest_parser_destroy(s->parser);
+		vtest_outbuf_destroy(s->out);
 		if (s->link)
 			mediator_link_destroy(s->link);
 		else
@@ -143,6 +165,7 @@ void vtest_server_destroy(struct vtest_server *server)
 	predict_map_finish(&server->resources);
 	renderer_destroy(server->renderer);
 	vtest_parser_destroy(server->parser);
+	vtest_outbuf_destroy(server->out);
 	mediator_link_destroy(server->link);
 	close(server->opt.client_fd);
 	free(server);
@@ -150,46 +173,41 @@ void vtest_server_destroy(struct vtest_server *server)
 
 /* ---- talking to the client --------------------------------------------- */
 
-/* Writes all of @buf. The socket is blocking with a send timeout. */
-static int send_all(struct vtest_server *s, const void *buf, size_t len)
+static uint64_t now_ms(void)
 {
-	return fd_send_all(s->opt.client_fd, buf, len);
+	return mono_now_ns() / 1000000u;
 }
 
+/* Queues a reply: its header, then @body_len bytes of @body. 0 or a negative errno. */
 static int send_reply(struct vtest_server *s, uint32_t len_field, uint32_t cmd, const void *body,
 		      size_t body_len)
 {
 	uint32_t hdr[VTEST_HDR_DWORDS] = {len_field, cmd};
-	int r = send_all(s, hdr, sizeof(hdr));
+	int r = vtest_outbuf_push(s->out, hdr, sizeof(hdr));
 
 	if (r == 0 && body_len)
-		r = send_all(s, body, body_len);
+		r = vtest_outbuf_push(s->out, body, body_len);
 	return r;
 }
 
-/* Sends @fd with one byte of payload, as Mesa's virgl_vtest_receive_fd() expects. */
-static int send_fd(struct vtest_server *s, int fd)
+/*
+ * Writes what the socket takes of the pending replies. Returns 0, or
+ * -ECONNRESET when the client went away (logged), or another negative
+ * errno (logged).
+ */
+static int flush_client(struct vtest_server *s)
 {
-	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *cmsg;
+	int r = vtest_outbuf_flush(s->out, s->opt.client_fd, now_ms());
 
-	memset(&u, 0, sizeof(u));
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	if (sendmsg(s->opt.client_fd, &msg, MSG_NOSIGNAL) < 0)
-		return -errno;
-	return 0;
+	if (r == -EPIPE || r == -ECONNRESET) {
+		srv_log(LOG_LEVEL_INFO, s, "client disconnected with %zu reply bytes not taken",
+			vtest_outbuf_pending(s->out));
+		return -ECONNRESET;
+	}
+	if (r < 0)
+		srv_log(LOG_LEVEL_ERROR, s,
+			"cannot write to the client: %s; closing the connection", strerror(-r));
+	return r;
 }
 
 /* ---- renderer, lazily ------------------------------------------------- */
@@ -380,6 +398,73 @@ static int cmd_get_caps2(struct vtest_server *s, const struct vtest_msg *m, cons
 	return send_caps(s, 2, what);
 }
 
+/*
+ * A new memfd of @size bytes for a resource's backing, sealed against
+ * shrinking and growing (and further seals) before the client ever sees
+ * it: a client that truncated its copy would make every access of the
+ * worker's mapping past the new end a SIGBUS. Returns the fd (the caller
+ * closes it) or a negative errno.
+ */
+static int new_backing(size_t size)
+{
+	int fd = memfd_create("vtest-res", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Maps a new sealed backing of @size bytes into @res; returns its fd or a negative errno. */
+static int attach_backing(struct vtest_resource *res, size_t size)
+{
+	int fd = new_backing(size);
+	void *p;
+
+	if (fd < 0)
+		return fd;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	res->shm = p;
+	res->shm_size = size;
+	return fd;
+}
+
+static void predict_resource(struct vtest_server *s, const struct vtest_resource *res,
+			     const struct virgl_renderer_resource_create_args *args)
+{
+	const struct predict_resource_desc desc = {
+	    .target = args->target,
+	    .format = args->format,
+	    .bind = args->bind,
+	    .width = args->width,
+	    .height = args->height,
+	    .depth = args->depth,
+	    .array_size = args->array_size,
+	    .last_level = args->last_level,
+	    .nr_samples = args->nr_samples,
+	};
+
+	/* Prediction only loses this resource's size if it fails. */
+	predictor_resource_create(gpu_context_predictor(s->ctx), res->handle, &desc);
+}
+
+/*
+ * RESOURCE_CREATE(2). Every refusal ends the connection, as the reference
+ * server's does: versions 0 to 2 have no reply that could carry an error
+ * (RESOURCE_CREATE2's only reply is the backing's fd).
+ */
 static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t shm_size,
 			   bool with_shm, const char **what)
 {
@@ -396,6 +481,7 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 	    .nr_samples = p[9],
 	    .flags = 0,
 	};
+	uint64_t backing = with_shm ? shm_size : 0;
 	struct vtest_resource *res;
 	int fd = -1;
 	int r;
@@ -416,68 +502,44 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		*what = "resource handle already in use";
 		return -EEXIST;
 	}
-	if (predict_map_count(&s->resources) >= VTEST_MAX_RESOURCES) {
-		*what = "too many resources";
-		return -ENOSPC;
-	}
-	if (with_shm && shm_size && s->shm_bytes + shm_size > VTEST_MAX_SHM_BYTES) {
-		*what = "shared memory limit reached";
-		return -ENOSPC;
-	}
+	r = vtest_limits_admit(&s->limits, backing, what);
+	if (r < 0)
+		return r;
 	res = calloc(1, sizeof(*res));
-	if (!res)
+	if (!res) {
+		vtest_limits_release(&s->limits, backing);
 		return -ENOMEM;
+	}
 	res->handle = args.handle;
 	res->target = args.target;
 	if (virgl_renderer_resource_create(&args, NULL, 0)) {
 		/* virglrenderer refused the description: a client error. */
+		vtest_limits_release(&s->limits, backing);
 		free(res);
 		*what = "virglrenderer refused the resource description";
 		return -EINVAL;
 	}
 	virgl_renderer_ctx_attach_resource(VTEST_CTX_ID, (int)args.handle);
-	if (with_shm && shm_size) {
-		fd = memfd_create("vtest-res", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (fd < 0 || ftruncate(fd, shm_size) < 0) {
-			r = -errno;
+	if (backing) {
+		fd = attach_backing(res, backing);
+		if (fd < 0) {
+			r = fd;
+			fd = -1;
 			goto fail;
 		}
-		res->shm = mmap(NULL, shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (res->shm == MAP_FAILED) {
-			res->shm = NULL;
-			r = -errno;
-			goto fail;
-		}
-		res->shm_size = shm_size;
 	}
 	r = predict_map_add(&s->resources, res->handle, res);
 	if (r < 0)
 		goto fail;
-	{
-		const struct predict_resource_desc desc = {
-		    .target = args.target,
-		    .format = args.format,
-		    .bind = args.bind,
-		    .width = args.width,
-		    .height = args.height,
-		    .depth = args.depth,
-		    .array_size = args.array_size,
-		    .last_level = args.last_level,
-		    .nr_samples = args.nr_samples,
-		};
-
-		/* Prediction only loses this resource's size if it fails. */
-		predictor_resource_create(gpu_context_predictor(s->ctx), res->handle, &desc);
-	}
+	predict_resource(s, res, &args);
 	if (res->shm) {
 		res->iov.iov_base = res->shm;
 		res->iov.iov_len = res->shm_size;
-		s->shm_bytes += res->shm_size;
 		virgl_renderer_resource_attach_iov((int)res->handle, &res->iov, 1);
-		r = send_fd(s, fd);
-		close(fd);
+		/* The queue owns the fd from here. */
+		r = vtest_outbuf_push_fd(s->out, fd);
 		if (r < 0) {
-			*what = "cannot send the backing fd";
+			*what = "cannot queue the backing fd";
 			return r;
 		}
 	}
@@ -486,6 +548,7 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	*what = "cannot allocate the resource backing";
+	vtest_limits_release(&s->limits, backing);
 	resource_free(res);
 	return r;
 }
@@ -518,7 +581,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 		return -ENOENT;
 	predict_map_remove(&s->resources, res->handle);
 	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
-	s->shm_bytes -= res->shm_size;
+	vtest_limits_release(&s->limits, res->shm_size);
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
 	resource_free(res);
 	return 0;
@@ -534,7 +597,17 @@ static void box_from(struct virgl_box *box, const uint32_t *p)
 	box->d = p[5];
 }
 
-/* v0 transfers: data travels inline in the messages. */
+/*
+ * v0 transfers: data travels inline in the messages.
+ *
+ * TRANSFER_GET has no reply header: the client reads data size bytes
+ * whatever happens. The reference server sends them even when
+ * virglrenderer refused the read (whatever its buffer held) and goes on
+ * serving; so does this one, but it sends zeros then, so that nothing
+ * virglrenderer did not produce (not even half a read) reaches the
+ * client. The reply is queued like any other: a client that reads it
+ * slowly holds only its own connection.
+ */
 static int cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
 	const uint32_t *p = m->payload;
@@ -542,7 +615,6 @@ static int cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, c
 	uint32_t data_size = p[10];
 	struct virgl_box box;
 	struct iovec iov;
-	int r;
 
 	if (!res)
 		return -ENOENT;
@@ -550,18 +622,23 @@ static int cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, c
 		*what = "transfer size beyond the limit";
 		return -EMSGSIZE;
 	}
+	if (data_size == 0)
+		return 0;
 	box_from(&box, p + 4);
 	iov.iov_len = data_size;
-	iov.iov_base = calloc(1, data_size ? data_size : 1);
+	iov.iov_base = calloc(1, data_size);
 	if (!iov.iov_base)
 		return -ENOMEM;
-	if (data_size && virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], p[2],
-							  p[3], &box, 0, &iov, 1))
-		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_GET of resource %u refused by virglrenderer",
-			res->handle);
-	r = send_all(s, iov.iov_base, data_size);
-	free(iov.iov_base);
-	return r;
+	if (virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], p[2], p[3], &box, 0,
+					     &iov, 1)) {
+		free(iov.iov_base);
+		srv_log(LOG_LEVEL_WARN, s,
+			"TRANSFER_GET of resource %u refused by virglrenderer; answering %u zero "
+			"bytes",
+			res->handle, data_size);
+		return vtest_outbuf_push_zeros(s->out, data_size);
+	}
+	return vtest_outbuf_push_owned(s->out, iov.iov_base, data_size);
 }
 
 static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, const char **what)
@@ -734,7 +811,9 @@ static int handle(struct vtest_server *s, const struct vtest_msg *m)
 	} else {
 		r = handlers[m->cmd].fn(s, m, &what);
 	}
-	if (r < 0 && what)
+	if (r < 0 && !what)
+		what = r == -ENOBUFS ? "reply beyond the output queue's cap" : strerror(-r);
+	if (r < 0)
 		srv_log(LOG_LEVEL_ERROR, s, "%s: %s; closing the connection",
 			vtest_cmd_name(m->cmd), what);
 	return r;
@@ -776,14 +855,31 @@ static int unblock(struct vtest_server *s)
 	return handle(s, &s->blocked_msg);
 }
 
-/* Handles every whole message received, until one blocks. */
+/*
+ * Sends what is pending, then handles whole messages received until one
+ * blocks, a reply stays pending (the client has not taken it yet: its
+ * next messages wait, see the overview), or this turn's work budget is
+ * spent (s->more: the loop comes back without waiting). Returns 0,
+ * -ECONNRESET when the client went away, or another negative errno that
+ * ends the connection (logged).
+ */
 static int drain_messages(struct vtest_server *s)
 {
+	struct vtest_budget budget;
 	struct vtest_msg m;
 	const char *what = NULL;
 	int r;
 
-	while (s->blocked == BLOCKED_NONE) {
+	s->more = false;
+	r = flush_client(s);
+	if (r < 0)
+		return r;
+	vtest_budget_init(&budget);
+	while (s->blocked == BLOCKED_NONE && !vtest_outbuf_pending(s->out)) {
+		if (vtest_budget_spent(&budget)) {
+			s->more = true;
+			return 0;
+		}
 		r = vtest_parser_next(s->parser, &m, &what);
 		if (r == 0)
 			return 0;
@@ -792,11 +888,15 @@ static int drain_messages(struct vtest_server *s)
 				what);
 			return -EPROTO;
 		}
+		vtest_budget_charge(&budget, VTEST_HDR_DWORDS * sizeof(uint32_t) + m.payload_bytes);
 		r = handle(s, &m);
 		if (r < 0)
 			return -EPROTO;
 		if (s->blocked != BLOCKED_NONE)
 			s->blocked_msg = m;
+		r = flush_client(s);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -824,10 +924,22 @@ static int read_client(struct vtest_server *s)
 	return drain_messages(s);
 }
 
+/* The shorter of two poll() timeouts (-1: forever). */
+static int min_timeout(int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
 /*
- * How long poll() may sleep: forever when nothing is pending; otherwise
- * until the record batch is due, checking fence completions at least that
- * often while groups are in flight. Blocked with groups in flight, at most
+ * How long poll() may sleep: not at all when the work budget left
+ * messages to handle; forever when nothing is pending; otherwise until
+ * the record batch is due, checking fence completions at least that
+ * often while groups are in flight, and no later than the moment pending
+ * replies would count as stalled. Blocked with groups in flight, at most
  * VTEST_RENDERER_POLL_MS: nothing but take_completions() then calls
  * virgl_renderer_poll(), which a fence after a guest query waits for.
  */
@@ -835,11 +947,15 @@ static int poll_timeout_ms(const struct vtest_server *s)
 {
 	int t;
 
+	if (s->more && !s->blocked)
+		return 0;
+	t = vtest_outbuf_timeout_ms(s->out, now_ms());
 	if (s->blocked)
-		return s->ctx && gpu_context_inflight(s->ctx) ? VTEST_RENDERER_POLL_MS : -1;
-	t = mediator_link_timeout_ms(s->link);
-	if (t < 0 && s->ctx && gpu_context_inflight(s->ctx))
-		return WIRE_FLUSH_MS;
+		return min_timeout(
+		    t, s->ctx && gpu_context_inflight(s->ctx) ? VTEST_RENDERER_POLL_MS : -1);
+	t = min_timeout(t, mediator_link_timeout_ms(s->link));
+	if (s->ctx && gpu_context_inflight(s->ctx))
+		t = min_timeout(t, WIRE_FLUSH_MS);
 	return t;
 }
 
@@ -857,20 +973,64 @@ static bool watch_completions(const struct vtest_server *s)
 	return s->blocked || (s->opt.grants && s->ctx && gpu_context_inflight(s->ctx));
 }
 
+/*
+ * What to watch the client socket for: writable while replies are pending
+ * (and nothing else: its next messages wait), readable when nothing
+ * blocks. While blocked, not even a hang-up is looked at: the fences that
+ * unblock it always complete (take_completions() polls the renderer for
+ * those that need it).
+ */
+static short client_events(const struct vtest_server *s)
+{
+	if (vtest_outbuf_pending(s->out))
+		return POLLOUT;
+	return s->blocked ? 0 : POLLIN;
+}
+
+/* The client side of one turn of the loop, after poll() said @revents for @events. */
+static int serve_client(struct vtest_server *s, short events, short revents)
+{
+	int r = 0;
+
+	if (s->blocked) {
+		r = unblock(s);
+		if (r == 0 && !s->blocked)
+			r = drain_messages(s);
+		if (r < 0)
+			return r;
+	}
+	if (events == POLLOUT && (revents & (POLLOUT | POLLHUP | POLLERR)))
+		r = drain_messages(s);
+	else if (events == POLLIN && (revents & (POLLIN | POLLHUP | POLLERR)))
+		r = read_client(s);
+	else if (s->more && !s->blocked)
+		r = drain_messages(s);
+	if (r < 0)
+		return r;
+	if (vtest_outbuf_stalled(s->out, now_ms())) {
+		srv_log(LOG_LEVEL_ERROR, s,
+			"client took none of its %zu pending reply bytes for %d ms; closing the "
+			"connection",
+			vtest_outbuf_pending(s->out), VTEST_OUTBUF_STALL_MS);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 int vtest_server_run(struct vtest_server *server)
 {
 	struct vtest_server *s = server;
-	struct timeval tv = {.tv_sec = VTEST_SEND_TIMEOUT_MS / 1000};
+	int flags = fcntl(s->opt.client_fd, F_GETFL);
 
-	setsockopt(s->opt.client_fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* Every send and receive is MSG_DONTWAIT already; this says it twice. */
+	if (flags >= 0)
+		fcntl(s->opt.client_fd, F_SETFL, flags | O_NONBLOCK);
 	for (;;) {
+		short events = client_events(s);
 		/* Fence completions wake the worker when watch_completions()
 		 * says so; otherwise they are taken as it passes by (below). */
 		struct pollfd pfd[3] = {
-		    /* While blocked, not even a hang-up is looked at: the
-		     * fences that unblock it always complete (take_completions()
-		     * polls the renderer for those that need it). */
-		    {.fd = s->blocked ? -1 : s->opt.client_fd, .events = POLLIN},
+		    {.fd = events ? s->opt.client_fd : -1, .events = events},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
 		    {.fd = watch_completions(s) ? renderer_completion_fd(s->renderer) : -1,
 		     .events = POLLIN},
@@ -887,20 +1047,11 @@ int vtest_server_run(struct vtest_server *server)
 		if (pfd[2].revents & POLLIN)
 			renderer_ack_wakeup(s->renderer);
 		take_completions(s);
-		if (s->blocked) {
-			r = unblock(s);
-			if (r == 0 && !s->blocked)
-				r = drain_messages(s);
-			if (r < 0)
-				return r;
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			r = read_client(s);
-			if (r == -ECONNRESET)
-				return 0;
-			if (r < 0)
-				return r;
-		}
+		r = serve_client(s, events, pfd[0].revents);
+		if (r == -ECONNRESET)
+			return 0;
+		if (r < 0)
+			return r;
 		mediator_link_tick(s->link);
 		if (mediator_link_gone(s->link)) {
 			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");

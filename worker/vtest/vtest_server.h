@@ -16,6 +16,15 @@
  * with the domain and client and ends the connection; vtest has no error
  * reply. Only this client's resources are ever touched: virglrenderer in
  * this process holds nothing but this client's objects.
+ *
+ * The worker never blocks on its client: the socket is non-blocking and
+ * replies wait in a bounded queue (vtest_outbuf.h: its cap, and a client
+ * that takes nothing for VTEST_OUTBUF_STALL_MS is dropped) while the
+ * worker goes on taking fence completions and talking to mediatord. The
+ * client's resources and shared memory are limited (vtest_limits.h): a
+ * creation beyond a limit is refused by closing the connection, which is
+ * what the reference server does when a creation fails (protocol versions
+ * 0 to 2 have no error reply).
  */
 #ifndef MEDIATOR_VTEST_SERVER_H
 #define MEDIATOR_VTEST_SERVER_H
@@ -24,13 +33,6 @@
 #include <stdint.h>
 
 #include "worker_options.h"
-
-/* Most resources one client may hold (glmark2 uses a few hundred). */
-#define VTEST_MAX_RESOURCES 65536u
-/* Most shared memory one client may map for resource backing. */
-#define VTEST_MAX_SHM_BYTES (4ull << 30)
-/* A client that does not take its replies for this long is dropped. */
-#define VTEST_SEND_TIMEOUT_MS 10000
 
 struct vtest_server;
 
