@@ -217,15 +217,15 @@ bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 	info->request_ns = mono_now_ns();
 	/* A young context's group asks: the scheduler places it (wire.h). */
 	if (!info->est.young &&
-	    mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
+	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
 				      (uint64_t)info->est.bound_ns, flags, &info->grant_id)) {
 		info->grant = WIRE_GRANT_OFFERED;
 		return true;
 	}
 	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(
-	    ctx->link, (uint64_t)info->est.predicted_ns, (uint64_t)info->est.bound_ns,
-	    flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
+	    ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
+	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
 	return false;
 }
 

@@ -212,8 +212,8 @@ static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, 
 	    &link->board->offer, &word, WIRE_OFFER(*gen, WIRE_OFFER_CLAIMED, link->client_id));
 }
 
-bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
-			       uint32_t flags, uint64_t *id)
+bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint64_t predicted_ns,
+			       uint64_t bound_ns, uint32_t flags, uint64_t *id)
 {
 	struct wire_grant_request *req = &link->claim;
 	uint32_t gen;
@@ -232,6 +232,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns
 	req->flags = WIRE_GRANT_CLAIMED | (flags & WIRE_GRANT_NO_OUTPUT);
 	req->offer_gen = gen;
 	req->claimed_ns = now;
+	req->ctx_id = ctx_id;
 	link->claim_unsent = true;
 	link->claims++;
 	link->granted++;
@@ -247,8 +248,8 @@ void mediator_link_report_claim(struct mediator_link *link)
 	mediator_link_send(link, &link->claim, sizeof(link->claim));
 }
 
-uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
-				     uint64_t bound_ns, uint32_t flags)
+uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id,
+				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags)
 {
 	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
 
@@ -257,6 +258,7 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predic
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
 	req.flags = flags & (WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT);
+	req.ctx_id = ctx_id;
 	link->grant_pending = true;
 	link->grant_answered = false;
 	mediator_link_send(link, &req, sizeof(req));
