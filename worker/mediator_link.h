@@ -19,6 +19,16 @@
 
 #include "wire.h"
 
+/*
+ * Most bytes queued while the channel does not take them: 256 full
+ * batches (WIRE_MAX_BATCH group records), on top of the channel's own
+ * megabyte. mediatord reads every record as it comes; a worker that has
+ * this much more to send is talking to a mediatord that stopped reading.
+ */
+#define MEDIATOR_LINK_QUEUE_MAX_BYTES (256u * WIRE_MAX_BATCH * sizeof(struct wire_group))
+/* How soon a queued message is tried again. */
+#define MEDIATOR_LINK_RETRY_MS 1
+
 struct mediator_link;
 
 /*
@@ -35,7 +45,11 @@ int mediator_link_fd(const struct mediator_link *link);
 /* True once the channel broke or mediatord sent something unexpected. */
 bool mediator_link_gone(const struct mediator_link *link);
 
-/* Sends @msg (one whole wire message, @size bytes) at once; never blocks. */
+/*
+ * Sends @msg (one whole wire message, @size bytes, at most a full batch)
+ * at once, or queues it after what is queued; never blocks. Exits the
+ * worker when the queue overflows (see above).
+ */
 void mediator_link_send(struct mediator_link *link, const void *msg, size_t size);
 
 /* WIRE_HELLO: the renderer is up. */
@@ -60,7 +74,9 @@ void mediator_link_flush(struct mediator_link *link);
  * ms: -1 when nothing is queued.
  */
 int mediator_link_timeout_ms(const struct mediator_link *link);
-/* Flushes the batch if it is due. */
+/* Bytes of messages queued because the channel did not take them. */
+size_t mediator_link_queued_bytes(const struct mediator_link *link);
+/* Sends what is queued if the channel takes it; flushes the batch if it is due. */
 void mediator_link_tick(struct mediator_link *link);
 
 /*
