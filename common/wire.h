@@ -75,6 +75,8 @@ struct wire_grant_request {
 	uint32_t flags;	     /* enum wire_grant_flag */
 	uint32_t offer_gen;  /* claimed: the generation of the offer it took */
 	uint64_t claimed_ns; /* claimed: when it took it (CLOCK_MONOTONIC) */
+	uint32_t ctx_id;     /* the group's guest context, for mediatord's log lines */
+	uint32_t reserved;   /* 0 */
 };
 
 enum wire_grant_flag {

@@ -111,6 +111,9 @@ enum mediator_key {
 	MEDIATOR_KEY_MODEL,
 	MEDIATOR_KEY_MAX_DEFER_US,
 	MEDIATOR_KEY_OVERSIZE,
+	MEDIATOR_KEY_WATCHDOG_MULTIPLIER,
+	MEDIATOR_KEY_WATCHDOG_SLACK_US,
+	MEDIATOR_KEY_WATCHDOG_FLOOR_US,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -146,6 +149,24 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_OVERSIZE] = {.name = "oversize",
 			       .kind = VALUE_OVERSIZE,
 			       .offset = offsetof(struct mediator_config, oversize)},
+    [MEDIATOR_KEY_WATCHDOG_MULTIPLIER] = {.name = "watchdog_multiplier",
+					  .kind = VALUE_U32,
+					  .offset =
+					      offsetof(struct mediator_config, watchdog_multiplier),
+					  .min = 0,
+					  .max = CONFIG_MAX_WATCHDOG_MULTIPLIER},
+    [MEDIATOR_KEY_WATCHDOG_SLACK_US] = {.name = "watchdog_slack_us",
+					.kind = VALUE_U32,
+					.offset =
+					    offsetof(struct mediator_config, watchdog_slack_us),
+					.min = 0,
+					.max = CONFIG_MAX_WATCHDOG_US},
+    [MEDIATOR_KEY_WATCHDOG_FLOOR_US] = {.name = "watchdog_floor_us",
+					.kind = VALUE_U32,
+					.offset =
+					    offsetof(struct mediator_config, watchdog_floor_us),
+					.min = CONFIG_MIN_WATCHDOG_FLOOR_US,
+					.max = CONFIG_MAX_WATCHDOG_US},
 };
 
 enum domain_key {
@@ -819,6 +840,9 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT;
 	p->cfg.max_defer_us = CONFIG_DEFAULT_MAX_DEFER_US;
 	p->cfg.oversize = MEDIATOR_OVERSIZE_RUN;
+	p->cfg.watchdog_multiplier = CONFIG_DEFAULT_WATCHDOG_MULTIPLIER;
+	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
+	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);
 }

@@ -67,6 +67,19 @@ enum mediator_oversize {
 #define CONFIG_MIN_MAX_DEFER_US	    1000u
 #define CONFIG_MAX_MAX_DEFER_US	    10000000u
 
+/*
+ * The grant watchdog (doc/design.md): a granted group whose completion has
+ * not come by max(multiplier x bound, bound + slack, floor) after its grant
+ * is revoked and its worker stopped. The defaults are the scheduler's
+ * (SCHED_WATCHDOG_*, where they are explained); multiplier 0: no watchdog.
+ */
+#define CONFIG_DEFAULT_WATCHDOG_MULTIPLIER 4u
+#define CONFIG_MAX_WATCHDOG_MULTIPLIER	   100u
+#define CONFIG_DEFAULT_WATCHDOG_SLACK_US   50000u
+#define CONFIG_DEFAULT_WATCHDOG_FLOOR_US   200000u
+#define CONFIG_MIN_WATCHDOG_FLOOR_US	   10000u
+#define CONFIG_MAX_WATCHDOG_US		   60000000u
+
 enum domain_class {
 	DOMAIN_CLASS_NORMAL = 0,
 	DOMAIN_CLASS_SAFETY,
@@ -100,6 +113,9 @@ struct mediator_config {
 	char model[CONFIG_MODEL_MAX];	   /* cost model; "" = the worker's default */
 	uint32_t max_defer_us;		   /* how long an oversize group waits */
 	enum mediator_oversize oversize;   /* and what happens then */
+	uint32_t watchdog_multiplier;	   /* 0: no grant watchdog */
+	uint32_t watchdog_slack_us;
+	uint32_t watchdog_floor_us;
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

@@ -37,6 +37,7 @@ struct outstanding {
 	uint32_t client;
 	uint64_t wire_id;  /* the worker's id */
 	uint64_t sched_id; /* unique in the scheduler */
+	uint32_t ctx_id;   /* as the worker named it */
 };
 
 struct client_ids {
@@ -50,6 +51,8 @@ struct dispatcher {
 	struct loop_source *timer;
 	dispatcher_send_fn send;
 	void *data;
+	dispatcher_revoke_fn revoke;
+	void *revoke_data;
 	uint64_t next_sched_id;
 	/* Scans stop at the tops: out[top..] and ids[ids_top..] are unused. */
 	struct outstanding out[SCHED_MAX_PENDING];
@@ -258,6 +261,12 @@ static struct client_ids *ids_of(struct dispatcher *d, uint32_t client, bool cre
 	return NULL;
 }
 
+void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *data)
+{
+	d->revoke = fn;
+	d->revoke_data = data;
+}
+
 int dispatcher_board_fd(const struct dispatcher *d)
 {
 	return d->board_fd;
@@ -364,14 +373,80 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 	return until;
 }
 
+static bool drop_claim(struct dispatcher *d, uint32_t client);
+
+/*
+ * Forgets everything of @client: its claim, its requests and groups in
+ * flight, its ids. Returns true when something was forgotten.
+ */
+static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	struct client_ids *ids = ids_of(d, client, false);
+	/* A worker that took the offer and died before saying so. */
+	bool any = drop_claim(d, client);
+
+	for (size_t i = d->top; i-- > 0;) {
+		if (d->out[i].used && d->out[i].client == client) {
+			if (sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
+				disagree(d,
+					 "client %u's request %llu is gone, unknown to the "
+					 "scheduler",
+					 client, (unsigned long long)d->out[i].wire_id);
+			drop(d, &d->out[i]);
+			any = true;
+		}
+	}
+	if (ids)
+		ids->client = 0;
+	while (d->ids_top && !d->ids[d->ids_top - 1].client)
+		d->ids_top--;
+	return any;
+}
+
+/*
+ * The grant watchdog: revokes every group past its deadline, forgets its
+ * client and tells the revoke callback.
+ */
+static void watchdog(struct dispatcher *d, uint64_t now_ns)
+{
+	struct sched_overdue od[8];
+	size_t n;
+
+	while ((n = sched_overdue(d->sched, now_ns, od, ARRAY_SIZE(od))) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct outstanding *o = find_sched(d, od[i].id);
+			struct dispatcher_revoked r = {.domain = od[i].domain,
+						       .granted_ns = od[i].granted_ns,
+						       .bound_ns = od[i].bound_ns,
+						       .deadline_ns = od[i].deadline_ns};
+
+			if (sched_revoke(d->sched, od[i].id, now_ns) < 0 || !o) {
+				disagree(d, "the watchdog revoked request %llu, unknown here",
+					 (unsigned long long)od[i].id);
+				if (o)
+					drop(d, o);
+				continue;
+			}
+			r.client = o->client;
+			r.ctx_id = o->ctx_id;
+			r.wire_id = o->wire_id;
+			drop(d, o);
+			forget(d, r.client, now_ns);
+			if (d->revoke)
+				d->revoke(d->revoke_data, &r);
+		}
+	}
+}
+
 /* Grants what may start now, then sets the timer for the next time the answer may change. */
 static void run(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_decision dec[32];
 	struct itimerspec its = {{0, 0}, {0, 0}};
-	uint64_t next, until = 0;
+	uint64_t next, until = 0, overdue;
 	size_t n;
 
+	watchdog(d, now_ns);
 	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
 		log_error("grant board: an offer taken for client %u was never reported; the board "
 			  "is off, every group asks",
@@ -424,6 +499,9 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 	if (until && until < next)
 		next = until;
 arm:
+	overdue = sched_next_deadline(d->sched);
+	if (overdue < next)
+		next = overdue;
 	if (next != UINT64_MAX) {
 		its.it_value.tv_sec = (time_t)(next / 1000000000u);
 		its.it_value.tv_nsec = (long)(next % 1000000000u);
@@ -495,7 +573,7 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
 	int r;
 
-	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns ||
+	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns || req->reserved ||
 	    req->bound_ns > DISPATCHER_TIME_MAX ||
 	    (req->flags &
 	     ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT)) ||
@@ -536,6 +614,7 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	o->granted = claimed;
 	o->client = client;
 	o->wire_id = req->id;
+	o->ctx_id = req->ctx_id;
 	run(d, now_ns);
 	return 0;
 }
@@ -566,30 +645,14 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 	return 0;
 }
 
+void dispatcher_tick(struct dispatcher *d, uint64_t now_ns)
+{
+	run(d, now_ns);
+}
+
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 {
-	struct client_ids *ids = ids_of(d, client, false);
-	bool any = false;
-
-	/* A worker that took the offer and died before saying so. */
-	if (drop_claim(d, client))
-		any = true;
-	for (size_t i = d->top; i-- > 0;) {
-		if (d->out[i].used && d->out[i].client == client) {
-			if (sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
-				disagree(d,
-					 "client %u's request %llu is gone, unknown to the "
-					 "scheduler",
-					 client, (unsigned long long)d->out[i].wire_id);
-			drop(d, &d->out[i]);
-			any = true;
-		}
-	}
-	if (ids)
-		ids->client = 0;
-	while (d->ids_top && !d->ids[d->ids_top - 1].client)
-		d->ids_top--;
-	if (any)
+	if (forget(d, client, now_ns))
 		run(d, now_ns);
 }
 

@@ -17,6 +17,13 @@
  * stops that worker; a refused claim holds up no other worker. All on
  * mediatord's main thread.
  *
+ * The grant watchdog (scheduler.h, struct sched_watchdog): a granted
+ * group whose completion has not come by its deadline is revoked (its
+ * domain charged the time it held the slot), its client's other requests
+ * are forgotten, the revoke callback is told (mediatord stops the worker)
+ * and the freed slot goes to whoever waits, at once. The timer wakes the
+ * dispatcher at the earliest deadline in flight.
+ *
  * Invariants: the scheduler's (enum sched_invariant) and the
  * dispatcher's own, "dispatcher_agrees": every request the scheduler
  * holds is one the dispatcher holds, and the other way round. A broken
@@ -37,12 +44,31 @@ struct dispatcher;
 /* Sends WIRE_GRANT to client @client; returns 0 or a negative errno. */
 typedef int (*dispatcher_send_fn)(void *data, uint32_t client, const struct wire_grant *grant);
 
+/* A granted group the watchdog revoked. */
+struct dispatcher_revoked {
+	uint32_t client;
+	int domain;
+	uint32_t ctx_id;  /* as its worker named it in the request */
+	uint64_t wire_id; /* the worker's request id */
+	uint64_t granted_ns, bound_ns, deadline_ns;
+};
+/*
+ * Called on the main thread from inside a dispatcher call when the
+ * watchdog revoked a group of @r->client; the client is forgotten already
+ * (as by dispatcher_forget()): the callee stops its worker. It must not
+ * call the dispatcher.
+ */
+typedef void (*dispatcher_revoke_fn)(void *data, const struct dispatcher_revoked *r);
+
 /* One scheduler domain per cfg->domains[i], same index. NULL with @err set on failure. */
 struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
 				     uint64_t now_ns, dispatcher_send_fn send, void *data,
 				     char *err, size_t err_size);
 /* NULL is fine. */
 void dispatcher_destroy(struct dispatcher *d);
+
+/* Sets (or, with NULL, removes) the watchdog's revoke callback. */
+void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *data);
 
 /* The grant board's memfd (wire.h), for the workers (WIRE_BOARD_FD). */
 int dispatcher_board_fd(const struct dispatcher *d);
@@ -53,6 +79,12 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 /* The granted group @done->id of @client completed. 0 or -EPROTO. */
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
 		    uint64_t now_ns);
+/*
+ * Does what is due at @now_ns: revokes groups past their watchdog
+ * deadline, grants what may start. The dispatcher's timer calls it; so
+ * may a caller with its own clock (tests).
+ */
+void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
 /* Client @client is gone: its requests and groups in flight are forgotten. */
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 

@@ -132,6 +132,7 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_u64(o, "deadline_misses", st->deadline_misses);
 	json_add_u64(o, "throttled", st->throttled);
 	json_add_u64(o, "unschedulable", st->unschedulable);
+	json_add_u64(o, "watchdog_kills", st->revoked);
 	json_add_u64(o, "frames", st->frames);
 	json_add_u64(o, "waiting", st->pending);
 	json_add_u64(o, "in_flight", st->inflight);

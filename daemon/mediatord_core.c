@@ -90,6 +90,7 @@ struct client {
 	uint64_t groups;
 	char name[WIRE_NAME_MAX];
 	struct model_report model;
+	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
 	struct client *next;
 };
 
@@ -175,6 +176,8 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 	struct domain *domain = c->listener->domain;
 	struct wire_header hdr;
 
+	if (c->revoked)
+		return true; /* killed by the watchdog; the dispatcher forgot it */
 	if (size < sizeof(hdr))
 		return false;
 	memcpy(&hdr, buf, sizeof(hdr));
@@ -897,6 +900,32 @@ static int send_grant(void *data, uint32_t client, const struct wire_grant *gran
 }
 
 /*
+ * The grant watchdog revoked a group of a client (dispatcher_revoke_fn):
+ * its worker is killed; the reaper then cleans up as for a crash.
+ */
+static void revoke_grant(void *data, const struct dispatcher_revoked *r)
+{
+	struct mediatord *md = data;
+	uint64_t now = mono_now_ns();
+	struct client *c;
+
+	for (c = md->clients; c && c->id != r->client; c = c->next)
+		;
+	if (!c)
+		return;
+	log_error("domain %s: client %u context %u: group of grant %llu held it for %llu ms, past "
+		  "its watchdog deadline of %llu ms (bound %llu us); grant revoked, killing "
+		  "worker %d",
+		  domain_name(c->listener->domain), c->id, r->ctx_id,
+		  (unsigned long long)r->wire_id,
+		  (unsigned long long)((now - r->granted_ns) / 1000000u),
+		  (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
+		  (unsigned long long)(r->bound_ns / 1000u), (int)c->pid);
+	c->revoked = true;
+	kill(c->pid, SIGKILL);
+}
+
+/*
  * Opens one of a domain's sockets (its config @key names it in messages)
  * with the domain's socket_mode, socket_owner and socket_group, and
  * watches it with @fn. Returns false with the reason in @err.
@@ -994,6 +1023,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);
 	if (!md->dispatcher)
 		goto fail;
+	dispatcher_set_revoke(md->dispatcher, revoke_grant, md);
 	md->control =
 	    control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
 	if (!md->control)

@@ -42,6 +42,7 @@ struct sdom {
 	int64_t remaining;    /* = p.budget_ns - debt - used (SCHED_INV_BUDGET) */
 	uint64_t used, used_last, predicted, debt;
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
+	uint64_t revoked; /* by the watchdog */
 	uint32_t pending, inflight;
 	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
 	/* Frames (safety domains). */
@@ -1270,6 +1271,87 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	return 0;
 }
 
+uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
+{
+	uint64_t limit = w->floor_ns;
+
+	if (!w->multiplier)
+		return UINT64_MAX;
+	if (bound_ns > UINT64_MAX / w->multiplier)
+		return UINT64_MAX;
+	if (bound_ns * w->multiplier > limit)
+		limit = bound_ns * w->multiplier;
+	if (bound_ns > UINT64_MAX - w->slack_ns)
+		return UINT64_MAX;
+	if (bound_ns + w->slack_ns > limit)
+		limit = bound_ns + w->slack_ns;
+	return limit;
+}
+
+/* When in-flight @r is overdue: its grant + its limit, saturating. */
+static uint64_t deadline_of(const struct sched *s, const struct sreq *r)
+{
+	uint64_t limit = sched_watchdog_limit(&s->p.watchdog, r->bound);
+
+	return limit > UINT64_MAX - r->granted_at ? UINT64_MAX : r->granted_at + limit;
+}
+
+uint64_t sched_next_deadline(const struct sched *s)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (r->used && r->inflight && deadline_of(s, r) < t)
+			t = deadline_of(s, r);
+	}
+	return t;
+}
+
+size_t sched_overdue(const struct sched *s, uint64_t now_ns, struct sched_overdue *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+		size_t k;
+
+		if (!r->used || !r->inflight || deadline_of(s, r) > now_ns)
+			continue;
+		/* Insertion by grant time; the oldest are kept when more are overdue. */
+		for (k = n; k > 0 && out[k - 1].granted_ns > r->granted_at; k--) {
+			if (k < max)
+				out[k] = out[k - 1];
+		}
+		if (k >= max)
+			continue;
+		out[k] = (struct sched_overdue){.id = r->id,
+						.domain = r->domain,
+						.granted_ns = r->granted_at,
+						.bound_ns = r->bound,
+						.deadline_ns = deadline_of(s, r)};
+		if (n < max)
+			n++;
+	}
+	return n;
+}
+
+int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns)
+{
+	struct sreq *r = find(s, id);
+	uint64_t held;
+
+	if (!r || !r->inflight)
+		return -ENOENT;
+	now_ns = call_time(s, now_ns, "sched_revoke");
+	held = now_ns > r->granted_at ? now_ns - r->granted_at : 0;
+	if (held < r->bound)
+		held = r->bound;
+	s->d[r->domain].revoked++;
+	return sched_complete(s, id, held, now_ns);
+}
+
 uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 {
 	uint64_t t = UINT64_MAX;
@@ -1322,6 +1404,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->deadline_misses = d->misses;
 	out->frames = d->frames;
 	out->unschedulable = d->unschedulable;
+	out->revoked = d->revoked;
 	out->pending = d->pending;
 	out->inflight = d->inflight;
 	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? frame_cost(d) : 0;

@@ -109,11 +109,37 @@ enum sched_oversize {
 	SCHED_OVERSIZE_UNSCHEDULABLE, /* refuse it: its context is unschedulable */
 };
 
+/*
+ * The grant watchdog (doc/design.md, "The grant watchdog"): a group
+ * granted at G with bound B is overdue once its completion has not come
+ * by G + max(multiplier * B, B + slack_ns, floor_ns). The scheduler only
+ * says which groups are overdue (sched_next_deadline(), sched_overdue());
+ * its driver revokes them (sched_revoke()) and stops their workers.
+ * multiplier 0: no watchdog (no group is ever overdue).
+ */
+struct sched_watchdog {
+	uint32_t multiplier;
+	uint64_t slack_ns;
+	uint64_t floor_ns;
+};
+/*
+ * The defaults: 4 x the bound (a bound is the 0.995 quantile of the
+ * context's recent residuals: 4 x is far past any noise seen), at least
+ * 50 ms over it (a host stall, or the worker's main loop busy with a
+ * texture upload before it notices the fence), and at least 200 ms (young
+ * groups and groups of unknown cost, bound 0 or the longest seen so far,
+ * include shader compiles of tens of ms on llvmpipe).
+ */
+#define SCHED_WATCHDOG_MULTIPLIER 4u
+#define SCHED_WATCHDOG_SLACK_NS	  50000000ull
+#define SCHED_WATCHDOG_FLOOR_NS	  200000000ull
+
 struct sched_params {
 	enum sched_policy policy;
 	uint32_t max_inflight; /* 0 = unlimited */
 	uint64_t max_defer_ns; /* how long an oversize group waits before max_defer applies */
 	enum sched_oversize oversize;
+	struct sched_watchdog watchdog; /* all 0: no watchdog */
 };
 
 struct sched_domain_params {
@@ -155,6 +181,7 @@ struct sched_domain_stats {
 	uint64_t predicted_ns;	 /* predicted, of the groups granted this period */
 	uint64_t debt_ns;	 /* overspending carried into this period */
 	uint64_t groups, overruns, throttled, deadline_misses, frames, unschedulable;
+	uint64_t revoked; /* groups the watchdog revoked (sched_revoke()) */
 	uint32_t pending, inflight;
 	uint64_t frame_cost_ns; /* C: the typical frame cost used in check 3 (safety only) */
 	uint64_t observed_period_ns;
@@ -265,6 +292,43 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 
 /* Forgets a pending or in-flight group (its worker went away). -ENOENT if unknown. */
 int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns);
+
+/*
+ * How long a group of @bound_ns may hold its grant before the watchdog
+ * @w revokes it: max(multiplier * bound, bound + slack, floor), saturating;
+ * UINT64_MAX when @w is off (multiplier 0).
+ */
+uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns);
+
+/* An in-flight group past its watchdog deadline. */
+struct sched_overdue {
+	uint64_t id;
+	int domain;
+	uint64_t granted_ns, bound_ns, deadline_ns;
+};
+
+/*
+ * The earliest watchdog deadline of the groups in flight (granted +
+ * sched_watchdog_limit()); UINT64_MAX when none is in flight or the
+ * watchdog is off. Not part of sched_next_event(): it changes no decision
+ * of sched_poll(), so that replays (mediator-sim) are not affected.
+ */
+uint64_t sched_next_deadline(const struct sched *s);
+
+/*
+ * Writes up to @max in-flight groups whose deadline is at or before
+ * @now_ns into @out, oldest grant first; returns how many.
+ */
+size_t sched_overdue(const struct sched *s, uint64_t now_ns, struct sched_overdue *out, size_t max);
+
+/*
+ * The watchdog takes back the slot of in-flight group @id at @now_ns: it
+ * completes as if measured for as long as it held the slot (now - its
+ * grant, at least its bound), charged to its domain, and is counted
+ * (sched_domain_stats().revoked). Its slot is free at once. Returns 0 or
+ * -ENOENT (not in flight).
+ */
+int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns);
 
 /*
  * The next time sched_poll() may decide differently without any other

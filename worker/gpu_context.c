@@ -150,20 +150,23 @@ struct gpu_context *gpu_context_create(const struct gpu_context_options *options
 	return c;
 }
 
-/* A granted group that will never complete: mediatord's scheduler must not wait for it. */
-static void release_grant(const struct group_info *info, void *data)
+/*
+ * A granted group whose context is going away before its fence: its slot
+ * is released at once, charged its bound (never 0; groups.h).
+ */
+static void release_grant(const struct group_info *info, uint64_t charge_ns, void *data)
 {
 	struct gpu_context *c = data;
 
 	if (info->grant_id)
-		mediator_link_done(c->link, info->grant_id, 0, mono_now_ns());
+		mediator_link_done(c->link, info->grant_id, charge_ns, mono_now_ns());
 }
 
 void gpu_context_destroy(struct gpu_context *ctx)
 {
 	if (!ctx)
 		return;
-	groups_abandon(ctx->groups, release_grant, ctx);
+	groups_abandon(ctx->groups, mono_now_ns(), release_grant, ctx);
 	finish_calibration(ctx);
 	if (predictor_learned(ctx->predictor))
 		report_model(ctx);
@@ -217,15 +220,15 @@ bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 	info->request_ns = mono_now_ns();
 	/* A young context's group asks: the scheduler places it (wire.h). */
 	if (!info->est.young &&
-	    mediator_link_claim_grant(ctx->link, (uint64_t)info->est.predicted_ns,
+	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
 				      (uint64_t)info->est.bound_ns, flags, &info->grant_id)) {
 		info->grant = WIRE_GRANT_OFFERED;
 		return true;
 	}
 	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(
-	    ctx->link, (uint64_t)info->est.predicted_ns, (uint64_t)info->est.bound_ns,
-	    flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
+	    ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
+	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
 	return false;
 }
 

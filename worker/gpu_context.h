@@ -55,7 +55,8 @@ struct gpu_context;
 struct gpu_context *gpu_context_create(const struct gpu_context_options *options);
 /*
  * Saves the learned state, releases the grants of groups still in flight
- * (their measurement is lost; mediatord is told they are done), destroys the
+ * (their measurement is lost; mediatord is told they are done, each
+ * charged its bound: groups_abandoned_charge()), destroys the
  * virglrenderer context (and with it the context's objects; resources stay
  * with the transport) and tells mediatord. NULL is fine.
  */

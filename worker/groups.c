@@ -61,17 +61,34 @@ uint64_t groups_dispatch(struct groups *groups, uint64_t dispatch_ns, const stru
 	return seq;
 }
 
-uint32_t groups_abandon(struct groups *groups,
-			void (*fn)(const struct group_info *info, void *data), void *data)
+/* Nanoseconds as an integer, for records: never negative, never past UINT64_MAX. */
+static uint64_t to_ns(double ns);
+
+uint64_t groups_abandoned_charge(const struct group_info *info, uint64_t dispatch_ns,
+				 uint64_t now_ns)
+{
+	uint64_t charge = to_ns(info->est.bound_ns);
+
+	if (now_ns > dispatch_ns && now_ns - dispatch_ns > charge)
+		charge = now_ns - dispatch_ns;
+	return charge ? charge : 1;
+}
+
+uint32_t groups_abandon(struct groups *groups, uint64_t now_ns,
+			void (*fn)(const struct group_info *info, uint64_t charge_ns, void *data),
+			void *data)
 {
 	uint32_t n = 0;
 
-	for (; groups->oldest_seq < groups->next_seq; groups->oldest_seq++, n++)
-		fn(&groups->ring[groups->oldest_seq % GROUPS_MAX_TRACKED].info, data);
+	for (; groups->oldest_seq < groups->next_seq; groups->oldest_seq++, n++) {
+		const struct pending_group *p =
+		    &groups->ring[groups->oldest_seq % GROUPS_MAX_TRACKED];
+
+		fn(&p->info, groups_abandoned_charge(&p->info, p->dispatch_ns, now_ns), data);
+	}
 	return n;
 }
 
-/* Nanoseconds as an integer, for records: never negative, never past UINT64_MAX. */
 static uint64_t to_ns(double ns)
 {
 	if (!(ns > 0))

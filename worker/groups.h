@@ -69,11 +69,23 @@ typedef void (*groups_emit_fn)(const struct wire_group *record, const struct gro
 
 /*
  * Forgets every group still in flight (its context is going away before
- * its fences signalled), calling @fn with what was known of each.
- * Returns how many there were.
+ * its fences signalled), calling @fn with what was known of each and what
+ * it is charged (groups_abandoned_charge() at @now_ns). Returns how many
+ * there were.
  */
-uint32_t groups_abandon(struct groups *groups,
-			void (*fn)(const struct group_info *info, void *data), void *data);
+uint32_t groups_abandon(struct groups *groups, uint64_t now_ns,
+			void (*fn)(const struct group_info *info, uint64_t charge_ns, void *data),
+			void *data);
+
+/*
+ * What a group abandoned on the GPU at @now_ns is charged, never 0 (a
+ * context destroyed right after an expensive submit must not run it for
+ * free): its bound, or the time since its dispatch where longer, at least
+ * 1 ns (a group of unknown cost that was just dispatched). Its fence is
+ * not waited for (doc/design.md, "Abandoned groups").
+ */
+uint64_t groups_abandoned_charge(const struct group_info *info, uint64_t dispatch_ns,
+				 uint64_t now_ns);
 
 /*
  * The fence of group @seq completed at @end_ns: this completes @seq and any

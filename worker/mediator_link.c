@@ -14,12 +14,22 @@
 #include "mediator_link.h"
 #include "util.h"
 
+/* A message the channel did not take yet. */
+struct queued {
+	struct queued *next;
+	size_t size;
+	unsigned char msg[];
+};
+
 struct mediator_link {
 	int fd;
 	char domain[WIRE_NAME_MAX];
 	uint32_t client_id;
 	bool gone;
-	uint64_t dropped;
+	/* Messages waiting for the channel, oldest first (see mediator_link.h). */
+	struct queued *queue, **queue_tail;
+	size_t queued_bytes;
+	uint64_t queued_total;
 	/* Group records not yet sent (see WIRE_MAX_BATCH). */
 	struct wire_group batch[WIRE_MAX_BATCH];
 	size_t batch_n;
@@ -50,6 +60,7 @@ struct mediator_link *mediator_link_create(int fd, const char *domain, uint32_t 
 	if (!l)
 		return NULL;
 	l->fd = fd;
+	l->queue_tail = &l->queue;
 	snprintf(l->domain, sizeof(l->domain), "%s", domain ? domain : "?");
 	l->client_id = client_id;
 	return l;
@@ -60,6 +71,15 @@ void mediator_link_destroy(struct mediator_link *link)
 	if (!link)
 		return;
 	mediator_link_flush(link);
+	if (link->queue)
+		link_log(LOG_LEVEL_WARN, link, "%zu bytes to mediatord never sent",
+			 link->queued_bytes);
+	while (link->queue) {
+		struct queued *q = link->queue;
+
+		link->queue = q->next;
+		free(q);
+	}
 	if (link->fd >= 0)
 		close(link->fd);
 	if (link->board)
@@ -77,18 +97,76 @@ bool mediator_link_gone(const struct mediator_link *link)
 	return link->gone;
 }
 
+/*
+ * Sends @msg now. Returns 1 when sent, 0 when the channel does not take it
+ * now (EAGAIN), -1 when it is broken (the link is then gone).
+ */
+static int send_now(struct mediator_link *link, const void *msg, size_t size)
+{
+	ssize_t n = send(link->fd, msg, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+	if (n == (ssize_t)size)
+		return 1;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	link->gone = true;
+	return -1;
+}
+
+/* Sends queued messages, oldest first, while the channel takes them. */
+static void send_queued(struct mediator_link *link)
+{
+	while (link->queue && !link->gone) {
+		struct queued *q = link->queue;
+
+		if (send_now(link, q->msg, q->size) <= 0)
+			return;
+		link->queue = q->next;
+		if (!link->queue)
+			link->queue_tail = &link->queue;
+		link->queued_bytes -= q->size;
+		free(q);
+	}
+}
+
+/* Queues @msg after what is queued; exits the worker when the queue overflows. */
+static void enqueue(struct mediator_link *link, const void *msg, size_t size)
+{
+	struct queued *q;
+
+	if (link->queued_bytes + size > MEDIATOR_LINK_QUEUE_MAX_BYTES ||
+	    !(q = malloc(sizeof(*q) + size))) {
+		link_log(LOG_LEVEL_ERROR, link,
+			 "mediatord has not taken %zu bytes of messages beyond its socket buffer; "
+			 "exiting",
+			 link->queued_bytes);
+		exit(EXIT_FAILURE);
+	}
+	q->next = NULL;
+	q->size = size;
+	memcpy(q->msg, msg, size);
+	*link->queue_tail = q;
+	link->queue_tail = &q->next;
+	link->queued_bytes += size;
+	if (link->queued_total++ == 0)
+		link_log(LOG_LEVEL_WARN, link, "mediatord is slow to take messages; queueing them");
+}
+
 void mediator_link_send(struct mediator_link *link, const void *msg, size_t size)
 {
 	if (link->gone)
 		return;
-	if (send(link->fd, msg, size, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)size)
+	send_queued(link);
+	if (link->gone)
 		return;
-	if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		if (link->dropped++ == 0)
-			link_log(LOG_LEVEL_WARN, link, "mediatord is not taking records; dropping");
+	if (!link->queue && send_now(link, msg, size) != 0)
 		return;
-	}
-	link->gone = true;
+	enqueue(link, msg, size);
+}
+
+size_t mediator_link_queued_bytes(const struct mediator_link *link)
+{
+	return link->queued_bytes;
 }
 
 void mediator_link_hello(struct mediator_link *link, const char *timestamp_source,
@@ -153,16 +231,20 @@ void mediator_link_flush(struct mediator_link *link)
 
 int mediator_link_timeout_ms(const struct mediator_link *link)
 {
+	bool retry = link->queue && !link->gone;
 	uint64_t age_ms;
+	int due;
 
 	if (link->batch_n == 0)
-		return -1;
+		return retry ? MEDIATOR_LINK_RETRY_MS : -1;
 	age_ms = (mono_now_ns() - link->batch_since_ns) / 1000000u;
-	return age_ms >= WIRE_FLUSH_MS ? 0 : (int)(WIRE_FLUSH_MS - age_ms);
+	due = age_ms >= WIRE_FLUSH_MS ? 0 : (int)(WIRE_FLUSH_MS - age_ms);
+	return retry && due > MEDIATOR_LINK_RETRY_MS ? MEDIATOR_LINK_RETRY_MS : due;
 }
 
 void mediator_link_tick(struct mediator_link *link)
 {
+	send_queued(link);
 	if (link->batch_n && mediator_link_timeout_ms(link) == 0)
 		mediator_link_flush(link);
 }
@@ -212,8 +294,8 @@ static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, 
 	    &link->board->offer, &word, WIRE_OFFER(*gen, WIRE_OFFER_CLAIMED, link->client_id));
 }
 
-bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
-			       uint32_t flags, uint64_t *id)
+bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint64_t predicted_ns,
+			       uint64_t bound_ns, uint32_t flags, uint64_t *id)
 {
 	struct wire_grant_request *req = &link->claim;
 	uint32_t gen;
@@ -232,6 +314,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns
 	req->flags = WIRE_GRANT_CLAIMED | (flags & WIRE_GRANT_NO_OUTPUT);
 	req->offer_gen = gen;
 	req->claimed_ns = now;
+	req->ctx_id = ctx_id;
 	link->claim_unsent = true;
 	link->claims++;
 	link->granted++;
@@ -247,8 +330,8 @@ void mediator_link_report_claim(struct mediator_link *link)
 	mediator_link_send(link, &link->claim, sizeof(link->claim));
 }
 
-uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
-				     uint64_t bound_ns, uint32_t flags)
+uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id,
+				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags)
 {
 	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
 
@@ -257,6 +340,7 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predic
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
 	req.flags = flags & (WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT);
+	req.ctx_id = ctx_id;
 	link->grant_pending = true;
 	link->grant_answered = false;
 	mediator_link_send(link, &req, sizeof(req));
@@ -293,6 +377,7 @@ int mediator_link_read(struct mediator_link *link)
 
 int mediator_link_on_events(struct mediator_link *link, short revents)
 {
+	send_queued(link);
 	if ((revents & (POLLHUP | POLLERR)) ||
 	    ((revents & POLLIN) && mediator_link_read(link) < 0)) {
 		link->gone = true;

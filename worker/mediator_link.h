@@ -19,6 +19,16 @@
 
 #include "wire.h"
 
+/*
+ * Most bytes queued while the channel does not take them: 256 full
+ * batches (WIRE_MAX_BATCH group records), on top of the channel's own
+ * megabyte. mediatord reads every record as it comes; a worker that has
+ * this much more to send is talking to a mediatord that stopped reading.
+ */
+#define MEDIATOR_LINK_QUEUE_MAX_BYTES (256u * WIRE_MAX_BATCH * sizeof(struct wire_group))
+/* How soon a queued message is tried again. */
+#define MEDIATOR_LINK_RETRY_MS 1
+
 struct mediator_link;
 
 /*
@@ -35,7 +45,11 @@ int mediator_link_fd(const struct mediator_link *link);
 /* True once the channel broke or mediatord sent something unexpected. */
 bool mediator_link_gone(const struct mediator_link *link);
 
-/* Sends @msg (one whole wire message, @size bytes) at once; never blocks. */
+/*
+ * Sends @msg (one whole wire message, @size bytes, at most a full batch)
+ * at once, or queues it after what is queued; never blocks. Exits the
+ * worker when the queue overflows (see above).
+ */
 void mediator_link_send(struct mediator_link *link, const void *msg, size_t size);
 
 /* WIRE_HELLO: the renderer is up. */
@@ -60,7 +74,9 @@ void mediator_link_flush(struct mediator_link *link);
  * ms: -1 when nothing is queued.
  */
 int mediator_link_timeout_ms(const struct mediator_link *link);
-/* Flushes the batch if it is due. */
+/* Bytes of messages queued because the channel did not take them. */
+size_t mediator_link_queued_bytes(const struct mediator_link *link);
+/* Sends what is queued if the channel takes it; flushes the batch if it is due. */
 void mediator_link_tick(struct mediator_link *link);
 
 /*
@@ -79,21 +95,20 @@ int mediator_link_attach_board(struct mediator_link *link, int fd, int domain);
  * (@flags: WIRE_GRANT_NO_OUTPUT or 0). False: ask with
  * mediator_link_request_grant().
  */
-bool mediator_link_claim_grant(struct mediator_link *link, uint64_t predicted_ns, uint64_t bound_ns,
-			       uint32_t flags, uint64_t *id);
+bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint64_t predicted_ns,
+			       uint64_t bound_ns, uint32_t flags, uint64_t *id);
 /* Sends the claimed request of the last mediator_link_claim_grant() if not sent yet. */
 void mediator_link_report_claim(struct mediator_link *link);
 /*
- * The grant path. request_grant() sends a request for a group with the
- * given prediction and bound (@flags: WIRE_GRANT_YOUNG, WIRE_GRANT_NO_OUTPUT) and returns
- * its id (from 1); one request may
- * be outstanding. mediator_link_read() takes what mediatord sent: returns
- * 0, or -EPIPE when the channel is gone or mediatord broke the protocol.
- * mediator_link_take_grant() returns true, once, when the answer to the
- * outstanding request came; *@verdict is then enum wire_verdict.
+ * The grant path. request_grant() sends a request for a group of guest
+ * context @ctx_id with the given prediction and bound (@flags: WIRE_GRANT_YOUNG,
+ * WIRE_GRANT_NO_OUTPUT) and returns its id (from 1); one request may be outstanding.
+ * mediator_link_read() takes what mediatord sent: returns 0, or -EPIPE when the channel is gone or
+ * mediatord broke the protocol. mediator_link_take_grant() returns true, once, when the answer to
+ * the outstanding request came; *@verdict is then enum wire_verdict.
  */
-uint64_t mediator_link_request_grant(struct mediator_link *link, uint64_t predicted_ns,
-				     uint64_t bound_ns, uint32_t flags);
+uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id,
+				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags);
 int mediator_link_read(struct mediator_link *link);
 bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict);
 /*

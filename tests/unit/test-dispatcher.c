@@ -12,7 +12,13 @@
  * strict, 8 ms per period, index 1). Workers are played here: they write
  * the board as a worker does (mediator_link.c) and call
  * dispatcher_request() and dispatcher_done() as mediatord does for their
- * messages. Times are a fake clock from T0; no timer ever runs.
+ * messages. Times are a fake clock from T0; no timer ever runs: the
+ * tests call dispatcher_tick() where the timer would fire.
+ *
+ * The grant watchdog: a granted group whose completion does not come by
+ * its deadline (the config's defaults: max(4 x bound, bound + 50 ms,
+ * 200 ms)) is revoked, its worker reported for stopping, and the slot
+ * goes to the cluster's waiting group at once.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -67,6 +73,8 @@ struct sent {
 };
 
 struct fixture {
+	struct dispatcher_revoked revoked[4];
+	size_t n_revoked;
 	struct loop *loop;
 	struct dispatcher *d;
 	struct wire_board *board;
@@ -84,6 +92,14 @@ static int record_grant(void *data, uint32_t client, const struct wire_grant *gr
 	return 0;
 }
 
+static void record_revoke(void *data, const struct dispatcher_revoked *r)
+{
+	struct fixture *f = data;
+
+	assert_true(f->n_revoked < sizeof(f->revoked) / sizeof(f->revoked[0]));
+	f->revoked[f->n_revoked++] = *r;
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -96,6 +112,7 @@ static int setup(void **state)
 	assert_non_null(f->loop);
 	f->d = dispatcher_create(f->loop, &cfg, T0, record_grant, f, err, sizeof(err));
 	assert_non_null(f->d);
+	dispatcher_set_revoke(f->d, record_revoke, f);
 	f->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
 			dispatcher_board_fd(f->d), 0);
 	assert_true(f->board != MAP_FAILED);
@@ -469,6 +486,60 @@ static void every_invariant_has_a_name_and_starts_unbroken(void **state)
 	assert_null(dispatcher_invariant_name(DISPATCHER_INVARIANTS));
 }
 
+static void a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_grant_request r = request_of(f, FIRST, 5 * MS);
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 1 * MS,
+				 .end_ns = T0 + 250 * MS};
+
+	/* FIRST's group of context 7 (bound 5 ms: deadline 200 ms) is granted, then stalls. */
+	r.ctx_id = 7;
+	assert_int_equal(dispatcher_request(f->d, FIRST, IVI, &r, T0), 0);
+	assert_true(granted_last(f, FIRST));
+	/* The cluster's group waits for the one slot. */
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 1 * MS), 0);
+	assert_false(granted_last(f, THIRD));
+	dispatcher_tick(f->d, T0 + 200 * MS - 1);
+	assert_int_equal(f->n_revoked, 0);
+	assert_false(granted_last(f, THIRD));
+
+	dispatcher_tick(f->d, T0 + 200 * MS);
+	assert_int_equal(f->n_revoked, 1);
+	assert_int_equal(f->revoked[0].client, FIRST);
+	assert_int_equal(f->revoked[0].domain, IVI);
+	assert_int_equal(f->revoked[0].ctx_id, 7);
+	assert_int_equal(f->revoked[0].wire_id, 1);
+	assert_int_equal(f->revoked[0].granted_ns, T0);
+	assert_int_equal(f->revoked[0].bound_ns, 5 * MS);
+	assert_int_equal(f->revoked[0].deadline_ns, T0 + 200 * MS);
+	assert_true(granted_last(f, THIRD));
+	assert_int_equal(stats_of(f, IVI, T0 + 200 * MS).revoked, 1);
+	assert_int_equal(stats_of(f, CLUSTER, T0 + 200 * MS).revoked, 0);
+	/* FIRST is forgotten: a completion it still sends is not of a granted group. */
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 250 * MS), -EPROTO);
+	complete(f, THIRD, f->next_id[THIRD], T0 + 201 * MS, T0 + 202 * MS);
+	dispatcher_forget(f->d, FIRST, T0 + 203 * MS); /* its worker reaped: nothing left */
+	assert_int_equal(f->n_revoked, 1);
+}
+
+static void a_group_that_completes_before_its_deadline_is_never_revoked(void **state)
+{
+	struct fixture *f = *state;
+
+	/* Bound 7 ms: deadline 200 ms; its completion reaches mediatord just before. */
+	assert_int_equal(ask(f, FIRST, IVI, 7 * MS, T0), 0);
+	assert_true(granted_last(f, FIRST));
+	dispatcher_tick(f->d, T0 + 199 * MS);
+	assert_int_equal(f->n_revoked, 0);
+	complete(f, FIRST, f->next_id[FIRST], T0 + 150 * MS, T0 + 199 * MS);
+	dispatcher_tick(f->d, T0 + 2000 * MS);
+	assert_int_equal(f->n_revoked, 0);
+	assert_int_equal(stats_of(f, IVI, T0 + 2000 * MS).revoked, 0);
+}
+
 static void destroying_null_is_fine(void **state)
 {
 	dispatcher_destroy(NULL);
@@ -486,6 +557,8 @@ int main(void)
 	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
 	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
 	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
+	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once),
+	    DISPATCHER_TEST(a_group_that_completes_before_its_deadline_is_never_revoked),
 	    cmocka_unit_test(destroying_null_is_fine),
 	};
 

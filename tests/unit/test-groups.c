@@ -1,7 +1,9 @@
 /*
  * Tests of command-group timing (start = max(dispatch, previous end),
  * Schnitzer et al., Concepts for Execution Time Prediction of 3D GPU
- * Rendering, §IV-F), of in-order completion, and of the max_inflight limit.
+ * Rendering, §IV-F), of in-order completion, of the max_inflight limit,
+ * and of what a group abandoned on the GPU (its context destroyed before
+ * its fence) is charged: never 0.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,6 +141,69 @@ static void counts_and_prediction_travel_with_the_group(void **state)
 	groups_destroy(g);
 }
 
+/* What groups_abandon() reported: grant ids and charges. */
+struct abandoned {
+	uint64_t grant[4], charge[4];
+	size_t n;
+};
+
+static void note_abandoned(const struct group_info *info, uint64_t charge_ns, void *data)
+{
+	struct abandoned *a = data;
+
+	assert_true(a->n < 4);
+	a->grant[a->n] = info->grant_id;
+	a->charge[a->n++] = charge_ns;
+}
+
+static void an_abandoned_group_is_charged_its_bound_or_its_time_on_the_gpu(void **state)
+{
+	struct groups *g = groups_create(1, 0);
+	struct group_info expensive = {.grant_id = 5}, unknown = {.grant_id = 6};
+	struct abandoned a = {.n = 0};
+
+	/* An expensive submit (bound 30 ms) and one of unknown cost, then CTX_DESTROY. */
+	expensive.est.predicted_ns = 25e6;
+	expensive.est.bound_ns = 30e6;
+	groups_dispatch(g, 1000000, &expensive);
+	groups_dispatch(g, 2000000, &unknown);
+	assert_int_equal(groups_abandon(g, 3000000, note_abandoned, &a), 2);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.grant[0], 5);
+	assert_int_equal(a.charge[0], 30000000); /* its bound, not the 2 ms so far */
+	assert_int_equal(a.grant[1], 6);
+	assert_int_equal(a.charge[1], 1000000); /* no bound: the time since its dispatch */
+	assert_int_equal(groups_inflight(g), 0);
+	groups_destroy(g);
+}
+
+static void an_abandoned_group_is_never_charged_zero(void **state)
+{
+	static const struct {
+		const char *what;
+		double bound;
+		uint64_t dispatch, now, charge;
+	} cases[] = {
+	    {"bound, dispatched just now", 4e6, 100, 100, 4000000},
+	    {"longer on the GPU than its bound", 4e6, 100, 10000100, 10000000},
+	    {"unknown cost, dispatched just now", 0, 100, 100, 1},
+	    {"a clock a hair before the dispatch", 0, 100, 99, 1},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct group_info info = {.grant_id = 1};
+		uint64_t got;
+
+		info.est.bound_ns = cases[i].bound;
+		got = groups_abandoned_charge(&info, cases[i].dispatch, cases[i].now);
+		if (got != cases[i].charge) {
+			print_error("%s: %llu, expected %llu\n", cases[i].what,
+				    (unsigned long long)got, (unsigned long long)cases[i].charge);
+			fail();
+		}
+	}
+}
+
 static void destroy_accepts_null(void **state)
 {
 	groups_destroy(NULL);
@@ -154,6 +219,8 @@ int main(void)
 	    cmocka_unit_test(max_inflight_one_allows_one_group_at_a_time),
 	    cmocka_unit_test(unlimited_inflight_is_capped_by_the_tracking_ring),
 	    cmocka_unit_test(counts_and_prediction_travel_with_the_group),
+	    cmocka_unit_test(an_abandoned_group_is_charged_its_bound_or_its_time_on_the_gpu),
+	    cmocka_unit_test(an_abandoned_group_is_never_charged_zero),
 	    cmocka_unit_test(destroy_accepts_null),
 	};
 

@@ -1106,10 +1106,158 @@ static void every_invariant_has_a_name(void **state)
 	finish(s);
 }
 
+/* The default watchdog (scheduler.h, SCHED_WATCHDOG_*). */
+static const struct sched_watchdog default_watchdog = {.multiplier = SCHED_WATCHDOG_MULTIPLIER,
+						       .slack_ns = SCHED_WATCHDOG_SLACK_NS,
+						       .floor_ns = SCHED_WATCHDOG_FLOOR_NS};
+
+static struct sched *make_watched(uint32_t max_inflight)
+{
+	struct sched_params p = {.policy = SCHED_POLICY_BUDGET,
+				 .max_inflight = max_inflight,
+				 .max_defer_ns = 100 * MS,
+				 .watchdog = default_watchdog};
+	struct sched *s = sched_create(&p, 0);
+
+	assert_non_null(s);
+	memset(&warned, 0, sizeof(warned));
+	sched_set_warn(s, on_warn, NULL);
+	return s;
+}
+
+static void watchdog_limit_is_the_largest_of_its_three_terms(void **state)
+{
+	static const struct {
+		const char *what;
+		struct sched_watchdog w;
+		uint64_t bound, limit;
+	} cases[] = {
+	    {"unknown cost: the floor", default_watchdog, 0, 200 * MS},
+	    {"a short group: the floor", default_watchdog, 5 * MS, 200 * MS},
+	    {"4 x 50 ms is the floor itself", default_watchdog, 50 * MS, 200 * MS},
+	    {"a long group: 4 x its bound", default_watchdog, 80 * MS, 320 * MS},
+	    {"slack wins over a small multiplier", {1, 50 * MS, 10 * MS}, 30 * MS, 80 * MS},
+	    {"multiplier wins over slack", {4, 50 * MS, 10 * MS}, 30 * MS, 120 * MS},
+	    {"a huge bound saturates", default_watchdog, UINT64_MAX / 2, UINT64_MAX},
+	    {"bound + slack saturates", {1, 10, 10}, UINT64_MAX - 5, UINT64_MAX},
+	    {"multiplier 0: no watchdog", {0, 50 * MS, 200 * MS}, 5 * MS, UINT64_MAX},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t got = sched_watchdog_limit(&cases[i].w, cases[i].bound);
+
+		if (got != cases[i].limit) {
+			print_error("%s: %llu, expected %llu\n", cases[i].what,
+				    (unsigned long long)got, (unsigned long long)cases[i].limit);
+			fail();
+		}
+	}
+}
+
+static void a_scheduler_without_watchdog_finds_nothing_overdue(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_overdue o[4];
+
+	assert_int_equal(sched_submit(s, 1, b, 1 * MS, 2 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), UINT64_MAX);
+	assert_int_equal(sched_overdue(s, 3600000 * MS, o, 4), 0);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 1 * MS), 0);
+	finish(s);
+}
+
+static void a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot(void **state)
+{
+	struct sched *s = make_watched(1);
+	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_overdue o[4];
+	uint64_t ids[16];
+
+	/* Nothing in flight: no deadline. */
+	assert_int_equal(sched_next_deadline(s), UINT64_MAX);
+	/* The infotainment's group (bound 5 ms) is granted at 1 ms, then never completes. */
+	assert_int_equal(sched_submit(s, 10, b, 4 * MS, 5 * MS, 0, 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 10);
+	assert_int_equal(sched_next_deadline(s), 201 * MS);
+	/* The cluster's group waits for the slot. */
+	assert_int_equal(sched_submit(s, 20, a, 1 * MS, 1 * MS, 0, 2 * MS), 0);
+	assert_int_equal(poll_ids(s, 2 * MS, NULL), 0);
+	assert_int_equal(sched_overdue(s, 201 * MS - 1, o, 4), 0);
+	assert_int_equal(sched_overdue(s, 201 * MS, o, 4), 1);
+	assert_int_equal(o[0].id, 10);
+	assert_int_equal(o[0].domain, b);
+	assert_int_equal(o[0].granted_ns, 1 * MS);
+	assert_int_equal(o[0].bound_ns, 5 * MS);
+	assert_int_equal(o[0].deadline_ns, 201 * MS);
+	/* Revoked: charged the 200 ms it held the slot, counted; the cluster starts at once. */
+	assert_int_equal(sched_revoke(s, 10, 201 * MS), 0);
+	assert_int_equal(sched_revoke(s, 10, 201 * MS), -ENOENT);
+	assert_int_equal(sched_revoke(s, 20, 201 * MS), -ENOENT); /* waiting, not in flight */
+	stats(s, b, &st);
+	assert_int_equal(st.revoked, 1);
+	assert_int_equal(st.inflight, 0);
+	assert_int_equal(st.groups, 1);
+	assert_true(st.used_ns + st.used_last_period_ns + st.debt_ns >= 200 * MS);
+	assert_int_equal(poll_ids(s, 201 * MS, ids), 1);
+	assert_int_equal(ids[0], 20);
+	stats(s, a, &st);
+	assert_int_equal(st.revoked, 0);
+	assert_int_equal(sched_complete(s, 20, 1 * MS, 202 * MS), 0);
+	finish(s);
+}
+
+static void a_revoked_group_is_charged_at_least_its_bound(void **state)
+{
+	struct sched *s = make_watched(1);
+	int b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, b, 3 * MS, 4 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	/* Revoked early (its driver may revoke before the deadline): still its bound. */
+	assert_int_equal(sched_revoke(s, 1, 1 * MS), 0);
+	stats(s, b, &st);
+	assert_int_equal(st.used_ns, 4 * MS);
+	finish(s);
+}
+
+static void overdue_groups_come_oldest_grant_first(void **state)
+{
+	struct sched *s = make_watched(0);
+	int b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_overdue o[2];
+
+	/* Granted at 3, 1 and 2 ms (slots in that order), none completes. */
+	assert_int_equal(sched_submit(s, 3, b, 1 * MS, 1 * MS, 0, 3 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * MS, NULL), 1);
+	assert_int_equal(sched_submit(s, 1, b, 1 * MS, 1 * MS, 0, 3 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, b, 1 * MS, 1 * MS, 0, 3 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * MS, NULL), 2);
+	assert_int_equal(sched_next_deadline(s), 203 * MS);
+	/* All three overdue, room for two: the two oldest grants (by slot order on a tie). */
+	assert_int_equal(sched_overdue(s, 300 * MS, o, 2), 2);
+	assert_int_equal(o[0].id, 3);
+	assert_int_equal(o[1].id, 1);
+	for (uint64_t id = 1; id <= 3; id++)
+		assert_int_equal(sched_revoke(s, id, 300 * MS), 0);
+	assert_int_equal(sched_overdue(s, 300 * MS, o, 2), 0);
+	assert_int_equal(sched_next_deadline(s), UINT64_MAX);
+	finish(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(fifo_grants_in_arrival_order_up_to_max_inflight),
+	    cmocka_unit_test(watchdog_limit_is_the_largest_of_its_three_terms),
+	    cmocka_unit_test(a_scheduler_without_watchdog_finds_nothing_overdue),
+	    cmocka_unit_test(a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot),
+	    cmocka_unit_test(a_revoked_group_is_charged_at_least_its_bound),
+	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),

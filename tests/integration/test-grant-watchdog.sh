@@ -1,0 +1,109 @@
+#!/bin/bash
+# The grant watchdog (doc/design.md, "The grant watchdog"): a stopped
+# worker that holds the one GPU slot (max_inflight 1) is killed once its
+# grant's deadline passes, and the safety domain keeps rendering.
+#
+# glmark2-es2 renders in the safety domain (cluster) and long-draws floods
+# the infotainment domain; then the infotainment worker is stopped
+# (SIGSTOP) again and again, each time for up to 2 s, until a stop lands
+# while it holds a grant (in a group, or with its request granted while
+# it is stopped) and the watchdog kills it. Asserts: the kill comes within
+# the deadline mediatord logged (+ a tolerance) of the stop; mediatord
+# logs it with domain, client, context and grant, counts it in
+# show-budgets (watchdog_kills 1 for infotainment, 0 for the cluster) and
+# stays up; the cluster's groups keep being granted (its count grows, and
+# no cluster group waited for its grant longer than the deadline + the
+# tolerance, by the trace); glmark2 in the cluster finishes and scores;
+# the infotainment domain serves a new client afterwards.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+[ -x "$LONG_DRAWS" ] || fail "not built: $LONG_DRAWS"
+setup_rendering budget 1
+
+# Slack for a loaded 2-core host (and ASan) on top of the logged deadline:
+# the timer, the reaper and this script's polling.
+TOLERANCE_MS=${TOLERANCE_MS:-500}
+
+start_glmark a "$SOCK_A" $((24 + GLMARK_SLACK_S)) -b build:duration=8 -b shading:duration=8 \
+  -b texture:duration=8
+wait_field "$DOMAIN_A" clients 1 30
+gm_in_domain --timeout 120 "$SOCK_B" "$LONG_DRAWS" --iterations 4 --size 960x540 --seconds 60 \
+  >"$TMP/long.log" 2>&1 &
+LONG_PID=$!
+gm_track "$LONG_PID"
+wait_field "$DOMAIN_B" clients 1 30
+worker_b=$(sed -nE "s/.*domain $DOMAIN_B: client [0-9]+ accepted, worker ([0-9]+).*/\1/p" \
+  "$MEDIATORD_LOG" | tail -1)
+[ -n "$worker_b" ] || fail "no 'client N accepted, worker PID' line for $DOMAIN_B"
+log "infotainment worker: pid $worker_b"
+sleep 3 # both rendering, past their start-up
+ctl trace start "$TMP/trace.jsonl" >&2 || fail "trace start failed"
+groups_before=$(domain_field "$DOMAIN_A" groups)
+
+now_ms() {
+  echo $(($(date +%s%N) / 1000000))
+}
+# gone PID: true once PID is dead (reaped, or a zombie).
+gone() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+  [ "$state" = Z ] || [ "$state" = X ]
+}
+
+stop_ms=
+kill_ms=
+for try in $(seq 1 30); do
+  t0=$(now_ms)
+  kill -STOP "$worker_b" 2>/dev/null || fail "infotainment worker $worker_b is gone before a stop"
+  while ! gone "$worker_b" && [ $(($(now_ms) - t0)) -lt 2000 ]; do
+    sleep 0.01
+  done
+  if gone "$worker_b"; then
+    stop_ms=$t0
+    kill_ms=$(now_ms)
+    log "stop $try: the worker was killed $((kill_ms - stop_ms)) ms after it was stopped"
+    break
+  fi
+  kill -CONT "$worker_b"
+  log "stop $try: not holding a grant; continued"
+  sleep 0.3
+done
+[ -n "$kill_ms" ] || fail "30 stops of the infotainment worker and the watchdog never fired"
+
+line=$(grep -E "domain $DOMAIN_B: client [0-9]+ context [0-9]+: group of grant [0-9]+ .*watchdog deadline of [0-9]+ ms.*killing worker $worker_b\$" \
+  "$MEDIATORD_LOG" | tail -1) || true
+[ -n "$line" ] || fail "mediatord logged no watchdog kill of worker $worker_b"
+log "mediatord: ${line#*: }"
+deadline_ms=$(sed -nE 's/.*watchdog deadline of ([0-9]+) ms.*/\1/p' <<<"$line")
+[ $((kill_ms - stop_ms)) -le $((deadline_ms + TOLERANCE_MS)) ] ||
+  fail "killed $((kill_ms - stop_ms)) ms after the stop; deadline $deadline_ms ms + $TOLERANCE_MS"
+gm_assert_mediatord_alive
+
+# The cluster renders on.
+sleep 2
+groups_after=$(domain_field "$DOMAIN_A" groups)
+ctl trace stop >&2 || fail "trace stop failed"
+[ "$groups_after" -gt "$groups_before" ] ||
+  fail "the cluster's groups did not grow: $groups_before, then $groups_after"
+longest_us=$(jq -s '[.[] | select(.domain == "cluster" and .type == null)
+  | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$TMP/trace.jsonl")
+log "cluster: $((groups_after - groups_before)) groups during the stops and after;" \
+  "longest grant wait $longest_us us (deadline $deadline_ms ms)"
+[ "$longest_us" -le $(((deadline_ms + TOLERANCE_MS) * 1000)) ] ||
+  fail "a cluster group waited $longest_us us for its grant"
+[ "$(domain_field "$DOMAIN_B" watchdog_kills)" = 1 ] ||
+  fail "infotainment watchdog_kills is $(domain_field "$DOMAIN_B" watchdog_kills), not 1"
+[ "$(domain_field "$DOMAIN_A" watchdog_kills)" = 0 ] || fail "the cluster's worker was revoked"
+wait_field "$DOMAIN_B" clients 0 10
+# long-draws lost its server: it must end rather than hang.
+wait "$LONG_PID" && rc=0 || rc=$?
+log "long-draws ended with status $rc after its worker was killed"
+[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || fail "long-draws hung after its worker was killed"
+
+wait_glmark a
+gm_assert_mediatord_alive
+# The infotainment domain serves a new client.
+gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 320x240 --seconds 2 \
+  >"$TMP/long2.log" 2>&1 || fail "a new infotainment client failed: $(tail -3 "$TMP/long2.log")"
+[ "$(domain_field "$DOMAIN_B" watchdog_kills)" = 1 ] || fail "a healthy client was revoked"
+log "ok"
