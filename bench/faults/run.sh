@@ -1,0 +1,181 @@
+#!/bin/bash
+# Faults benchmark (not a test): what a hostile client in the infotainment
+# domain costs the cluster (issue 22's attacks), measured against a run
+# with no attack in the same invocation.
+#
+# Per ATTACK (ATTACKS, default all of them), a fresh mediatord (policy
+# budget, max_inflight 1) with two domains:
+#   cluster       safety, 60 Hz: guest-shim/cluster-client over vtest,
+#                 SECONDS (default 30) of frames, alone for the first 2 s;
+#   infotainment  normal, vtest and vhost-user sockets; the attack runs
+#                 against it from the cluster's third second to its end:
+#     none           nothing (the baseline: the host's own noise);
+#     stop           long-draws (~9 ms groups), its worker stopped
+#                    (SIGSTOP) while it holds work, again for each new
+#                    client: a worker that never completes its grant;
+#     slow-get       vtest: TRANSFER_GET of 64 MiB read at a trickle;
+#     truncate       vtest: a RESOURCE_CREATE2 memfd truncated, then
+#                    TRANSFER_PUT2 into it;
+#     resources      vtest: resources and shared memory until refused;
+#     display-flood  vhost-user: one kick of a SUBMIT_3D and 30,000
+#                    GET_DISPLAY_INFO chains on one 16 MiB buffer;
+#     ring-num       vhost-user: SET_VRING_NUM on a started ring, then a
+#                    request (the out-of-bounds write of the review);
+#     backing        vhost-user: resources attaching 262,144 backing
+#                    entries each on the same pages, until refused.
+#   Each attack is repeated until the cluster's last frame.
+# Prints per attack: cluster frames, misses (the client's count and
+# mediatord's), frame latency p99 and max, the attack's rounds and their
+# outcome (the attacker's most frequent report line, mediatord's watchdog
+# lines, infotainment workers that died of a signal, warnings its workers
+# logged), and mediatord's RSS and open descriptors before the attack and
+# after it.
+#
+# Environment: SECONDS_PER_ATTACK (default 30), ATTACKS, BUILD_DIR (default
+# build/), OUT (default bench-faults-out/: per attack the cluster's JSON,
+# mediatord's log and the attacker's output).
+set -euo pipefail
+
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+SRCROOT=$PWD
+SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
+ATTACKS=${ATTACKS:-none stop slow-get truncate resources display-flood ring-num backing}
+OUT=${OUT:-$SRCROOT/bench-faults-out}
+GM_NAME=bench
+source scripts/lib/gm-common.sh
+
+gm_require_cmd jq jq
+gm_ensure_built "$CLUSTER_CLIENT"
+gm_ensure_built "$LONG_DRAWS"
+gm_ensure_built "$VTEST_POKE"
+gm_ensure_built "$VHOST_USER_FRONTEND"
+
+gm_tmpdir gm-faults
+mkdir -p "$OUT"
+CONTROL=$TMP/run/control.sock
+IVI_VTEST=$TMP/run/ivi.vtest
+IVI_VHOST=$TMP/run/ivi.vhost
+
+start_mediatord() {
+  rm -rf "$TMP/run" && mkdir -p "$TMP/run"
+  gm_write_config "$TMP/run/mediatord.conf" \
+    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/run/state" policy=budget \
+    max_inflight=1 \
+    "[domain cluster]" class=safety period_us=16667 budget_us=5000 \
+    vtest_socket="$TMP/run/cluster.vtest" \
+    "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
+    vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST"
+  gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
+}
+
+# usage PID: "RSS kB, N fds" of process PID.
+usage() {
+  echo "$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status") kB, $(find "/proc/$1/fd" -mindepth 1 | wc -l) fds"
+}
+
+# The newest infotainment worker's pid, from mediatord's log.
+ivi_worker() {
+  sed -n 's/.*domain infotainment: client [0-9]* accepted, worker \([0-9]*\).*/\1/p' \
+    "$TMP/run/mediatord.log" | tail -n 1
+}
+
+# attack_once NAME: one round of attack NAME against infotainment; returns when it is over.
+attack_once() {
+  case $1 in
+  none) sleep 1 ;;
+  stop)
+    local client before
+    before=$(ivi_worker)
+    GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" --socket "$IVI_VTEST" -- \
+      "$LONG_DRAWS" --seconds 30 --iterations 2 >>"$TMP/run/attack.out" 2>&1 &
+    client=$!
+    sleep 1
+    local w
+    w=$(ivi_worker)
+    if [ -n "$w" ] && [ "$w" != "$before" ]; then
+      local t0
+      t0=$(date +%s%N)
+      kill -STOP "$w" 2>/dev/null || true
+      gm_wait_gone 10 "$w"
+      if ! gm_alive "$w"; then
+        echo "attack stop: the stopped worker was gone after" \
+          "$((($(date +%s%N) - t0) / 100000000))00 ms" >>"$TMP/run/attack.out"
+      else
+        echo "attack stop: the stopped worker was still there after 10 s" >>"$TMP/run/attack.out"
+        kill -KILL "$w" 2>/dev/null || true
+      fi
+    fi
+    kill -TERM "$client" 2>/dev/null || true
+    wait "$client" 2>/dev/null || true
+    ;;
+  slow-get | truncate | resources)
+    "$VTEST_POKE" "$IVI_VTEST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
+    ;;
+  display-flood | ring-num | backing)
+    "$VHOST_USER_FRONTEND" "$IVI_VHOST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
+    ;;
+  *) gm_die "unknown attack $1" ;;
+  esac
+}
+
+# attack_loop NAME: attack_once NAME again and again until SIGTERM.
+attack_loop() {
+  trap 'exit 0' TERM
+  while :; do
+    attack_once "$1"
+    sleep 0.2
+  done
+}
+
+# one_attack NAME: the cluster under attack NAME; writes $OUT/NAME.json.
+one_attack() {
+  local name=$1 cluster_pid attack_pid before after
+  start_mediatord
+  : >"$TMP/run/attack.out"
+  gm_in_domain "$TMP/run/cluster.vtest" "$CLUSTER_CLIENT" --seconds "$SECONDS_PER_ATTACK" \
+    --json /dev/fd/3 3>"$OUT/$name-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
+  cluster_pid=$!
+  sleep 2
+  before=$(usage "$MEDIATORD_PID")
+  attack_loop "$name" &
+  attack_pid=$!
+  gm_track "$attack_pid"
+  wait "$cluster_pid" || gm_die "$name: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
+  kill -TERM "$attack_pid" 2>/dev/null || true
+  wait "$attack_pid" 2>/dev/null || true
+  after=$(usage "$MEDIATORD_PID")
+  gm_budgets >"$TMP/run/budgets.json"
+  gm_assert_mediatord_alive
+  gm_stop_mediatord || true
+  cp "$TMP/run/mediatord.log" "$OUT/$name-mediatord.log"
+  cp "$TMP/run/attack.out" "$OUT/$name-attack.out"
+  local log=$OUT/$name-mediatord.log
+  # The attacker's outcome: its most frequent "attack ..." line (each round prints one).
+  local outcome
+  outcome=$(grep '^attack [a-z-]*:' "$OUT/$name-attack.out" | sort | uniq -c | sort -rn | head -n 1 | sed 's/^ *//') || true
+  jq -n --arg name "$name" --arg before "$before" --arg after "$after" --arg outcome "${outcome:--}" \
+    --slurpfile c "$OUT/$name-cluster.json" --slurpfile b "$TMP/run/budgets.json" \
+    --argjson rounds "$(grep -c '^attack [a-z-]*:' "$OUT/$name-attack.out" || true)" \
+    --argjson watchdog "$(grep -c 'watchdog' "$log" || true)" \
+    --argjson signalled "$(grep -c 'domain infotainment: client [0-9]*: worker [0-9]* killed by signal' "$log" || true)" \
+    --argjson warnings "$(grep -c 'mediator-worker: \(warning\|error\): domain infotainment' "$log" || true)" \
+    '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
+      mediatord_misses: ($b[0].domains[] | select(.name == "cluster") | .deadline_misses),
+      p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
+      rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
+      ivi_workers_signalled: $signalled, ivi_worker_warnings: $warnings,
+      mediatord_before: $before, mediatord_after: $after}' >"$OUT/$name.json"
+}
+
+echo "gpu-mediator faults benchmark ($(nproc) CPUs, llvmpipe): cluster at 60 Hz for ${SECONDS_PER_ATTACK} s per attack, policy budget"
+printf '%-14s %6s %10s %7s %7s %6s %8s %8s  %s\n' attack frames misses p99_ms max_ms rounds watchdog signals \
+  "mediatord RSS, fds: before -> after the attack"
+for a in $ATTACKS; do
+  one_attack "$a"
+  jq -r '"\(.attack) \(.frames) \(.client_misses)/\(.mediatord_misses) \(.p99_latency_us / 1000 * 10 | floor / 10) \(.max_latency_us / 1000 * 10 | floor / 10) \(.rounds) \(.watchdog_lines) \(.ivi_workers_signalled) \(.mediatord_before) -> \(.mediatord_after)"' "$OUT/$a.json" |
+    awk '{ printf "%-14s %6s %10s %7s %7s %6s %8s %8s  ", $1, $2, $3, $4, $5, $6, $7, $8;
+      for (i = 9; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
+  jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings)"' "$OUT/$a.json"
+done
+echo "misses: the cluster client's own count / mediatord's; rounds: attacks made; signals: infotainment workers that died of a signal"
+echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out}"
