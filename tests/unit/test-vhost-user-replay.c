@@ -43,6 +43,7 @@
 #include <cmocka.h>
 
 #include "scm_send.h"
+#include "spawn_worker.h"
 #include "vgpu_display.h"
 #include "vhost_user.h"
 #include "wire.h"
@@ -141,35 +142,8 @@ struct worker {
 
 static void start_worker(struct worker *w)
 {
-	int client[2], record[2];
-
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, client), 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, record), 0);
-	w->pid = fork();
-	assert_true(w->pid >= 0);
-	if (w->pid == 0) {
-		/* Above the fds the worker expects, so that dup2 never clobbers. */
-		int c = fcntl(client[1], F_DUPFD, 10), m = fcntl(record[1], F_DUPFD, 10);
-
-		char asan[512];
-
-		if (c < 0 || m < 0 || dup2(c, WIRE_CLIENT_FD) < 0 || dup2(m, WIRE_WORKER_FD) < 0)
-			_exit(125);
-		/* Under ASan: the worker loads Mesa, whose leaks are not ours
-		 * (scripts/test.sh does the same for the integration tests). */
-		snprintf(asan, sizeof(asan), "%s%sdetect_leaks=0",
-			 getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "",
-			 getenv("ASAN_OPTIONS") ? ":" : "");
-		setenv("ASAN_OPTIONS", asan, 1);
-		execl(MEDIATOR_WORKER_PATH, "mediator-worker", "--domain", "replay", "--client-id",
-		      "1", "--transport", "vhost-user", "--renderer", "egl-surfaceless",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(client[1]);
-	close(record[1]);
-	w->qemu = client[0];
-	w->mediator = record[0];
+	w->pid = spawn_vhost_user_worker(MEDIATOR_WORKER_PATH, "replay", &w->qemu, &w->mediator);
+	assert_true(w->pid > 0);
 	w->display = -1;
 	memset(w->vring_base, 0, sizeof(w->vring_base));
 }

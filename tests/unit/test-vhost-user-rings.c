@@ -38,6 +38,7 @@
 #include <linux/virtio_gpu.h>
 
 #include "scm_send.h"
+#include "spawn_worker.h"
 #include "vhost_user.h"
 #include "wire.h"
 
@@ -62,32 +63,8 @@ struct peer {
 
 static void start_worker(struct peer *p)
 {
-	int client[2], record[2];
-
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, client), 0);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, record), 0);
-	p->pid = fork();
-	assert_true(p->pid >= 0);
-	if (p->pid == 0) {
-		int c = fcntl(client[1], F_DUPFD, 10), m = fcntl(record[1], F_DUPFD, 10);
-		char asan[512];
-
-		if (c < 0 || m < 0 || dup2(c, WIRE_CLIENT_FD) < 0 || dup2(m, WIRE_WORKER_FD) < 0)
-			_exit(125);
-		/* Mesa's leaks are not ours (as scripts/test.sh). */
-		snprintf(asan, sizeof(asan), "%s%sdetect_leaks=0",
-			 getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "",
-			 getenv("ASAN_OPTIONS") ? ":" : "");
-		setenv("ASAN_OPTIONS", asan, 1);
-		execl(MEDIATOR_WORKER_PATH, "mediator-worker", "--domain", "rings", "--client-id",
-		      "1", "--transport", "vhost-user", "--renderer", "egl-surfaceless",
-		      (char *)NULL);
-		_exit(127);
-	}
-	close(client[1]);
-	close(record[1]);
-	p->qemu = client[0];
-	p->mediator = record[0];
+	p->pid = spawn_vhost_user_worker(MEDIATOR_WORKER_PATH, "rings", &p->qemu, &p->mediator);
+	assert_true(p->pid > 0);
 	p->kick = -1;
 	p->memfd = memfd_create("rings-guest", MFD_CLOEXEC);
 	assert_true(p->memfd >= 0);
