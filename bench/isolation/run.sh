@@ -145,7 +145,7 @@ one_config() {
     wait "$long_pid" 2>/dev/null || true
   fi
   if [ -n "$flood_pid" ]; then
-    kill -TERM "$flood_pid" 2>/dev/null
+    kill -TERM "$flood_pid" 2>/dev/null || :
     wait "$flood_pid" 2>/dev/null || true
   fi
   gm_ctl trace stop >/dev/null

@@ -183,9 +183,10 @@ gm_stop() {
     mapfile -t -O ${#all[@]} all < <(gm_tree "$pid")
   done
   [ ${#all[@]} -gt 0 ] || return 0
-  kill -TERM "${all[@]}" 2>/dev/null
+  # kill fails when every pid is gone already: not an error here (set -e).
+  kill -TERM "${all[@]}" 2>/dev/null || :
   gm_wait_gone "$secs" "${all[@]}"
-  kill -KILL "${all[@]}" 2>/dev/null
+  kill -KILL "${all[@]}" 2>/dev/null || :
   return 0
 }
 
@@ -361,10 +362,10 @@ gm_kill_mediatord() {
   # Not a pid the system has given to another program since.
   [ "$(cat "/proc/$MEDIATORD_PID/comm" 2>/dev/null)" = mediatord ] || return 0
   mapfile -t workers < <(pgrep -P "$MEDIATORD_PID" 2>/dev/null)
-  kill -TERM "$MEDIATORD_PID" 2>/dev/null
+  kill -TERM "$MEDIATORD_PID" 2>/dev/null || :
   gm_wait_gone 10 "$MEDIATORD_PID"
-  kill -KILL "$MEDIATORD_PID" 2>/dev/null
-  [ ${#workers[@]} -eq 0 ] || kill -KILL "${workers[@]}" 2>/dev/null
+  kill -KILL "$MEDIATORD_PID" 2>/dev/null || :
+  [ ${#workers[@]} -eq 0 ] || kill -KILL "${workers[@]}" 2>/dev/null || :
   return 0
 }
 
