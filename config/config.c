@@ -114,6 +114,7 @@ enum mediator_key {
 	MEDIATOR_KEY_WATCHDOG_MULTIPLIER,
 	MEDIATOR_KEY_WATCHDOG_SLACK_US,
 	MEDIATOR_KEY_WATCHDOG_FLOOR_US,
+	MEDIATOR_KEY_WATCHDOG_KILL_US,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -167,6 +168,11 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
 					    offsetof(struct mediator_config, watchdog_floor_us),
 					.min = CONFIG_MIN_WATCHDOG_FLOOR_US,
 					.max = CONFIG_MAX_WATCHDOG_US},
+    [MEDIATOR_KEY_WATCHDOG_KILL_US] = {.name = "watchdog_kill_us",
+				       .kind = VALUE_U32,
+				       .offset = offsetof(struct mediator_config, watchdog_kill_us),
+				       .min = 0,
+				       .max = CONFIG_MAX_WATCHDOG_US},
 };
 
 enum domain_key {
@@ -843,6 +849,7 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.watchdog_multiplier = CONFIG_DEFAULT_WATCHDOG_MULTIPLIER;
 	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
 	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;
+	p->cfg.watchdog_kill_us = CONFIG_DEFAULT_WATCHDOG_KILL_US;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);
 }

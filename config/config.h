@@ -70,13 +70,17 @@ enum mediator_oversize {
 /*
  * The grant watchdog (doc/design.md): a granted group whose completion has
  * not come by max(multiplier x bound, bound + slack, floor) after its grant
- * is revoked and its worker stopped. The defaults are the scheduler's
- * (SCHED_WATCHDOG_*, where they are explained); multiplier 0: no watchdog.
+ * is revoked and its client suspended until that completion comes; when
+ * it has not come kill_us after the revocation, the worker is killed (0:
+ * never). The defaults are the scheduler's (SCHED_WATCHDOG_*, where they
+ * are explained); multiplier 0: no watchdog. The kill stage is the
+ * dispatcher's: 2 s, far past any shader compile or host stall seen.
  */
 #define CONFIG_DEFAULT_WATCHDOG_MULTIPLIER 4u
 #define CONFIG_MAX_WATCHDOG_MULTIPLIER	   100u
 #define CONFIG_DEFAULT_WATCHDOG_SLACK_US   50000u
 #define CONFIG_DEFAULT_WATCHDOG_FLOOR_US   200000u
+#define CONFIG_DEFAULT_WATCHDOG_KILL_US	   2000000u
 #define CONFIG_MIN_WATCHDOG_FLOOR_US	   10000u
 #define CONFIG_MAX_WATCHDOG_US		   60000000u
 
@@ -116,6 +120,7 @@ struct mediator_config {
 	uint32_t watchdog_multiplier;	   /* 0: no grant watchdog */
 	uint32_t watchdog_slack_us;
 	uint32_t watchdog_floor_us;
+	uint32_t watchdog_kill_us; /* after a revocation; 0: never kill */
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

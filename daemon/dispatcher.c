@@ -34,10 +34,24 @@
 /* A request or granted group of a client, as the scheduler knows it. */
 struct outstanding {
 	bool used, granted;
+	/*
+	 * Granted, then revoked by the watchdog: the scheduler forgot it, its
+	 * client is suspended until its late completion comes (or it is
+	 * killed at revoked_ns + kill_ns).
+	 */
+	bool revoked;
+	/* A request of a suspended client: not given to the scheduler until its client resumes. */
+	bool held;
 	uint32_t client;
 	uint64_t wire_id;  /* the worker's id */
 	uint64_t sched_id; /* unique in the scheduler */
 	uint32_t ctx_id;   /* as the worker named it */
+	int domain;
+	/* held: what it asked for, to submit it when its client resumes. */
+	uint64_t predicted_ns, bound_ns;
+	unsigned flags;
+	/* revoked: when, what the scheduler charged for it then, and its grant. */
+	uint64_t revoked_ns, charged_ns, granted_ns;
 };
 
 struct client_ids {
@@ -53,6 +67,7 @@ struct dispatcher {
 	void *data;
 	dispatcher_revoke_fn revoke;
 	void *revoke_data;
+	uint64_t kill_ns; /* revocation to kill (0: never) */
 	uint64_t next_sched_id;
 	/* Scans stop at the tops: out[top..] and ids[ids_top..] are unused. */
 	struct outstanding out[SCHED_MAX_PENDING];
@@ -182,6 +197,7 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 	d->timer_fd = -1;
 	d->board_fd = -1;
 	d->n_domains = (int)cfg->n_domains;
+	d->kill_ns = (uint64_t)cfg->watchdog_kill_us * 1000;
 	if (create_board(d, err, err_size) < 0)
 		goto fail;
 	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
@@ -310,11 +326,21 @@ static bool withdraw(struct dispatcher *d, uint64_t now_ns)
 	return true;
 }
 
-/* True when a request waits for an answer. */
+/* True when a request waits for the scheduler's answer. */
 static bool waiting(const struct dispatcher *d)
 {
 	for (size_t i = 0; i < d->top; i++) {
-		if (d->out[i].used && !d->out[i].granted)
+		if (d->out[i].used && !d->out[i].granted && !d->out[i].held)
+			return true;
+	}
+	return false;
+}
+
+/* True when @client (0: any client) is suspended: a group of it was revoked. */
+static bool suspended(const struct dispatcher *d, uint32_t client)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].revoked && (!client || d->out[i].client == client))
 			return true;
 	}
 	return false;
@@ -347,8 +373,11 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 	uint64_t until = now_ns + DISPATCHER_OFFER_NS;
 	uint32_t owner;
 
-	/* Only for workers that ask; an idle mediatord sleeps. */
-	if (d->ids_top == 0 || d->board_off)
+	/*
+	 * Only for workers that ask; an idle mediatord sleeps. Not while a
+	 * client is suspended: an offer cannot leave one client out.
+	 */
+	if (d->ids_top == 0 || d->board_off || suspended(d, 0))
 		return 0;
 	if (next_event < until)
 		until = next_event;
@@ -387,7 +416,9 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 
 	for (size_t i = d->top; i-- > 0;) {
 		if (d->out[i].used && d->out[i].client == client) {
-			if (sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
+			/* The scheduler knows neither revoked groups nor held requests. */
+			if (!d->out[i].revoked && !d->out[i].held &&
+			    sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
 				disagree(d,
 					 "client %u's request %llu is gone, unknown to the "
 					 "scheduler",
@@ -404,10 +435,11 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 }
 
 /*
- * The grant watchdog: revokes every group past its deadline, forgets its
- * client and tells the revoke callback.
+ * The grant watchdog's first stage: revokes every group past its
+ * deadline, suspends its client (its waiting request is taken back from
+ * the scheduler and held) and tells the revoke callback.
  */
-static void watchdog(struct dispatcher *d, uint64_t now_ns)
+static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_overdue od[8];
 	size_t n;
@@ -418,22 +450,102 @@ static void watchdog(struct dispatcher *d, uint64_t now_ns)
 			struct dispatcher_revoked r = {.domain = od[i].domain,
 						       .granted_ns = od[i].granted_ns,
 						       .bound_ns = od[i].bound_ns,
-						       .deadline_ns = od[i].deadline_ns};
+						       .deadline_ns = od[i].deadline_ns,
+						       .revoked_ns = now_ns};
 
-			if (sched_revoke(d->sched, od[i].id, now_ns) < 0 || !o) {
+			if (sched_revoke(d->sched, od[i].id, now_ns) < 0 || !o || o->revoked) {
 				disagree(d, "the watchdog revoked request %llu, unknown here",
 					 (unsigned long long)od[i].id);
 				if (o)
 					drop(d, o);
 				continue;
 			}
+			o->revoked = true;
+			o->revoked_ns = now_ns;
+			o->granted_ns = od[i].granted_ns;
+			/* What sched_revoke() charged: the time held, at least the bound. */
+			o->charged_ns = now_ns > od[i].granted_ns ? now_ns - od[i].granted_ns : 0;
+			if (o->charged_ns < od[i].bound_ns)
+				o->charged_ns = od[i].bound_ns;
+			for (size_t k = 0; k < d->top; k++) {
+				struct outstanding *w = &d->out[k];
+
+				if (!w->used || w->client != o->client || w->granted || w->held)
+					continue;
+				if (sched_cancel(d->sched, w->sched_id, now_ns) < 0)
+					disagree(
+					    d,
+					    "client %u's request %llu is unknown to the scheduler",
+					    w->client, (unsigned long long)w->wire_id);
+				w->held = true;
+			}
 			r.client = o->client;
 			r.ctx_id = o->ctx_id;
 			r.wire_id = o->wire_id;
-			drop(d, o);
-			forget(d, r.client, now_ns);
 			if (d->revoke)
 				d->revoke(d->revoke_data, &r);
+		}
+	}
+}
+
+/*
+ * The second stage: kills the workers whose revoked group's completion
+ * has not come kill_ns after the revocation (their clients forgotten).
+ * Returns the next time one is due (UINT64_MAX: none).
+ */
+static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+	size_t i = 0;
+
+	if (!d->kill_ns)
+		return UINT64_MAX;
+	while (i < d->top) {
+		struct outstanding *o = &d->out[i];
+		struct dispatcher_revoked r;
+
+		if (!o->used || !o->revoked) {
+			i++;
+			continue;
+		}
+		if (now_ns < o->revoked_ns + d->kill_ns) {
+			if (o->revoked_ns + d->kill_ns < next)
+				next = o->revoked_ns + d->kill_ns;
+			i++;
+			continue;
+		}
+		r = (struct dispatcher_revoked){.client = o->client,
+						.domain = o->domain,
+						.ctx_id = o->ctx_id,
+						.wire_id = o->wire_id,
+						.granted_ns = o->granted_ns,
+						.revoked_ns = o->revoked_ns,
+						.kill = true};
+		forget(d, r.client, now_ns);
+		if (d->revoke)
+			d->revoke(d->revoke_data, &r);
+		i = 0; /* forget() dropped entries: scan again */
+	}
+	return next;
+}
+
+/* Resumes @client when nothing of it is revoked any more: its held request goes to the scheduler.
+ */
+static void resume(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	if (suspended(d, client))
+		return;
+	for (size_t i = 0; i < d->top; i++) {
+		struct outstanding *o = &d->out[i];
+
+		if (!o->used || !o->held || o->client != client)
+			continue;
+		o->held = false;
+		if (sched_submit(d->sched, o->sched_id, o->domain, o->predicted_ns, o->bound_ns,
+				 o->flags, now_ns) < 0) {
+			disagree(d, "the scheduler refused client %u's held request %llu", client,
+				 (unsigned long long)o->wire_id);
+			drop(d, o);
 		}
 	}
 }
@@ -443,10 +555,11 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_decision dec[32];
 	struct itimerspec its = {{0, 0}, {0, 0}};
-	uint64_t next, until = 0, overdue;
+	uint64_t next, until = 0, overdue, kill_at;
 	size_t n;
 
-	watchdog(d, now_ns);
+	revoke_overdue(d, now_ns);
+	kill_at = kill_overdue(d, now_ns);
 	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
 		log_error("grant board: an offer taken for client %u was never reported; the board "
 			  "is off, every group asks",
@@ -454,7 +567,8 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 		clear_board(d);
 		d->board_off = true;
 	}
-	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until) {
+	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until &&
+	    !suspended(d, 0)) {
 		/*
 		 * Nothing to grant, and the standing offer's bounds hold for its
 		 * whole span (groups completing only make room): it stays, so
@@ -502,6 +616,8 @@ arm:
 	overdue = sched_next_deadline(d->sched);
 	if (overdue < next)
 		next = overdue;
+	if (kill_at < next)
+		next = kill_at;
 	if (next != UINT64_MAX) {
 		its.it_value.tv_sec = (time_t)(next / 1000000000u);
 		its.it_value.tv_nsec = (long)(next % 1000000000u);
@@ -594,7 +710,15 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 		return -ENOSPC;
 	ids->last_id = req->id;
 	o->sched_id = ++d->next_sched_id;
-	if (claimed) {
+	o->revoked = false;
+	o->held = !claimed && suspended(d, client);
+	o->domain = domain;
+	o->predicted_ns = req->predicted_ns;
+	o->bound_ns = req->bound_ns;
+	o->flags = sched_flags(req->flags);
+	if (o->held) {
+		r = 0; /* its client is suspended: the scheduler gets it when it resumes */
+	} else if (claimed) {
 		clear_board(d);
 		r = sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
 				sched_flags(req->flags), now_ns);
@@ -637,6 +761,19 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 
 	if (!o || !o->granted || done->end_ns > now_ns || done->measured_ns > DISPATCHER_TIME_MAX)
 		return -EPROTO;
+	if (o->revoked) {
+		/* Late: charged the rest of its measured time; its client resumes. */
+		uint64_t extra =
+		    done->measured_ns > o->charged_ns ? done->measured_ns - o->charged_ns : 0;
+
+		if (sched_charge_late(d->sched, o->domain, extra, done->end_ns) < 0)
+			disagree(d, "client %u's late group %llu is of no domain", client,
+				 (unsigned long long)done->id);
+		drop(d, o);
+		resume(d, client, now_ns);
+		run(d, now_ns);
+		return 0;
+	}
 	if (sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns) < 0)
 		disagree(d, "client %u's group %llu completed, not in flight in the scheduler",
 			 client, (unsigned long long)done->id);

@@ -17,12 +17,18 @@
  * stops that worker; a refused claim holds up no other worker. All on
  * mediatord's main thread.
  *
- * The grant watchdog (scheduler.h, struct sched_watchdog): a granted
- * group whose completion has not come by its deadline is revoked (its
- * domain charged the time it held the slot), its client's other requests
- * are forgotten, the revoke callback is told (mediatord stops the worker)
- * and the freed slot goes to whoever waits, at once. The timer wakes the
- * dispatcher at the earliest deadline in flight.
+ * The grant watchdog (scheduler.h, struct sched_watchdog), in two stages
+ * (doc/design.md, "The grant watchdog"). A granted group whose completion
+ * has not come by its deadline is revoked (its domain charged the time it
+ * held the slot, at least its bound), the freed slot goes to whoever
+ * waits, at once, and its client is suspended: none of its requests is
+ * granted (nor given to the scheduler) and no offer is made on the board
+ * until the revoked group's late completion comes; that completion
+ * charges the rest of its measured time and resumes the client. When it
+ * has not come watchdog_kill_us after the revocation, the client is
+ * forgotten and the callback told to kill its worker. The revoke callback
+ * hears both stages. The timer wakes the dispatcher at the earliest
+ * deadline in flight or kill due.
  *
  * Invariants: the scheduler's (enum sched_invariant) and the
  * dispatcher's own, "dispatcher_agrees": every request the scheduler
@@ -32,6 +38,7 @@
 #ifndef MEDIATOR_DISPATCHER_H
 #define MEDIATOR_DISPATCHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -44,19 +51,27 @@ struct dispatcher;
 /* Sends WIRE_GRANT to client @client; returns 0 or a negative errno. */
 typedef int (*dispatcher_send_fn)(void *data, uint32_t client, const struct wire_grant *grant);
 
-/* A granted group the watchdog revoked. */
+/* A granted group the watchdog revoked, at either stage. */
 struct dispatcher_revoked {
 	uint32_t client;
 	int domain;
 	uint32_t ctx_id;  /* as its worker named it in the request */
 	uint64_t wire_id; /* the worker's request id */
-	uint64_t granted_ns, bound_ns, deadline_ns;
+	uint64_t granted_ns;
+	uint64_t bound_ns, deadline_ns; /* at the revocation only (0 with kill) */
+	uint64_t revoked_ns;
+	/*
+	 * false: just revoked, the client suspended (the callee logs it).
+	 * true: its completion has not come watchdog_kill_us after the
+	 * revocation; the client is forgotten already (as by
+	 * dispatcher_forget()): the callee kills its worker.
+	 */
+	bool kill;
 };
 /*
  * Called on the main thread from inside a dispatcher call when the
- * watchdog revoked a group of @r->client; the client is forgotten already
- * (as by dispatcher_forget()): the callee stops its worker. It must not
- * call the dispatcher.
+ * watchdog revoked a group of @r->client or gave up waiting for it. It
+ * must not call the dispatcher.
  */
 typedef void (*dispatcher_revoke_fn)(void *data, const struct dispatcher_revoked *r);
 
@@ -81,8 +96,8 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 		    uint64_t now_ns);
 /*
  * Does what is due at @now_ns: revokes groups past their watchdog
- * deadline, grants what may start. The dispatcher's timer calls it; so
- * may a caller with its own clock (tests).
+ * deadline, kills workers past the kill delay, grants what may start. The dispatcher's timer calls
+ * it; so may a caller with its own clock (tests).
  */
 void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
 /* Client @client is gone: its requests and groups in flight are forgotten. */

@@ -20,6 +20,7 @@ struct domain {
 	uint64_t groups;
 	uint32_t clients;
 	uint32_t contexts;
+	uint64_t watchdog_kills; /* workers the grant watchdog killed */
 	char timestamp_source[WIRE_NAME_MAX];
 };
 
@@ -69,6 +70,11 @@ void domain_contexts_changed(struct domain *domain, int delta)
 void domain_set_timestamp_source(struct domain *domain, const char *source)
 {
 	snprintf(domain->timestamp_source, sizeof(domain->timestamp_source), "%s", source);
+}
+
+void domain_watchdog_killed(struct domain *domain)
+{
+	domain->watchdog_kills++;
 }
 
 void domain_charge_group(struct domain *domain, const struct wire_group *group)
@@ -132,7 +138,8 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_u64(o, "deadline_misses", st->deadline_misses);
 	json_add_u64(o, "throttled", st->throttled);
 	json_add_u64(o, "unschedulable", st->unschedulable);
-	json_add_u64(o, "watchdog_kills", st->revoked);
+	json_add_u64(o, "watchdog_revokes", st->revoked);
+	json_add_u64(o, "watchdog_kills", domain->watchdog_kills);
 	json_add_u64(o, "frames", st->frames);
 	json_add_u64(o, "waiting", st->pending);
 	json_add_u64(o, "in_flight", st->inflight);

@@ -47,6 +47,8 @@ void domain_set_timestamp_source(struct domain *domain, const char *source);
 
 /* Adds one measured group (already validated by the caller) to the totals. */
 void domain_charge_group(struct domain *domain, const struct wire_group *group);
+/* The grant watchdog killed a worker of @domain (counted as watchdog_kills). */
+void domain_watchdog_killed(struct domain *domain);
 
 /*
  * Returns a new JSON object with the show-budgets fields of this domain

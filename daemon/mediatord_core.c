@@ -901,7 +901,9 @@ static int send_grant(void *data, uint32_t client, const struct wire_grant *gran
 
 /*
  * The grant watchdog revoked a group of a client (dispatcher_revoke_fn):
- * its worker is killed; the reaper then cleans up as for a crash.
+ * at the revocation a warning (the client is suspended); when its
+ * completion has not come by the kill delay, its worker is killed and the
+ * reaper cleans up as for a crash.
  */
 static void revoke_grant(void *data, const struct dispatcher_revoked *r)
 {
@@ -913,14 +915,25 @@ static void revoke_grant(void *data, const struct dispatcher_revoked *r)
 		;
 	if (!c)
 		return;
-	log_error("domain %s: client %u context %u: group of grant %llu held it for %llu ms, past "
-		  "its watchdog deadline of %llu ms (bound %llu us); grant revoked, killing "
-		  "worker %d",
+	if (!r->kill) {
+		log_warn(
+		    "domain %s: client %u context %u: group of grant %llu held it for %llu ms, "
+		    "past its watchdog deadline of %llu ms (bound %llu us); grant revoked, "
+		    "client suspended until its completion",
+		    domain_name(c->listener->domain), c->id, r->ctx_id,
+		    (unsigned long long)r->wire_id,
+		    (unsigned long long)((now - r->granted_ns) / 1000000u),
+		    (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
+		    (unsigned long long)(r->bound_ns / 1000u));
+		return;
+	}
+	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
+		  "not completed (held %llu ms); killing worker %d",
 		  domain_name(c->listener->domain), c->id, r->ctx_id,
 		  (unsigned long long)r->wire_id,
-		  (unsigned long long)((now - r->granted_ns) / 1000000u),
-		  (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
-		  (unsigned long long)(r->bound_ns / 1000u), (int)c->pid);
+		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
+		  (unsigned long long)((now - r->granted_ns) / 1000000u), (int)c->pid);
+	domain_watchdog_killed(c->listener->domain);
 	c->revoked = true;
 	kill(c->pid, SIGKILL);
 }

@@ -43,6 +43,7 @@ struct sdom {
 	uint64_t used, used_last, predicted, debt;
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
 	uint64_t revoked; /* by the watchdog */
+	uint64_t late_ns; /* charged by sched_charge_late() */
 	uint32_t pending, inflight;
 	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
 	/* Frames (safety domains). */
@@ -1352,6 +1353,28 @@ int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns)
 	return sched_complete(s, id, held, now_ns);
 }
 
+int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t end_ns)
+{
+	struct sdom *d;
+
+	if (domain < 0 || domain >= s->n)
+		return -EINVAL;
+	/* Like a completion's, its end may be older than the last call's time. */
+	advance(s, end_ns);
+	d = &s->d[domain];
+	if (extra_ns > SCHED_TIME_MAX_NS) {
+		violated(s, SCHED_INV_BUDGET,
+			 "domain %d: a late completion charged %llu ns; %llu ns", d->index,
+			 (unsigned long long)extra_ns, SCHED_TIME_MAX_NS);
+		extra_ns = SCHED_TIME_MAX_NS;
+	}
+	d->used += extra_ns;
+	d->late_ns += extra_ns;
+	d->remaining -= (int64_t)extra_ns;
+	check_budget(d, "sched_charge_late");
+	return 0;
+}
+
 uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 {
 	uint64_t t = UINT64_MAX;
@@ -1405,6 +1428,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->frames = d->frames;
 	out->unschedulable = d->unschedulable;
 	out->revoked = d->revoked;
+	out->late_ns = d->late_ns;
 	out->pending = d->pending;
 	out->inflight = d->inflight;
 	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? frame_cost(d) : 0;

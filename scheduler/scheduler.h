@@ -182,6 +182,7 @@ struct sched_domain_stats {
 	uint64_t debt_ns;	 /* overspending carried into this period */
 	uint64_t groups, overruns, throttled, deadline_misses, frames, unschedulable;
 	uint64_t revoked; /* groups the watchdog revoked (sched_revoke()) */
+	uint64_t late_ns; /* charged by sched_charge_late(), in all */
 	uint32_t pending, inflight;
 	uint64_t frame_cost_ns; /* C: the typical frame cost used in check 3 (safety only) */
 	uint64_t observed_period_ns;
@@ -329,6 +330,14 @@ size_t sched_overdue(const struct sched *s, uint64_t now_ns, struct sched_overdu
  * -ENOENT (not in flight).
  */
 int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns);
+
+/*
+ * A revoked group's completion came late, at @end_ns: @extra_ns, the part
+ * of its measured time beyond what sched_revoke() charged, is charged to
+ * @domain now (its in-flight counts and frames were settled at the
+ * revocation). Returns 0 or -EINVAL (bad domain).
+ */
+int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t end_ns);
 
 /*
  * The next time sched_poll() may decide differently without any other

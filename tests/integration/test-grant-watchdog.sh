@@ -1,17 +1,20 @@
 #!/bin/bash
-# The grant watchdog (doc/design.md, "The grant watchdog"): a stopped
-# worker that holds the one GPU slot (max_inflight 1) is killed once its
-# grant's deadline passes, and the safety domain keeps rendering.
+# The grant watchdog (doc/design.md, "The grant watchdog"), two stages: a
+# stopped worker that holds the one GPU slot (max_inflight 1) has its
+# grant revoked (its client suspended) once the grant's deadline passes,
+# and is killed watchdog_kill_us (2 s) later; the safety domain keeps
+# rendering.
 #
 # glmark2-es2 renders in the safety domain (cluster) and long-draws floods
 # the infotainment domain; then the infotainment worker is stopped
 # (SIGSTOP) again and again, each time for up to 2 s, until a stop lands
 # while it holds a grant (in a group, or with its request granted while
-# it is stopped) and the watchdog kills it. Asserts: the kill comes within
-# the deadline mediatord logged (+ a tolerance) of the stop; mediatord
-# logs it with domain, client, context and grant, counts it in
-# show-budgets (watchdog_kills 1 for infotainment, 0 for the cluster) and
-# stays up; the cluster's groups keep being granted (its count grows, and
+# it is stopped) and the watchdog revokes it; it stays stopped until it is
+# killed. Asserts: the revocation comes within the deadline mediatord
+# logged (+ a tolerance) of the stop, the kill 2 s (+ the tolerance) after
+# the revocation; mediatord logs both with domain, client, context and
+# grant, counts them in show-budgets (watchdog_revokes >= 1 and
+# watchdog_kills 1 for infotainment, both 0 for the cluster) and stays up; the cluster's groups keep being granted (its count grows, and
 # no cluster group waited for its grant longer than the deadline + the
 # tolerance, by the trace); glmark2 in the cluster finishes and scores;
 # the infotainment domain serves a new client afterwards.
@@ -34,8 +37,11 @@ gm_track "$LONG_PID"
 wait_field "$DOMAIN_B" clients 1 30
 worker_b=$(sed -nE "s/.*domain $DOMAIN_B: client [0-9]+ accepted, worker ([0-9]+).*/\1/p" \
   "$MEDIATORD_LOG" | tail -1)
-[ -n "$worker_b" ] || fail "no 'client N accepted, worker PID' line for $DOMAIN_B"
-log "infotainment worker: pid $worker_b"
+client_b=$(sed -nE "s/.*domain $DOMAIN_B: client ([0-9]+) accepted, worker $worker_b.*/\1/p" \
+  "$MEDIATORD_LOG" | tail -1)
+[ -n "$worker_b" ] && [ -n "$client_b" ] ||
+  fail "no 'client N accepted, worker PID' line for $DOMAIN_B"
+log "infotainment worker: pid $worker_b, client $client_b"
 sleep 3 # both rendering, past their start-up
 ctl trace start "$TMP/trace.jsonl" >&2 || fail "trace start failed"
 groups_before=$(domain_field "$DOMAIN_A" groups)
@@ -50,18 +56,32 @@ gone() {
   [ "$state" = Z ] || [ "$state" = X ]
 }
 
+KILL_MS=2000 # watchdog_kill_us's default
+REVOKED="domain $DOMAIN_B: client $client_b context [0-9]+: group of grant [0-9]+ .*watchdog deadline of [0-9]+ ms.*grant revoked, client suspended"
+revokes() {
+  grep -cE "$REVOKED" "$MEDIATORD_LOG" || true
+}
 stop_ms=
+revoke_ms=
 kill_ms=
 for try in $(seq 1 30); do
+  seen=$(revokes)
   t0=$(now_ms)
   kill -STOP "$worker_b" 2>/dev/null || fail "infotainment worker $worker_b is gone before a stop"
-  while ! gone "$worker_b" && [ $(($(now_ms) - t0)) -lt 2000 ]; do
+  while [ "$(revokes)" = "$seen" ] && [ $(($(now_ms) - t0)) -lt 2000 ]; do
     sleep 0.01
   done
-  if gone "$worker_b"; then
+  if [ "$(revokes)" != "$seen" ]; then
     stop_ms=$t0
+    revoke_ms=$(now_ms)
+    log "stop $try: the grant was revoked $((revoke_ms - stop_ms)) ms after the stop"
+    ! gone "$worker_b" || fail "the worker was killed at the revocation"
+    while ! gone "$worker_b" && [ $(($(now_ms) - revoke_ms)) -lt $((KILL_MS + 5000)) ]; do
+      sleep 0.01
+    done
+    gone "$worker_b" || fail "the stopped worker was not killed $((KILL_MS + 5000)) ms after the revocation"
     kill_ms=$(now_ms)
-    log "stop $try: the worker was killed $((kill_ms - stop_ms)) ms after it was stopped"
+    log "the worker was killed $((kill_ms - revoke_ms)) ms after the revocation"
     break
   fi
   kill -CONT "$worker_b"
@@ -70,13 +90,20 @@ for try in $(seq 1 30); do
 done
 [ -n "$kill_ms" ] || fail "30 stops of the infotainment worker and the watchdog never fired"
 
-line=$(grep -E "domain $DOMAIN_B: client [0-9]+ context [0-9]+: group of grant [0-9]+ .*watchdog deadline of [0-9]+ ms.*killing worker $worker_b\$" \
-  "$MEDIATORD_LOG" | tail -1) || true
-[ -n "$line" ] || fail "mediatord logged no watchdog kill of worker $worker_b"
+line=$(grep -E "$REVOKED" "$MEDIATORD_LOG" | tail -1) || true
 log "mediatord: ${line#*: }"
 deadline_ms=$(sed -nE 's/.*watchdog deadline of ([0-9]+) ms.*/\1/p' <<<"$line")
-[ $((kill_ms - stop_ms)) -le $((deadline_ms + TOLERANCE_MS)) ] ||
-  fail "killed $((kill_ms - stop_ms)) ms after the stop; deadline $deadline_ms ms + $TOLERANCE_MS"
+[ $((revoke_ms - stop_ms)) -le $((deadline_ms + TOLERANCE_MS)) ] ||
+  fail "revoked $((revoke_ms - stop_ms)) ms after the stop; deadline $deadline_ms ms + $TOLERANCE_MS"
+# The revocation is seen up to a polling step late, the kill as well.
+[ $((kill_ms - revoke_ms)) -ge $((KILL_MS - 100)) ] ||
+  fail "killed $((kill_ms - revoke_ms)) ms after the revocation, before $KILL_MS ms"
+[ $((kill_ms - revoke_ms)) -le $((KILL_MS + TOLERANCE_MS)) ] ||
+  fail "killed $((kill_ms - revoke_ms)) ms after the revocation; $KILL_MS ms + $TOLERANCE_MS"
+kline=$(grep -E "domain $DOMAIN_B: client $client_b context [0-9]+: group of grant [0-9]+ revoked [0-9]+ ms ago has not completed.*killing worker $worker_b\$" \
+  "$MEDIATORD_LOG" | tail -1) || true
+[ -n "$kline" ] || fail "mediatord logged no watchdog kill of worker $worker_b"
+log "mediatord: ${kline#*: }"
 gm_assert_mediatord_alive
 
 # The cluster renders on.
@@ -88,12 +115,18 @@ ctl trace stop >&2 || fail "trace stop failed"
 longest_us=$(jq -s '[.[] | select(.domain == "cluster" and .type == null)
   | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$TMP/trace.jsonl")
 log "cluster: $((groups_after - groups_before)) groups during the stops and after;" \
-  "longest grant wait $longest_us us (deadline $deadline_ms ms)"
+  "longest grant wait $longest_us us (deadline $deadline_ms ms);" \
+  "stop -> revoke $((revoke_ms - stop_ms)) ms, revoke -> kill $((kill_ms - revoke_ms)) ms"
 [ "$longest_us" -le $(((deadline_ms + TOLERANCE_MS) * 1000)) ] ||
   fail "a cluster group waited $longest_us us for its grant"
 [ "$(domain_field "$DOMAIN_B" watchdog_kills)" = 1 ] ||
   fail "infotainment watchdog_kills is $(domain_field "$DOMAIN_B" watchdog_kills), not 1"
-[ "$(domain_field "$DOMAIN_A" watchdog_kills)" = 0 ] || fail "the cluster's worker was revoked"
+[ "$(domain_field "$DOMAIN_B" watchdog_revokes)" -ge 1 ] ||
+  fail "infotainment watchdog_revokes is $(domain_field "$DOMAIN_B" watchdog_revokes)"
+log "infotainment: watchdog_revokes $(domain_field "$DOMAIN_B" watchdog_revokes)," \
+  "watchdog_kills $(domain_field "$DOMAIN_B" watchdog_kills)"
+[ "$(domain_field "$DOMAIN_A" watchdog_kills)" = 0 ] || fail "the cluster's worker was killed"
+[ "$(domain_field "$DOMAIN_A" watchdog_revokes)" = 0 ] || fail "the cluster's worker was revoked"
 wait_field "$DOMAIN_B" clients 0 10
 # long-draws lost its server: it must end rather than hang.
 wait "$LONG_PID" && rc=0 || rc=$?

@@ -181,15 +181,18 @@ static void every_mediator_key_is_read(void **state)
 	assert_int_equal(cfg.watchdog_multiplier, CONFIG_DEFAULT_WATCHDOG_MULTIPLIER);
 	assert_int_equal(cfg.watchdog_slack_us, CONFIG_DEFAULT_WATCHDOG_SLACK_US);
 	assert_int_equal(cfg.watchdog_floor_us, CONFIG_DEFAULT_WATCHDOG_FLOOR_US);
+	assert_int_equal(cfg.watchdog_kill_us, CONFIG_DEFAULT_WATCHDOG_KILL_US);
 
 	assert_int_equal(parse(&cfg,
 			       "[mediator]\nwatchdog_multiplier = 0\nwatchdog_slack_us = 7\n"
-			       "watchdog_floor_us = 123456\n[domain a]\nvtest_socket = /tmp/m/a\n",
+			       "watchdog_floor_us = 123456\nwatchdog_kill_us = 0\n[domain "
+			       "a]\nvtest_socket = /tmp/m/a\n",
 			       err, sizeof(err)),
 			 0);
 	assert_int_equal(cfg.watchdog_multiplier, 0);
 	assert_int_equal(cfg.watchdog_slack_us, 7);
 	assert_int_equal(cfg.watchdog_floor_us, 123456);
+	assert_int_equal(cfg.watchdog_kill_us, 0);
 
 	assert_int_equal(parse(&cfg,
 			       "[mediator]\nrenderer = glx\nmax_inflight = 64\n"
@@ -368,6 +371,8 @@ static const struct bad_case bad_cases[] = {
      -EINVAL, NAME ":2: key 'watchdog_floor_us': 9999 is out of range (10000..60000000)"},
     {"watchdog_slack_us above its limit", "[mediator]\nwatchdog_slack_us = 60000001\n" DOMAIN_A,
      -EINVAL, NAME ":2: key 'watchdog_slack_us': 60000001 is out of range (0..60000000)"},
+    {"watchdog_kill_us above its limit", "[mediator]\nwatchdog_kill_us = 60000001\n" DOMAIN_A,
+     -EINVAL, NAME ":2: key 'watchdog_kill_us': 60000001 is out of range (0..60000000)"},
     {"budget_us zero", DOMAIN_A "budget_us = 0\n", -EINVAL,
      NAME ":3: key 'budget_us': 0 is out of range (1..10000000)"},
     {"deadline_us zero", DOMAIN_A "deadline_us = 0\n", -EINVAL,
@@ -711,13 +716,12 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 {
 #ifdef EXAMPLE_CONF
 	static const char *const keys[] = {
-	    "control_socket",	 "state_dir",	      "policy",	      "max_inflight",
-	    "renderer",		 "render_node",	      "class",	      "period_us",
-	    "budget_us",	 "deadline_us",	      "strict",	      "guard_us",
-	    "vtest_socket",	 "vhost_user_socket", "socket_owner", "socket_group",
-	    "socket_mode",	 "max_defer_us",      "oversize",     "watchdog_multiplier",
-	    "watchdog_slack_us", "watchdog_floor_us",
-	};
+	    "control_socket",	 "state_dir",	      "policy",		 "max_inflight",
+	    "renderer",		 "render_node",	      "class",		 "period_us",
+	    "budget_us",	 "deadline_us",	      "strict",		 "guard_us",
+	    "vtest_socket",	 "vhost_user_socket", "socket_owner",	 "socket_group",
+	    "socket_mode",	 "max_defer_us",      "oversize",	 "watchdog_multiplier",
+	    "watchdog_slack_us", "watchdog_floor_us", "watchdog_kill_us"};
 	char text[16384];
 	char pattern[64];
 	FILE *f = fopen(EXAMPLE_CONF, "r");

@@ -17,8 +17,11 @@
  *
  * The grant watchdog: a granted group whose completion does not come by
  * its deadline (the config's defaults: max(4 x bound, bound + 50 ms,
- * 200 ms)) is revoked, its worker reported for stopping, and the slot
- * goes to the cluster's waiting group at once.
+ * 200 ms)) is revoked, the slot goes to the cluster's waiting group at
+ * once and its client is suspended until its late completion comes (then
+ * charged the rest of its measured time); when that has not come
+ * watchdog_kill_us after the revocation, its worker is reported for
+ * killing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -100,14 +104,14 @@ static void record_revoke(void *data, const struct dispatcher_revoked *r)
 	f->revoked[f->n_revoked++] = *r;
 }
 
-static int setup(void **state)
+static int setup_with(void **state, const char *text)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct mediator_config cfg;
 	char err[256];
 
 	assert_non_null(f);
-	assert_int_equal(config_parse_string(&cfg, "test", config_text, err, sizeof(err)), 0);
+	assert_int_equal(config_parse_string(&cfg, "test", text, err, sizeof(err)), 0);
 	f->loop = loop_create();
 	assert_non_null(f->loop);
 	f->d = dispatcher_create(f->loop, &cfg, T0, record_grant, f, err, sizeof(err));
@@ -120,6 +124,22 @@ static int setup(void **state)
 	assert_int_equal(f->board->domains, 2);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, config_text);
+}
+
+/* The same with watchdog_kill_us = 0: a revoked group's worker is never killed. */
+static int setup_never_kill(void **state)
+{
+	static const char head[] = "[mediator]\n";
+	char text[sizeof(config_text) + 64];
+
+	snprintf(text, sizeof(text), "%swatchdog_kill_us = 0\n%s", head,
+		 config_text + strlen(head));
+	return setup_with(state, text);
 }
 
 static int teardown(void **state)
@@ -486,20 +506,18 @@ static void every_invariant_has_a_name_and_starts_unbroken(void **state)
 	assert_null(dispatcher_invariant_name(DISPATCHER_INVARIANTS));
 }
 
-static void a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once(void **state)
+/*
+ * FIRST's group of context 7 (bound 5 ms: deadline 200 ms) is granted at
+ * T0 and stalls; the cluster's group waits for the one slot. Revoked at
+ * T0 + 200 ms: the cluster's group is granted in the same call.
+ */
+static void stall_and_revoke(struct fixture *f)
 {
-	struct fixture *f = *state;
 	struct wire_grant_request r = request_of(f, FIRST, 5 * MS);
-	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
-				 .id = 1,
-				 .measured_ns = 1 * MS,
-				 .end_ns = T0 + 250 * MS};
 
-	/* FIRST's group of context 7 (bound 5 ms: deadline 200 ms) is granted, then stalls. */
 	r.ctx_id = 7;
 	assert_int_equal(dispatcher_request(f->d, FIRST, IVI, &r, T0), 0);
 	assert_true(granted_last(f, FIRST));
-	/* The cluster's group waits for the one slot. */
 	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 1 * MS), 0);
 	assert_false(granted_last(f, THIRD));
 	dispatcher_tick(f->d, T0 + 200 * MS - 1);
@@ -508,6 +526,7 @@ static void a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once(vo
 
 	dispatcher_tick(f->d, T0 + 200 * MS);
 	assert_int_equal(f->n_revoked, 1);
+	assert_false(f->revoked[0].kill);
 	assert_int_equal(f->revoked[0].client, FIRST);
 	assert_int_equal(f->revoked[0].domain, IVI);
 	assert_int_equal(f->revoked[0].ctx_id, 7);
@@ -515,14 +534,138 @@ static void a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once(vo
 	assert_int_equal(f->revoked[0].granted_ns, T0);
 	assert_int_equal(f->revoked[0].bound_ns, 5 * MS);
 	assert_int_equal(f->revoked[0].deadline_ns, T0 + 200 * MS);
+	assert_int_equal(f->revoked[0].revoked_ns, T0 + 200 * MS);
 	assert_true(granted_last(f, THIRD));
 	assert_int_equal(stats_of(f, IVI, T0 + 200 * MS).revoked, 1);
 	assert_int_equal(stats_of(f, CLUSTER, T0 + 200 * MS).revoked, 0);
-	/* FIRST is forgotten: a completion it still sends is not of a granted group. */
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 250 * MS), -EPROTO);
 	complete(f, THIRD, f->next_id[THIRD], T0 + 201 * MS, T0 + 202 * MS);
-	dispatcher_forget(f->d, FIRST, T0 + 203 * MS); /* its worker reaped: nothing left */
+	/* The slot is free, but FIRST is suspended: its next request waits. */
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0 + 203 * MS), 0);
+	assert_false(granted_last(f, FIRST));
+	/* A second one while that waits is still a protocol error. */
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0 + 204 * MS), -EPROTO);
+	f->next_id[FIRST]--;
+	dispatcher_tick(f->d, T0 + 300 * MS);
+	assert_false(granted_last(f, FIRST));
+	assert_int_equal(f->revoked[0].kill, false);
+	/* Others are not held up (the infotainment domain pays its debt first). */
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0 + 301 * MS), 0);
+	assert_true(granted_last(f, THIRD));
+	complete(f, THIRD, f->next_id[THIRD], T0 + 302 * MS, T0 + 302 * MS);
+	assert_false(granted_last(f, FIRST));
+}
+
+static void a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended(void **state)
+{
+	struct fixture *f = *state;
+	/* The stalled group was a 400 ms shader compile, not a stuck worker. */
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 400 * MS,
+				 .end_ns = T0 + 400 * MS};
+	struct sched_domain_stats st;
+
+	stall_and_revoke(f);
+	/*
+	 * Its late completion is accepted: charged 400 - 200 ms more, FIRST
+	 * resumes; its held request is granted once its strict domain paid
+	 * the 400 ms of debt (8 ms per 16.7 ms: by about T0 + 1040 ms).
+	 */
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 401 * MS), 0);
+	st = stats_of(f, IVI, T0 + 401 * MS);
+	assert_int_equal(st.late_ns, 200 * MS);
+	assert_int_equal(st.revoked, 1);
+	assert_true(st.debt_ns + st.used_ns > 200 * MS);
+	assert_false(granted_last(f, FIRST));
+	dispatcher_tick(f->d, T0 + 1100 * MS);
+	assert_true(granted_last(f, FIRST));
+	complete(f, FIRST, f->next_id[FIRST], T0 + 1101 * MS, T0 + 1101 * MS);
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0 + 1103 * MS), 0);
+	assert_true(granted_last(f, FIRST));
+	complete(f, FIRST, f->next_id[FIRST], T0 + 1104 * MS, T0 + 1104 * MS);
+	/* Only once: the same completion again is not of a group in flight. */
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1105 * MS), -EPROTO);
+	/* No kill ever follows. */
+	dispatcher_tick(f->d, T0 + 10 * NSEC_PER_SEC);
 	assert_int_equal(f->n_revoked, 1);
+}
+
+static void a_late_completion_shorter_than_the_charge_adds_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 3 * MS, /* the worker was stopped, not its group */
+				 .end_ns = T0 + 20 * MS};
+
+	stall_and_revoke(f);
+	/* After the 200 ms charged at the revocation were paid (by about T0 + 620 ms). */
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1000 * MS), 0);
+	assert_true(granted_last(f, FIRST));
+	assert_int_equal(stats_of(f, IVI, T0 + 1000 * MS).late_ns, 0);
+	complete(f, FIRST, f->next_id[FIRST], T0 + 1001 * MS, T0 + 1001 * MS);
+}
+
+static void a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_delay(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 1 * MS,
+				 .end_ns = T0 + 2300 * MS};
+
+	stall_and_revoke(f);
+	/* watchdog_kill_us = 2 s (the default) after the revocation, not before. */
+	dispatcher_tick(f->d, T0 + 2200 * MS - 1);
+	assert_int_equal(f->n_revoked, 1);
+	dispatcher_tick(f->d, T0 + 2200 * MS);
+	assert_int_equal(f->n_revoked, 2);
+	assert_true(f->revoked[1].kill);
+	assert_int_equal(f->revoked[1].client, FIRST);
+	assert_int_equal(f->revoked[1].domain, IVI);
+	assert_int_equal(f->revoked[1].ctx_id, 7);
+	assert_int_equal(f->revoked[1].wire_id, 1);
+	assert_int_equal(f->revoked[1].granted_ns, T0);
+	assert_int_equal(f->revoked[1].revoked_ns, T0 + 200 * MS);
+	/* FIRST is forgotten: what it still sends is not of a granted group. */
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2300 * MS), -EPROTO);
+	dispatcher_tick(f->d, T0 + 5000 * MS);
+	assert_int_equal(f->n_revoked, 2);
+	/* Its held request went with it: the slot is SECOND's. */
+	assert_int_equal(ask(f, SECOND, IVI, 1 * MS, T0 + 5001 * MS), 0);
+	assert_true(granted_last(f, SECOND));
+	complete(f, SECOND, f->next_id[SECOND], T0 + 5002 * MS, T0 + 5002 * MS);
+	dispatcher_forget(f->d, FIRST, T0 + 5003 * MS); /* its worker reaped: nothing left */
+	assert_int_equal(f->n_revoked, 2);
+}
+
+static void with_kill_delay_zero_a_revoked_worker_is_never_killed(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 3 * MS,
+				 .end_ns = T0 + 3601 * NSEC_PER_SEC};
+
+	stall_and_revoke(f);
+	dispatcher_tick(f->d, T0 + 3601 * NSEC_PER_SEC);
+	assert_int_equal(f->n_revoked, 1);
+	assert_false(granted_last(f, FIRST));
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 3601 * NSEC_PER_SEC), 0);
+	assert_true(granted_last(f, FIRST));
+	complete(f, FIRST, f->next_id[FIRST], T0 + 3602 * NSEC_PER_SEC, T0 + 3602 * NSEC_PER_SEC);
+}
+
+static void a_suspended_client_that_goes_away_is_forgotten(void **state)
+{
+	struct fixture *f = *state;
+
+	stall_and_revoke(f);
+	dispatcher_forget(f->d, FIRST, T0 + 400 * MS);
+	dispatcher_tick(f->d, T0 + 5000 * MS);
+	assert_int_equal(f->n_revoked, 1);
+	/* No client suspended any more: the board offers again. */
+	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
 }
 
 static void a_group_that_completes_before_its_deadline_is_never_revoked(void **state)
@@ -557,7 +700,13 @@ int main(void)
 	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
 	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
 	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
-	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_safety_runs_at_once),
+	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended),
+	    DISPATCHER_TEST(a_late_completion_shorter_than_the_charge_adds_nothing),
+	    DISPATCHER_TEST(
+		a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_delay),
+	    cmocka_unit_test_setup_teardown(with_kill_delay_zero_a_revoked_worker_is_never_killed,
+					    setup_never_kill, teardown),
+	    DISPATCHER_TEST(a_suspended_client_that_goes_away_is_forgotten),
 	    DISPATCHER_TEST(a_group_that_completes_before_its_deadline_is_never_revoked),
 	    cmocka_unit_test(destroying_null_is_fine),
 	};

@@ -1225,6 +1225,29 @@ static void a_revoked_group_is_charged_at_least_its_bound(void **state)
 	finish(s);
 }
 
+static void a_late_completion_charges_the_rest_of_its_measured_time(void **state)
+{
+	struct sched *s = make_watched(1);
+	int b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+
+	assert_int_equal(sched_submit(s, 1, b, 3 * MS, 4 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_revoke(s, 1, 1 * MS), 0); /* charged its bound, 4 ms */
+	/* It completes after 10 ms: the 6 ms beyond what was charged, in the same period. */
+	assert_int_equal(sched_charge_late(s, b, 6 * MS, 10 * MS), 0);
+	stats(s, b, &st);
+	assert_int_equal(st.used_ns, 10 * MS);
+	assert_int_equal(st.late_ns, 6 * MS);
+	assert_int_equal(st.revoked, 1);
+	assert_int_equal(st.groups, 1);
+	assert_int_equal(st.inflight, 0);
+	assert_int_equal(sched_charge_late(s, b, 0, 11 * MS), 0); /* measured under: nothing */
+	assert_int_equal(sched_charge_late(s, 5, 1 * MS, 11 * MS), -EINVAL);
+	assert_int_equal(sched_charge_late(s, -1, 1 * MS, 11 * MS), -EINVAL);
+	finish(s);
+}
+
 static void overdue_groups_come_oldest_grant_first(void **state)
 {
 	struct sched *s = make_watched(0);
@@ -1257,6 +1280,7 @@ int main(void)
 	    cmocka_unit_test(a_scheduler_without_watchdog_finds_nothing_overdue),
 	    cmocka_unit_test(a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot),
 	    cmocka_unit_test(a_revoked_group_is_charged_at_least_its_bound),
+	    cmocka_unit_test(a_late_completion_charges_the_rest_of_its_measured_time),
 	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
