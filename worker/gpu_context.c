@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <virgl/virglrenderer.h>
 
@@ -160,6 +161,29 @@ static void release_grant(const struct group_info *info, uint64_t charge_ns, voi
 
 	if (info->grant_id)
 		mediator_link_done(c->link, info->grant_id, charge_ns, mono_now_ns());
+}
+
+uint32_t gpu_context_drain(struct gpu_context *ctx, void (*poll)(void *data), void *data)
+{
+	const struct timespec tick = {0, 1000000};
+	uint64_t start = mono_now_ns();
+	uint32_t left;
+
+	if (!ctx)
+		return 0;
+	for (;;) {
+		poll(data);
+		left = groups_inflight(ctx->groups);
+		if (left == 0)
+			return 0;
+		if (mono_now_ns() - start >= GPU_CONTEXT_DRAIN_LIMIT_NS)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	ctx_log(LOG_LEVEL_WARN, ctx,
+		"%u group(s) still on the GPU %llu ms after the context ended; released unmeasured",
+		left, (unsigned long long)(GPU_CONTEXT_DRAIN_LIMIT_NS / 1000000));
+	return left;
 }
 
 void gpu_context_destroy(struct gpu_context *ctx)

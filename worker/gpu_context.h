@@ -54,9 +54,30 @@ struct gpu_context;
  */
 struct gpu_context *gpu_context_create(const struct gpu_context_options *options);
 /*
+ * Longest gpu_context_drain() waits for a context's groups to leave the
+ * GPU: far above any group a bound admits on these GPUs, short enough that
+ * a VM's other contexts wait little behind a context that never finishes
+ * (mediatord's grant watchdog deals with that one).
+ */
+#define GPU_CONTEXT_DRAIN_LIMIT_NS 1000000000ull
+
+/*
+ * Waits until the context's groups in flight have completed, or for
+ * GPU_CONTEXT_DRAIN_LIMIT_NS: calls @poll(@data), which must hand the
+ * renderer's completed fences to gpu_context_complete(), at once and then
+ * every millisecond. A transport calls it before gpu_context_destroy(), so
+ * that a destroyed context's groups are measured and their slots freed
+ * only when the GPU is done with them (doc/design.md, "Abandoned groups").
+ * Returns the number of groups still in flight (logged when not 0). NULL
+ * is fine.
+ */
+uint32_t gpu_context_drain(struct gpu_context *ctx, void (*poll)(void *data), void *data);
+
+/*
  * Saves the learned state, releases the grants of groups still in flight
- * (their measurement is lost; mediatord is told they are done, each
- * charged its bound: groups_abandoned_charge()), destroys the
+ * (gpu_context_drain() gave up on them: their measurement is lost;
+ * mediatord is told they are done, each charged its bound or the time
+ * since its dispatch: groups_abandoned_charge()), destroys the
  * virglrenderer context (and with it the context's objects; resources stay
  * with the transport) and tells mediatord. NULL is fine.
  */

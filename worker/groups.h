@@ -81,8 +81,9 @@ uint32_t groups_abandon(struct groups *groups, uint64_t now_ns,
  * What a group abandoned on the GPU at @now_ns is charged, never 0 (a
  * context destroyed right after an expensive submit must not run it for
  * free): its bound, or the time since its dispatch where longer, at least
- * 1 ns (a group of unknown cost that was just dispatched). Its fence is
- * not waited for (doc/design.md, "Abandoned groups").
+ * 1 ns (a group of unknown cost that was just dispatched). For groups
+ * whose fence did not come within gpu_context_drain()'s limit
+ * (doc/design.md, "Abandoned groups").
  */
 uint64_t groups_abandoned_charge(const struct group_info *info, uint64_t dispatch_ns,
 				 uint64_t now_ns);

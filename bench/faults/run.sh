@@ -22,7 +22,9 @@
 #     ring-num       vhost-user: SET_VRING_NUM on a started ring, then a
 #                    request (the out-of-bounds write of the review);
 #     backing        vhost-user: resources attaching 262,144 backing
-#                    entries each on the same pages, until refused.
+#                    entries each on the same pages, until refused;
+#     destroy-busy   vhost-user: one kick of an expensive SUBMIT_3D (16
+#                    blits of 2048x2048) and CTX_DESTROY of its context.
 #   Each attack is repeated until the cluster's last frame.
 # Prints per attack: cluster frames, misses (the client's count and
 # mediatord's), frame latency p99 and max, the attack's rounds and their
@@ -33,13 +35,14 @@
 #
 # Environment: SECONDS_PER_ATTACK (default 30), ATTACKS, BUILD_DIR (default
 # build/), OUT (default bench-faults-out/: per attack the cluster's JSON,
-# mediatord's log and the attacker's output).
+# mediatord's log, the attacker's output and mediatord's trace of every
+# group, NAME-trace.jsonl, to see where a late frame's time went).
 set -euo pipefail
 
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
-ATTACKS=${ATTACKS:-none stop slow-get truncate resources display-flood ring-num backing}
+ATTACKS=${ATTACKS:-none stop slow-get truncate resources display-flood ring-num backing destroy-busy}
 OUT=${OUT:-$SRCROOT/bench-faults-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
@@ -66,6 +69,7 @@ start_mediatord() {
     "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
     vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST"
   gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
+  gm_ctl trace start "$TMP/run/trace.jsonl" >/dev/null
 }
 
 # usage PID: "RSS kB, N fds" of process PID.
@@ -111,7 +115,7 @@ attack_once() {
   slow-get | truncate | resources)
     "$VTEST_POKE" "$IVI_VTEST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
-  display-flood | ring-num | backing)
+  display-flood | ring-num | backing | destroy-busy)
     "$VHOST_USER_FRONTEND" "$IVI_VHOST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
   *) gm_die "unknown attack $1" ;;
@@ -145,6 +149,8 @@ one_attack() {
   wait "$attack_pid" 2>/dev/null || true
   after=$(usage "$MEDIATORD_PID")
   gm_budgets >"$TMP/run/budgets.json"
+  gm_ctl trace stop >/dev/null
+  cp "$TMP/run/trace.jsonl" "$OUT/$name-trace.jsonl"
   gm_assert_mediatord_alive
   gm_stop_mediatord || true
   cp "$TMP/run/mediatord.log" "$OUT/$name-mediatord.log"
@@ -178,4 +184,4 @@ for a in $ATTACKS; do
   jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings)"' "$OUT/$a.json"
 done
 echo "misses: the cluster client's own count / mediatord's; rounds: attacks made; signals: infotainment workers that died of a signal"
-echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out}"
+echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"

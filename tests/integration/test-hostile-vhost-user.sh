@@ -10,6 +10,9 @@
 #    and the worker exits by itself (no signal), logged;
 #  - backing: resources of 262,144 entries naming the same pages until
 #    refused with ERR_OUT_OF_MEMORY; the device answers afterwards;
+#  - destroy-busy: an expensive SUBMIT_3D (16 blits of 2048x2048) and
+#    CTX_DESTROY in one kick; the group is measured when the GPU is done
+#    (the trace has it with its blits), not released unmeasured;
 # and each time: mediatord keeps running; the safety domain's groups keep
 # growing during the attack; none of its groups waited more than
 # MAX_GRANT_WAIT_MS for its grant (the trace's dispatch_ns - request_ns);
@@ -115,7 +118,17 @@ run_attack backing
 grep -q "RESOURCE_ATTACH_BACKING: the VM's backings would pass VGPU_MAX_VM_BACKING_ENTRIES" \
   "$MEDIATORD_LOG" || fail "no log line about the refused backing"
 
+run_attack destroy-busy
+! grep -q "released unmeasured" "$MEDIATORD_LOG" ||
+  fail "the destroyed context's group was released unmeasured: $(grep 'released unmeasured' "$MEDIATORD_LOG")"
+
 ctl trace stop >&2 || fail "mediatorctl trace stop failed"
+busy_us=$(jq -s --arg d "$DOMAIN_B" \
+  '[.[] | select((has("type") | not) and .domain == $d and (.cmds.blit // 0) == 16) |
+   .measured_ns] | (max // 0) / 1000 | floor' "$TMP/trace.jsonl")
+[ "$busy_us" -gt 0 ] ||
+  fail "destroy-busy: no measured group of 16 blits of $DOMAIN_B in the trace (abandoned unmeasured?)"
+log "destroy-busy: the destroyed context's group measured ${busy_us} us"
 max_wait_us=$(jq -s --arg d "$DOMAIN_A" \
   '[.[] | select((has("type") | not) and .domain == $d) | (.dispatch_ns - .request_ns)] |
    (max // 0) / 1000 | floor' "$TMP/trace.jsonl")

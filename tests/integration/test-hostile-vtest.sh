@@ -12,7 +12,10 @@
 #  - truncate: the memfd of RESOURCE_CREATE2 cannot be truncated (sealed),
 #    and TRANSFER_PUT2 after the attempt is served;
 #  - resources: shared memory and resource count are refused at their limits
-#    (vtest_limits.h).
+#    (vtest_limits.h);
+#  - close-busy: an expensive SUBMIT_CMD (16 blits of 2048x2048) and the
+#    connection closed at once: the group is measured when the GPU is done
+#    (the trace has it with its blits), not released unmeasured.
 # For each: vtest-poke exits 0 (the attack was refused and a fresh client is
 # served), mediatord keeps running, no worker of B dies of a signal, A's
 # group count grows during the attack, and B's workers' RSS stays under
@@ -100,6 +103,7 @@ grep -q "shared memory limit reached" "$MEDIATORD_LOG" ||
   fail "attack resources: no log line of the shared memory limit"
 grep -q "resource limit reached" "$MEDIATORD_LOG" ||
   fail "attack resources: no log line of the resource limit"
+attack close-busy
 
 # Stop A's client: the attacks are over.
 gm_stop 5 "${CLIENT_PID[a]}"
@@ -107,7 +111,7 @@ ctl trace stop >&2 || fail "mediatorctl trace stop failed"
 gm_assert_mediatord_alive
 
 # A's longest grant wait within each attack's window.
-for name in slow-get truncate resources; do
+for name in slow-get truncate resources close-busy; do
   wait_ms=$(jq -s --arg d "$DOMAIN_A" --argjson t0 "${WINDOW_START[$name]}" \
     --argjson t1 "${WINDOW_END[$name]}" '
       [.[] | select((has("type") | not) and .domain == $d and .request_ns >= $t0
@@ -118,6 +122,15 @@ for name in slow-get truncate resources; do
   jq -e --argjson w "$wait_ms" --argjson m "$MAX_WAIT_MS" -n '$w < $m' >/dev/null ||
     fail "attack $name: A waited ${wait_ms} ms for a grant (limit $MAX_WAIT_MS ms)"
 done
+
+! grep -q "released unmeasured" "$MEDIATORD_LOG" ||
+  fail "close-busy: the group was released unmeasured: $(grep 'released unmeasured' "$MEDIATORD_LOG")"
+busy_us=$(jq -s --arg d "$DOMAIN_B" \
+  '[.[] | select((has("type") | not) and .domain == $d and (.cmds.blit // 0) == 16) |
+   .measured_ns] | (max // 0) / 1000 | floor' "$trace")
+[ "$busy_us" -gt 0 ] ||
+  fail "close-busy: no measured group of 16 blits of $DOMAIN_B in the trace (abandoned unmeasured?)"
+log "close-busy: the closed connection's group measured ${busy_us} us"
 
 timeout -k 5 30 "$VTEST_POKE" "$SOCK_B" handshake >&2 ||
   fail "domain $DOMAIN_B does not serve a fresh client after the attacks"

@@ -32,7 +32,12 @@
  *       up to 64 resources, each attaching 262,144 backing entries that
  *       name the same 4 MiB of guest pages, until one is refused
  *       (ERR_OUT_OF_MEMORY); the device must still answer afterwards
- * FRONTEND_HOLD=1 keeps the connection (display-flood, backing) until
+ *   vhost-user-frontend SOCKET --attack destroy-busy
+ *       one kick of a fenced SUBMIT_3D of 16 whole-surface blits between
+ *       two 2048x2048 resources and CTX_DESTROY of its context: both
+ *       must be answered (the group is measured, not abandoned: the test
+ *       reads mediatord's trace)
+ * FRONTEND_HOLD=1 keeps the connection (display-flood, backing, destroy-busy) until
  * stdin closes.
  * Exit 0 when every check held; 1 with "FAIL: ..." on stderr otherwise.
  */
@@ -55,6 +60,7 @@
 #include <linux/virtio_gpu.h>
 #include <linux/virtio_ring.h>
 
+#include "busy_blits.h"
 #include "predict.h"
 #include "scm_send.h"
 #include "vhost_user.h"
@@ -1077,6 +1083,84 @@ static void attack_backing(void)
 	hold_if_asked();
 }
 
+static void attack_destroy_busy(void)
+{
+	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE, .ctx_id = 1},
+					   .nlen = 4};
+	struct virtio_gpu_resource_create_3d c3 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_3D,
+						   .target = 2,
+						   .format = BUSY_FORMAT,
+						   .bind = BUSY_BIND,
+						   .width = BUSY_SIZE,
+						   .height = BUSY_SIZE,
+						   .depth = 1,
+						   .array_size = 1};
+	struct virtio_gpu_ctx_resource car = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, .ctx_id = 1}};
+	struct virtio_gpu_ctx_destroy cd = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_DESTROY, .ctx_id = 1}};
+	struct {
+		struct virtio_gpu_cmd_submit s;
+		uint32_t dw[BUSY_DWORDS];
+	} sub = {.s = {.hdr = {.type = VIRTIO_GPU_CMD_SUBMIT_3D,
+			       .flags = VIRTIO_GPU_FLAG_FENCE,
+			       .fence_id = 1,
+			       .ctx_id = 1},
+		       .size = BUSY_DWORDS * 4}};
+	struct desc *d = (struct desc *)(mem + ring_desc[0]);
+	struct virtio_gpu_ctrl_hdr submit_resp, destroy_resp;
+	const uint32_t destroy_at = REQ_AREA + 0x8000u;
+	uint64_t one = 1;
+	double t0, took;
+
+	memcpy(cc.debug_name, "busy", 4);
+	expect("CTX_CREATE", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+	for (uint32_t id = 1; id <= 2; id++) {
+		c3.resource_id = car.resource_id = id;
+		expect("RESOURCE_CREATE_3D", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
+		expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
+	}
+	busy_blits(sub.dw, 1, 2);
+	/* One kick: the fenced SUBMIT_3D, then CTX_DESTROY. */
+	memcpy(mem + REQ_AREA, &sub, sizeof(sub));
+	memcpy(mem + destroy_at, &cd, sizeof(cd));
+	memset(mem + RESP_AREA, 0xee, 8192);
+	d[0] = (struct desc){REQ_AREA, sizeof(sub), VRING_DESC_F_NEXT, 1};
+	d[1] = (struct desc){RESP_AREA, 4096, VRING_DESC_F_WRITE, 0};
+	d[2] = (struct desc){destroy_at, sizeof(cd), VRING_DESC_F_NEXT, 3};
+	d[3] = (struct desc){RESP_AREA + 4096, 4096, VRING_DESC_F_WRITE, 0};
+	avail(0)[2 + avail_idx[0] % ring_num[0]] = 0;
+	avail(0)[2 + (avail_idx[0] + 1) % ring_num[0]] = 2;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	avail_idx[0] = (uint16_t)(avail_idx[0] + 2);
+	avail(0)[1] = avail_idx[0];
+	t0 = now_s();
+	if (write(kick[0], &one, sizeof(one)) != sizeof(one))
+		fail("kick");
+	while (used(0)[1] != avail_idx[0]) {
+		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
+
+		if (now_s() - t0 > 60)
+			fail("destroy-busy: no answer after 60 s");
+		if (poll(&pfd, 1, 10) > 0)
+			serve_display();
+	}
+	took = now_s() - t0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	used_seen[0] = avail_idx[0];
+	memcpy(&submit_resp, mem + RESP_AREA, sizeof(submit_resp));
+	memcpy(&destroy_resp, mem + RESP_AREA + 4096, sizeof(destroy_resp));
+	if (submit_resp.type != VIRTIO_GPU_RESP_OK_NODATA ||
+	    destroy_resp.type != VIRTIO_GPU_RESP_OK_NODATA)
+		fail("destroy-busy: SUBMIT_3D answered %#x, CTX_DESTROY %#x", submit_resp.type,
+		     destroy_resp.type);
+	printf("attack destroy-busy: SUBMIT_3D of %u blits of %ux%u and CTX_DESTROY in one kick, "
+	       "answered in %.3f s\n",
+	       BUSY_BLITS, BUSY_SIZE, BUSY_SIZE, took);
+	fflush(stdout);
+	hold_if_asked();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && (!strcmp(argv[2], "bench2d") || !strcmp(argv[2], "bench3d"))) {
@@ -1099,17 +1183,19 @@ int main(int argc, char **argv)
 			attack_display_flood();
 		else if (strcmp(argv[3], "backing") == 0)
 			attack_backing();
+		else if (strcmp(argv[3], "destroy-busy") == 0)
+			attack_destroy_busy();
 		else
 			fail("unknown attack %s", argv[3]);
 		return 0;
 	}
 	if (argc != 3) {
-		fprintf(
-		    stderr,
-		    "usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
-		    "bad-region\n"
-		    "       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
-		    "       vhost-user-frontend SOCKET --attack display-flood|ring-num|backing\n");
+		fprintf(stderr,
+			"usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
+			"bad-region\n"
+			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
+			"       vhost-user-frontend SOCKET --attack "
+			"display-flood|ring-num|backing|destroy-busy\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {

@@ -36,6 +36,10 @@
  *                    RESOURCE_CREATE of tiny buffers until it closes: both
  *                    must be refused before N resources (default 100000)
  *
+ *   close-busy       two 2048x2048 textures, a SUBMIT_CMD of 16 blits
+ *                    between them (tests/tools/busy_blits.h), and the
+ *                    connection closed at once, the group still on the GPU
+ *
  * The attacks print one "attack NAME: ..." line with what happened.
  *
  * Every bad mode ends with a fresh connection and a full handshake, so exit
@@ -60,6 +64,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "busy_blits.h"
 
 /*
  * Protocol facts from virglrenderer vtest/vtest_protocol.h: every message
@@ -97,9 +103,7 @@
 /* GET_CAPS2 is answered with this id for the v2 caps (VCMD_GET_CAPS for v1). */
 #define VTEST_CAPS2_REPLY_ID 2
 
-/* Resource descriptions (virgl_hw.h, p_defines.h). */
-#define PIPE_BUFFER		 0u
-#define VIRGL_FORMAT_R8_UNORM	 64u
+/* Resource descriptions (virgl_hw.h; the rest in virgl_defs.h). */
 #define VIRGL_BIND_VERTEX_BUFFER (1u << 4)
 
 /* Our own limits, not protocol facts. */
@@ -828,6 +832,45 @@ static int attack_truncate(const char *path)
 	return check_fresh_client(path);
 }
 
+/*
+ * Two textures, a SUBMIT_CMD of busy_blits() between them, and the
+ * connection closed at once: its worker must still measure the group when
+ * the GPU is done with it (the test reads the trace), and serve new clients.
+ */
+static int attack_close_busy(const char *path)
+{
+	uint32_t stream[BUSY_DWORDS];
+	int fd = connect_and_handshake(path), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	for (uint32_t h = 0; h < 2 && ret == 0; h++) {
+		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + h,
+						       PIPE_TEXTURE_2D,
+						       BUSY_FORMAT,
+						       BUSY_BIND,
+						       BUSY_SIZE,
+						       BUSY_SIZE,
+						       1,
+						       1,
+						       0,
+						       0};
+
+		ret = send_cmd(fd, VCMD_RES_CREATE_SIZE, VCMD_RESOURCE_CREATE, args, sizeof(args));
+	}
+	busy_blits(stream, POKE_FIRST_ATTACK_HANDLE, POKE_FIRST_ATTACK_HANDLE + 1);
+	if (ret == 0)
+		ret = send_cmd(fd, BUSY_DWORDS, VCMD_SUBMIT_CMD, stream, sizeof(stream));
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: close-busy: send: %s\n", strerror(-ret));
+		return ret;
+	}
+	printf("attack close-busy: SUBMIT_CMD of %u blits of %ux%u sent, connection closed\n",
+	       BUSY_BLITS, BUSY_SIZE, BUSY_SIZE);
+	return check_fresh_client(path);
+}
+
 /* RESOURCE_CREATE2 with POKE_BACKING_BYTES each until refused: how many were created. */
 static int flood_shared_memory(const char *path, unsigned long max, unsigned long *created)
 {
@@ -914,6 +957,8 @@ static int run_attack(const char *path, const char *name, bool have_n, unsigned 
 		return attack_truncate(path);
 	if (strcmp(name, "resources") == 0)
 		return attack_resources(path, have_n ? n : POKE_DEFAULT_MAX_RESOURCES);
+	if (strcmp(name, "close-busy") == 0)
+		return attack_close_busy(path);
 	fprintf(stderr, "vtest-poke: unknown attack '%s'\n", name);
 	return -EINVAL;
 }
@@ -924,7 +969,7 @@ static void usage(FILE *out)
 		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
 		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
 		     "       bad-handle, connect-close [N]\n"
-		     "attacks: slow-get [SECONDS], truncate, resources [MAX]\n"
+		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy\n"
 		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
 }
 

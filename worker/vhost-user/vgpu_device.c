@@ -100,6 +100,8 @@ struct vgpu_device {
 	/* This wake-up's work, and the queues it left requests on. */
 	struct vgpu_budget budget;
 	bool backlog[2];
+	/* vgpu_device_reset() is completing groups: their answers go nowhere. */
+	bool resetting;
 };
 
 #define dev_log(level, d, fmt, ...)                                                                \
@@ -144,10 +146,23 @@ static void resource_free(struct vgpu_resource *res)
 	free(res);
 }
 
+static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data);
+
+/* gpu_context_drain()'s poll: the renderer's completions, each to its context. */
+static void poll_completions(void *data)
+{
+	struct vgpu_device *d = data;
+
+	virgl_renderer_poll();
+	renderer_take_completions(d->opt.renderer, on_fence, d);
+}
+
+/* Frees context @slot once its groups have left the GPU (gpu_context_drain()). */
 static void ctx_free(struct vgpu_device *d, uint32_t slot)
 {
 	struct vgpu_ctx *c = &d->ctxs[slot];
 
+	gpu_context_drain(c->ctx, poll_completions, d);
 	gpu_context_destroy(c->ctx);
 	memset(c, 0, sizeof(*c));
 	/* Groups of the context still in flight complete without it. */
@@ -159,20 +174,20 @@ static void ctx_free(struct vgpu_device *d, uint32_t slot)
 	}
 }
 
-static void drop_fence(uint32_t fence_id, uint64_t end_ns, void *data)
-{
-}
-
 void vgpu_device_reset(struct vgpu_device *dev)
 {
 	struct vgpu_device *d = dev;
 	struct vgpu_resource *res;
 
-	/* Completions still queued belong to the old driver instance. */
-	renderer_take_completions(d->opt.renderer, drop_fence, NULL);
+	/* The groups still on the GPU are completed (measured, their slots
+	 * freed when the GPU is done); their answers belonged to the old
+	 * driver instance and are not sent. */
+	d->resetting = true;
+	poll_completions(d);
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
 		if (d->ctxs[i].guest_id)
 			ctx_free(d, i);
+	d->resetting = false;
 	for (size_t i = 0; (res = predict_map_next(&d->resources, &i));)
 		resource_free(res);
 	predict_map_finish(&d->resources);
@@ -287,7 +302,7 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 			break;
 		if (p->slot && d->ctxs[p->slot - 1].ctx)
 			gpu_context_complete(d->ctxs[p->slot - 1].ctx, p->seq, end_ns);
-		if (p->answer) {
+		if (p->answer && !d->resetting) {
 			struct virtqueue_elem e = {.head = p->head, .in_n = p->in_n};
 
 			memcpy(e.iov, p->in, sizeof(p->in[0]) * (size_t)p->in_n);

@@ -100,6 +100,7 @@ struct vtest_server {
 		##__VA_ARGS__)
 
 static void take_completions(struct vtest_server *s);
+static void poll_completions(void *data);
 
 /* The client-visible memory of resource @handle (predict_resource_data_fn). */
 static const void *resource_memory(void *data, uint32_t handle, size_t *size)
@@ -158,7 +159,8 @@ void vtest_server_destroy(struct vtest_server *server)
 
 	if (!server)
 		return;
-	take_completions(server);
+	if (server->ctx)
+		gpu_context_drain(server->ctx, poll_completions, server);
 	gpu_context_destroy(server->ctx);
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
@@ -277,6 +279,12 @@ static void take_completions(struct vtest_server *s)
 		virgl_renderer_poll();
 		renderer_take_completions(s->renderer, on_fence, s);
 	}
+}
+
+/* take_completions() as gpu_context_drain() calls it. */
+static void poll_completions(void *data)
+{
+	take_completions(data);
 }
 
 /* ---- command handlers -------------------------------------------------- */
