@@ -930,9 +930,22 @@ static bool has_budget(const struct sched *s, const struct sreq *r)
 	return s->d[r->domain].remaining >= (int64_t)r->bound;
 }
 
-/* A waiting group that may start now within its domain's budget. */
+/* Its cost is not known (no model yet) or its bound not learned (young). */
+static bool unknown_cost(const struct sched *s, const struct sreq *r)
+{
+	return s->d[r->domain].p.class != SCHED_CLASS_SAFETY && (r->bound == 0 || r->young);
+}
+
+/*
+ * A waiting group that may start now within its domain's budget. A group
+ * of unknown cost starts only in a safety gap (decide()): not before,
+ * else a safety group past its budget would wait for it while it waits
+ * for the safety group, the GPU idle.
+ */
 static bool eligible(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
+	if (unknown_cost(s, r) && !in_safety_gap(s, r, now_ns))
+		return false;
 	return has_budget(s, r) && fits_safety(s, r, now_ns) &&
 	       !(s->d[r->domain].p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns));
 }
@@ -1031,8 +1044,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		   struct sched_decision *out)
 {
 	struct sdom *d = &s->d[r->domain];
-	/* Its cost is not known (no model yet) or its bound not learned (young). */
-	bool unknown = d->p.class != SCHED_CLASS_SAFETY && (r->bound == 0 || r->young);
+	bool unknown = unknown_cost(s, r);
 	/* Larger than a strict domain's whole budget: it would never have enough. */
 	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
 	bool big = !unknown &&

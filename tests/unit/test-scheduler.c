@@ -559,6 +559,31 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 }
 
 /*
+ * A safety group whose bound is above its domain's budget (a noisy stretch
+ * widened it: 6 ms against 4 ms per period) runs on an idle GPU when the
+ * only other group waiting is a young one, which may start only in a
+ * safety gap: before, each waited for the other, the GPU idle, and the
+ * safety frame missed its deadline (bench/faults, display-flood).
+ */
+static void a_safety_group_over_budget_does_not_wait_for_a_young_group(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
+	assert_int_equal(poll_ids(s, 3 * P + 4 * MS, NULL), 0); /* not a gap's start */
+	assert_int_equal(sched_submit(s, 104, c, 2 * MS, 6 * MS, 0, 4 * P), 0);
+	assert_int_equal(poll_ids(s, 4 * P, ids), 1);
+	assert_int_equal(ids[0], 104);
+	assert_int_equal(sched_complete(s, 104, 2 * MS, 4 * P + 2 * MS), 0);
+	/* And the young group at the gap's start that follows. */
+	assert_int_equal(poll_ids(s, 4 * P + 2 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	finish(s);
+}
+
+/*
  * A young group of a strict domain predicted above the domain's whole
  * budget (a shader compile the memo remembers from the last start: 30 ms
  * against 8 ms per period) runs with a whole period's budget at a gap's
@@ -1295,6 +1320,7 @@ int main(void)
 	    cmocka_unit_test(a_group_of_unknown_cost_starts_only_in_a_safety_gap),
 	    cmocka_unit_test(a_guard_keeps_room_for_overruns),
 	    cmocka_unit_test(a_young_group_starts_at_the_next_gap_start),
+	    cmocka_unit_test(a_safety_group_over_budget_does_not_wait_for_a_young_group),
 	    cmocka_unit_test(a_young_group_predicted_over_a_strict_budget_runs),
 	    cmocka_unit_test(a_run_of_groups_without_output_is_no_frame),
 	    cmocka_unit_test(a_late_frame_counts_as_a_deadline_miss),
