@@ -92,6 +92,7 @@ enum value_kind {
 	VALUE_USER,	/* a user name or decimal uid that exists, into uid_t */
 	VALUE_GROUP,	/* a group name or decimal gid that exists, into gid_t */
 	VALUE_MODE,	/* octal file permission bits (at most 0777), into uint32_t */
+	VALUE_NICE,	/* a nice value, decimal CONFIG_MIN_NICE..CONFIG_MAX_NICE, into int */
 };
 
 struct key_desc {
@@ -187,6 +188,7 @@ enum domain_key {
 	DOMAIN_KEY_SOCKET_OWNER,
 	DOMAIN_KEY_SOCKET_GROUP,
 	DOMAIN_KEY_SOCKET_MODE,
+	DOMAIN_KEY_WORKER_NICE,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -233,6 +235,9 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_SOCKET_MODE] = {.name = "socket_mode",
 				.kind = VALUE_MODE,
 				.offset = offsetof(struct domain_config, socket_mode)},
+    [DOMAIN_KEY_WORKER_NICE] = {.name = "worker_nice",
+				.kind = VALUE_NICE,
+				.offset = offsetof(struct domain_config, worker_nice)},
 };
 
 enum config_section {
@@ -680,6 +685,19 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 				    "key '%s': '%s' is not octal permission bits such as 0660",
 				    key->name, value);
 		return;
+	case VALUE_NICE: {
+		bool negative = value[0] == '-';
+
+		if (!parse_decimal(value + negative, &number) ||
+		    number > (uint64_t)(negative ? -CONFIG_MIN_NICE : CONFIG_MAX_NICE)) {
+			config_fail(p, -EINVAL, p->line,
+				    "key '%s': '%s' is not a nice value (%d..%d)", key->name, value,
+				    CONFIG_MIN_NICE, CONFIG_MAX_NICE);
+			return;
+		}
+		*(int *)(void *)field = negative ? -(int)number : (int)number;
+		return;
+	}
 	}
 }
 
@@ -805,6 +823,10 @@ static void config_validate(struct config_parser *p)
 			d->budget_us = d->period_us;
 		if (!lines[DOMAIN_KEY_DEADLINE_US])
 			d->deadline_us = d->period_us;
+		if (!lines[DOMAIN_KEY_WORKER_NICE])
+			d->worker_nice = d->class == DOMAIN_CLASS_SAFETY
+					     ? CONFIG_DEFAULT_SAFETY_NICE
+					     : CONFIG_DEFAULT_NORMAL_NICE;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "

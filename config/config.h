@@ -43,6 +43,19 @@
  * by socket_owner/socket_group, never by default to every local user.
  */
 #define CONFIG_DEFAULT_SOCKET_MODE 0660u
+/*
+ * The CPU priority (nice value) of a domain's workers, where worker_nice is
+ * not set: a normal domain's workers yield the CPU to the safety domains'.
+ * A worker's CPU work (the guest's stream, the host GL driver; on llvmpipe
+ * the rendering itself) is part of its groups' time, and a normal domain's
+ * bursts (a VM that connects again and again starts a worker and a GL
+ * stack each time) otherwise lengthen a safety frame on a loaded host
+ * (bench/faults). Negative values need CAP_SYS_NICE.
+ */
+#define CONFIG_DEFAULT_SAFETY_NICE 0
+#define CONFIG_DEFAULT_NORMAL_NICE 10
+#define CONFIG_MIN_NICE		   (-20)
+#define CONFIG_MAX_NICE		   19
 /* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
 #define CONFIG_SOCKET_ID_UNSET (-1)
 
@@ -103,7 +116,8 @@ struct domain_config {
 	uid_t socket_uid;
 	gid_t socket_gid;
 	uint32_t socket_mode;
-	int line; /* line of its [domain NAME] header */
+	int worker_nice; /* its workers' nice value */
+	int line;	 /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

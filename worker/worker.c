@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "util.h"
 #include "vhost_gpu_server.h"
@@ -25,13 +26,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
-		"                       [--state-dir DIR] [--grants]\n"
+		"                       [--state-dir DIR] [--grants] [--nice N]\n"
 		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
 		"Serves the connection on fd %d (a vtest client, or with --transport\n"
 		"vhost-user a QEMU vhost-user-gpu device) and sends command-group records\n"
 		"to mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
-		"each command group. Started by mediatord; not meant to be run by hand.\n",
+		"each command group. --nice sets its CPU priority (the domain's\n"
+		"worker_nice) before any thread starts. Started by mediatord; not meant\n"
+		"to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
@@ -46,6 +49,18 @@ static int parse_u32(const char *s, uint32_t *out)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/*
+ * The process's nice value, set before the renderer starts its threads
+ * (they inherit it). Failing is not fatal: the worker runs at the priority
+ * it has, and says so.
+ */
+static void set_nice(const struct worker_options *o, int nice)
+{
+	if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+		log_warn("domain %s client %u: cannot set the CPU priority to nice %d: %s",
+			 o->domain, o->client_id, nice, strerror(errno));
 }
 
 /* One VM's vhost-user-gpu device. */
@@ -72,6 +87,7 @@ int main(int argc, char **argv)
 	    {"model", required_argument, NULL, 'M'},
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"grants", no_argument, NULL, 'g'},
+	    {"nice", required_argument, NULL, 'N'},
 	    {"transport", required_argument, NULL, 't'},
 	    {"board-domain", required_argument, NULL, 'B'},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -88,7 +104,8 @@ int main(int argc, char **argv)
 	    .board_domain = -1,
 	};
 	enum log_level level = LOG_LEVEL_INFO;
-	bool have_client = false, vhost = false;
+	bool have_client = false, vhost = false, have_nice = false;
+	long nice = 0;
 	struct vtest_server *server;
 	int c, r;
 
@@ -131,6 +148,16 @@ int main(int argc, char **argv)
 		case 'g':
 			opt.grants = true;
 			break;
+		case 'N': {
+			char *end;
+
+			errno = 0;
+			nice = strtol(optarg, &end, 10);
+			if (errno || *optarg == '\0' || *end != '\0' || nice < -20 || nice > 19)
+				goto bad;
+			have_nice = true;
+			break;
+		}
 		case 't':
 			if (strcmp(optarg, "vhost-user") == 0)
 				vhost = true;
@@ -159,6 +186,8 @@ int main(int argc, char **argv)
 	/* Never outlive mediatord, even if the record channel is not polled. */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGPIPE, SIG_IGN);
+	if (have_nice)
+		set_nice(&opt, (int)nice);
 
 	if (vhost)
 		return serve_vm(&opt);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Two domains, one unmodified GL ES client (glmark2-es2) in each at the same
-# time: both finish and score; show-budgets shows both domains with measured
+# time: both finish and score; each worker's threads run at its domain's
+# worker_nice; show-budgets shows both domains with measured
 # GPU time and command groups; status and the table answer; mediatorctl's
 # exit statuses for usage errors and an unreachable daemon; a second
 # mediatord on the same sockets refuses to start and disturbs nothing;
@@ -12,6 +13,28 @@ setup_rendering budget 1
 scenes=(-b build:duration=2 -b shading:duration=2)
 start_glmark a "$SOCK_A" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
 start_glmark b "$SOCK_B" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
+
+# Each domain's worker runs at the domain's default worker_nice (0 for the
+# safety domain, 10 for the normal one), and no thread of it (llvmpipe's
+# included) at a higher priority: Mesa lowers some of its own (its shader
+# cache's) to 19.
+check_worker_nice() {
+  local domain=$1 want=$2 pid nices deadline=$((SECONDS + 30))
+  until pid=$(pgrep -P "$MEDIATORD_PID" -f -- "--domain $domain( |$)" | head -n 1) &&
+    [ -n "$pid" ] && [ "$(ps -L -o nlwp= -p "$pid" | head -n 1)" -gt 1 ]; do
+    [ $SECONDS -lt $deadline ] || fail "no worker of $domain with its renderer's threads"
+    sleep 0.2
+  done
+  nices=$(ps -L -o nice= -p "$pid" | tr -d ' ' | sort -n | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
+  [ "$(ps -o nice= -p "$pid" | tr -d ' ')" = "$want" ] ||
+    fail "the worker of $domain (pid $pid) runs at nice $(ps -o nice= -p "$pid"), expected $want"
+  [ "$(ps -L -o nice= -p "$pid" | sort -n | head -n 1 | tr -d ' ')" -ge "$want" ] ||
+    fail "a thread of the worker of $domain (pid $pid) runs above nice $want: $nices"
+  log "worker of $domain: threads at nice $nices"
+}
+check_worker_nice "$DOMAIN_A" 0
+check_worker_nice "$DOMAIN_B" 10
+
 wait_glmark a
 wait_glmark b
 gm_assert_mediatord_alive

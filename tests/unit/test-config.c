@@ -122,6 +122,26 @@ static void socket_owner_group_and_mode_take_names_or_numbers(void **state)
 	assert_int_equal(cfg.domains[1].socket_mode, 0666);
 }
 
+static void worker_nice_defaults_by_class_and_takes_signed_values(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg,
+			       "[domain a]\nvtest_socket = /tmp/a\nclass = safety\n"
+			       "[domain b]\nvtest_socket = /tmp/b\n"
+			       "[domain c]\nvtest_socket = /tmp/c\nclass = safety\nworker_nice = -5\n"
+			       "[domain d]\nvtest_socket = /tmp/d\nworker_nice = 19\n"
+			       "[domain e]\nvtest_socket = /tmp/e\nworker_nice = -20\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.domains[0].worker_nice, CONFIG_DEFAULT_SAFETY_NICE);
+	assert_int_equal(cfg.domains[1].worker_nice, CONFIG_DEFAULT_NORMAL_NICE);
+	assert_int_equal(cfg.domains[2].worker_nice, -5);
+	assert_int_equal(cfg.domains[3].worker_nice, 19);
+	assert_int_equal(cfg.domains[4].worker_nice, -20);
+}
+
 static void budget_and_deadline_default_to_the_domains_own_period(void **state)
 {
 	struct mediator_config cfg;
@@ -402,6 +422,16 @@ static const struct bad_case bad_cases[] = {
      NAME ":3: key 'socket_mode': 'rw-rw----' is not octal"},
     {"socket_mode empty", DOMAIN_A "socket_mode =\n", -EINVAL,
      NAME ":3: key 'socket_mode': '' is not octal"},
+    {"worker_nice above 19", DOMAIN_A "worker_nice = 20\n", -EINVAL,
+     NAME ":3: key 'worker_nice': '20' is not a nice value (-20..19)"},
+    {"worker_nice below -20", DOMAIN_A "worker_nice = -21\n", -EINVAL,
+     NAME ":3: key 'worker_nice': '-21' is not a nice value (-20..19)"},
+    {"worker_nice with a plus sign", DOMAIN_A "worker_nice = +5\n", -EINVAL,
+     NAME ":3: key 'worker_nice': '+5' is not a nice value"},
+    {"worker_nice twice negative", DOMAIN_A "worker_nice = --5\n", -EINVAL,
+     NAME ":3: key 'worker_nice': '--5' is not a nice value"},
+    {"worker_nice empty", DOMAIN_A "worker_nice =\n", -EINVAL,
+     NAME ":3: key 'worker_nice': '' is not a nice value"},
     {"domain without a socket", "[domain a]\nclass = safety\n", -EINVAL,
      NAME ":1: domain 'a': key 'vtest_socket': missing"},
     {"empty domain section followed by another", "[domain a]\n[domain b]\nvtest_socket = /b\n",
@@ -778,6 +808,7 @@ int main(void)
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
+	    cmocka_unit_test(worker_nice_defaults_by_class_and_takes_signed_values),
 	    cmocka_unit_test(every_mediator_key_is_read),
 	    cmocka_unit_test(limits_themselves_are_accepted),
 	    cmocka_unit_test(comments_blank_lines_indentation_and_crlf_are_fine),
