@@ -127,14 +127,15 @@ static void worker_nice_defaults_by_class_and_takes_signed_values(void **state)
 	struct mediator_config cfg;
 	char err[256];
 
-	assert_int_equal(parse(&cfg,
-			       "[domain a]\nvtest_socket = /tmp/a\nclass = safety\n"
-			       "[domain b]\nvtest_socket = /tmp/b\n"
-			       "[domain c]\nvtest_socket = /tmp/c\nclass = safety\nworker_nice = -5\n"
-			       "[domain d]\nvtest_socket = /tmp/d\nworker_nice = 19\n"
-			       "[domain e]\nvtest_socket = /tmp/e\nworker_nice = -20\n",
-			       err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    parse(&cfg,
+		  "[domain a]\nvtest_socket = /tmp/a\nclass = safety\n"
+		  "[domain b]\nvtest_socket = /tmp/b\n"
+		  "[domain c]\nvtest_socket = /tmp/c\nclass = safety\nworker_nice = -5\n"
+		  "[domain d]\nvtest_socket = /tmp/d\nworker_nice = 19\n"
+		  "[domain e]\nvtest_socket = /tmp/e\nworker_nice = -20\n",
+		  err, sizeof(err)),
+	    0);
 	assert_int_equal(cfg.domains[0].worker_nice, CONFIG_DEFAULT_SAFETY_NICE);
 	assert_int_equal(cfg.domains[1].worker_nice, CONFIG_DEFAULT_NORMAL_NICE);
 	assert_int_equal(cfg.domains[2].worker_nice, -5);
