@@ -282,3 +282,19 @@ rss_kib() {
 fd_count() {
   find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l
 }
+
+# assert_busy_measured ATTACK TRACE: the expensive group of the hostile
+# tools' ATTACK (tests/tools/busy_blits.h: 16 blits) of domain B, whose
+# context ended right after submitting it, was measured when the GPU was
+# done (TRACE has it), not released unmeasured (mediatord's log).
+assert_busy_measured() {
+  local attack=$1 trace=$2 busy_us
+  ! grep -q "released unmeasured" "$MEDIATORD_LOG" ||
+    fail "$attack: a group was released unmeasured: $(grep 'released unmeasured' "$MEDIATORD_LOG")"
+  busy_us=$(jq -s --arg d "$DOMAIN_B" \
+    '[.[] | select((has("type") | not) and .domain == $d and (.cmds.blit // 0) == 16) |
+     .measured_ns] | (max // 0) / 1000 | floor' "$trace")
+  [ "$busy_us" -gt 0 ] ||
+    fail "$attack: no measured group of 16 blits of $DOMAIN_B in the trace (abandoned unmeasured?)"
+  log "$attack: the group of the ended context measured ${busy_us} us"
+}

@@ -123,14 +123,7 @@ for name in slow-get truncate resources close-busy; do
     fail "attack $name: A waited ${wait_ms} ms for a grant (limit $MAX_WAIT_MS ms)"
 done
 
-! grep -q "released unmeasured" "$MEDIATORD_LOG" ||
-  fail "close-busy: the group was released unmeasured: $(grep 'released unmeasured' "$MEDIATORD_LOG")"
-busy_us=$(jq -s --arg d "$DOMAIN_B" \
-  '[.[] | select((has("type") | not) and .domain == $d and (.cmds.blit // 0) == 16) |
-   .measured_ns] | (max // 0) / 1000 | floor' "$trace")
-[ "$busy_us" -gt 0 ] ||
-  fail "close-busy: no measured group of 16 blits of $DOMAIN_B in the trace (abandoned unmeasured?)"
-log "close-busy: the closed connection's group measured ${busy_us} us"
+assert_busy_measured close-busy "$trace"
 
 timeout -k 5 30 "$VTEST_POKE" "$SOCK_B" handshake >&2 ||
   fail "domain $DOMAIN_B does not serve a fresh client after the attacks"
