@@ -846,6 +846,29 @@ static void bench(bool three_d, double seconds, uint32_t w, uint32_t h)
 #define BACKING_PAGES 0x3000000u /* the 4 MiB every entry names */
 #define BACKING_N     262144u
 
+/*
+ * Waits until queue @q's used index reaches @idx, serving the display
+ * channel meanwhile; fails (@what) when that takes more than @limit_s from
+ * @t0 (now_s()). Returns the seconds since @t0.
+ */
+static double wait_used(int q, uint16_t idx, double t0, double limit_s, const char *what)
+{
+	double took;
+
+	while (used(q)[1] != idx) {
+		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
+
+		if (now_s() - t0 > limit_s)
+			fail("%s: used index %u of %u after %.0f s", what, used(q)[1], idx,
+			     limit_s);
+		if (poll(&pfd, 1, 10) > 0)
+			serve_display();
+	}
+	took = now_s() - t0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return took;
+}
+
 static void hold_if_asked(void)
 {
 	char c;
@@ -952,17 +975,7 @@ static void attack_display_flood(void)
 	t0 = now_s();
 	if (write(kick[0], &one, sizeof(one)) != sizeof(one))
 		fail("kick");
-	while (used(0)[1] != (uint16_t)(FLOOD_CHAINS + 1)) {
-		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
-
-		if (now_s() - t0 > 120)
-			fail("display-flood: %u of %u chains answered after 120 s", used(0)[1],
-			     FLOOD_CHAINS + 1);
-		if (poll(&pfd, 1, 10) > 0)
-			serve_display();
-	}
-	took = now_s() - t0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	took = wait_used(0, (uint16_t)(FLOOD_CHAINS + 1), t0, 120, "display-flood");
 	avail_idx[0] = used_seen[0] = (uint16_t)(FLOOD_CHAINS + 1);
 	memcpy(&submit_resp, mem + RESP_AREA, sizeof(submit_resp));
 	memcpy(&flood_resp, mem + RESP_AREA + 4096, sizeof(flood_resp));
@@ -1137,16 +1150,7 @@ static void attack_destroy_busy(void)
 	t0 = now_s();
 	if (write(kick[0], &one, sizeof(one)) != sizeof(one))
 		fail("kick");
-	while (used(0)[1] != avail_idx[0]) {
-		struct pollfd pfd = {.fd = gpu, .events = POLLIN};
-
-		if (now_s() - t0 > 60)
-			fail("destroy-busy: no answer after 60 s");
-		if (poll(&pfd, 1, 10) > 0)
-			serve_display();
-	}
-	took = now_s() - t0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	took = wait_used(0, avail_idx[0], t0, 60, "destroy-busy");
 	used_seen[0] = avail_idx[0];
 	memcpy(&submit_resp, mem + RESP_AREA, sizeof(submit_resp));
 	memcpy(&destroy_resp, mem + RESP_AREA + 4096, sizeof(destroy_resp));

@@ -159,8 +159,7 @@ void vtest_server_destroy(struct vtest_server *server)
 
 	if (!server)
 		return;
-	if (server->ctx)
-		gpu_context_drain(server->ctx, poll_completions, server);
+	gpu_context_drain(server->ctx, poll_completions, server);
 	gpu_context_destroy(server->ctx);
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
