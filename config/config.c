@@ -189,6 +189,7 @@ enum domain_key {
 	DOMAIN_KEY_SOCKET_GROUP,
 	DOMAIN_KEY_SOCKET_MODE,
 	DOMAIN_KEY_WORKER_NICE,
+	DOMAIN_KEY_PIECE_US,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -238,6 +239,11 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_WORKER_NICE] = {.name = "worker_nice",
 				.kind = VALUE_NICE,
 				.offset = offsetof(struct domain_config, worker_nice)},
+    [DOMAIN_KEY_PIECE_US] = {.name = "piece_us",
+			     .kind = VALUE_U32,
+			     .offset = offsetof(struct domain_config, piece_us),
+			     .min = 0,
+			     .max = CONFIG_MAX_PERIOD_US},
 };
 
 enum config_section {
@@ -827,6 +833,9 @@ static void config_validate(struct config_parser *p)
 			d->worker_nice = d->class == DOMAIN_CLASS_SAFETY
 					     ? CONFIG_DEFAULT_SAFETY_NICE
 					     : CONFIG_DEFAULT_NORMAL_NICE;
+		if (!lines[DOMAIN_KEY_PIECE_US])
+			d->piece_us =
+			    d->class == DOMAIN_CLASS_SAFETY ? 0 : CONFIG_DEFAULT_NORMAL_PIECE_US;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "

@@ -56,6 +56,14 @@
 #define CONFIG_DEFAULT_NORMAL_NICE 10
 #define CONFIG_MIN_NICE		   (-20)
 #define CONFIG_MAX_NICE		   19
+/*
+ * The piece length of a domain's groups, where piece_us is not set: a
+ * normal domain's group predicted longer is cut into pieces of about this
+ * length, between which a safety domain's group can start (pieces.h in
+ * worker/, doc/design.md "Pieces"). A safety domain's groups are not cut:
+ * they go first anyway. bench/isolation measures the choice.
+ */
+#define CONFIG_DEFAULT_NORMAL_PIECE_US 4000u
 /* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
 #define CONFIG_SOCKET_ID_UNSET (-1)
 
@@ -116,8 +124,9 @@ struct domain_config {
 	uid_t socket_uid;
 	gid_t socket_gid;
 	uint32_t socket_mode;
-	int worker_nice; /* its workers' nice value */
-	int line;	 /* line of its [domain NAME] header */
+	int worker_nice;   /* its workers' nice value */
+	uint32_t piece_us; /* its groups predicted longer are cut into pieces; 0: never */
+	int line;	   /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

@@ -375,7 +375,7 @@ static int move_fd_above(int fd, int min)
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
 {
-	char id_str[16], inflight_str[16], index_str[16], nice_str[16];
+	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
 	const char *argv[] = {
@@ -395,6 +395,8 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    "--grants",
 	    "--nice",
 	    nice_str,
+	    "--piece-us",
+	    piece_str,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
 	    /* Last: without a board or a configured model the list ends early. */
@@ -414,6 +416,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
 	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
 	snprintf(nice_str, sizeof(nice_str), "%d", md->cfg.domains[l - md->listeners].worker_nice);
+	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);

@@ -137,6 +137,8 @@ struct predict_ctx {
 	uint64_t frag_observed;
 	predict_resource_data_fn resource_data;
 	void *resource_data_arg;
+	predict_boundary_fn boundary;
+	void *boundary_arg;
 	/*
 	 * Buffers (bit 0 colour, 1 depth, 2 stencil) already cleared since
 	 * the last command that used the framebuffer. A clear of a buffer
@@ -1168,11 +1170,15 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 	predict_decode_init(&d, buf, ndw);
 	/* One walk of the buffer: state, features and command counts. */
 	while ((r = predict_decode_next(&d, &c, &why)) > 0) {
+		enum predict_cmd_class cls = predict_cmd_classify(c.cmd, c.obj);
+
 		apply(ctx, &c, features);
 		if (counts) {
-			counts->n[predict_cmd_classify(c.cmd, c.obj)]++;
+			counts->n[cls]++;
 			counts->total++;
 		}
+		if (ctx->boundary && predict_cmd_class_has_output(cls))
+			ctx->boundary(ctx->boundary_arg, d.pos, d.index, features);
 	}
 	features->x[PF_GROUP] = 1;
 	features->x[PF_CMDS] = d.index;
@@ -1191,6 +1197,12 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void predict_ctx_set_boundary_hook(struct predict_ctx *ctx, predict_boundary_fn fn, void *data)
+{
+	ctx->boundary = fn;
+	ctx->boundary_arg = data;
 }
 
 void predict_ctx_set_resource_data(struct predict_ctx *ctx, predict_resource_data_fn fn, void *data)

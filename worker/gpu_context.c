@@ -12,7 +12,11 @@
 #include "fragment_query.h"
 #include "gpu_caps.h"
 #include "gpu_context.h"
+#include "pieces.h"
 #include "util.h"
+
+/* Groups cut into pieces that may be in flight at once; more are dispatched whole. */
+#define GPU_CONTEXT_SPLIT_MAX 8u
 
 /* The learned model state is also saved every this many groups, so that a
  * worker that is killed loses little. */
@@ -30,6 +34,25 @@ struct gpu_context {
 	char state_path[4096];
 	char identity[128];
 	uint64_t model_reported_ns;
+	uint64_t saved_at; /* groups learned when the state was last saved */
+	/* The group being dispatched, piece by piece (gpu_context_prepare()). */
+	struct {
+		const uint32_t *buf;
+		struct group_info whole;
+		struct piece_plan plan;
+		uint32_t next;		/* the next piece to dispatch; plan.n when none is left */
+		struct group_info info; /* the next piece's */
+	} cur;
+	/*
+	 * Groups cut into pieces whose last piece has not completed, oldest
+	 * first: what the model learns from once all of them did (the whole
+	 * group, its pieces' measured times summed).
+	 */
+	struct split_group {
+		struct group_info whole;
+		double measured;
+	} split[GPU_CONTEXT_SPLIT_MAX];
+	uint32_t split_head, split_n;
 };
 
 #define ctx_log(level, c, fmt, ...)                                                                \
@@ -144,6 +167,8 @@ struct gpu_context *gpu_context_create(const struct gpu_context_options *options
 			ctx_log(LOG_LEVEL_WARN, c, "cannot write features to %s", path);
 	}
 	load_state(c);
+	if (options->piece_ns)
+		predictor_record_boundaries(c->predictor, true);
 	if (strcmp(c->name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
 	    predictor_calibration_start(c->predictor) == 0)
 		ctx_log(LOG_LEVEL_INFO, c, "calibration client: its groups will seed the model");
@@ -224,21 +249,59 @@ uint32_t gpu_context_inflight(const struct gpu_context *ctx)
 	return groups_inflight(ctx->groups);
 }
 
-int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
-			struct group_info *info)
+/* Sets cur.info to the next piece's: the whole group's, with the piece's estimate and counts. */
+static void describe_next_piece(struct gpu_context *c)
+{
+	const struct piece *p = &c->cur.plan.p[c->cur.next];
+
+	c->cur.info = c->cur.whole;
+	if (c->cur.plan.n < 2)
+		return;
+	c->cur.info.est = p->est;
+	memcpy(c->cur.info.features.x, p->x, sizeof(p->x));
+	c->cur.info.piece = c->cur.next + 1;
+	c->cur.info.pieces = c->cur.plan.n;
+	/* Cut after whole commands of a buffer the decoder accepted: cannot fail. */
+	predict_cmd_count(c->cur.buf + p->start_dw, p->ndw, &c->cur.info.counts, NULL, NULL);
+}
+
+int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw)
 {
 	struct predict_decode_error err = {0};
+	const struct piece_boundary *b;
+	double total;
+	size_t nb;
 
-	if (predictor_group(ctx->predictor, buf, ndw, info, &err) < 0) {
+	ctx->cur.buf = NULL;
+	ctx->cur.next = ctx->cur.plan.n = 0;
+	if (predictor_group(ctx->predictor, buf, ndw, &ctx->cur.whole, &err) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
 			err.index, err.offset, err.what ? err.what : "malformed");
 		return -EPROTO;
 	}
+	nb = predictor_boundaries(ctx->predictor, &b, &total);
+	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
+	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns,
+		    &ctx->cur.plan);
+	ctx->cur.buf = buf;
+	describe_next_piece(ctx);
 	return 0;
 }
 
-bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
+bool gpu_context_pending(const struct gpu_context *ctx)
 {
+	return ctx->cur.next < ctx->cur.plan.n;
+}
+
+const struct group_info *gpu_context_next_piece(const struct gpu_context *ctx)
+{
+	return &ctx->cur.info;
+}
+
+bool gpu_context_request_grant(struct gpu_context *ctx)
+{
+	struct group_info *info = &ctx->cur.info;
 	uint32_t flags = predict_cmd_no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
 
 	info->request_ns = mono_now_ns();
@@ -256,13 +319,27 @@ bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info)
 	return false;
 }
 
-uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
-			      const struct group_info *info, uint32_t fence_id)
+uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 {
-	uint64_t seq = groups_dispatch(ctx->groups, mono_now_ns(), info);
-	bool wrapped = fragment_query_begin(ctx->fragments, seq, info);
+	const struct piece *p = &ctx->cur.plan.p[ctx->cur.next];
+	const struct group_info *info = &ctx->cur.info;
+	uint64_t seq;
+	bool wrapped;
 
-	if (virgl_renderer_submit_cmd((void *)buf, (int)ctx->opt.ctx_id, (int)ndw))
+	if (!gpu_context_pending(ctx))
+		return 0;
+	seq = groups_dispatch(ctx->groups, mono_now_ns(), info);
+	/* A piece's fragments are not a group's: only whole groups are counted. */
+	wrapped = info->pieces == 0 && fragment_query_begin(ctx->fragments, seq, info);
+	if (info->piece == 1) {
+		struct split_group *sg =
+		    &ctx->split[(ctx->split_head + ctx->split_n++) % GPU_CONTEXT_SPLIT_MAX];
+
+		sg->whole = ctx->cur.whole;
+		sg->measured = 0;
+	}
+	if (virgl_renderer_submit_cmd((void *)(ctx->cur.buf + p->start_dw), (int)ctx->opt.ctx_id,
+				      (int)p->ndw))
 		ctx_log(LOG_LEVEL_WARN, ctx,
 			"group %llu: virglrenderer reported an error in the stream",
 			(unsigned long long)seq);
@@ -275,6 +352,10 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size
 	}
 	/* A group that took the grant board's offer is on the GPU: now say so. */
 	mediator_link_report_claim(ctx->link);
+	if (++ctx->cur.next < ctx->cur.plan.n)
+		describe_next_piece(ctx);
+	else
+		ctx->cur.buf = NULL;
 	if (renderer_fence(ctx->opt.renderer, ctx->opt.ctx_id, fence_id) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "cannot create a fence");
 		return 0;
@@ -282,17 +363,44 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size
 	return seq;
 }
 
+/*
+ * A piece completed: the model learns from its group once the last piece
+ * did, from the pieces' measured times summed (each started when it was
+ * dispatched or the previous one ended: time between pieces, when the GPU
+ * ran another domain's group, is not the group's).
+ */
+static void learn_piece(struct gpu_context *c, const struct group_info *info, uint64_t measured)
+{
+	struct split_group *sg = &c->split[c->split_head];
+
+	if (c->split_n == 0)
+		return;
+	predictor_learn_piece(c->predictor, &info->features, (double)measured);
+	sg->measured += (double)measured;
+	if (info->piece < info->pieces)
+		return;
+	predictor_learn(c->predictor, &sg->whole, sg->measured, -1);
+	c->split_head = (c->split_head + 1) % GPU_CONTEXT_SPLIT_MAX;
+	c->split_n--;
+}
+
 static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)
 {
 	struct gpu_context *c = data;
 	uint64_t measured = record->end_ns - record->start_ns;
 
+	double fragments = fragment_query_take(c->fragments, record->seq);
+
 	if (info->grant_id)
 		mediator_link_done(c->link, info->grant_id, measured, record->end_ns);
-	predictor_learn(c->predictor, info, (double)measured,
-			fragment_query_take(c->fragments, record->seq));
-	if (predictor_learned(c->predictor) % GPU_CONTEXT_SAVE_STATE_EVERY == 0)
+	if (info->pieces)
+		learn_piece(c, info, measured);
+	else
+		predictor_learn(c->predictor, info, (double)measured, fragments);
+	if (predictor_learned(c->predictor) - c->saved_at >= GPU_CONTEXT_SAVE_STATE_EVERY) {
+		c->saved_at = predictor_learned(c->predictor);
 		save_state(c);
+	}
 	mediator_link_record(c->link, record);
 	if (mono_now_ns() - c->model_reported_ns >= WIRE_MODEL_REPORT_MS * 1000000ull)
 		report_model(c);

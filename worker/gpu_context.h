@@ -5,15 +5,21 @@
  * A gpu_context owns the virglrenderer context, the context's predictor
  * (decoder, state tracker, cost model and bound), its command groups in
  * flight and its fragment query. For each command group a transport calls
- *   gpu_context_prepare()   decode + predict (a rejected stream never
- *                           reaches the GPU),
+ *   gpu_context_prepare()   decode + predict, and plan its pieces (a
+ *                           rejected stream never reaches the GPU),
+ * and then, while gpu_context_pending(), for each piece in turn:
  *   gpu_context_request_grant() when mediatord schedules (unless the
  *                           grant board's offer was taken, the transport
  *                           waits for mediator_link_take_grant()),
- *   gpu_context_dispatch()  to the renderer with a fence,
- *   gpu_context_complete()  when that fence signalled: the measured time
- *                           goes to the model, the bound, mediatord's
- *                           scheduler (WIRE_DONE) and its records.
+ *   gpu_context_dispatch()  to the renderer with a fence;
+ * and for each fence that signalled
+ *   gpu_context_complete()  the measured time goes to mediatord's
+ *                           scheduler (WIRE_DONE) and its records, and
+ *                           (once the group's last piece completed) to
+ *                           the model and the bound.
+ * A group predicted longer than the domain's piece length is cut into
+ * pieces (pieces.h), each with its own grant and fence; any other group
+ * is one piece. The guest's group is done when its last piece is.
  * A vtest connection has one context; a virtio-gpu device has one per
  * guest context (CTX_CREATE). Runs on the worker's main thread.
  */
@@ -37,6 +43,7 @@ struct gpu_context_options {
 	const char *name;	      /* the guest's debug name (copied) */
 	const char *model;	      /* cost model name, NULL for the default */
 	uint32_t max_inflight;	      /* 0 = unlimited */
+	uint64_t piece_ns;	      /* groups predicted longer are cut into pieces; 0: never */
 	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
 	const char *state_dir;	      /* learned model state; NULL: not kept */
 	const char *identity;	      /* GPU/driver identity of the learned state */
@@ -93,26 +100,35 @@ bool gpu_context_can_dispatch(const struct gpu_context *ctx);
 uint32_t gpu_context_inflight(const struct gpu_context *ctx);
 
 /*
- * Decodes and predicts the group at @buf (@ndw dwords) into @info.
- * Returns 0, or -EPROTO for a stream the decoder rejects (logged with the
- * command index and byte offset; the group must not be dispatched).
+ * Decodes and predicts the group at @buf (@ndw dwords) and plans its
+ * pieces. Returns 0, or -EPROTO for a stream the decoder rejects (logged
+ * with the command index and byte offset; nothing of it may be
+ * dispatched). @buf must stay valid and unchanged while
+ * gpu_context_pending(); a new prepare forgets what was left of the last
+ * group.
  */
-int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
-			struct group_info *info);
+int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw);
+/* True while pieces of the prepared group are left to dispatch. */
+bool gpu_context_pending(const struct gpu_context *ctx);
 /*
- * Gets a grant for the group in @info (sets its grant id and request
- * time): true when it took the grant board's offer and may be dispatched
- * now; false when it asked mediatord and must wait for the answer.
+ * What is known of the next piece (of the whole group, when it is one):
+ * prediction, bound, counts, grant. Valid while gpu_context_pending().
  */
-bool gpu_context_request_grant(struct gpu_context *ctx, struct group_info *info);
+const struct group_info *gpu_context_next_piece(const struct gpu_context *ctx);
+/*
+ * Gets a grant for the next piece (sets its grant id and request time):
+ * true when it took the grant board's offer and may be dispatched now;
+ * false when it asked mediatord and must wait for the answer.
+ */
+bool gpu_context_request_grant(struct gpu_context *ctx);
 
 /*
- * Submits the group to the renderer followed by fence @fence_id (unique in
- * the worker, increasing). Returns the group's sequence number (from 1),
- * or 0 when the fence could not be created (the context is then broken).
+ * Submits the next piece to the renderer followed by fence @fence_id
+ * (unique in the worker, increasing). Returns the piece's sequence number
+ * (from 1: a whole group and each piece count one), or 0 when nothing was
+ * pending or the fence could not be created (the context is then broken).
  */
-uint64_t gpu_context_dispatch(struct gpu_context *ctx, const uint32_t *buf, size_t ndw,
-			      const struct group_info *info, uint32_t fence_id);
+uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id);
 
 /* The fence of group @seq signalled at @end_ns: completes it and every earlier group. */
 void gpu_context_complete(struct gpu_context *ctx, uint64_t seq, uint64_t end_ns);

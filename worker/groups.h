@@ -50,6 +50,8 @@ struct group_info {
 	uint64_t grant_id;	     /* the grant request's id, 0 when dispatched without one */
 	uint64_t request_ns;	     /* when the grant was asked for, 0 when not */
 	uint32_t grant;		     /* enum wire_grant_path */
+	/* A piece of a group cut into pieces (pieces.h): its number, from 1, and how many. */
+	uint32_t piece, pieces; /* 0, 0 for a whole group */
 };
 
 /*

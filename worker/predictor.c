@@ -2,6 +2,7 @@
  * Worker-side prediction glue (see predictor.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,11 @@ struct predictor {
 	double abs_err_sum, ape_sum;
 	uint64_t big, over;
 	uint32_t flags;
+	/* Where the last group could be cut (predictor_record_boundaries()). */
+	bool record_boundaries;
+	struct piece_boundary *boundaries;
+	size_t n_boundaries, cap_boundaries;
+	double empty_cost, total_cost;
 };
 
 /* Groups measured at least this long count for the MAPE (as in bench/accuracy). */
@@ -54,6 +60,7 @@ void predictor_destroy(struct predictor *p)
 	predict_calibration_destroy(p->calibration);
 	predict_estimator_destroy(p->est);
 	predict_ctx_destroy(p->ctx);
+	free(p->boundaries);
 	free(p);
 }
 
@@ -84,18 +91,85 @@ void predictor_set_resource_data(struct predictor *p, predict_resource_data_fn f
 	predict_ctx_set_resource_data(p->ctx, fn, data);
 }
 
+/* The model's cost of a group with features @f and @commands commands; @g gets its features. */
+static double model_cost(struct predictor *p, const struct predict_features *f, double commands,
+			 struct predict_features *g)
+{
+	*g = *f;
+	g->x[PF_GROUP] = 1;
+	g->x[PF_CMDS] = commands;
+	return p->ops->predict(predict_estimator_model(p->est), g);
+}
+
+/* predict_boundary_fn: remembers a place where the group may be cut, with its cost so far. */
+static void on_boundary(void *data, size_t end_dw, uint32_t commands,
+			const struct predict_features *so_far)
+{
+	struct predictor *p = data;
+	struct predict_features g;
+	double cost;
+
+	if (p->n_boundaries == p->cap_boundaries) {
+		size_t cap = p->cap_boundaries ? 2 * p->cap_boundaries : 64;
+		struct piece_boundary *b;
+
+		if (cap > PREDICTOR_MAX_BOUNDARIES)
+			return; /* the rest of the group stays with the last piece */
+		b = realloc(p->boundaries, cap * sizeof(*b));
+		if (!b)
+			return;
+		p->boundaries = b;
+		p->cap_boundaries = cap;
+	}
+	cost = model_cost(p, so_far, commands, &g) - p->empty_cost;
+	p->boundaries[p->n_boundaries].end_dw = end_dw;
+	p->boundaries[p->n_boundaries].cost = cost > 0 && isfinite(cost) ? cost : 0;
+	memcpy(p->boundaries[p->n_boundaries].x, g.x, sizeof(g.x));
+	p->n_boundaries++;
+}
+
+void predictor_record_boundaries(struct predictor *p, bool on)
+{
+	p->record_boundaries = on;
+	predict_ctx_set_boundary_hook(p->ctx, on ? on_boundary : NULL, p);
+}
+
+size_t predictor_boundaries(const struct predictor *p, const struct piece_boundary **b,
+			    double *total_cost)
+{
+	*b = p->boundaries;
+	*total_cost = p->total_cost;
+	return p->n_boundaries;
+}
+
 int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
 		    struct predict_decode_error *err)
 {
+	struct predict_features empty = {0}, g;
 	int r;
 
 	memset(info, 0, sizeof(*info));
+	p->n_boundaries = 0;
+	p->total_cost = 0;
+	if (p->record_boundaries)
+		p->empty_cost = model_cost(p, &empty, 0, &g);
 	r = predict_ctx_submit(p->ctx, buf, ndw, &info->features, &info->counts, err);
-	if (r < 0)
+	if (r < 0) {
+		p->n_boundaries = 0;
 		return r;
+	}
 	predict_estimator_predict(p->est, &info->features, &info->est);
 	info->model = p->ops->name;
+	if (p->record_boundaries)
+		p->total_cost =
+		    model_cost(p, &info->features, info->features.x[PF_CMDS], &g) - p->empty_cost;
 	return 0;
+}
+
+void predictor_learn_piece(struct predictor *p, const struct predict_features *f,
+			   double measured_ns)
+{
+	p->ops->update(predict_estimator_model(p->est), f, measured_ns);
 }
 
 void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns,

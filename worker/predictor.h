@@ -13,10 +13,12 @@
 #ifndef MEDIATOR_PREDICTOR_H
 #define MEDIATOR_PREDICTOR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "groups.h"
+#include "pieces.h"
 #include "predict.h"
 #include "wire.h"
 
@@ -48,6 +50,32 @@ void predictor_set_resource_data(struct predictor *p, predict_resource_data_fn f
  */
 int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
 		    struct predict_decode_error *err);
+
+/*
+ * From now on (@on), predictor_group() also records where each group
+ * could be cut into pieces (pieces.h), with the model's cost so far at
+ * each place: one model evaluation per command with output. At most
+ * PREDICTOR_MAX_BOUNDARIES places per group are kept (the rest of a
+ * longer group stays with its last piece).
+ */
+#define PREDICTOR_MAX_BOUNDARIES 4096u
+void predictor_record_boundaries(struct predictor *p, bool on);
+/*
+ * The places the last group predictor_group() decoded could be cut, in
+ * stream order (*@b, valid until the next predictor_group()), and the
+ * model's cost of the whole group in *@total_cost. Returns how many; 0
+ * when not recorded or the group was refused.
+ */
+size_t predictor_boundaries(const struct predictor *p, const struct piece_boundary **b,
+			    double *total_cost);
+
+/*
+ * A piece of a group (pieces.h), with features @f of its own, took
+ * @measured_ns: the cost model learns from it (the estimator's other parts
+ * learn from whole groups, predictor_learn()).
+ */
+void predictor_learn_piece(struct predictor *p, const struct predict_features *f,
+			   double measured_ns);
 
 /*
  * The group described by @info took @measured_ns on the GPU and

@@ -88,6 +88,7 @@ int main(int argc, char **argv)
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"grants", no_argument, NULL, 'g'},
 	    {"nice", required_argument, NULL, 'N'},
+	    {"piece-us", required_argument, NULL, 'P'},
 	    {"transport", required_argument, NULL, 't'},
 	    {"board-domain", required_argument, NULL, 'B'},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -139,6 +140,14 @@ int main(int argc, char **argv)
 			if (parse_u32(optarg, &opt.max_inflight) < 0)
 				goto bad;
 			break;
+		case 'P': {
+			uint32_t us;
+
+			if (parse_u32(optarg, &us) < 0)
+				goto bad;
+			opt.piece_ns = (uint64_t)us * 1000;
+			break;
+		}
 		case 'M':
 			opt.model = optarg;
 			break;

@@ -110,6 +110,22 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		       struct predict_features *features, struct predict_cmd_counts *counts,
 		       struct predict_decode_error *err);
 
+/*
+ * Where a group could be cut (the worker's pieces, worker/pieces.h): after
+ * each command with output (a draw, clear, blit, copy, transfer, compute;
+ * predict_cmd_class_has_output()), predict_ctx_submit() calls @fn with
+ * the dword offset at which the next command starts, the number of
+ * commands so far and the group's features so far (PF_GROUP and PF_CMDS
+ * not yet set). Cutting there splits nothing the state tracker or the
+ * host renderer keeps: every command is whole, and the context's state
+ * carries over from one submission to the next. Called before the group
+ * is known to be well formed: a group that then fails decoding must not
+ * be cut. NULL @fn: none (the default).
+ */
+typedef void (*predict_boundary_fn)(void *data, size_t end_dw, uint32_t commands,
+				    const struct predict_features *so_far);
+void predict_ctx_set_boundary_hook(struct predict_ctx *ctx, predict_boundary_fn fn, void *data);
+
 /* Forces one estimator (for comparisons); the default is PREDICT_FRAGMENTS_AUTO. */
 void predict_ctx_set_fragment_mode(struct predict_ctx *ctx, enum predict_fragment_mode mode);
 /*

@@ -33,6 +33,8 @@
  *       name the same 4 MiB of guest pages, until one is refused
  *       (ERR_OUT_OF_MEMORY); the device must still answer afterwards
  *   vhost-user-frontend SOCKET --attack destroy-busy
+ *   vhost-user-frontend SOCKET --attack pieces   (not an attack: 101 long
+ *       fenced groups, the last with CTX_DESTROY; see pieces())
  *       one kick of a fenced SUBMIT_3D of 16 whole-surface blits between
  *       two 2048x2048 resources and CTX_DESTROY of its context: both
  *       must be answered (the group is measured, not abandoned: the test
@@ -71,10 +73,12 @@
 
 /* Guest memory layout (gpa = offset in the memfd). */
 #define RING_AREA(q) (0x1000u + (q)*0x4000u) /* desc, avail, used of queue q */
-#define REQ_AREA     0x10000u
-#define RESP_AREA    0x20000u
-#define PIXELS_AREA  0x100000u
-#define CAPS_AREA    0x200000u
+/* VIRGL_CCMD_CLEAR_TEXTURE (virglrenderer's virgl_protocol.h) */
+#define FRONTEND_CMD_CLEAR_TEXTURE 47u
+#define REQ_AREA		   0x10000u
+#define RESP_AREA		   0x20000u
+#define PIXELS_AREA		   0x100000u
+#define CAPS_AREA		   0x200000u
 
 static int sock = -1, gpu = -1;
 static bool closing_is_fine;
@@ -1096,7 +1100,8 @@ static void attack_backing(void)
 	hold_if_asked();
 }
 
-static void attack_destroy_busy(void)
+/* Guest context 1 with two BUSY_SIZE textures, 1 and 2, attached (busy_blits.h). */
+static void busy_context(void)
 {
 	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE, .ctx_id = 1},
 					   .nlen = 4};
@@ -1110,21 +1115,6 @@ static void attack_destroy_busy(void)
 						   .array_size = 1};
 	struct virtio_gpu_ctx_resource car = {
 	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_ATTACH_RESOURCE, .ctx_id = 1}};
-	struct virtio_gpu_ctx_destroy cd = {
-	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_DESTROY, .ctx_id = 1}};
-	struct {
-		struct virtio_gpu_cmd_submit s;
-		uint32_t dw[BUSY_DWORDS];
-	} sub = {.s = {.hdr = {.type = VIRTIO_GPU_CMD_SUBMIT_3D,
-			       .flags = VIRTIO_GPU_FLAG_FENCE,
-			       .fence_id = 1,
-			       .ctx_id = 1},
-		       .size = BUSY_DWORDS * 4}};
-	struct desc *d = (struct desc *)(mem + ring_desc[0]);
-	struct virtio_gpu_ctrl_hdr submit_resp, destroy_resp;
-	const uint32_t destroy_at = REQ_AREA + 0x8000u;
-	uint64_t one = 1;
-	double t0, took;
 
 	memcpy(cc.debug_name, "busy", 4);
 	expect("CTX_CREATE", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
@@ -1133,12 +1123,35 @@ static void attack_destroy_busy(void)
 		expect("RESOURCE_CREATE_3D", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
 		expect("CTX_ATTACH_RESOURCE", &car, sizeof(car), VIRTIO_GPU_RESP_OK_NODATA);
 	}
-	busy_blits(sub.dw, 1, 2);
+}
+
+/*
+ * A fenced SUBMIT_3D of @dw_n dwords at @dw and CTX_DESTROY of context 1 in
+ * one kick: both must be answered OK (the context's groups are measured
+ * when the GPU is done with them). Returns how long the answers took, s.
+ */
+static double submit_and_destroy(const uint32_t *dw, uint32_t dw_n, uint64_t fence_id,
+				 const char *what)
+{
+	struct virtio_gpu_ctx_destroy cd = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_DESTROY, .ctx_id = 1}};
+	struct virtio_gpu_cmd_submit sub = {.hdr = {.type = VIRTIO_GPU_CMD_SUBMIT_3D,
+						    .flags = VIRTIO_GPU_FLAG_FENCE,
+						    .fence_id = fence_id,
+						    .ctx_id = 1},
+					    .size = dw_n * 4};
+	struct desc *d = (struct desc *)(mem + ring_desc[0]);
+	struct virtio_gpu_ctrl_hdr submit_resp, destroy_resp;
+	const uint32_t destroy_at = REQ_AREA + 0x8000u;
+	uint64_t one = 1;
+	double t0, took;
+
 	/* One kick: the fenced SUBMIT_3D, then CTX_DESTROY. */
 	memcpy(mem + REQ_AREA, &sub, sizeof(sub));
+	memcpy(mem + REQ_AREA + sizeof(sub), dw, dw_n * 4);
 	memcpy(mem + destroy_at, &cd, sizeof(cd));
 	memset(mem + RESP_AREA, 0xee, 8192);
-	d[0] = (struct desc){REQ_AREA, sizeof(sub), VRING_DESC_F_NEXT, 1};
+	d[0] = (struct desc){REQ_AREA, (uint32_t)sizeof(sub) + dw_n * 4, VRING_DESC_F_NEXT, 1};
 	d[1] = (struct desc){RESP_AREA, 4096, VRING_DESC_F_WRITE, 0};
 	d[2] = (struct desc){destroy_at, sizeof(cd), VRING_DESC_F_NEXT, 3};
 	d[3] = (struct desc){RESP_AREA + 4096, 4096, VRING_DESC_F_WRITE, 0};
@@ -1150,19 +1163,73 @@ static void attack_destroy_busy(void)
 	t0 = now_s();
 	if (write(kick[0], &one, sizeof(one)) != sizeof(one))
 		fail("kick");
-	took = wait_used(0, avail_idx[0], t0, 60, "destroy-busy");
+	took = wait_used(0, avail_idx[0], t0, 60, what);
 	used_seen[0] = avail_idx[0];
 	memcpy(&submit_resp, mem + RESP_AREA, sizeof(submit_resp));
 	memcpy(&destroy_resp, mem + RESP_AREA + 4096, sizeof(destroy_resp));
 	if (submit_resp.type != VIRTIO_GPU_RESP_OK_NODATA ||
 	    destroy_resp.type != VIRTIO_GPU_RESP_OK_NODATA)
-		fail("destroy-busy: SUBMIT_3D answered %#x, CTX_DESTROY %#x", submit_resp.type,
+		fail("%s: SUBMIT_3D answered %#x, CTX_DESTROY %#x", what, submit_resp.type,
 		     destroy_resp.type);
+	return took;
+}
+
+static void attack_destroy_busy(void)
+{
+	uint32_t dw[BUSY_DWORDS];
+	double took;
+
+	busy_context();
+	busy_blits(dw, 1, 2);
+	took = submit_and_destroy(dw, BUSY_DWORDS, 1, "destroy-busy");
 	printf("attack destroy-busy: SUBMIT_3D of %u blits of %ux%u and CTX_DESTROY in one kick, "
 	       "answered in %.3f s\n",
 	       BUSY_BLITS, BUSY_SIZE, BUSY_SIZE, took);
 	fflush(stdout);
 	hold_if_asked();
+}
+
+/*
+ * pieces N: N fenced SUBMIT_3D, one at a time, each a CLEAR_TEXTURE of
+ * texture 1 and busy_blits() (long groups: a worker cuts them into pieces),
+ * then one more with CTX_DESTROY in the same kick. Prints when each was
+ * answered ("answered FENCE NS", CLOCK_MONOTONIC as the trace): the test
+ * checks that a group cut into pieces is answered only after its last
+ * piece's fence.
+ */
+static void pieces(unsigned long n)
+{
+	enum { CLEAR_DW = 12 };
+	struct {
+		struct virtio_gpu_cmd_submit s;
+		uint32_t dw[1 + CLEAR_DW + BUSY_DWORDS];
+	} sub = {.s = {.hdr = {.type = VIRTIO_GPU_CMD_SUBMIT_3D,
+			       .flags = VIRTIO_GPU_FLAG_FENCE,
+			       .ctx_id = 1},
+		       .size = (1 + CLEAR_DW + BUSY_DWORDS) * 4}};
+	struct timespec t;
+
+	busy_context();
+	sub.dw[0] = VIRGL_CMD(FRONTEND_CMD_CLEAR_TEXTURE, 0, CLEAR_DW);
+	sub.dw[1] = 1; /* texture 1, level 0, the whole of it */
+	sub.dw[6] = BUSY_SIZE;
+	sub.dw[7] = BUSY_SIZE;
+	sub.dw[8] = 1;
+	busy_blits(sub.dw + 1 + CLEAR_DW, 1, 2);
+	for (unsigned long g = 1; g <= n; g++) {
+		sub.s.hdr.fence_id = g;
+		sub.dw[9] = (uint32_t)g * 2654435761u;
+		expect("SUBMIT_3D", &sub, sizeof(sub), VIRTIO_GPU_RESP_OK_NODATA);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		printf("answered %lu %llu\n", g,
+		       (unsigned long long)t.tv_sec * 1000000000ull +
+			   (unsigned long long)t.tv_nsec);
+	}
+	submit_and_destroy(sub.dw, 1 + CLEAR_DW + BUSY_DWORDS, n + 1, "pieces");
+	printf("pieces: %lu fenced groups of a clear and %u blits of %ux%u, then one with "
+	       "CTX_DESTROY in the same kick\n",
+	       n + 1, BUSY_BLITS, BUSY_SIZE, BUSY_SIZE);
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -1189,6 +1256,8 @@ int main(int argc, char **argv)
 			attack_backing();
 		else if (strcmp(argv[3], "destroy-busy") == 0)
 			attack_destroy_busy();
+		else if (strcmp(argv[3], "pieces") == 0)
+			pieces(100);
 		else
 			fail("unknown attack %s", argv[3]);
 		return 0;
@@ -1199,7 +1268,7 @@ int main(int argc, char **argv)
 			"bad-region\n"
 			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
 			"       vhost-user-frontend SOCKET --attack "
-			"display-flood|ring-num|backing|destroy-busy\n");
+			"display-flood|ring-num|backing|destroy-busy|pieces\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {

@@ -18,6 +18,15 @@
  *                    RESOURCE_BUSY_WAIT on never-created handle 12345 (one
  *                    connection each): close, or go on answering sanely
  *   connect-close N  N times: connect, handshake, close (default 100)
+ *   pieces N         N groups (default 100), each a CLEAR_TEXTURE of a
+ *                    2048x2048 texture to a colour of its own and 16 blits
+ *                    between it and a second one (busy_blits.h); then one
+ *                    texel is read back: it must be the last group's
+ *                    colour. Long groups: a worker cuts them into pieces
+ *                    (test-pieces reads the trace). Then, on the same
+ *                    connection, one more such group whose last command is
+ *                    cut short: the server must close the connection
+ *                    without running any of it
  *
  * and attacks a worker's resources (vtest-poke SOCKET --attack NAME [N]):
  *
@@ -116,6 +125,10 @@
 #define POKE_BAD_HANDLE	    12345u
 #define POKE_UNKNOWN_CMD    999u
 #define POKE_DEFAULT_CYCLES 100ul
+/* Mode pieces: its groups, and how long all of them and the read-back may take. */
+#define POKE_DEFAULT_PIECES_GROUPS 100ul
+#define POKE_PIECES_TIMEOUT_MS	   120000
+#define POKE_CMD_CLEAR_TEXTURE	   47u /* VIRGL_CCMD_CLEAR_TEXTURE, virgl_protocol.h */
 /* The attacks' sizes and pace. */
 #define POKE_GET_BYTES		 (64u << 20) /* the parser's limit of a transfer */
 #define POKE_TRICKLE_BYTES_PER_S 4096u
@@ -837,9 +850,9 @@ static int attack_truncate(const char *path)
  * connection closed at once: its worker must still measure the group when
  * the GPU is done with it (the test reads the trace), and serve new clients.
  */
-static int attack_close_busy(const char *path)
+/* A connection with two BUSY_SIZE textures (busy_blits.h): its fd, or a negative errno. */
+static int busy_connect(const char *path)
 {
-	uint32_t stream[BUSY_DWORDS];
 	int fd = connect_and_handshake(path), ret = 0;
 
 	if (fd < 0)
@@ -858,9 +871,22 @@ static int attack_close_busy(const char *path)
 
 		ret = send_cmd(fd, VCMD_RES_CREATE_SIZE, VCMD_RESOURCE_CREATE, args, sizeof(args));
 	}
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int attack_close_busy(const char *path)
+{
+	uint32_t stream[BUSY_DWORDS];
+	int fd = busy_connect(path), ret;
+
+	if (fd < 0)
+		return fd;
 	busy_blits(stream, POKE_FIRST_ATTACK_HANDLE, POKE_FIRST_ATTACK_HANDLE + 1);
-	if (ret == 0)
-		ret = send_cmd(fd, BUSY_DWORDS, VCMD_SUBMIT_CMD, stream, sizeof(stream));
+	ret = send_cmd(fd, BUSY_DWORDS, VCMD_SUBMIT_CMD, stream, sizeof(stream));
 	close(fd);
 	if (ret < 0) {
 		fprintf(stderr, "vtest-poke: close-busy: send: %s\n", strerror(-ret));
@@ -868,6 +894,88 @@ static int attack_close_busy(const char *path)
 	}
 	printf("attack close-busy: SUBMIT_CMD of %u blits of %ux%u sent, connection closed\n",
 	       BUSY_BLITS, BUSY_SIZE, BUSY_SIZE);
+	return check_fresh_client(path);
+}
+
+/* The colour of group @g of mode pieces (B8G8R8X8: blue in the low byte). */
+static uint32_t piece_colour(unsigned long g)
+{
+	return 0xff000000u | (uint32_t)((g * 2654435761u) & 0xffffffu);
+}
+
+enum { PIECES_CLEAR_DW = 12, PIECES_DW = 1 + PIECES_CLEAR_DW + BUSY_DWORDS };
+
+/* A busy_connect() connection, and mode pieces' group stream in @stream. */
+static int pieces_connect(const char *path, uint32_t stream[PIECES_DW])
+{
+	int fd = busy_connect(path);
+
+	if (fd < 0)
+		return fd;
+	memset(stream, 0, PIECES_DW * sizeof(uint32_t));
+	stream[0] = VIRGL_CMD(POKE_CMD_CLEAR_TEXTURE, 0, PIECES_CLEAR_DW);
+	stream[1] = POKE_FIRST_ATTACK_HANDLE; /* the first blit's source, level 0, all of it */
+	stream[6] = BUSY_SIZE;
+	stream[7] = BUSY_SIZE;
+	stream[8] = 1;
+	busy_blits(stream + 1 + PIECES_CLEAR_DW, POKE_FIRST_ATTACK_HANDLE,
+		   POKE_FIRST_ATTACK_HANDLE + 1);
+	return fd;
+}
+
+static int send_pieces_groups(int fd, uint32_t stream[PIECES_DW], unsigned long groups)
+{
+	int ret = 0;
+
+	for (unsigned long g = 0; g < groups && ret == 0; g++) {
+		stream[9] = piece_colour(g);
+		ret =
+		    send_cmd(fd, PIECES_DW, VCMD_SUBMIT_CMD, stream, PIECES_DW * sizeof(uint32_t));
+	}
+	return ret;
+}
+
+static int mode_pieces(const char *path, unsigned long groups)
+{
+	uint32_t stream[PIECES_DW];
+	uint32_t get[VCMD_TRANSFER_HDR_SIZE] = {
+	    POKE_FIRST_ATTACK_HANDLE, 0, 4, 4, 0, 0, 0, 1, 1, 1, 4,
+	};
+	uint32_t texel = 0, want = piece_colour(groups - 1);
+	int fd = pieces_connect(path, stream), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = send_pieces_groups(fd, stream, groups);
+	if (ret == 0)
+		ret = send_cmd(fd, VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_GET, get, sizeof(get));
+	if (ret == 0)
+		ret = recv_all(fd, &texel, sizeof(texel), POKE_PIECES_TIMEOUT_MS);
+	if (ret < 0) {
+		close(fd);
+		fprintf(stderr, "vtest-poke: pieces: %s\n", strerror(-ret));
+		return ret;
+	}
+	printf("pieces: %lu groups of a clear and %u blits of %ux%u; texel 0x%08x, expected "
+	       "0x%08x\n",
+	       groups, BUSY_BLITS, BUSY_SIZE, BUSY_SIZE, texel, want);
+	/* The X byte is undefined. */
+	if ((texel & 0xffffffu) != (want & 0xffffffu)) {
+		close(fd);
+		fprintf(stderr, "vtest-poke: pieces: the last group's colour did not arrive\n");
+		return -EPROTO;
+	}
+	/* The same group with its last blit one dword short of its header's length. */
+	stream[PIECES_DW - 1 - BUSY_BLIT_DW] = VIRGL_CMD(BUSY_CMD_BLIT, 0, BUSY_BLIT_DW + 1);
+	ret = send_cmd(fd, PIECES_DW, VCMD_SUBMIT_CMD, stream, PIECES_DW * sizeof(uint32_t));
+	if (ret == 0 && !server_closed(fd, POKE_PIECES_TIMEOUT_MS))
+		ret = -ETIMEDOUT;
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "vtest-poke: pieces: a malformed long group: %s\n", strerror(-ret));
+		return ret;
+	}
+	printf("pieces: a long group with a malformed last command: connection closed\n");
 	return check_fresh_client(path);
 }
 
@@ -968,7 +1076,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vtest-poke [-v] SOCKET MODE [N]\n"
 		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
 		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
-		     "       bad-handle, connect-close [N]\n"
+		     "       bad-handle, connect-close [N], pieces [N]\n"
 		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy\n"
 		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
 }
@@ -1045,6 +1153,8 @@ int main(int argc, char **argv)
 		ret = mode_bad_handle(path);
 	} else if (strcmp(mode, "connect-close") == 0) {
 		ret = mode_connect_close(path, have_n ? n : POKE_DEFAULT_CYCLES);
+	} else if (strcmp(mode, "pieces") == 0) {
+		ret = mode_pieces(path, have_n && n > 0 ? n : POKE_DEFAULT_PIECES_GROUPS);
 	} else {
 		fprintf(stderr, "vtest-poke: unknown mode '%s'\n", mode);
 		usage(stderr);

@@ -93,7 +93,8 @@ struct vgpu_device {
 	struct virtqueue_elem cursor_elem; /* the cursor queue's, never held */
 	uint8_t *req;
 	size_t req_len, req_cap;
-	struct group_info grant_info;
+	uint64_t grant_id; /* of the grant asked for (HOLD_GRANT, HOLD_ABANDONED) */
+	bool in_group;	   /* the held SUBMIT_3D's group is prepared: its pieces go on */
 	uint32_t errors_logged;
 	/* What the VM holds, against vgpu_limits.h. */
 	struct vgpu_backing_usage backing;
@@ -198,6 +199,7 @@ void vgpu_device_reset(struct vgpu_device *dev)
 	/* One grant request may be outstanding per worker: the next group
 	 * waits for the answer to the abandoned one. */
 	d->hold = d->hold == HOLD_GRANT || d->hold == HOLD_ABANDONED ? HOLD_ABANDONED : HOLD_NONE;
+	d->in_group = false;
 }
 
 void vgpu_device_destroy(struct vgpu_device *dev)
@@ -937,6 +939,7 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 	    .name = j ? name : "unnamed",
 	    .model = d->opt.worker->model,
 	    .max_inflight = d->opt.worker->max_inflight,
+	    .piece_ns = d->opt.worker->piece_ns,
 	    .feature_dump_dir = d->opt.worker->feature_dump_dir,
 	    .state_dir = d->opt.worker->state_dir,
 	    .identity = d->identity,
@@ -1026,8 +1029,20 @@ static void kill_ctx(struct vgpu_device *d, int slot, const char *why)
 	d->ctxs[slot].dead = true;
 }
 
-/* Dispatches the held SUBMIT_3D (decoded, predicted, granted) with its fence. */
-static uint32_t dispatch_submit(struct vgpu_device *d, int slot, const struct group_info *info)
+/*
+ * SUBMIT_3D: one command group. Returns the answer type, 0 when answered
+ * (or to be answered at its fence), or UINT32_MAX when it holds the queue.
+ */
+#define HELD UINT32_MAX
+/* dispatch_piece(): the group has more pieces. */
+#define MORE_PIECES (UINT32_MAX - 1)
+
+/*
+ * Dispatches the next piece of the held SUBMIT_3D's group (decoded,
+ * predicted, granted) with its fence. The last piece's fence answers a
+ * fenced request.
+ */
+static uint32_t dispatch_piece(struct vgpu_device *d, int slot)
 {
 	struct virtio_gpu_cmd_submit c;
 	struct gpu_context *ctx = d->ctxs[slot].ctx;
@@ -1038,15 +1053,18 @@ static uint32_t dispatch_submit(struct vgpu_device *d, int slot, const struct gr
 	/* The fence is created by gpu_context_dispatch() right after the stream. */
 	memset(p, 0, sizeof(*p));
 	p->fence_id = d->last_fence + 1;
-	p->seq = gpu_context_dispatch(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4, info,
-				      p->fence_id);
+	p->seq = gpu_context_dispatch(ctx, p->fence_id);
 	if (p->seq == 0) {
+		d->in_group = false;
 		kill_ctx(d, slot, "the renderer cannot create a fence");
 		return VIRTIO_GPU_RESP_ERR_UNSPEC;
 	}
 	d->last_fence++;
 	d->pending_n++;
 	p->slot = (uint32_t)slot + 1;
+	if (gpu_context_pending(ctx))
+		return MORE_PIECES;
+	d->in_group = false;
 	if (c.hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
 		answer_later(p, &d->elem, &c.hdr);
 		return 0;
@@ -1055,27 +1073,53 @@ static uint32_t dispatch_submit(struct vgpu_device *d, int slot, const struct gr
 }
 
 /*
- * SUBMIT_3D: one command group. Returns the answer type, 0 when answered
- * (or to be answered at its fence), or UINT32_MAX when it holds the queue.
+ * Dispatches the held SUBMIT_3D's pieces, each once there is room in the
+ * pending list, an in-flight slot and a grant for it; holds the queue when
+ * one must wait (retry_held() goes on from there).
  */
-#define HELD UINT32_MAX
+static uint32_t dispatch_pieces(struct vgpu_device *d, int slot)
+{
+	struct gpu_context *ctx = d->ctxs[slot].ctx;
+	uint32_t type = MORE_PIECES;
+
+	while (type == MORE_PIECES) {
+		if (d->pending_n == VGPU_MAX_PENDING) {
+			d->hold = HOLD_PENDING;
+			return HELD;
+		}
+		if (!gpu_context_can_dispatch(ctx)) {
+			d->hold = HOLD_INFLIGHT;
+			return HELD;
+		}
+		if (d->opt.worker->grants && !gpu_context_request_grant(ctx)) {
+			d->grant_id = gpu_context_next_piece(ctx)->grant_id;
+			d->hold = HOLD_GRANT;
+			return HELD;
+		}
+		type = dispatch_piece(d, slot);
+	}
+	return type;
+}
 
 static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 {
 	struct virtio_gpu_cmd_submit c;
 	struct gpu_context *ctx;
-	struct group_info info;
 	uint32_t err;
 	int slot = -1;
 
 	memcpy(&c, d->req, sizeof(c));
 	ctx = live_ctx(d, c.hdr.ctx_id, &slot, &err);
 	if (!ctx) {
+		d->in_group = false;
 		*what = "no such context";
 		return err;
 	}
 	if (c.size == 0)
 		return VIRTIO_GPU_RESP_OK_NODATA;
+	/* Run again after a wait: the group's pieces go on. */
+	if (d->in_group)
+		return dispatch_pieces(d, slot);
 	if (d->pending_n == VGPU_MAX_PENDING) {
 		d->hold = HOLD_PENDING;
 		return HELD;
@@ -1086,18 +1130,13 @@ static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 	}
 	/* A group is decoded and predicted before it may reach the GPU; a
 	 * stream the decoder rejects never does, and costs its context. */
-	if (gpu_context_prepare(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4, &info) <
-	    0) {
+	if (gpu_context_prepare(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4) < 0) {
 		kill_ctx(d, slot, "malformed command stream");
 		*what = "malformed command stream";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
-	if (d->opt.worker->grants && !gpu_context_request_grant(ctx, &info)) {
-		d->grant_info = info;
-		d->hold = HOLD_GRANT;
-		return HELD;
-	}
-	return dispatch_submit(d, slot, &info);
+	d->in_group = true;
+	return dispatch_pieces(d, slot);
 }
 
 /* Runs the request in d->req (d->req_len bytes) from chain d->elem. */
@@ -1375,7 +1414,7 @@ static bool retry_held(struct vgpu_device *d)
 		if (!mediator_link_take_grant(d->opt.link, &verdict))
 			return false;
 		if (verdict == WIRE_GRANTED)
-			mediator_link_done(d->opt.link, d->grant_info.grant_id, 0, mono_now_ns());
+			mediator_link_done(d->opt.link, d->grant_id, 0, mono_now_ns());
 		d->hold = HOLD_NONE;
 		return true;
 	}
@@ -1386,15 +1425,21 @@ static bool retry_held(struct vgpu_device *d)
 			return false;
 		d->hold = HOLD_NONE;
 		if (slot < 0 || !d->ctxs[slot].ctx) {
+			d->in_group = false;
 			type = VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
 		} else if (verdict != WIRE_GRANTED) {
+			d->in_group = false;
 			kill_ctx(d, slot,
 				 "unschedulable: its command group never fits the safety domains' "
 				 "gaps");
 			what = "refused by the scheduler";
 			type = VIRTIO_GPU_RESP_ERR_UNSPEC;
 		} else {
-			type = dispatch_submit(d, slot, &d->grant_info);
+			type = dispatch_piece(d, slot);
+			if (type == MORE_PIECES)
+				type = dispatch_pieces(d, slot);
+			if (type == HELD)
+				return false;
 		}
 	} else {
 		if (d->hold == HOLD_INFLIGHT && slot >= 0 && d->ctxs[slot].ctx &&

@@ -90,8 +90,6 @@ struct vtest_server {
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
-	/* The group waiting for its grant (BLOCKED_GRANT). */
-	struct group_info grant_info;
 	uint64_t dispatched; /* groups so far: the last fence id */
 };
 
@@ -236,6 +234,7 @@ static int need_renderer(struct vtest_server *s)
 	    .name = s->client_name,
 	    .model = s->opt.model,
 	    .max_inflight = s->opt.max_inflight,
+	    .piece_ns = s->opt.piece_ns,
 	    .feature_dump_dir = s->opt.feature_dump_dir,
 	    .state_dir = s->opt.state_dir,
 	    .identity = identity,
@@ -721,13 +720,11 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 	return transfer2(s, m, true, what);
 }
 
-/* Hands a decoded, predicted (and granted) group to the renderer. */
-static int dispatch_group(struct vtest_server *s, const struct vtest_msg *m,
-			  const struct group_info *info, const char **what)
+/* Hands the next piece of the prepared group (granted) to the renderer. */
+static int dispatch_piece(struct vtest_server *s, const char **what)
 {
-	/* One context: fence ids are its groups' sequence numbers. */
-	uint64_t seq = gpu_context_dispatch(s->ctx, m->payload, m->length_dw, info,
-					    (uint32_t)(s->dispatched + 1));
+	/* One context: fence ids are its pieces' sequence numbers. */
+	uint64_t seq = gpu_context_dispatch(s->ctx, (uint32_t)(s->dispatched + 1));
 
 	s->dispatched++;
 	if (seq != s->dispatched) {
@@ -737,30 +734,51 @@ static int dispatch_group(struct vtest_server *s, const struct vtest_msg *m,
 	return 0;
 }
 
+/*
+ * Dispatches the prepared group's pieces, each once there is an in-flight
+ * slot and a grant for it; returns with s->blocked set when one must
+ * wait (the message is handled again, or the grant taken, by unblock()).
+ */
+static int dispatch_pieces(struct vtest_server *s, const char **what)
+{
+	while (gpu_context_pending(s->ctx)) {
+		int r;
+
+		if (!gpu_context_can_dispatch(s->ctx)) {
+			s->blocked = BLOCKED_INFLIGHT;
+			return 0;
+		}
+		if (s->opt.grants && !gpu_context_request_grant(s->ctx)) {
+			s->blocked = BLOCKED_GRANT;
+			return 0;
+		}
+		r = dispatch_piece(s, what);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
-	struct group_info info;
-
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
 		return -ENODEV;
 	}
+	/* Handled again after waiting for a slot: the group's pieces continue. */
+	if (gpu_context_pending(s->ctx))
+		return dispatch_pieces(s, what);
 	if (!gpu_context_can_dispatch(s->ctx)) {
 		s->blocked = BLOCKED_INFLIGHT;
 		return 0;
 	}
 	/* A group is decoded and predicted before it may reach the GPU; a
 	 * stream the decoder rejects never does. */
-	if (gpu_context_prepare(s->ctx, m->payload, m->length_dw, &info) < 0) {
+	if (gpu_context_prepare(s->ctx, m->payload, m->length_dw) < 0) {
 		*what = "malformed command buffer";
 		return -EPROTO;
 	}
-	if (s->opt.grants && !gpu_context_request_grant(s->ctx, &info)) {
-		s->grant_info = info;
-		s->blocked = BLOCKED_GRANT;
-		return 0;
-	}
-	return dispatch_group(s, m, &info, what);
+	return dispatch_pieces(s, what);
 }
 
 static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, const char **what)
@@ -844,16 +862,19 @@ static int unblock(struct vtest_server *s)
 			return 0;
 		s->blocked = BLOCKED_NONE;
 		if (verdict != WIRE_GRANTED) {
+			const struct group_info *info = gpu_context_next_piece(s->ctx);
+
 			srv_log(
 			    LOG_LEVEL_ERROR, s,
 			    "group refused by the scheduler: its context is unschedulable "
 			    "(predicted %.0f us, bound %.0f us: it never fits the safety domains' "
 			    "gaps); closing the connection",
-			    s->grant_info.est.predicted_ns / 1000,
-			    s->grant_info.est.bound_ns / 1000);
+			    info->est.predicted_ns / 1000, info->est.bound_ns / 1000);
 			return -EPERM;
 		}
-		r = dispatch_group(s, &s->blocked_msg, &s->grant_info, &what);
+		r = dispatch_piece(s, &what);
+		if (r == 0)
+			r = dispatch_pieces(s, &what);
 		if (r < 0)
 			srv_log(LOG_LEVEL_ERROR, s, "SUBMIT_CMD: %s; closing the connection", what);
 		return r;

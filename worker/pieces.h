@@ -1,0 +1,84 @@
+/*
+ * Pieces: preemption points without preemption (doc/design.md, "Pieces").
+ *
+ * A command group is one guest command buffer; once the GPU starts it, it
+ * runs to the end. A long group of a normal domain would therefore hold
+ * the GPU for its whole length, and a safety frame released meanwhile
+ * waits. The worker may instead hand the group to the renderer as several
+ * pieces, in order, each cut after a command with output (a draw, a
+ * clear, a blit...: predict_ctx_set_boundary_hook()), each with a fence of
+ * its own and a grant of its own. Between two pieces mediatord can start a
+ * safety group. The guest sees one group: it is answered after the last
+ * piece.
+ *
+ * pieces_plan() decides where to cut. It cuts only a group predicted
+ * longer than the domain's piece length, into as many pieces as that
+ * length goes into the prediction (at most PIECES_MAX), each cut at the
+ * first boundary where the model's cost so far reaches the next share of
+ * the whole. Each piece is predicted its share s_k of the group's
+ * prediction. Its margin (bound - prediction) is the group's margin M
+ * scaled as a standard deviation scales when a sum of independent parts is
+ * split: each part's spread grows with its size, s_k, and the group's with
+ * the square root of the parts' squares, so
+ *   margin_k = M s_k / sqrt(sum_j s_j^2)      (M / sqrt(n) for n equal pieces)
+ * never more than the group's bound. Giving each piece the whole margin
+ * made the pieces of a noisy group as hard to place as the group; giving
+ * it only its share s_k M let a quarter of the pieces overrun their bounds
+ * while the whole groups did not (bench/isolation, test-pieces). Pieces
+ * are measured one by one: the trace shows how often one overran.
+ * Each piece's own features (the group's up to its end, less those up to
+ * its start) go with it, so that the model also learns from each piece's
+ * measured time: a group whose commands always come in the same mix
+ * teaches a model only their sum, and the shares it gives the pieces are
+ * off until it has seen them apart.
+ *
+ * Pure computation, no I/O (unit-tested in tests/unit/test-pieces.c).
+ */
+#ifndef MEDIATOR_PIECES_H
+#define MEDIATOR_PIECES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "predict.h"
+
+/*
+ * Most pieces a group is cut into: each costs a submission, a fence and a
+ * grant (tens of microseconds), so more would cost more than they save.
+ */
+#define PIECES_MAX 16u
+
+/* A place the group may be cut: after the command that ends at @end_dw. */
+struct piece_boundary {
+	size_t end_dw;
+	double cost;	    /* the model's cost of the group up to here, ns (>= 0) */
+	double x[PF_COUNT]; /* the group's features up to here (PF_GROUP 1) */
+};
+
+struct piece {
+	size_t start_dw, ndw;
+	double share; /* of the group's predicted cost, 0..1 */
+	struct predict_estimate est;
+	double x[PF_COUNT]; /* its own features: what the model learns from its measured time */
+};
+
+struct piece_plan {
+	uint32_t n; /* >= 1 */
+	struct piece p[PIECES_MAX];
+};
+
+/*
+ * Plans the group of @ndw dwords with estimate @est and features @x, and
+ * the @nb boundaries @b (in stream order; those at the end of the buffer
+ * are not used) whose model cost as a whole is @total_cost: one piece when
+ * @piece_ns is 0, when @est is young or has no bound (its cost is not
+ * known yet: the scheduler places such groups specially), when the
+ * prediction is not longer than @piece_ns, or when there is no boundary
+ * to cut at. Costs that are not usable (the total not above 0, NaN) fall
+ * back to an equal share per boundary.
+ */
+void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
+		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
+		 struct piece_plan *out);
+
+#endif
