@@ -74,15 +74,16 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
 		 struct piece_plan *out)
 {
-	bool by_cost = total_cost > 0.0 && isfinite(total_cost);
+	/* A young context's model prices nothing well yet: its bound, and equal shares. */
+	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
+	double length = est->young ? est->bound_ns : est->predicted_ns;
 	double wanted, prev_share = 0.0;
 	uint32_t n;
 
 	one_piece(ndw, est, x, out);
-	if (piece_ns == 0 || est->young || !(est->bound_ns > 0.0) ||
-	    !(est->predicted_ns > (double)piece_ns) || nb == 0)
+	if (piece_ns == 0 || !(est->bound_ns > 0.0) || !(length > (double)piece_ns) || nb == 0)
 		return;
-	wanted = ceil(est->predicted_ns / (double)piece_ns);
+	wanted = ceil(length / (double)piece_ns);
 	n = wanted > PIECES_MAX ? PIECES_MAX : (uint32_t)wanted;
 	/*
 	 * For each next target share k/n, cut at the usable boundary whose

@@ -14,8 +14,13 @@
  * pieces_plan() decides where to cut. It cuts only a group predicted
  * longer than the domain's piece length, into as many pieces as that
  * length goes into the prediction (at most PIECES_MAX), each cut at the
- * first boundary where the model's cost so far reaches the next share of
- * the whole. Each piece is predicted its share s_k of the group's
+ * boundary where the model's cost so far comes closest to the next share
+ * of the whole. A young context's group (predict_estimate.young) is judged
+ * by its bound, the longest group the context took so far, and cut into
+ * equal numbers of commands with output: its model is still learning and
+ * predicts such groups far too short (0.1 ms for a 60 ms group of four
+ * full-screen draws in bench/isolation), and uncut, each of them held the
+ * GPU through two or three safety frames while the context was young. Each piece is predicted its share s_k of the group's
  * prediction. Its margin (bound - prediction) is the group's margin M
  * scaled as a standard deviation scales when a sum of independent parts is
  * split: each part's spread grows with its size, s_k, and the group's with
@@ -71,11 +76,11 @@ struct piece_plan {
  * Plans the group of @ndw dwords with estimate @est and features @x, and
  * the @nb boundaries @b (in stream order; those at the end of the buffer
  * are not used) whose model cost as a whole is @total_cost: one piece when
- * @piece_ns is 0, when @est is young or has no bound (its cost is not
- * known yet: the scheduler places such groups specially), when the
- * prediction is not longer than @piece_ns, or when there is no boundary
- * to cut at. Costs that are not usable (the total not above 0, NaN) fall
- * back to an equal share per boundary.
+ * @piece_ns is 0, when @est has no bound (no model yet), when the
+ * prediction (a young estimate's bound) is not longer than @piece_ns, or
+ * when there is no boundary to cut at. Costs that are not usable (the
+ * total not above 0, NaN), and a young estimate's, give way to an equal
+ * share per boundary. Pieces keep @est's young flag.
  */
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,

@@ -19,12 +19,25 @@
 #                          refused (unschedulable, the default: their
 #                          client is disconnected and glmark2 starts again)
 #                          or run at a gap's start (run: each costs the
-#                          cluster the frames it spans).
+#                          cluster the frames it spans);
+#                 multi    long-draws with MULTI_DRAWS draws of 960x540 per group
+#                          (default 8, one shader iteration: ~16 ms groups
+#                          here), which a worker can cut into pieces;
+#                 single   long-draws with one draw per group of
+#                          SINGLE_ITER iterations (default 3: ~16 ms), which
+#                          cannot be cut: admission must place each right
+#                          after a cluster frame.
+# Each load runs under policy fifo (whole groups: the baseline), under
+# policy budget with whole groups (piece_us = 0, "budget-whole") and under
+# policy budget with pieces (piece_us = PIECE_US, default 4000, "budget").
 # Prints per configuration: cluster frames, deadline misses (the client's
 # own count and mediatord's), p50/p99 frame latency, infotainment
 # throughput (groups/s of its domain, long-draws groups/s, glmark2 frames/s)
 # and how busy the GPU was (sum of all domains' measured GPU time / wall
-# time), and the CPU steal of the run (the share of CPU time the
+# time), the idle GPU time split by whether a group was waiting for its
+# grant meanwhile (held: kept idle for the cluster, or the grant's round
+# trip) or not (no work waiting), pieces and how many overran their
+# bounds, and the CPU steal of the run (the share of CPU time the
 # hypervisor gave to other guests: how noisy the host was); then the ratios
 # budget/fifo. Also:
 #   grant path:       dispatch_ns - request_ns of a lone glmark2 client
@@ -33,6 +46,9 @@
 #                     round trip) and over those that asked (the round
 #                     trip worker -> mediatord -> worker), median and p99;
 #                     and how many groups of each budget run took the offer;
+#   split cost:       the multi load alone under fifo, whole groups and
+#                     pieces of PIECE_US: long-draws groups/s of each and
+#                     the cost per extra piece;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
 # First, unless ALONE=0, the cluster runs FRAMES frames alone (policy
@@ -52,8 +68,11 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 FRAMES=${FRAMES:-10000}
-LOADS=${LOADS:-fitting heavy}
+LOADS=${LOADS:-fitting heavy multi single}
 LONG_ITER=${LONG_ITER:-2}
+MULTI_DRAWS=${MULTI_DRAWS:-8}
+SINGLE_ITER=${SINGLE_ITER:-3}
+PIECE_US=${PIECE_US:-4000}
 CLUSTER_ALONE_S=${CLUSTER_ALONE_S:-2}
 OVERSIZE=${OVERSIZE:-unschedulable}
 GUARD_US=${GUARD_US:-0}
@@ -74,7 +93,7 @@ mkdir -p "$OUT"
 gm_start_xvfb 1920x1080x24
 CONTROL=$TMP/run/control.sock
 
-# start_mediatord POLICY: a fresh mediatord with the two domains.
+# start_mediatord POLICY [PIECE_US]: a fresh mediatord with the two domains.
 start_mediatord() {
   rm -rf "$TMP/run" && mkdir -p "$TMP/run"
   gm_write_config "$TMP/run/mediatord.conf" \
@@ -83,7 +102,7 @@ start_mediatord() {
     "[domain cluster]" class=safety period_us=16667 budget_us=5000 guard_us="$GUARD_US" \
     vtest_socket="$TMP/run/cluster.vtest" \
     "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
-    vtest_socket="$TMP/run/ivi.vtest"
+    piece_us="${2:-$PIECE_US}" vtest_socket="$TMP/run/ivi.vtest"
   gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
 }
 
@@ -102,19 +121,29 @@ flood_loop() {
   done
 }
 
-# one_config POLICY LOAD: runs the cluster with the flood; writes $OUT/LOAD-POLICY.json.
+# long_draws_args LOAD: long-draws' options for LOAD.
+long_draws_args() {
+  case $1 in
+  multi) echo "--draws $MULTI_DRAWS --iterations 1 --size 960x540" ;;
+  single) echo "--draws 1 --iterations $SINGLE_ITER" ;;
+  *) echo "--iterations $LONG_ITER" ;;
+  esac
+}
+
+# one_config POLICY LOAD [NAME PIECE_US]: runs the cluster with the flood;
+# writes $OUT/LOAD-NAME.json (NAME defaults to POLICY).
 # The cluster starts first and runs alone for CLUSTER_ALONE_S seconds (as in
 # a car, where the cluster is up before infotainment), then the flood starts
 # and lasts until the cluster's last frame. Misses count over all FRAMES
 # frames; throughput and GPU busy over the flood.
 one_config() {
-  local policy=$1 load=$2 start before after t0 t1 long_pid='' cluster_pid flood_pid=''
-  start_mediatord "$policy"
+  local policy=$1 load=$2 name=${3:-$1} start before after t0 t1 long_pid='' cluster_pid flood_pid=''
+  start_mediatord "$policy" "${4:-$PIECE_US}"
   : >"$TMP/run/glmark.out"
   gm_ctl trace start "$TMP/run/trace.jsonl" >/dev/null
   start=$(gm_budgets)
   gm_in_domain "$TMP/run/cluster.vtest" "$CLUSTER_CLIENT" --frames "$FRAMES" \
-    --json /dev/fd/3 3>"$OUT/$load-$policy-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
+    --json /dev/fd/3 3>"$OUT/$load-$name-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
   cluster_pid=$!
   sleep "$CLUSTER_ALONE_S"
   before=$(gm_budgets)
@@ -129,19 +158,19 @@ one_config() {
     # Not through gm_in_domain: $! must be the client's pid (mediator-exec execs it).
     GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" \
       --socket "$TMP/run/ivi.vtest" -- "$LONG_DRAWS" \
-      --seconds $((FRAMES / 60 + 30)) --iterations "$LONG_ITER" \
+      --seconds $((FRAMES / 60 + 30)) $(long_draws_args "$load") \
       --json /dev/fd/3 3>"$TMP/run/long.json" >"$TMP/run/long.out" 2>&1 &
     long_pid=$!
     gm_track "$long_pid"
   fi
-  wait "$cluster_pid" || gm_die "$policy: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
+  wait "$cluster_pid" || gm_die "$name: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   t1=$(date +%s.%N)
   head -n 1 /proc/stat >"$TMP/run/stat1"
   after=$(gm_budgets)
   if [ -n "$long_pid" ]; then
     # long-draws may be gone already (refused as unschedulable, or failed): say so.
     kill -TERM "$long_pid" 2>/dev/null ||
-      echo "bench: $policy: long-draws had stopped before the cluster's last frame: $(tail -2 "$TMP/run/long.out")" >&2
+      echo "bench: $name: long-draws had stopped before the cluster's last frame: $(tail -2 "$TMP/run/long.out")" >&2
     wait "$long_pid" 2>/dev/null || true
   fi
   if [ -n "$flood_pid" ]; then
@@ -149,17 +178,18 @@ one_config() {
     wait "$flood_pid" 2>/dev/null || true
   fi
   gm_ctl trace stop >/dev/null
-  cp "$TMP/run/trace.jsonl" "$OUT/$load-$policy-trace.jsonl"
+  cp "$TMP/run/trace.jsonl" "$OUT/$load-$name-trace.jsonl"
   gm_stop_mediatord || true
-  cp "$TMP/run/mediatord.log" "$OUT/$load-$policy-mediatord.log"
+  cp "$TMP/run/mediatord.log" "$OUT/$load-$name-mediatord.log"
+  cp "$TMP/run/mediatord.conf" "$OUT/$load-$name.conf"
   echo "$start" >"$TMP/run/start.json"
   echo "$before" >"$TMP/run/before.json"
   echo "$after" >"$TMP/run/after.json"
-  python3 - "$policy" "$t0" "$t1" "$OUT/$load-$policy-cluster.json" "$TMP/run/long.json" \
-    "$TMP/run/glmark.out" "$OUT/$load-$policy.json" "$TMP/run/before.json" "$TMP/run/after.json" \
-    "$TMP/run/start.json" "$TMP/run/stat0" "$TMP/run/stat1" <<'PY'
+  python3 - "$name" "$t0" "$t1" "$OUT/$load-$name-cluster.json" "$TMP/run/long.json" \
+    "$TMP/run/glmark.out" "$OUT/$load-$name.json" "$TMP/run/before.json" "$TMP/run/after.json" \
+    "$TMP/run/start.json" "$TMP/run/stat0" "$TMP/run/stat1" "$OUT/$load-$name-trace.jsonl" <<'PY'
 import json, re, sys
-policy, t0, t1, cluster, long_json, glmark_out, out, before, after, start, stat0, stat1 = sys.argv[1:13]
+policy, t0, t1, cluster, long_json, glmark_out, out, before, after, start, stat0, stat1, trace = sys.argv[1:14]
 # /proc/stat "cpu" line: user nice system idle iowait irq softirq steal ...
 cpu0, cpu1 = ([int(v) for v in open(f).read().split()[1:9]] for f in (stat0, stat1))
 ticks = [b - a for a, b in zip(cpu0, cpu1)]
@@ -186,6 +216,51 @@ res = {
     # CPU time the hypervisor gave to others while this VM wanted to run: the host's noise.
     "cpu_steal": ticks[7] / max(1, sum(ticks)),
 }
+# From the trace, over the flood (from the first infotainment group on): the
+# GPU's idle time while some group waited for its grant (held back, or the
+# grant's round trip) and while none did; pieces, and those over their bound.
+groups = [g for g in map(json.loads, open(trace)) if "type" not in g]
+ivi = [g for g in groups if g["domain"] == "infotainment"]
+if ivi:
+    lo = min(g["request_ns"] for g in ivi)
+    hi = max(g["end_ns"] for g in groups)
+    busy = sorted((max(g["start_ns"], lo), g["end_ns"]) for g in groups if g["end_ns"] > lo)
+    waits = sorted((max(g["request_ns"], lo), g["dispatch_ns"]) for g in groups
+                   if g["dispatch_ns"] > lo and g["dispatch_ns"] > g["request_ns"])
+    # Idle intervals between busy ones.
+    idle, t = [], lo
+    for a, b in busy:
+        if a > t:
+            idle.append((t, a))
+        t = max(t, b)
+    if hi > t:
+        idle.append((t, hi))
+    # Merged waits, then their overlap with the idle intervals (both sorted): one sweep.
+    merged = []
+    for a, b in waits:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    held, k = 0, 0
+    for a, b in idle:
+        while k < len(merged) and merged[k][1] <= a:
+            k += 1
+        m = k
+        while m < len(merged) and merged[m][0] < b:
+            held += min(b, merged[m][1]) - max(a, merged[m][0])
+            m += 1
+    idle_total = sum(b - a for a, b in idle)
+    span = max(1, hi - lo)
+    res["trace_busy"] = 1 - idle_total / span
+    res["idle_held"] = held / span
+    res["idle_nothing"] = (idle_total - held) / span
+    pieces = [g for g in ivi if "piece" in g]
+    res["pieces"] = len(pieces)
+    res["cut_groups"] = sum(1 for g in pieces if g["piece"][0] == 1)
+    res["pieces_over"] = sum(1 for g in pieces if g["measured_ns"] > g["bound_ns"])
+    res["ivi_over"] = sum(1 for g in ivi if g["bound_ns"] and g["measured_ns"] > g["bound_ns"])
+    res["ivi_records"] = len(ivi)
 json.dump(res, open(out, "w"))
 PY
 }
@@ -193,7 +268,7 @@ PY
 # print_run LABEL FILE [IVI]: one line of a run's results (written by
 # one_config), with the infotainment load's figures unless IVI is false.
 print_run() {
-  jq -r --arg name "$1" --argjson ivi "${3:-true}" '"\($name): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; \(if $ivi then "infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); " else "" end)GPU busy \(.gpu_busy * 100 | floor) %; CPU steal \(.cpu_steal * 100 | floor) %"' "$2"
+  jq -r --arg name "$1" --argjson ivi "${3:-true}" '"\($name): frames \(.frames), misses \(.client_misses) (client) / \(.mediatord_misses) (mediatord), skipped \(.skipped), latency p50 \(.p50_latency_us) us p99 \(.p99_latency_us) us; \(if $ivi then "infotainment \(.ivi_groups_per_s | floor) groups/s, long-draws \(.long_draws_per_s) groups/s, glmark2 \(.glmark2_fps) fps, throttled \(.ivi_throttled), refused \(.ivi_unschedulable); " else "" end)GPU busy \(.gpu_busy * 100 | floor) % (trace: busy \((.trace_busy // 0) * 100 | floor) %, idle with a group waiting \((.idle_held // 0) * 100 | floor) %, idle with none \((.idle_nothing // 0) * 100 | floor) %); \(if (.pieces // 0) > 0 then "\(.cut_groups) groups cut into \(.pieces) pieces, \(.pieces_over) over their bound; " else "" end)\(.ivi_over // 0) of \(.ivi_records // 0) infotainment records over their bound; CPU steal \(.cpu_steal * 100 | floor) %"' "$2"
 }
 
 echo "gpu-mediator isolation benchmark ($(nproc) CPUs, llvmpipe), $FRAMES cluster frames per run, oversize = $OVERSIZE, cluster guard_us = $GUARD_US"
@@ -203,13 +278,55 @@ if [ "$ALONE" = 1 ]; then
   print_run "alone (cluster only, no infotainment)" "$OUT/alone-budget.json" false
 fi
 for load in $LOADS; do
-  for policy in fifo budget; do
-    one_config "$policy" "$load"
-    print_run "$load $policy" "$OUT/$load-$policy.json"
+  one_config fifo "$load" fifo 0
+  print_run "$load fifo" "$OUT/$load-fifo.json"
+  one_config budget "$load" budget-whole 0
+  print_run "$load budget-whole (piece_us 0)" "$OUT/$load-budget-whole.json"
+  one_config budget "$load" budget "$PIECE_US"
+  print_run "$load budget (piece_us $PIECE_US)" "$OUT/$load-budget.json"
+  for name in budget-whole budget; do
+    jq -rs --arg load "$load" --arg name "$name" '"\($load) \($name)/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) / \(.[0].mediatord_misses) -> \(.[1].client_misses) / \(.[1].mediatord_misses) (client / mediatord)"' \
+      "$OUT/$load-fifo.json" "$OUT/$load-$name.json"
   done
-  jq -rs --arg load "$load" '"\($load) budget/fifo: infotainment groups/s \(.[1].ivi_groups_per_s / .[0].ivi_groups_per_s * 100 | floor) %, long-draws \(if .[0].long_draws_per_s > 0 then (.[1].long_draws_per_s / .[0].long_draws_per_s * 100 | floor) else "-" end) %, glmark2 fps \(if .[0].glmark2_fps > 0 then (.[1].glmark2_fps / .[0].glmark2_fps * 100 | floor) else "-" end) %; cluster misses \(.[0].client_misses) -> \(.[1].client_misses)"' \
-    "$OUT/$load-fifo.json" "$OUT/$load-budget.json"
 done
+
+# mediator-sim on each recorded trace with the config it ran under: does the
+# simulator reach the live scheduler's verdict (pieces are records of their own)?
+for load in $LOADS; do
+  for name in fifo budget-whole budget; do
+    "$MEDIATOR_SIM" "$OUT/$load-$name.conf" "$OUT/$load-$name-trace.jsonl" >"$TMP/sim-$name.out" 2>&1 || :
+    echo "mediator-sim on $load $name: cluster $(awk '$1 == "cluster" { print $5 }' "$TMP/sim-$name.out") misses" \
+      "(live: $(jq .mediatord_misses "$OUT/$load-$name.json")), infotainment busy" \
+      "$(awk '$1 == "infotainment" { print $6 }' "$TMP/sim-$name.out")"
+  done
+done
+
+# Split cost: the multi load alone (no cluster), fifo, whole groups and pieces.
+for piece in 0 "$PIECE_US"; do
+  start_mediatord fifo "$piece"
+  gm_ctl trace start "$TMP/run/split.jsonl" >/dev/null
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" \
+    --socket "$TMP/run/ivi.vtest" -- "$LONG_DRAWS" --seconds 20 $(long_draws_args multi) \
+    --json /dev/fd/3 3>"$TMP/split-$piece.json" >/dev/null 2>&1 || gm_die "long-draws failed"
+  gm_ctl trace stop >/dev/null
+  gm_stop_mediatord || true
+  jq -s '[.[] | select(has("type") | not) | select(.piece)] | length' "$TMP/run/split.jsonl" \
+    >"$TMP/split-$piece.pieces"
+done
+python3 - "$TMP" "$PIECE_US" <<'PY'
+import json, sys
+d, piece = sys.argv[1], sys.argv[2]
+w = json.load(open(f"{d}/split-0.json"))
+p = json.load(open(f"{d}/split-{piece}.json"))
+n_pieces = int(open(f"{d}/split-{piece}.pieces").read())
+# Pieces beyond one per group, per group sent.
+extra = max(0.0, n_pieces / max(1, p["groups"]) - 1) if n_pieces else 0.0
+t_w, t_p = 1 / w["groups_per_s"], 1 / p["groups_per_s"]
+per_piece = (t_p - t_w) / extra * 1e6 if extra > 0 else float("nan")
+print(f"split cost (multi load alone, fifo): whole groups {w['groups_per_s']:.2f} groups/s, "
+      f"pieces of {piece} us {p['groups_per_s']:.2f} groups/s ({p['groups_per_s'] / w['groups_per_s'] * 100:.1f} %), "
+      f"{extra + 1:.2f} pieces per group, {per_piece:.0f} us per extra piece")
+PY
 
 # Grant round trip: one client alone under fifo, so no grant ever waits.
 start_mediatord fifo
@@ -265,4 +382,4 @@ t0=$(date +%s.%N)
 "$MEDIATOR_SIM" "$TMP/sim/sim.conf" "$TMP"/sim/d*.jsonl >"$TMP/sim.out"
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
-echo "kept: $OUT/LOAD-{fifo,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"
+echo "kept: $OUT/LOAD-{fifo,budget-whole,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"

@@ -4,7 +4,9 @@
 # groups misses most frames under fifo and none under budget, which still
 # keeps the GPU ~90 % busy; a flood of 40 ms groups (larger than any gap the
 # cluster leaves) is not schedulable: after max_defer it runs and frames are
-# missed, or with oversize = unschedulable it is refused. Replays are
+# missed, or with oversize = unschedulable it is refused; the same groups
+# cut into pieces (tests/data/sim/ivi-40ms-pieces.jsonl) are schedulable.
+# Replays are
 # deterministic; bad input exits 2 with a message.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
@@ -42,6 +44,15 @@ sim big --check "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-40ms.j
 [ "$rc" -eq 1 ] || fail "40 ms groups: exit $rc, expected 1"
 [ "$(col big infotainment 8)" -eq 20 ] || fail "40 ms groups: not all throttled"
 [ "$(col big cluster 5)" -gt 0 ] || fail "40 ms groups ran after max_defer without a miss?"
+
+# The same 40 ms groups cut into pieces of 4 ms (doc/design.md, "Pieces";
+# each piece a record of its own, "piece": [k, 10]): schedulable, the
+# cluster misses nothing and no piece waits as oversize.
+sim pieces --check "$DATA/budget.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-40ms-pieces.jsonl"
+[ "$rc" -eq 0 ] || fail "40 ms groups in pieces: exit $rc: $(cat "$TMP/pieces" "$TMP/pieces.err")"
+[ "$(col pieces cluster 5)" -eq 0 ] || fail "40 ms groups in pieces: $(col pieces cluster 5) cluster misses"
+[ "$(col pieces infotainment 3)" -eq 200 ] || fail "40 ms groups in pieces: not all 200 pieces ran"
+[ "$(col pieces infotainment 8)" -eq 0 ] || fail "pieces of 4 ms throttled as oversize"
 
 sim refused --check "$DATA/unschedulable.conf" "$DATA/cluster-60hz.jsonl" "$DATA/ivi-40ms.jsonl"
 [ "$rc" -eq 1 ] || fail "unschedulable: exit $rc, expected 1"

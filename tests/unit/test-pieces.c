@@ -75,7 +75,7 @@ static void a_short_group_is_one_piece(void **state)
 	assert_true(plan.p[0].est.bound_ns == est.bound_ns);
 }
 
-static void no_piece_length_young_or_unknown_cost_is_never_cut(void **state)
+static void no_piece_length_or_unknown_cost_is_never_cut(void **state)
 {
 	struct piece_boundary b[10];
 	size_t nb = even_boundaries(b, 10, 1e6);
@@ -84,9 +84,6 @@ static void no_piece_length_young_or_unknown_cost_is_never_cut(void **state)
 
 	(void)state;
 	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 0, &plan);
-	assert_int_equal(plan.n, 1);
-	est.young = true;
-	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 	est = estimate(16e6, 0);
 	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, &plan);
@@ -135,6 +132,32 @@ static void cuts_follow_the_model_cost_not_the_command_count(void **state)
 	/* Cut right after the expensive draw (share 0.6875), not after four draws. */
 	assert_int_equal(plan.p[1].start_dw, 30);
 	assert_true(fabs(plan.p[0].share - 5.5 / 8) < 1e-9);
+}
+
+static void a_young_group_is_judged_by_its_bound_and_cut_by_command_count(void **state)
+{
+	struct piece_boundary b[4];
+	/* A model still learning: 0.1 ms predicted, the bound the longest seen (60 ms). */
+	struct predict_estimate est = estimate(0.1e6, 60e6);
+	struct piece_plan plan;
+	size_t nb = even_boundaries(b, 4, 1e6);
+
+	(void)state;
+	est.young = true;
+	/* Its costs say the first draw is nearly all of it: not trusted. */
+	b[0].cost = 0.99e6;
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
+	assert_int_equal(plan.n, 4);
+	assert_covers(&plan, 40);
+	for (uint32_t k = 0; k < 4; k++) {
+		assert_int_equal(plan.p[k].start_dw, 10 * k);
+		assert_true(plan.p[k].est.young);
+	}
+	/* A young group within the piece length by its bound stays whole. */
+	est = estimate(0.1e6, 3e6);
+	est.young = true;
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
+	assert_int_equal(plan.n, 1);
 }
 
 static void a_single_long_draw_cannot_be_cut(void **state)
@@ -201,7 +224,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_short_group_is_one_piece),
-	    cmocka_unit_test(no_piece_length_young_or_unknown_cost_is_never_cut),
+	    cmocka_unit_test(no_piece_length_or_unknown_cost_is_never_cut),
+	    cmocka_unit_test(a_young_group_is_judged_by_its_bound_and_cut_by_command_count),
 	    cmocka_unit_test(a_long_group_is_cut_into_equal_shares),
 	    cmocka_unit_test(cuts_follow_the_model_cost_not_the_command_count),
 	    cmocka_unit_test(a_single_long_draw_cannot_be_cut),
