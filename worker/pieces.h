@@ -20,8 +20,10 @@
  * equal numbers of commands with output: its model is still learning and
  * predicts such groups far too short (0.1 ms for a 60 ms group of four
  * full-screen draws in bench/isolation), and uncut, each of them held the
- * GPU through two or three safety frames while the context was young. Each piece is predicted its share s_k of the group's
- * prediction. Its margin (bound - prediction) is the group's margin M
+ * GPU through two or three safety frames while the context was young.
+ *
+ * Each piece is predicted its share s_k of the group's prediction. Its
+ * margin (bound - prediction) is the group's margin M
  * scaled as a standard deviation scales when a sum of independent parts is
  * split: each part's spread grows with its size, s_k, and the group's with
  * the square root of the parts' squares, so
@@ -31,6 +33,7 @@
  * it only its share s_k M let a quarter of the pieces overrun their bounds
  * while the whole groups did not (bench/isolation, test-pieces). Pieces
  * are measured one by one: the trace shows how often one overran.
+ *
  * Each piece's own features (the group's up to its end, less those up to
  * its start) go with it, so that the model also learns from each piece's
  * measured time: a group whose commands always come in the same mix
