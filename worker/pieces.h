@@ -18,9 +18,9 @@
  * of the whole. A young context's group (predict_estimate.young) is judged
  * by its bound, the longest group the context took so far, and cut into
  * equal numbers of commands with output: its model is still learning and
- * predicts such groups far too short (0.1 ms for a 60 ms group of four
- * full-screen draws in bench/isolation), and uncut, each of them held the
- * GPU through two or three safety frames while the context was young.
+ * predicts such groups far too short, and uncut, each of them held the
+ * GPU through several safety frames while the context was young
+ * (bench/isolation).
  *
  * Each piece is predicted its share s_k of the group's prediction. Its
  * margin (bound - prediction) is the group's margin M
@@ -30,8 +30,8 @@
  *   margin_k = M s_k / sqrt(sum_j s_j^2)      (M / sqrt(n) for n equal pieces)
  * never more than the group's bound. Giving each piece the whole margin
  * made the pieces of a noisy group as hard to place as the group; giving
- * it only its share s_k M let a quarter of the pieces overrun their bounds
- * while the whole groups did not (bench/isolation, test-pieces). Pieces
+ * it only its share s_k M let many pieces overrun their bounds while the
+ * whole groups did not (bench/isolation, test-pieces). Pieces
  * are measured one by one: the trace shows how often one overran.
  *
  * Each piece's own features (the group's up to its end, less those up to
@@ -51,8 +51,11 @@
 #include "predict.h"
 
 /*
- * Most pieces a group is cut into: each costs a submission, a fence and a
- * grant (tens of microseconds), so more would cost more than they save.
+ * Most pieces a group is cut into: each costs a submission, a fence, a
+ * grant, and what the renderer would have saved within one submission (a
+ * tiler's tile loads and stores; llvmpipe drops work that a later opaque
+ * draw of the same submission covers), so more would cost more than they
+ * save.
  */
 #define PIECES_MAX 16u
 
