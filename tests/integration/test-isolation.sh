@@ -163,8 +163,7 @@ single_attempt() {
   single_groups=$(($(jq '.domains[1].groups' <<<"$after") - $(jq '.domains[1].groups' <<<"$before")))
   log "single draws, attempt $n: cluster $(jq .frames "$TMP/cluster-single.json") frames," \
     "$(jq .misses "$TMP/cluster-single.json") missed by its clock, $md_misses by mediatord's" \
-    "after start-up; infotainment $single_groups groups meanwhile" \
-    "($(jq .groups_per_s "$TMP/single.json") groups/s over its run); host CPU steal $steal %"
+    "after start-up; infotainment $single_groups groups meanwhile; host CPU steal $steal %"
   [ "$md_misses" -eq 0 ]
 }
 # A domain that is not strict (a strict one never runs a group above its
