@@ -38,7 +38,10 @@
  * vertex shader's MUL/MAD chain over CONST[0..3] uses it. This is right
  * when the MVP is the first uniform (es2gears, glmark2's simple scenes) and
  * a guess otherwise; a matrix with a NaN/Inf element, or all zeros, counts
- * as no MVP.
+ * as no MVP. A vertex shader that passes its position input through
+ * (predict_tgsi.h, clip_space) needs none: the later passes of multi-pass
+ * rendering draw their quads in clip space, and their box is taken as it
+ * is.
  */
 #include <errno.h>
 #include <math.h>
@@ -65,6 +68,13 @@
 #define PREDICT_CTX_HISTORY 8u
 /* Coverage of the projected box by fragments (Schnitzer et al. §V: 0.5). */
 #define PREDICT_CTX_COVERAGE 0.5
+/*
+ * Vertices of a draw that, in clip space, is taken to cover all of its box
+ * inside the viewport: one quad (a strip or fan of 4, or two triangles),
+ * or the one triangle a post-processing pass spans the screen with (its
+ * box, clipped to the viewport, is the screen).
+ */
+#define PREDICT_CTX_QUAD_VERTICES 6.0
 /* Points closer to the eye plane than this (clip w) are clipped away. */
 #define PREDICT_CTX_NEAR_W 1e-5
 
@@ -891,15 +901,16 @@ static double history_ratio(const struct predict_ctx *ctx)
 
 /*
  * The matrix that takes the bound position data to clip coordinates: the
- * identity when the vertex shader passes its input 0 through (its
- * constants, if any are bound, belong to an earlier shader), else the MVP
- * found in its constant buffer 0.
+ * identity when the vertex shader passes its input 0 through (*@clip_space
+ * is then true; its constants, if any are bound, belong to an earlier
+ * shader), else the MVP found in its constant buffer 0.
  */
-static bool position_transform(const struct pc_sub *s, float m[16])
+static bool position_transform(const struct pc_sub *s, float m[16], bool *clip_space)
 {
 	const struct pc_object *vs = object_get(s, s->vs, PREDICT_VIRGL_OBJECT_SHADER);
 
-	if (vs && vs->u.shader.st.clip_space) {
+	*clip_space = vs && vs->u.shader.st.clip_space;
+	if (*clip_space) {
 		for (int i = 0; i < 16; i++)
 			m[i] = i % 5 == 0 ? 1.0f : 0.0f;
 		return true;
@@ -907,19 +918,28 @@ static bool position_transform(const struct pc_sub *s, float m[16])
 	return find_mvp(s, m);
 }
 
-/* Fragments of @vertices vertices inside the projected bounding box, or -1 when unknown. */
-static double bbox_fragments(struct predict_ctx *ctx, const struct rect *clip, bool has_rect)
+/*
+ * Fragments of @vertices vertices inside the projected bounding box, or -1
+ * when unknown. A clip-space quad (PREDICT_CTX_QUAD_VERTICES) covers its
+ * box: neither the assumed coverage nor the learned one applies to it.
+ */
+static double bbox_fragments(struct predict_ctx *ctx, double vertices, const struct rect *clip,
+			     bool has_rect)
 {
 	const struct pc_sub *s = ctx->cur;
 	const struct pc_resource *r = position_buffer(ctx);
+	bool clip_space;
+	double area;
 	float m[16];
 
-	if (!has_rect || !s->has_viewport || !r || !position_transform(s, m))
+	if (!has_rect || !s->has_viewport || !r || !position_transform(s, m, &clip_space))
 		return -1;
 	struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
 			      s->vp_translate[1]};
-	return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE *
-	       exp(-ctx->bbox_bias);
+	area = project_box(m, r->bmin, r->bmax, &vp, clip);
+	if (clip_space && vertices <= PREDICT_CTX_QUAD_VERTICES)
+		return area;
+	return area * PREDICT_CTX_COVERAGE * exp(-ctx->bbox_bias);
 }
 
 /* The estimator a draw both can estimate uses (ties and no scores yet: the box). */
@@ -943,7 +963,7 @@ static double draw_fragments(struct predict_ctx *ctx, double vertices, double sa
 {
 	double ratio = history_ratio(ctx);
 	double hist = ratio >= 0 ? clamp_feature(ratio * vertices) : -1;
-	double box = bbox_fragments(ctx, clip, has_rect);
+	double box = bbox_fragments(ctx, vertices, clip, has_rect);
 	struct predict_fragment_estimates *e = &f->frag;
 
 	if (!has_rect)
