@@ -26,6 +26,11 @@
  * buffer starts a new box; later writes grow it. Vertices with a NaN or
  * infinite coordinate are skipped. At most PREDICT_CTX_BBOX_VERTICES_MAX
  * vertices are read per write (evenly spaced when there are more).
+ * The vertex elements bound when the data arrives need not be those of the
+ * draw that reads it (a pass uploads its quad before it binds the quad's
+ * layout), so the data of small buffers (up to PREDICT_CTX_KEEP_BYTES:
+ * quads and other screen-aligned geometry) is kept, and a draw that reads
+ * one with another layout than its box was read with reads it again.
  *
  * The MVP. The first 16 floats of the vertex shader's constant buffer 0
  * (SET_CONSTANT_BUFFER, the default uniform block) are taken as a
@@ -33,7 +38,10 @@
  * vertex shader's MUL/MAD chain over CONST[0..3] uses it. This is right
  * when the MVP is the first uniform (es2gears, glmark2's simple scenes) and
  * a guess otherwise; a matrix with a NaN/Inf element, or all zeros, counts
- * as no MVP.
+ * as no MVP. A vertex shader that passes its position input through
+ * (predict_tgsi.h, clip_space) needs none: the later passes of multi-pass
+ * rendering draw their quads in clip space, and their box is taken as it
+ * is.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,18 +68,42 @@
 #define PREDICT_CTX_HISTORY 8u
 /* Coverage of the projected box by fragments (Schnitzer et al. §V: 0.5). */
 #define PREDICT_CTX_COVERAGE 0.5
+/*
+ * Vertices of a draw that, in clip space, is taken to cover all of its box
+ * inside the viewport: one quad (a strip or fan of 4, or two triangles),
+ * or the one triangle a post-processing pass spans the screen with (its
+ * box, clipped to the viewport, is the screen).
+ */
+#define PREDICT_CTX_QUAD_VERTICES 6.0
 /* Points closer to the eye plane than this (clip w) are clipped away. */
 #define PREDICT_CTX_NEAR_W 1e-5
+
+/*
+ * Buffers up to this size keep a copy of their data, so that their box can
+ * be read again with the layout of the draw that uses them: a quad of six
+ * vertices with a vec4 position and a vec4 attribute fits. At most
+ * PREDICT_CTX_MAX_RESOURCES times this per context.
+ */
+#define PREDICT_CTX_KEEP_BYTES 256u
 
 /* Bytes per texel assumed for TRANSFER3D of textures (the format table is not tracked). */
 #define PREDICT_CTX_TEXEL_BYTES 4.0
 
 /* ---- state ---- */
 
+struct pos_layout {
+	uint64_t base;	 /* byte offset of vertex 0's position in the buffer */
+	uint64_t stride; /* bytes between vertices */
+	uint32_t ncomp;	 /* floats per position read: 2 or 3 */
+};
+
 struct pc_resource {
 	struct predict_resource_desc desc;
 	bool has_bbox;
 	float bmin[3], bmax[3];
+	struct pos_layout layout; /* how the box was read */
+	uint8_t *data;		  /* a copy of a small buffer's data, or NULL */
+	uint32_t data_len;	  /* bytes of it from 0 that were written */
 };
 
 struct pc_object {
@@ -224,15 +256,26 @@ struct predict_ctx *predict_ctx_create(void)
 
 void predict_ctx_destroy(struct predict_ctx *ctx)
 {
+	struct pc_resource *r;
+
 	if (!ctx)
 		return;
 	for (uint32_t i = 0; i < PREDICT_CTX_MAX_SUB_CTX; i++)
 		sub_destroy(ctx, ctx->subs[i]);
+	for (size_t i = 0; (r = predict_map_next(&ctx->resources, &i));)
+		free(r->data);
 	map_free_all(&ctx->resources);
 	free(ctx);
 }
 
 /* ---- resources and their bounding boxes ---- */
+
+static void resource_free(struct pc_resource *r)
+{
+	if (r)
+		free(r->data);
+	free(r);
+}
 
 int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
 				const struct predict_resource_desc *desc)
@@ -248,22 +291,23 @@ int predict_ctx_resource_create(struct predict_ctx *ctx, uint32_t handle,
 	if (!r)
 		return -ENOMEM;
 	r->desc = *desc;
+	if (desc->target == PIPE_BUFFER && desc->width && desc->width <= PREDICT_CTX_KEEP_BYTES) {
+		r->data = calloc(1, desc->width);
+		if (!r->data) {
+			free(r);
+			return -ENOMEM;
+		}
+	}
 	ret = predict_map_add(&ctx->resources, handle, r);
 	if (ret)
-		free(r);
+		resource_free(r);
 	return ret;
 }
 
 void predict_ctx_resource_destroy(struct predict_ctx *ctx, uint32_t handle)
 {
-	free(predict_map_remove(&ctx->resources, handle));
+	resource_free(predict_map_remove(&ctx->resources, handle));
 }
-
-struct pos_layout {
-	uint64_t base;	 /* byte offset of vertex 0's position in the buffer */
-	uint64_t stride; /* bytes between vertices */
-	uint32_t ncomp;	 /* floats per position read: 2 or 3 */
-};
 
 static uint32_t format_components(uint32_t format)
 {
@@ -310,22 +354,14 @@ static void bbox_add(struct pc_resource *r, const float p[3])
 	r->has_bbox = true;
 }
 
-static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
-			   const uint8_t *data, size_t len)
+/* Grows @r's box by the positions, laid out as @l, in @len bytes @data at @offset. */
+static void bbox_read(struct pc_resource *r, const struct pos_layout *lp, uint64_t offset,
+		      const uint8_t *data, size_t len)
 {
-	struct pc_resource *r = predict_map_get(&ctx->resources, handle);
-	struct pos_layout l;
-	uint64_t end, psize, first, last, n, step;
+	struct pos_layout l = *lp;
+	uint64_t end = offset + len, psize, first, last, n, step;
 
-	if (!r || r->desc.target != PIPE_BUFFER || !data || !len)
-		return;
-	if (offset > UINT64_MAX - len)
-		return;
-	end = offset + len;
-	position_layout(ctx->cur, handle, &l);
 	psize = (uint64_t)l.ncomp * sizeof(float);
-	if (offset == 0)
-		r->has_bbox = false;
 	/* Vertices i with base + i stride in [offset, end - psize]. */
 	if (end < psize || end - psize < l.base)
 		return;
@@ -358,6 +394,36 @@ static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t of
 	}
 }
 
+static bool same_layout(const struct pos_layout *a, const struct pos_layout *b)
+{
+	return a->base == b->base && a->stride == b->stride && a->ncomp == b->ncomp;
+}
+
+static void resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
+			   const uint8_t *data, size_t len)
+{
+	struct pc_resource *r = predict_map_get(&ctx->resources, handle);
+
+	if (!r || r->desc.target != PIPE_BUFFER || !data || !len)
+		return;
+	if (offset > UINT64_MAX - len)
+		return;
+	if (r->data && offset < r->desc.width) {
+		size_t n = len < r->desc.width - offset ? len : r->desc.width - offset;
+
+		memcpy(r->data + offset, data, n);
+		/* A write from byte 0 starts the data anew, as it starts the box. */
+		if (offset == 0)
+			r->data_len = (uint32_t)n;
+		else if (offset <= r->data_len && offset + n > r->data_len)
+			r->data_len = (uint32_t)(offset + n);
+	}
+	position_layout(ctx->cur, handle, &r->layout);
+	if (offset == 0)
+		r->has_bbox = false;
+	bbox_read(r, &r->layout, offset, data, len);
+}
+
 void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64_t offset,
 				const void *data, size_t len)
 {
@@ -366,7 +432,7 @@ void predict_ctx_resource_write(struct predict_ctx *ctx, uint32_t handle, uint64
 
 /* ---- objects ---- */
 
-static struct pc_object *object_get(struct pc_sub *s, uint32_t handle, uint32_t type)
+static struct pc_object *object_get(const struct pc_sub *s, uint32_t handle, uint32_t type)
 {
 	struct pc_object *o = predict_map_get(&s->objects, handle);
 
@@ -415,6 +481,9 @@ static void stats_add(struct predict_tgsi_stats *a, const struct predict_tgsi_st
 	a->tokens += b->tokens;
 	a->has_loop = a->has_loop || b->has_loop;
 	a->unbounded_loop = a->unbounded_loop || b->unbounded_loop;
+	/* A continuation is not parsed with the declarations: only a shader sent
+	 * whole counts as clip-space (such shaders are a few lines long). */
+	a->clip_space = false;
 }
 
 /*
@@ -797,7 +866,7 @@ static const struct pc_resource *position_buffer(struct predict_ctx *ctx)
 	const struct pc_sub *s = ctx->cur;
 	const struct pc_object *ve =
 	    object_get(ctx->cur, s->ve, PREDICT_VIRGL_OBJECT_VERTEX_ELEMENTS);
-	const struct pc_resource *r;
+	struct pc_resource *r;
 	uint32_t vb = 0;
 
 	if (ve && ve->u.ve.count)
@@ -805,6 +874,16 @@ static const struct pc_resource *position_buffer(struct predict_ctx *ctx)
 	if (vb >= s->nr_vb || !s->vb[vb].handle)
 		return NULL;
 	r = predict_map_get(&ctx->resources, s->vb[vb].handle);
+	if (r && r->data && r->data_len) {
+		struct pos_layout l;
+
+		position_layout(s, s->vb[vb].handle, &l);
+		if (!same_layout(&l, &r->layout)) {
+			r->layout = l;
+			r->has_bbox = false;
+			bbox_read(r, &l, 0, r->data, r->data_len);
+		}
+	}
 	return r && r->has_bbox ? r : NULL;
 }
 
@@ -820,19 +899,47 @@ static double history_ratio(const struct predict_ctx *ctx)
 	return vsum > 0 ? fsum / vsum : -1;
 }
 
-/* Fragments of @vertices vertices inside the projected bounding box, or -1 when unknown. */
-static double bbox_fragments(struct predict_ctx *ctx, const struct rect *clip, bool has_rect)
+/*
+ * The matrix that takes the bound position data to clip coordinates: the
+ * identity when the vertex shader passes its input 0 through (*@clip_space
+ * is then true; its constants, if any are bound, belong to an earlier
+ * shader), else the MVP found in its constant buffer 0.
+ */
+static bool position_transform(const struct pc_sub *s, float m[16], bool *clip_space)
+{
+	const struct pc_object *vs = object_get(s, s->vs, PREDICT_VIRGL_OBJECT_SHADER);
+
+	*clip_space = vs && vs->u.shader.st.clip_space;
+	if (*clip_space) {
+		for (int i = 0; i < 16; i++)
+			m[i] = i % 5 == 0 ? 1.0f : 0.0f;
+		return true;
+	}
+	return find_mvp(s, m);
+}
+
+/*
+ * Fragments of @vertices vertices inside the projected bounding box, or -1
+ * when unknown. A clip-space quad (PREDICT_CTX_QUAD_VERTICES) covers its
+ * box: neither the assumed coverage nor the learned one applies to it.
+ */
+static double bbox_fragments(struct predict_ctx *ctx, double vertices, const struct rect *clip,
+			     bool has_rect)
 {
 	const struct pc_sub *s = ctx->cur;
 	const struct pc_resource *r = position_buffer(ctx);
+	bool clip_space;
+	double area;
 	float m[16];
 
-	if (!has_rect || !s->has_viewport || !r || !find_mvp(s, m))
+	if (!has_rect || !s->has_viewport || !r || !position_transform(s, m, &clip_space))
 		return -1;
 	struct viewport vp = {s->vp_scale[0], s->vp_scale[1], s->vp_translate[0],
 			      s->vp_translate[1]};
-	return project_box(m, r->bmin, r->bmax, &vp, clip) * PREDICT_CTX_COVERAGE *
-	       exp(-ctx->bbox_bias);
+	area = project_box(m, r->bmin, r->bmax, &vp, clip);
+	if (clip_space && vertices <= PREDICT_CTX_QUAD_VERTICES)
+		return area;
+	return area * PREDICT_CTX_COVERAGE * exp(-ctx->bbox_bias);
 }
 
 /* The estimator a draw both can estimate uses (ties and no scores yet: the box). */
@@ -856,7 +963,7 @@ static double draw_fragments(struct predict_ctx *ctx, double vertices, double sa
 {
 	double ratio = history_ratio(ctx);
 	double hist = ratio >= 0 ? clamp_feature(ratio * vertices) : -1;
-	double box = bbox_fragments(ctx, clip, has_rect);
+	double box = bbox_fragments(ctx, vertices, clip, has_rect);
 	struct predict_fragment_estimates *e = &f->frag;
 
 	if (!has_rect)

@@ -8,7 +8,16 @@
  * src/gallium/auxiliary/tgsi/tgsi_info_opcodes.h; any other word counts as
  * an ALU instruction, so that unknown or future opcodes still cost
  * something. Every byte is looked at a bounded number of times.
+ *
+ * Clip-space vertex shaders. In a VERT shader, the output declared
+ * POSITION is followed through the instructions whose destination is
+ * that output: the shader counts as clip_space when every one of them is
+ * a plain MOV (no _SAT, no source modifier) from IN[0] with each written
+ * component taken from the same component, or from an immediate. The
+ * declarations come before the instructions in tgsi_dump's text, so one
+ * pass suffices.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "predict_tgsi.h"
@@ -79,6 +88,130 @@ static uint32_t count_tokens(const char *line, size_t n)
 	return tokens;
 }
 
+/* What one parse carries from line to line besides the counts. */
+struct parse {
+	struct predict_tgsi_stats *st;
+	bool vert;	    /* the processor line said VERT */
+	long pos_out;	    /* index of the OUT declared POSITION, -1 before its DCL */
+	uint32_t pos_moves; /* writes of it that keep input 0's clip coordinates */
+	uint32_t pos_other; /* any other write of it */
+};
+
+/* Skips spaces from @i in @line (@n bytes); returns the new index. */
+static size_t skip_spaces(const char *line, size_t n, size_t i)
+{
+	while (i < n && is_space(line[i]))
+		i++;
+	return i;
+}
+
+/*
+ * Reads "NAME[digits]" at @i: NAME must be @name. Sets *@index and returns
+ * the index after "]", or 0 when the text does not match (0 is never a
+ * valid end: a register takes at least 4 bytes).
+ */
+static size_t read_register(const char *line, size_t n, size_t i, const char *name, long *index)
+{
+	size_t nl = strlen(name);
+	long v = 0;
+	size_t d;
+
+	if (n - i < nl + 3 || memcmp(line + i, name, nl) != 0 || line[i + nl] != '[')
+		return 0;
+	i += nl + 1;
+	for (d = i; i < n && line[i] >= '0' && line[i] <= '9' && i - d < 9; i++)
+		v = v * 10 + (line[i] - '0');
+	if (i == d || i >= n || line[i] != ']')
+		return 0;
+	*index = v;
+	return i + 1;
+}
+
+/* Reads an optional ".xyzw"-style suffix at @i into @c (up to 4, NUL-terminated). */
+static size_t read_components(const char *line, size_t n, size_t i, char c[5])
+{
+	size_t k = 0;
+
+	c[0] = '\0';
+	if (i >= n || line[i] != '.')
+		return i;
+	for (i++; i < n && k < 4 && strchr("xyzw", line[i]) && line[i]; i++)
+		c[k++] = line[i];
+	c[k] = '\0';
+	return i;
+}
+
+/* "DCL OUT[n], POSITION" (@rest follows "DCL"): remembers n. */
+static void position_declaration(struct parse *p, const char *line, size_t n, size_t i)
+{
+	static const char tail[] = ", POSITION";
+	char c[5];
+	long idx;
+	size_t e;
+
+	i = skip_spaces(line, n, i);
+	e = read_register(line, n, i, "OUT", &idx);
+	if (!e)
+		return;
+	e = read_components(line, n, e, c);
+	if (n - e >= sizeof(tail) - 1 && memcmp(line + e, tail, sizeof(tail) - 1) == 0 &&
+	    skip_spaces(line, n, e + sizeof(tail) - 1) == n)
+		p->pos_out = idx;
+}
+
+/*
+ * An instruction @op (without _SAT; @sat says whether it had it) whose
+ * operands start at @i: if it writes the position output, records whether
+ * it keeps input 0's coordinates.
+ */
+static void position_write(struct parse *p, const char *op, bool sat, const char *line, size_t n,
+			   size_t i)
+{
+	static const char all[] = "xyzw";
+	char mask[5], swz[5];
+	long idx;
+	size_t e, r;
+
+	if (!p->vert || p->pos_out < 0)
+		return;
+	i = skip_spaces(line, n, i);
+	e = read_register(line, n, i, "OUT", &idx);
+	if (!e || idx != p->pos_out)
+		return;
+	e = read_components(line, n, e, mask);
+	if (!mask[0])
+		memcpy(mask, all, sizeof(all));
+	e = skip_spaces(line, n, e);
+	if (sat || strcmp(op, "MOV") != 0 || e >= n || line[e] != ',') {
+		p->pos_other++;
+		return;
+	}
+	e = skip_spaces(line, n, e + 1);
+	if ((r = read_register(line, n, e, "IMM", &idx))) {
+		e = read_components(line, n, r, swz);
+		if (skip_spaces(line, n, e) == n) {
+			p->pos_moves++;
+			return;
+		}
+	} else if ((r = read_register(line, n, e, "IN", &idx)) && idx == 0) {
+		e = read_components(line, n, r, swz);
+		if (!swz[0])
+			memcpy(swz, all, sizeof(all));
+		if (skip_spaces(line, n, e) == n && strlen(swz) == 4) {
+			bool same = true;
+
+			/* Written component k reads source component k. */
+			for (size_t k = 0; mask[k]; k++)
+				same = same && swz[strchr(all, mask[k]) - all] == mask[k];
+			if (same) {
+				p->pos_moves++;
+				return;
+			}
+		}
+	}
+	p->pos_other++;
+}
+
 static void add_instruction(struct predict_tgsi_stats *st, char *w, size_t wl)
 {
 	if (wl > 4 && strcmp(w + wl - 4, "_SAT") == 0)
@@ -98,10 +231,12 @@ static void add_instruction(struct predict_tgsi_stats *st, char *w, size_t wl)
 	}
 }
 
-static void parse_line(struct predict_tgsi_stats *st, const char *line, size_t n)
+static void parse_line(struct parse *p, const char *line, size_t n)
 {
+	struct predict_tgsi_stats *st = p->st;
 	char w[TGSI_WORD_MAX + 1];
 	size_t i = 0, ws, wl;
+	bool sat;
 
 	st->tokens += count_tokens(line, n);
 	while (i < n && is_space(line[i]))
@@ -131,19 +266,27 @@ static void parse_line(struct predict_tgsi_stats *st, const char *line, size_t n
 	}
 	memcpy(w, line + ws, wl);
 	w[wl] = '\0';
-	if (strcmp(w, "DCL") == 0)
+	if (strcmp(w, "DCL") == 0) {
 		st->decl++;
-	else if (strcmp(w, "IMM") == 0)
+		position_declaration(p, line, n, i);
+	} else if (strcmp(w, "IMM") == 0) {
 		st->imm++;
-	else if (strcmp(w, "PROPERTY") == 0)
+	} else if (strcmp(w, "PROPERTY") == 0) {
 		st->props++;
-	else if (!IN(w, processors))
-		add_instruction(st, w, wl);
+	} else if (IN(w, processors)) {
+		p->vert = strcmp(w, "VERT") == 0;
+	} else {
+		sat = wl > 4 && strcmp(w + wl - 4, "_SAT") == 0;
+		add_instruction(st, w, wl); /* strips _SAT */
+		position_write(p, w, sat, line, n, i);
+	}
 }
 
 void predict_tgsi_parse(const char *text, size_t len, struct predict_tgsi_stats *st)
 {
 	size_t pos = 0;
+
+	struct parse p = {.st = st, .pos_out = -1};
 
 	memset(st, 0, sizeof(*st));
 	if (!text)
@@ -153,9 +296,10 @@ void predict_tgsi_parse(const char *text, size_t len, struct predict_tgsi_stats 
 
 		while (end < len && text[end] != '\n' && text[end] != '\0')
 			end++;
-		parse_line(st, text + pos, end - pos);
+		parse_line(&p, text + pos, end - pos);
 		if (end < len && text[end] == '\n')
 			end++;
 		pos = end;
 	}
+	st->clip_space = p.vert && p.pos_moves > 0 && p.pos_other == 0;
 }

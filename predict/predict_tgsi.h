@@ -9,7 +9,8 @@
  * ALU, texture/memory, flow control; and declarations. It accepts any
  * bytes (the text comes from a guest): the work is linear in the length,
  * nothing past @len or a NUL is read, and text that is not TGSI yields
- * some histogram, never an error.
+ * some histogram, never an error. For a vertex shader it also tells
+ * whether the position output is its input 0 unchanged (clip_space).
  */
 #ifndef PREDICT_TGSI_H
 #define PREDICT_TGSI_H
@@ -30,6 +31,14 @@ struct predict_tgsi_stats {
 	bool has_loop;	 /* loops > 0 */
 	bool
 	    unbounded_loop; /* a loop whose trip count is not proven constant (every loop, today) */
+	/*
+	 * A vertex shader whose position output is written only by MOVs from
+	 * input 0 (unswizzled) or immediates: its positions are already clip
+	 * coordinates, as in the full-screen or screen-aligned quads of
+	 * post-processing and compositing passes, which draw without any
+	 * matrix.
+	 */
+	bool clip_space;
 };
 
 /*

@@ -36,7 +36,7 @@ enum {
 	BIND_SHADER = 31,
 };
 enum { O_RS = 2, O_SHADER = 4, O_VE = 5, O_SURFACE = 8 };
-enum { FMT_RGB32F = 30, FMT_RGBA8 = 67 };
+enum { FMT_RG32F = 29, FMT_RGB32F = 30, FMT_RGBA8 = 67 };
 
 /* A command stream being built. */
 struct sb {
@@ -518,6 +518,105 @@ static void without_mvp_half_the_viewport_is_assumed(void **state)
 	predict_ctx_destroy(ctx);
 }
 
+static const char vs_quad_text[] = "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n"
+				   "IMM[0] FLT32 {0.0000, 1.0000, 0.0000, 0.0000}\n"
+				   "  0: MOV OUT[0].xy, IN[0].xyyy\n"
+				   "  1: MOV OUT[0].zw, IMM[0].xyxy\n"
+				   "  2: END\n";
+
+/*
+ * Post-processing and compositing passes draw quads given in clip space,
+ * with no matrix: their box is their area. The constants an earlier
+ * shader left bound are not theirs.
+ */
+static void clip_space_quads_cover_their_rectangle(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float lo[3] = {-1, -1, 0}, hi[3] = {0, 0.5f, 0};
+	const float scale2[16] = {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1};
+
+	frame(ctx, &s, 200, 100);
+	mvp(&s, scale2);
+	shader(&s, 20, 0, vs_quad_text);
+	box_buffer(ctx, &s, lo, hi);
+	emit(&s, DRAW, 0, 12, 0, 4, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0); /* a triangle strip */
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	/* x in [0, 100], y in [0, 75]: a quad covers all of its box. */
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 7500) < 1e-3);
+	assert_int_equal(f.flags & PFF_NO_MVP, 0);
+	assert_int_equal(f.frag.bbox_draws, 1);
+	/* More than a quad in the box: the coverage of a box. */
+	draw36(&s);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 7500 * 0.5) < 1e-3);
+	predict_ctx_destroy(ctx);
+}
+
+/*
+ * A pass uploads its quad while the previous pass's vertex elements are
+ * still bound; the quad's draw reads it as vec2 with its own stride. A
+ * small buffer is read again with the layout of the draw that uses it.
+ */
+static void a_small_buffer_is_read_with_the_layout_of_its_draw(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float lo[3] = {-1, -1, -1}, hi[3] = {1, 1, 1};
+	/* A strip over x in [-1, 0], y in [-1, 0.5]: 100 x 75 pixels of 200 x 100. */
+	const float quad[8] = {-1, -1, 0, -1, -1, 0.5f, 0, 0.5f};
+
+	frame(ctx, &s, 200, 100);
+	shader(&s, 20, 0, vs_quad_text);
+	box_buffer(ctx, &s, lo, hi); /* buffer 1, vec3 elements 3 bound */
+	add_buffer(ctx, 2, sizeof(quad));
+	predict_ctx_resource_write(ctx, 2, 0, quad, sizeof(quad)); /* read as vec3 */
+	emit(&s, CREATE, O_VE, 5, 4, 0, 0, 0, FMT_RG32F);
+	emit(&s, BIND, O_VE, 1, 4);
+	emit(&s, VBUFS, 0, 3, 8, 0, 2);
+	emit(&s, DRAW, 0, 12, 0, 4, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 7500) < 1e-3);
+	predict_ctx_destroy(ctx);
+}
+
+/*
+ * Render to texture, then sample it: each pass's draws and clears take
+ * the size of the surface they target (a level of a texture), not the
+ * window's.
+ */
+static void passes_take_the_size_of_their_target(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct predict_features f;
+	struct sb s = {.n = 0};
+	const float lo[3] = {-1, -1, 0}, hi[3] = {1, 1, 0};
+
+	frame(ctx, &s, 200, 100);				  /* the window: surface 10 */
+	add_texture(ctx, 101, 512, 256);			  /* the offscreen texture */
+	emit(&s, CREATE, O_SURFACE, 5, 11, 101, FMT_RGBA8, 1, 0); /* its level 1: 256 x 128 */
+	shader(&s, 20, 0, vs_quad_text);
+	box_buffer(ctx, &s, lo, hi);
+	emit(&s, FRAMEBUFFER, 0, 3, 1, 0, 11);
+	emit(&s, VIEWPORT, 0, 7, 0, fb(128), fb(64), fb(0.5f), fb(128), fb(64), fb(0.5f));
+	clear_mask(&s, 4);
+	emit(&s, DRAW, 0, 12, 0, 4, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 256 * 128);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 256 * 128) < 1e-3);
+	/* Back to the window. */
+	emit(&s, FRAMEBUFFER, 0, 3, 1, 0, 10);
+	emit(&s, VIEWPORT, 0, 7, 0, fb(100), fb(50), fb(0.5f), fb(100), fb(50), fb(0.5f));
+	clear_mask(&s, 4);
+	emit(&s, DRAW, 0, 12, 0, 4, 5, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(f.x[PF_CLEAR_C] == 200 * 100);
+	assert_true(fabs(f.x[PF_FRAGMENTS] - 200 * 100) < 1e-3);
+	predict_ctx_destroy(ctx);
+}
+
 static void nan_and_inf_from_the_guest_stay_finite(void **state)
 {
 	struct predict_ctx *ctx = predict_ctx_create();
@@ -800,6 +899,9 @@ int main(void)
 	    cmocka_unit_test(projected_bounding_box_gives_hand_computed_fragments),
 	    cmocka_unit_test(inline_written_vertices_give_the_box_too),
 	    cmocka_unit_test(without_mvp_half_the_viewport_is_assumed),
+	    cmocka_unit_test(clip_space_quads_cover_their_rectangle),
+	    cmocka_unit_test(a_small_buffer_is_read_with_the_layout_of_its_draw),
+	    cmocka_unit_test(passes_take_the_size_of_their_target),
 	    cmocka_unit_test(uploads_from_resource_memory_give_the_bbox),
 	    cmocka_unit_test(culled_and_discarded_draws_have_no_fragments),
 	    cmocka_unit_test(nan_and_inf_from_the_guest_stay_finite),

@@ -165,6 +165,60 @@ static void histograms_of_captured_glmark2_shaders_match(void **state)
 	}
 }
 
+struct clip_case {
+	const char *description;
+	const char *text;
+	bool clip_space;
+};
+
+/* The quads are tgsi_dump's text of Mesa 22's virgl for glmark2's effect2d and desktop. */
+static const struct clip_case clip_cases[] = {
+    {"vec3 input passed through, w from an immediate",
+     "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\nDCL OUT[1].xy, GENERIC[0]\n"
+     "IMM[0] FLT32 {0.5000, 1.0000, 0.0000, 0.0000}\nDCL TEMP[0..3]\n"
+     "  0: MAD OUT[1].xy, IN[0].xyxx, IMM[0].xxxx, IMM[0].xxxx\n"
+     "  1: MOV OUT[0].xyz, IN[0].xyzx\n  2: MOV OUT[0].w, IMM[0].yyyy\n  3: END\n",
+     true},
+    {"vec2 input passed through, z and w from an immediate",
+     "VERT\nDCL IN[0]\nDCL IN[1]\nDCL OUT[0], POSITION\nDCL OUT[1].xy, GENERIC[0]\n"
+     "IMM[0] UINT32 {0, 1065353216, 0, 0}\nDCL TEMP[0..3]\n"
+     "  0: MOV OUT[0].xy, IN[0].xyyy\n  1: MOV OUT[0].zw, IMM[0].xyxy\n"
+     "  2: MOV OUT[1].xy, IN[1].xyxx\n  3: END\n",
+     true},
+    {"position output declared second, whole input moved",
+     "VERT\nDCL IN[0]\nDCL OUT[0], GENERIC[0]\nDCL OUT[1], POSITION\n"
+     "  0: MOV OUT[0], IN[0]\n  1: MOV OUT[1], IN[0]\n  2: END\n",
+     true},
+    {"an MVP transform", vs_mvp, false},
+    {"input 0 through a temporary",
+     "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n"
+     "  0: MOV TEMP[0], IN[0]\n  1: MOV OUT[0], TEMP[0]\n  2: END\n",
+     false},
+    {"another input", "VERT\nDCL IN[0]\nDCL IN[1]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[1]\n",
+     false},
+    {"swizzled", "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0].xy, IN[0].yxxx\n", false},
+    {"saturated", "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV_SAT OUT[0], IN[0]\n", false},
+    {"negated", "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], -IN[0]\n", false},
+    {"moved, then scaled",
+     "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n"
+     "  1: MUL OUT[0].xy, IN[0].xyyy, IMM[0].xxxx\n",
+     false},
+    {"no position written", "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: END\n", false},
+    {"a fragment shader", "FRAG\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0], IN[0]\n", false},
+    {"cut short", "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n  0: MOV OUT[0", false},
+};
+
+static void clip_space_vertex_shaders_are_recognised(void **state)
+{
+	for (size_t i = 0; i < sizeof(clip_cases) / sizeof(clip_cases[0]); i++) {
+		struct predict_tgsi_stats st;
+
+		print_message("%s\n", clip_cases[i].description);
+		predict_tgsi_parse(clip_cases[i].text, strlen(clip_cases[i].text), &st);
+		assert_int_equal(st.clip_space, clip_cases[i].clip_space);
+	}
+}
+
 static void tokens_are_counted(void **state)
 {
 	struct predict_tgsi_stats st;
@@ -231,6 +285,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(histograms_of_shaders_match),
 	    cmocka_unit_test(histograms_of_captured_glmark2_shaders_match),
+	    cmocka_unit_test(clip_space_vertex_shaders_are_recognised),
 	    cmocka_unit_test(tokens_are_counted),
 	    cmocka_unit_test(text_stops_at_nul_and_at_the_length),
 	    cmocka_unit_test(arbitrary_bytes_give_a_histogram),
