@@ -42,6 +42,7 @@ struct gpu_context {
 		struct piece_plan plan;
 		uint32_t next;		/* the next piece to dispatch; plan.n when none is left */
 		struct group_info info; /* the next piece's */
+		bool counting;		/* a fragment query runs from its first piece to its last */
 	} cur;
 	/*
 	 * Groups cut into pieces whose last piece has not completed, oldest
@@ -51,6 +52,7 @@ struct gpu_context {
 	struct split_group {
 		struct group_info whole;
 		double measured;
+		uint64_t first_seq; /* its first piece's: its fragment query's */
 	} split[GPU_CONTEXT_SPLIT_MAX];
 	uint32_t split_head, split_n;
 };
@@ -274,6 +276,7 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 
 	ctx->cur.buf = NULL;
 	ctx->cur.next = ctx->cur.plan.n = 0;
+	ctx->cur.counting = false;
 	if (predictor_group(ctx->predictor, buf, ndw, &ctx->cur.whole, &err) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
 			err.index, err.offset, err.what ? err.what : "malformed");
@@ -329,7 +332,11 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 	if (!gpu_context_pending(ctx))
 		return 0;
 	seq = groups_dispatch(ctx->groups, mono_now_ns(), info);
-	/* A piece's fragments are not a group's: only whole groups are counted. */
+	/*
+	 * The fragment query counts a group: a whole one, or a cut one from
+	 * before its first piece to after its last (a query may span
+	 * submissions of its context; none of another group comes between).
+	 */
 	wrapped = info->pieces == 0 && fragment_query_begin(ctx->fragments, seq, info);
 	if (info->piece == 1) {
 		struct split_group *sg =
@@ -337,6 +344,12 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 
 		sg->whole = ctx->cur.whole;
 		sg->measured = 0;
+		sg->first_seq = seq;
+		ctx->cur.counting = fragment_query_begin(ctx->fragments, seq, &ctx->cur.whole);
+	}
+	if (info->pieces && info->piece == info->pieces && ctx->cur.counting) {
+		wrapped = true;
+		ctx->cur.counting = false;
 	}
 	if (virgl_renderer_submit_cmd((void *)(ctx->cur.buf + p->start_dw), (int)ctx->opt.ctx_id,
 				      (int)p->ndw))
@@ -379,7 +392,8 @@ static void learn_piece(struct gpu_context *c, const struct group_info *info, ui
 	sg->measured += (double)measured;
 	if (info->piece < info->pieces)
 		return;
-	predictor_learn(c->predictor, &sg->whole, sg->measured, -1);
+	predictor_learn(c->predictor, &sg->whole, sg->measured,
+			fragment_query_take(c->fragments, sg->first_seq));
 	c->split_head = (c->split_head + 1) % GPU_CONTEXT_SPLIT_MAX;
 	c->split_n--;
 }
@@ -389,14 +403,13 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 	struct gpu_context *c = data;
 	uint64_t measured = record->end_ns - record->start_ns;
 
-	double fragments = fragment_query_take(c->fragments, record->seq);
-
 	if (info->grant_id)
 		mediator_link_done(c->link, info->grant_id, measured, record->end_ns);
 	if (info->pieces)
 		learn_piece(c, info, measured);
 	else
-		predictor_learn(c->predictor, info, (double)measured, fragments);
+		predictor_learn(c->predictor, info, (double)measured,
+				fragment_query_take(c->fragments, record->seq));
 	if (predictor_learned(c->predictor) - c->saved_at >= GPU_CONTEXT_SAVE_STATE_EVERY) {
 		c->saved_at = predictor_learned(c->predictor);
 		save_state(c);
