@@ -44,14 +44,22 @@
 #define BOUND_DECAY	    0.995
 #define BOUND_BURST_LEN	    4u
 
+/*
+ * The last PREDICT_BOUND_WINDOW values of a series, in arrival order (a
+ * ring, to know which one leaves) and sorted (for the quantile).
+ */
+struct bound_window {
+	double ring[PREDICT_BOUND_WINDOW];   /* oldest at head once full */
+	double sorted[PREDICT_BOUND_WINDOW]; /* the same values, ascending */
+	unsigned head;			     /* next slot to write */
+	unsigned count;			     /* values kept */
+};
+
 struct predict_bound {
 	double quantile;
 	unsigned spared;		     /* largest residuals never taken (see above) */
-	double ring[PREDICT_BOUND_WINDOW];   /* residuals, oldest at head once full */
-	double sorted[PREDICT_BOUND_WINDOW]; /* the same residuals, ascending */
-	bool exceeded[PREDICT_BOUND_WINDOW]; /* per ring slot */
-	unsigned head;			     /* next slot to write */
-	unsigned count;			     /* residuals kept */
+	struct bound_window residuals;	     /* measured - predicted, ns */
+	bool exceeded[PREDICT_BOUND_WINDOW]; /* per ring slot of residuals */
 	unsigned exceed_count;		     /* true entries of exceeded[] */
 	unsigned run;			     /* current run of consecutive exceedances */
 	double inflation;		     /* >= 1 */
@@ -77,21 +85,27 @@ void predict_bound_destroy(struct predict_bound *b)
 	free(b);
 }
 
-double predict_bound_margin(const struct predict_bound *b)
+/* Q_q of @w's values with the largest @spared left out (see above); 0 when empty. */
+static double window_quantile(const struct bound_window *w, double quantile, unsigned spared)
 {
 	unsigned rank;
-	double q;
 
-	if (b->count == 0)
+	if (w->count == 0)
 		return 0;
-	rank = (unsigned)ceil(b->quantile * b->count);
-	if (b->count > b->spared && rank > b->count - b->spared)
-		rank = b->count - b->spared;
+	rank = (unsigned)ceil(quantile * w->count);
+	if (w->count > spared && rank > w->count - spared)
+		rank = w->count - spared;
 	if (rank < 1)
 		rank = 1;
-	if (rank > b->count)
-		rank = b->count;
-	q = b->sorted[rank - 1];
+	if (rank > w->count)
+		rank = w->count;
+	return w->sorted[rank - 1];
+}
+
+double predict_bound_margin(const struct predict_bound *b)
+{
+	double q = window_quantile(&b->residuals, b->quantile, b->spared);
+
 	return q > 0 ? q * b->inflation : 0;
 }
 
@@ -118,12 +132,33 @@ static unsigned lower_bound(const double *sorted, unsigned n, double v)
 	return lo;
 }
 
+/* Adds @v to @w, dropping the oldest value of a full window; returns the ring slot written. */
+static unsigned window_push(struct bound_window *w, double v)
+{
+	unsigned i, slot;
+
+	if (w->count == PREDICT_BOUND_WINDOW) {
+		/* Drop the oldest value (it sits at head). */
+		i = lower_bound(w->sorted, w->count, w->ring[w->head]);
+		memmove(&w->sorted[i], &w->sorted[i + 1], (w->count - i - 1) * sizeof(double));
+		w->count--;
+	}
+	i = lower_bound(w->sorted, w->count, v);
+	memmove(&w->sorted[i + 1], &w->sorted[i], (w->count - i) * sizeof(double));
+	w->sorted[i] = v;
+	w->count++;
+	w->ring[w->head] = v;
+	slot = w->head;
+	w->head = (w->head + 1) % PREDICT_BOUND_WINDOW;
+	return slot;
+}
+
 void predict_bound_update(struct predict_bound *b, double predicted_ns, double measured_ns,
 			  bool judged)
 {
 	double r, allowed;
 	bool over;
-	unsigned i;
+	unsigned slot;
 
 	if (!isfinite(predicted_ns) || !isfinite(measured_ns))
 		return;
@@ -134,28 +169,18 @@ void predict_bound_update(struct predict_bound *b, double predicted_ns, double m
 	else if (r < -PREDICT_MODEL_TIME_MAX)
 		r = -PREDICT_MODEL_TIME_MAX;
 
-	if (b->count == PREDICT_BOUND_WINDOW) {
-		/* Drop the oldest residual (it sits at head). */
-		i = lower_bound(b->sorted, b->count, b->ring[b->head]);
-		memmove(&b->sorted[i], &b->sorted[i + 1], (b->count - i - 1) * sizeof(double));
-		b->count--;
-		b->exceed_count -= b->exceeded[b->head];
-	}
-	i = lower_bound(b->sorted, b->count, r);
-	memmove(&b->sorted[i + 1], &b->sorted[i], (b->count - i) * sizeof(double));
-	b->sorted[i] = r;
-	b->count++;
-	b->ring[b->head] = r;
-	b->exceeded[b->head] = over;
+	if (b->residuals.count == PREDICT_BOUND_WINDOW)
+		b->exceed_count -= b->exceeded[b->residuals.head]; /* the slot about to be reused */
+	slot = window_push(&b->residuals, r);
+	b->exceeded[slot] = over;
 	b->exceed_count += over;
-	b->head = (b->head + 1) % PREDICT_BOUND_WINDOW;
 
 	if (!over) {
 		b->run = 0;
 		b->inflation = 1 + (b->inflation - 1) * BOUND_DECAY;
 		return;
 	}
-	allowed = (1 - b->quantile) * b->count;
+	allowed = (1 - b->quantile) * b->residuals.count;
 	allowed += 3 * sqrt(allowed) + 1;
 	if (b->run++ % BOUND_BURST_LEN == 0 && b->exceed_count > allowed) {
 		b->inflation *= BOUND_INFLATE;
