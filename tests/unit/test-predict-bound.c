@@ -3,7 +3,7 @@
  * with the configured probability on Gaussian residuals, and widens when
  * a context's groups suddenly take 3x longer until it holds again; per
  * kind of group, a steady kind gets a tight bound beside a kind with a
- * long tail, whose tail stays covered.
+ * long tail, which keeps the context's margin.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -271,8 +271,7 @@ static struct predict_bound *two_kinds(struct rng *r)
 	return b;
 }
 
-/* Kind 0, a kind never seen and a kind seen fewer than PREDICT_BOUND_KIND_MIN times: the context's.
- */
+/* Kind 0, a kind never seen, one seen fewer than PREDICT_BOUND_KIND_MIN times: the context's. */
 static void unknown_kinds_get_the_context_margin(void **state)
 {
 	struct rng r = {5};
