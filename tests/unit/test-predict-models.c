@@ -466,9 +466,9 @@ static void models_are_found_by_name_and_destroy_accepts_null(void **state)
 /*
  * glmark2's buffer scene in small: 0.1 ms uploads (+- 5 %) interleaved
  * with 3 ms draws (+- 15 %, one in 100 twice as long). The draws set the
- * context's margin (about a millisecond); through the estimator, the
- * uploads' bound follows their own spread instead, while the draws keep
- * the context's.
+ * context's margin (milliseconds); through the estimator, the uploads'
+ * bound follows their own spread instead (within 2x what they take),
+ * while the draws keep the context's.
  */
 static void the_estimator_bounds_each_kind_by_its_own_spread(void **state)
 {
@@ -512,7 +512,7 @@ static void the_estimator_bounds_each_kind_by_its_own_spread(void **state)
 	       "margin %.0f ns\n",
 	       upload_bound, draw_bound, margin);
 	assert_true(margin > 0.3e6);
-	assert_true(upload_bound < 1.5e5);
+	assert_true(upload_bound < 2e5);
 	assert_true(draw_bound > 3e6 + margin / 2);
 	predict_estimator_destroy(e);
 }
