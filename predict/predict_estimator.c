@@ -73,7 +73,7 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 		memo = predict_memo_lookup(e->memo, f->content_hash);
 	out->memo = memo >= 0;
 	out->predicted_ns = predict_time_clamp(out->memo ? memo : t);
-	out->bound_ns = predict_bound_of(e->bound, out->predicted_ns);
+	out->bound_ns = predict_bound_of_kind(e->bound, out->kind, out->predicted_ns);
 	out->young = e->learned < PREDICT_ESTIMATOR_ANCHOR;
 	if (out->young && out->bound_ns < e->start_max)
 		out->bound_ns = e->start_max;
@@ -110,8 +110,8 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 	 * are at least start_max, are not judged by the margin's bound.
 	 */
 	if (!(outlier && e->learned < PREDICT_ESTIMATOR_ANCHOR))
-		predict_bound_update(e->bound, est->predicted_ns, measured_ns,
-				     e->learned >= PREDICT_ESTIMATOR_ANCHOR);
+		predict_bound_update_kind(e->bound, est->kind, est->predicted_ns, measured_ns,
+					  e->learned >= PREDICT_ESTIMATOR_ANCHOR);
 	if (measured_ns > e->start_max)
 		e->start_max = measured_ns;
 	e->learned++;

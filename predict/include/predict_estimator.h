@@ -19,7 +19,11 @@
  *           shared machine (test-model-state; doc/results/ has the
  *           figures);
  *   bound   prediction + a quantile of the recent residuals
- *           (predict_bound_*), for the scheduler. During the first
+ *           (predict_bound_*), for the scheduler: per kind of group
+ *           (recent's kind), a kind seen often enough gets a margin
+ *           from its own spread when that is below the context's, so
+ *           that short steady groups are not bounded by the long
+ *           groups' tail. During the first
  *           PREDICT_ESTIMATOR_ANCHOR groups the bound is at least the
  *           longest group measured so far: the start-up groups the model
  *           under-predicts are kept out of the residuals (above), and a

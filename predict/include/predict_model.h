@@ -99,21 +99,34 @@ int predict_model_linear_set(struct predict_model *model, const double coef[PF_C
 /*
  * The bound of a context: prediction + a margin from a running quantile
  * of that context's recent residuals (measured - predicted), so that the
- * scheduler can admit a group against a time it will rarely exceed.
- * When measurements keep exceeding the bound (for instance a guest whose
- * draws fool the fragment estimate), the margin widens until the bound
- * holds again.
+ * scheduler can admit a group against a time it will rarely exceed; a
+ * kind of group seen often enough gets a margin from its own spread
+ * where that is smaller (predict_bound_of_kind()), so that a steady
+ * kind's bound is not set by another kind's tail. When measurements keep
+ * exceeding the bound (for instance a guest whose draws fool the fragment
+ * estimate), the margin widens until the bound holds again.
  */
 struct predict_bound;
 
 /* Residuals kept per bound. */
 #define PREDICT_BOUND_WINDOW 512
+/* Kinds of group a bound follows on their own (glmark2 scenes: 2-6 kinds seen 32 times). */
+#define PREDICT_BOUND_KINDS 64u
+/* Groups of a kind learned before it has a margin of its own. */
+#define PREDICT_BOUND_KIND_MIN 32u
 
 /* @quantile in (0, 1), e.g. 0.995. Returns NULL on allocation failure. */
 struct predict_bound *predict_bound_create(double quantile);
 void predict_bound_destroy(struct predict_bound *bound);
-/* The bound for a group predicted to take @predicted_ns (>= predicted_ns). */
+/* The bound by the context's margin for a group predicted @predicted_ns (>= predicted_ns). */
 double predict_bound_of(const struct predict_bound *bound, double predicted_ns);
+/*
+ * The bound for a group of @kind (predict_recent_kind(); 0: none)
+ * predicted to take @predicted_ns: by the smaller of the kind's own
+ * margin, once it has one, and the context's; else as predict_bound_of().
+ * Never below @predicted_ns.
+ */
+double predict_bound_of_kind(const struct predict_bound *bound, uint64_t kind, double predicted_ns);
 /*
  * Learns from one group: predicted @predicted_ns, measured @measured_ns.
  * Its residual joins the window; whether it exceeded its bound counts
@@ -124,7 +137,14 @@ double predict_bound_of(const struct predict_bound *bound, double predicted_ns);
  */
 void predict_bound_update(struct predict_bound *bound, double predicted_ns, double measured_ns,
 			  bool judged);
-/* The current margin in ns (for show-budgets / mediatorctl model). */
+/*
+ * The same for a group of @kind (0: none, as predict_bound_update()): it
+ * also teaches the kind's margin, and @judged says whether its exceedance
+ * counts toward that margin's inflation too.
+ */
+void predict_bound_update_kind(struct predict_bound *bound, uint64_t kind, double predicted_ns,
+			       double measured_ns, bool judged);
+/* The context's current margin in ns (for show-budgets / mediatorctl model). */
 double predict_bound_margin(const struct predict_bound *bound);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * Tests of the bound (predict_model.h): never below the prediction, holds
  * with the configured probability on Gaussian residuals, and widens when
- * a context's groups suddenly take 3x longer until it holds again.
+ * a context's groups suddenly take 3x longer until it holds again; per
+ * kind of group, a steady kind gets a tight bound beside a kind with a
+ * long tail, which keeps the context's margin.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -186,6 +188,196 @@ static void persistent_overruns_inflate_the_margin(void **state)
 	predict_bound_destroy(b);
 }
 
+/* Kinds of the tests below (any nonzero values: the bound only compares them). */
+#define STEADY 0x57eadull
+#define TAILED 0x7a11ull
+
+/*
+ * One group of @kind predicted at 1 ms: a steady kind takes 1 ms +- 1 %,
+ * a tailed one 1 ms +- 15 % and one group in 100 three times as long.
+ * Returns its measured time.
+ */
+static double group_of(struct rng *r, uint64_t kind)
+{
+	if (kind != TAILED)
+		return 1e6 * (1 + 0.01 * rng_gauss(r));
+	if (rng_uniform(r) < 0.01)
+		return 3e6;
+	return 1e6 * (1 + 0.15 * rng_gauss(r));
+}
+
+/*
+ * Two kinds interleaved in one context. The context's margin is set by
+ * the tailed kind's spread (a third of a millisecond); given to the steady
+ * kind, whose groups stray by 10 us, its bound would be 1.35x what it
+ * takes. Per kind, the steady kind's bound stays within 1.2x, and the
+ * tailed kind keeps the context's margin: over by no more of its groups
+ * than the context-wide margin let through (its 3 ms groups, 1 % of it,
+ * are 0.5 % of the context, at the edge of a 0.995 quantile).
+ */
+static void steady_kind_gets_a_tight_bound_beside_a_tailed_one(void **state)
+{
+	struct predict_bound *b = predict_bound_create(0.995);
+	struct rng r = {4};
+	int over[2] = {0, 0}, n = 20000, warmup = 2000;
+	double steady_bound = 0, steady_sum = 0;
+
+	(void)state;
+	assert_non_null(b);
+	for (int i = 0; i < warmup + n; i++) {
+		uint64_t kind = i % 2 ? TAILED : STEADY;
+		double t = group_of(&r, kind), bound = predict_bound_of_kind(b, kind, 1e6);
+
+		assert_true(bound >= 1e6);
+		if (i >= warmup) {
+			over[kind == TAILED] += t > bound;
+			if (kind == STEADY && bound > steady_bound)
+				steady_bound = bound;
+			if (kind == STEADY)
+				steady_sum += bound;
+		}
+		predict_bound_update_kind(b, kind, 1e6, t, true);
+	}
+	printf("# steady kind: bound %.0f ns on average, at most %.0f, %d of %d over; tailed kind: "
+	       "bound %.0f ns, %d of %d over; context margin %.0f ns\n",
+	       steady_sum / (n / 2), steady_bound, over[0], n / 2,
+	       predict_bound_of_kind(b, TAILED, 1e6), over[1], n / 2, predict_bound_margin(b));
+	assert_true(steady_sum / (n / 2) <= 1.2e6);
+	assert_true(over[0] <= n / 2 / 200);
+	assert_true(predict_bound_of_kind(b, TAILED, 1e6) == predict_bound_of(b, 1e6));
+	assert_true(predict_bound_of(b, 1e6) > 1.3e6);
+	assert_true(over[1] <= n / 2 * 3 / 200);
+	predict_bound_destroy(b);
+}
+
+/* Feeds @groups steady groups of @kind predicted at 1 ms. */
+static void feed(struct predict_bound *b, struct rng *r, uint64_t kind, int groups)
+{
+	for (int i = 0; i < groups; i++)
+		predict_bound_update_kind(b, kind, 1e6, group_of(r, kind), true);
+}
+
+/* A context whose margin the tailed kind set, and a steady kind with a margin of its own. */
+static struct predict_bound *two_kinds(struct rng *r)
+{
+	struct predict_bound *b = predict_bound_create(0.995);
+
+	assert_non_null(b);
+	for (int i = 0; i < 2000; i++) {
+		feed(b, r, TAILED, 1);
+		feed(b, r, STEADY, 1);
+	}
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) < predict_bound_of(b, 1e6));
+	return b;
+}
+
+/* Kind 0, a kind never seen, one seen fewer than PREDICT_BOUND_KIND_MIN times: the context's. */
+static void unknown_kinds_get_the_context_margin(void **state)
+{
+	struct rng r = {5};
+	struct predict_bound *b = two_kinds(&r);
+	double context = predict_bound_of(b, 1e6);
+
+	(void)state;
+	assert_true(predict_bound_of_kind(b, 0, 1e6) == context);
+	assert_true(predict_bound_of_kind(b, 0x1234, 1e6) == context);
+	feed(b, &r, 0x1234, PREDICT_BOUND_KIND_MIN - 1);
+	assert_true(predict_bound_of_kind(b, 0x1234, 1e6) == predict_bound_of(b, 1e6));
+	feed(b, &r, 0x1234, 1);
+	assert_true(predict_bound_of_kind(b, 0x1234, 1e6) < predict_bound_of(b, 1e6));
+	predict_bound_destroy(b);
+}
+
+/*
+ * The table holds PREDICT_BOUND_KINDS kinds: a new one takes the slot of
+ * the one updated least recently, which falls back to the context's
+ * margin; a kind still in use keeps its own.
+ */
+static void the_least_recently_updated_kind_is_evicted(void **state)
+{
+	struct rng r = {6};
+	struct predict_bound *b = two_kinds(&r);
+	uint64_t k;
+
+	(void)state;
+	/* The tailed kind was updated before the steady one: it leaves first. */
+	for (k = 1; k < PREDICT_BOUND_KINDS - 1; k++) {
+		feed(b, &r, 0x100 + k, 1);
+		feed(b, &r, STEADY, 1);
+	}
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) < predict_bound_of(b, 1e6));
+	feed(b, &r, 0x100 + k, 1); /* one more kind: the tailed one is evicted */
+	feed(b, &r, STEADY, 1);
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) < predict_bound_of(b, 1e6));
+	/* Not in use any more, the steady kind is evicted by PREDICT_BOUND_KINDS new ones. */
+	for (k = 0; k < PREDICT_BOUND_KINDS - 1; k++)
+		feed(b, &r, 0x1000 + k, 1);
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) < predict_bound_of(b, 1e6));
+	for (; k < PREDICT_BOUND_KINDS; k++)
+		feed(b, &r, 0x1000 + k, 1);
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) == predict_bound_of(b, 1e6));
+	predict_bound_destroy(b);
+}
+
+/*
+ * A steady kind whose group exceeds its own margin widens it at once
+ * (by BOUND_INFLATE and its scale), without waiting for a share of
+ * exceedances it would take hundreds of groups to see; and narrows again.
+ */
+static void a_kind_exceeded_widens_at_once(void **state)
+{
+	struct rng r = {8};
+	struct predict_bound *b = two_kinds(&r);
+	double before = predict_bound_of_kind(b, STEADY, 1e6) - 1e6, after;
+
+	(void)state;
+	predict_bound_update_kind(b, STEADY, 1e6, 1e6 + 2 * before, true);
+	after = predict_bound_of_kind(b, STEADY, 1e6) - 1e6;
+	printf("# steady kind's margin %.0f ns, after one group over it %.0f ns\n", before, after);
+	assert_true(after >= 1.5 * before);
+	feed(b, &r, STEADY, 2000);
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) - 1e6 < 1.2 * before);
+	predict_bound_destroy(b);
+}
+
+/*
+ * Non-finite and huge inputs of a kind: ignored or clamped; every bound
+ * stays finite and at least the prediction.
+ */
+static void hostile_inputs_leave_kind_bounds_finite(void **state)
+{
+	struct rng r = {7};
+	struct predict_bound *b = two_kinds(&r);
+	const double odd[] = {NAN, INFINITY, -INFINITY, 1e300, -1e300, 0, -1, 1e-300};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		for (size_t j = 0; j < sizeof(odd) / sizeof(odd[0]); j++)
+			predict_bound_update_kind(b, STEADY, odd[i], odd[j], true);
+		predict_bound_update_kind(b, STEADY, 1e6, odd[i], true);
+		predict_bound_update_kind(b, STEADY, odd[i], 1e6, true);
+	}
+	for (int i = 0; i < 100; i++)
+		predict_bound_update_kind(b, STEADY, 1e6, 1e300, true);
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		double p = isfinite(odd[i]) ? odd[i] : 1e6;
+
+		for (uint64_t kind = 0; kind < 3; kind++) {
+			double bound =
+			    predict_bound_of_kind(b, kind ? (kind == 1 ? STEADY : TAILED) : 0, p);
+
+			assert_true(isfinite(bound));
+			assert_true(bound >= p);
+		}
+	}
+	assert_true(predict_bound_of_kind(b, STEADY, NAN) >= 0);
+	assert_true(isfinite(predict_bound_margin(b)));
+	/* And the steady kind recovers once its groups are steady again. */
+	feed(b, &r, STEADY, 4000);
+	assert_true(predict_bound_of_kind(b, STEADY, 1e6) <= 1.2e6);
+	predict_bound_destroy(b);
+}
+
 static void create_refuses_bad_quantiles_and_destroy_accepts_null(void **state)
 {
 	assert_null(predict_bound_create(0));
@@ -204,6 +396,11 @@ int main(void)
 	    cmocka_unit_test(one_outlier_does_not_set_a_young_margin),
 	    cmocka_unit_test(unjudged_overruns_do_not_widen_the_margin),
 	    cmocka_unit_test(persistent_overruns_inflate_the_margin),
+	    cmocka_unit_test(steady_kind_gets_a_tight_bound_beside_a_tailed_one),
+	    cmocka_unit_test(unknown_kinds_get_the_context_margin),
+	    cmocka_unit_test(the_least_recently_updated_kind_is_evicted),
+	    cmocka_unit_test(a_kind_exceeded_widens_at_once),
+	    cmocka_unit_test(hostile_inputs_leave_kind_bounds_finite),
 	    cmocka_unit_test(create_refuses_bad_quantiles_and_destroy_accepts_null),
 	};
 

@@ -3,7 +3,8 @@
  * coefficients from synthetic groups, history remembers and forgets,
  * states survive a save/load round trip exactly, load refuses bad states
  * without changing the model, and no input makes a prediction NaN or
- * negative.
+ * negative; in a context's estimator, each kind of group gets a bound
+ * from its own spread.
  *
  * The synthetic workload: every group has a flush; half clear the colour
  * buffer (0.2–2.1 Mpixels); 0–20 draws of 100–5000 vertices each and up to
@@ -28,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "predict_estimator.h"
 #include "predict_model.h"
 
 #define MAPE_WINDOW 2000
@@ -461,6 +463,60 @@ static void models_are_found_by_name_and_destroy_accepts_null(void **state)
 	assert_null(predict_model_find(NULL));
 }
 
+/*
+ * glmark2's buffer scene in small: 0.1 ms uploads (+- 5 %) interleaved
+ * with 3 ms draws (+- 15 %, one in 100 twice as long). The draws set the
+ * context's margin (milliseconds); through the estimator, the uploads'
+ * bound follows their own spread instead (within 2x what they take),
+ * while the draws keep the context's.
+ */
+static void the_estimator_bounds_each_kind_by_its_own_spread(void **state)
+{
+	struct predict_estimator *e =
+	    predict_estimator_create(predict_model_find("sgd"), PREDICT_ESTIMATOR_ALL);
+	struct rng r = {11};
+	struct predict_features upload, draw;
+	struct predict_estimate est;
+	double upload_bound = 0, draw_bound = 0, margin;
+	int n = 4000, counted = 0;
+
+	(void)state;
+	assert_non_null(e);
+	memset(&upload, 0, sizeof(upload));
+	upload.x[PF_GROUP] = 1;
+	upload.x[PF_TRANSFER_BYTES] = 65536;
+	memset(&draw, 0, sizeof(draw));
+	draw.x[PF_GROUP] = 1;
+	draw.x[PF_DRAWS] = 3;
+	draw.x[PF_VERTICES] = 3000;
+	for (int i = 0; i < n; i++) {
+		bool is_draw = i % 2;
+		struct predict_features *f = is_draw ? &draw : &upload;
+		double t = is_draw ? 3e6 * (rng_uniform(&r) < 0.01 ? 2 : 1 + 0.15 * rng_gauss(&r))
+				   : 1e5 * (1 + 0.05 * rng_gauss(&r));
+
+		f->content_hash = (uint64_t)i + 1; /* new content each time: no memo */
+		predict_estimator_predict(e, f, &est);
+		assert_true(est.kind != 0);
+		assert_true(est.bound_ns >= est.predicted_ns);
+		if (i >= n / 2) {
+			*(is_draw ? &draw_bound : &upload_bound) += est.bound_ns;
+			counted += !is_draw;
+		}
+		predict_estimator_learn(e, f, &est, t);
+	}
+	upload_bound /= counted;
+	draw_bound /= n / 2 - counted;
+	margin = predict_estimator_margin(e);
+	printf("# uploads of 100 us: bound %.0f ns on average; draws of 3 ms: %.0f ns; context "
+	       "margin %.0f ns\n",
+	       upload_bound, draw_bound, margin);
+	assert_true(margin > 0.3e6);
+	assert_true(upload_bound < 2e5);
+	assert_true(draw_bound > 3e6 + margin / 2);
+	predict_estimator_destroy(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +532,7 @@ int main(void)
 	    cmocka_unit_test(load_refuses_garbage_truncated_and_nan_states),
 	    cmocka_unit_test(predictions_are_never_nan_or_negative_for_extreme_features),
 	    cmocka_unit_test(models_are_found_by_name_and_destroy_accepts_null),
+	    cmocka_unit_test(the_estimator_bounds_each_kind_by_its_own_spread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
