@@ -6,6 +6,7 @@
 #   glmark2-es2 scenes build, shading, texture, buffer   (DURATION s each)
 #   gl-clears random        1..500 random clears per group (Schnitzer et al.'s clearspd)
 #   gl-clears two-contexts  640x480 / 1920x1080 alternating (Schnitzer et al. §VI-E)
+#   gl-multipass            render to a texture, then sample it (2000 frames, random sizes)
 # The workers dump every group's features and measured time
 # (MEDIATOR_FEATURE_DUMP); predict-replay then runs every model over the
 # same groups and prints, per workload and model: MAPE (groups >= 100 us,
@@ -66,18 +67,19 @@ for scene in build shading texture buffer; do
 done
 run clears-random "$B/bench/accuracy/gl-clears" random "$CLEAR_GROUPS" 1
 run clears-two-contexts "$B/bench/accuracy/gl-clears" two-contexts "$CLEAR_GROUPS"
+run multipass "$B/bench/accuracy/gl-multipass" 2000 1
 
 echo
 printf '%-14s %-8s %7s %7s %8s %9s %9s %8s %8s %7s %8s\n' workload model groups big% mape \
   mae_us p99_us over% bound/m ns/op least/m
 for w in glmark2-build glmark2-shading glmark2-texture glmark2-buffer clears-random \
-  clears-two-contexts; do
+  clears-two-contexts multipass; do
   "$B/bench/accuracy/predict-replay" --cdf "$OUT" "$w" "$TMP/$w.jsonl"
 done
 
 if command -v gnuplot >/dev/null; then
   for w in glmark2-build glmark2-shading glmark2-texture glmark2-buffer clears-random \
-    clears-two-contexts; do
+    clears-two-contexts multipass; do
     plot=""
     for f in "$OUT/$w"-*.dat; do
       m=${f##*/"$w"-}
