@@ -1077,20 +1077,27 @@ static uint32_t dispatch_piece(struct vgpu_device *d, int slot)
  * pending list, an in-flight slot and a grant for it; holds the queue when
  * one must wait (retry_held() goes on from there).
  */
+/* True (the queue held, d->hold set) when the pending list is full or @ctx has no in-flight slot.
+ */
+static bool must_wait(struct vgpu_device *d, const struct gpu_context *ctx)
+{
+	if (d->pending_n == VGPU_MAX_PENDING)
+		d->hold = HOLD_PENDING;
+	else if (!gpu_context_can_dispatch(ctx))
+		d->hold = HOLD_INFLIGHT;
+	else
+		return false;
+	return true;
+}
+
 static uint32_t dispatch_pieces(struct vgpu_device *d, int slot)
 {
 	struct gpu_context *ctx = d->ctxs[slot].ctx;
 	uint32_t type = MORE_PIECES;
 
 	while (type == MORE_PIECES) {
-		if (d->pending_n == VGPU_MAX_PENDING) {
-			d->hold = HOLD_PENDING;
+		if (must_wait(d, ctx))
 			return HELD;
-		}
-		if (!gpu_context_can_dispatch(ctx)) {
-			d->hold = HOLD_INFLIGHT;
-			return HELD;
-		}
 		if (d->opt.worker->grants && !gpu_context_request_grant(ctx)) {
 			d->grant_id = gpu_context_next_piece(ctx)->grant_id;
 			d->hold = HOLD_GRANT;
@@ -1120,14 +1127,8 @@ static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 	/* Run again after a wait: the group's pieces go on. */
 	if (d->in_group)
 		return dispatch_pieces(d, slot);
-	if (d->pending_n == VGPU_MAX_PENDING) {
-		d->hold = HOLD_PENDING;
+	if (must_wait(d, ctx))
 		return HELD;
-	}
-	if (!gpu_context_can_dispatch(ctx)) {
-		d->hold = HOLD_INFLIGHT;
-		return HELD;
-	}
 	/* A group is decoded and predicted before it may reach the GPU; a
 	 * stream the decoder rejects never does, and costs its context. */
 	if (gpu_context_prepare(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4) < 0) {
