@@ -48,7 +48,9 @@
 #                     and how many groups of each budget run took the offer;
 #   split cost:       the multi load alone under fifo, whole groups and
 #                     pieces of PIECE_US: long-draws groups/s of each and
-#                     the cost per extra piece;
+#                     the cost per extra piece; and glmark2's build,
+#                     texture, shading and refract scenes alone, fps with
+#                     whole groups and with pieces;
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
 # First, unless ALONE=0, the cluster runs FRAMES frames alone (policy
@@ -326,6 +328,24 @@ per_piece = (t_p - t_w) / extra * 1e6 if extra > 0 else float("nan")
 print(f"split cost (multi load alone, fifo): whole groups {w['groups_per_s']:.2f} groups/s, "
       f"pieces of {piece} us {p['groups_per_s']:.2f} groups/s ({p['groups_per_s'] / w['groups_per_s'] * 100:.1f} %), "
       f"{extra + 1:.2f} pieces per group, {per_piece:.0f} us per extra piece")
+PY
+
+# Split cost on glmark2: its scenes alone under fifo, whole groups and pieces.
+for piece in 0 "$PIECE_US"; do
+  start_mediatord fifo "$piece"
+  gm_client "$TMP/run/ivi.vtest" glmark2-es2 --off-screen -b build:duration=8 \
+    -b texture:duration=8 -b shading:shading=phong:duration=8 -b refract:duration=8 \
+    >"$TMP/glmark-split-$piece.out" 2>&1 || gm_die "glmark2 failed"
+  gm_stop_mediatord || true
+done
+python3 - "$TMP/glmark-split-0.out" "$TMP/glmark-split-$PIECE_US.out" "$PIECE_US" <<'PY'
+import re, sys
+def fps(path):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"\[(\w+)\].*FPS: (\d+)", open(path).read())}
+w, p = fps(sys.argv[1]), fps(sys.argv[2])
+print("split cost (glmark2 alone, fifo): " + ", ".join(
+    f"{k} {w[k]} -> {p.get(k, 0)} fps ({100 * p.get(k, 0) / w[k]:.0f} %)" for k in w if w[k]) +
+    f" with pieces of {sys.argv[3]} us")
 PY
 
 # Grant round trip: one client alone under fifo, so no grant ever waits.
