@@ -856,9 +856,10 @@ static uint64_t frame_rest(const struct sdom *d, uint64_t c)
 }
 
 /* Check 3 of scheduler.h: would a group of @r's bound, started now, make a safety frame late? */
-static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t cost_ns,
+			   uint64_t now_ns)
 {
-	uint64_t end = busy_until(s, now_ns) + r->bound;
+	uint64_t end = busy_until(s, now_ns) + cost_ns;
 
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
@@ -878,6 +879,11 @@ static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t no
 			return false;
 	}
 	return true;
+}
+
+static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return fits_safety_as(s, r, r->bound, now_ns);
 }
 
 /*
@@ -1059,8 +1065,19 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			 (!d->p.strict && !others_wait);
 
 	if (big) {
+		/*
+		 * A group whose prediction fits the gap between safety frames of
+		 * their typical measured time, and that fails on its bound alone,
+		 * cannot get smaller by waiting: it starts at the next gap's
+		 * start, right after a safety frame, where it has the most room
+		 * (a flood of single long draws, which no piece can cut, gets one
+		 * gap a period instead of one every max_defer). The others wait
+		 * max_defer first: they may be refused.
+		 */
+		bool fits_typically = !over_budget && !exceeds_gaps(s, r, true, now_ns);
+
 		throttle(s, r);
-		if (now_ns < r->arrival + s->p.max_defer_ns)
+		if (!fits_typically && now_ns < r->arrival + s->p.max_defer_ns)
 			return false;
 		/*
 		 * Refused only when it never fits even as it typically goes: its
@@ -1087,6 +1104,15 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		if (over_budget)
 			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
 		if (!in_safety_gap(s, r, now_ns) || !budget_ok)
+			return false;
+		/*
+		 * And, at this gap's start, only if check 3 passes with its
+		 * prediction: a safety frame that completed late (it waited for
+		 * the last such group) leaves less than a whole gap, and groups
+		 * longer than a period started at every gap's start pushed each
+		 * frame later until one missed (test-isolation, single draws).
+		 */
+		if (fits_typically && !fits_safety_as(s, r, r->predicted, now_ns))
 			return false;
 	} else if (unknown) {
 		/* Only where the most room is. */

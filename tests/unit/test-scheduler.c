@@ -536,7 +536,8 @@ static void a_group_of_unknown_cost_starts_only_in_a_safety_gap(void **state)
  * A young context's group (its bound the 40 ms a shader compile took, no
  * learned bound yet) is placed like one of unknown cost: at the next
  * safety gap's start, not after max_defer as an oversize group; the same
- * group with a learned bound waits as oversize.
+ * group with a learned bound, oversize by its bound alone, starts at a
+ * gap's start too, the one after (one group at a time).
  */
 static void a_young_group_starts_at_the_next_gap_start(void **state)
 {
@@ -551,10 +552,12 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
 	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
 	assert_int_equal(sched_complete(s, 1, 10 * MS, 4 * P + 11 * MS), 0);
-	/* The other is oversize: not at this gap's start, nor at the next. */
+	/* The other is oversize by its bound: not in the middle of a gap... */
 	assert_int_equal(poll_ids(s, 4 * P + 11 * MS, NULL), 0);
+	/* ...but at the next gap's start, long before max_defer. */
 	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, NULL), 0);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 2);
 	finish(s);
 }
 
@@ -789,25 +792,49 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
  * refused: the cluster's frames are bounded at 12 ms (a widened margin)
  * but take 1 ms, so check 3 sees gaps of 9.3 ms; the group's bound (22 ms)
  * exceeds them, its prediction (20 ms) fits the 31.3 ms gap between frames
- * of their measured time. After max_defer it runs at the start of a gap.
+ * of their measured time. It does not wait max_defer (it cannot get
+ * smaller): it runs at the start of the next gap, right after a frame.
  */
 static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_UNSCHEDULABLE);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	struct sched_domain_stats st;
-	uint64_t ids[16], k;
+	uint64_t ids[16];
 
 	safety_frame(s, c, 100, 0, 12 * MS, 1 * MS);
 	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 22 * MS, 0, 2 * MS), 0);
-	k = frames_while_waiting(s, c, 103 * MS, 12 * MS);
-	/* max_defer is over, but this is not the start of a gap. */
-	assert_int_equal(poll_ids(s, 103 * MS, NULL), 0);
-	safety_frame(s, c, 100 + k, k * P, 12 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
+	/* In the middle of a gap: not now. */
+	assert_int_equal(poll_ids(s, 3 * MS, NULL), 0);
+	stats(s, n, &st);
+	assert_int_equal(st.throttled, 1);
+	/* Right after the next frame, long before max_defer (100 ms). */
+	safety_frame(s, c, 101, P, 12 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
 	stats(s, n, &st);
 	assert_int_equal(st.unschedulable, 0);
+	finish(s);
+}
+
+/*
+ * A group oversize by its bound alone starts at a gap's start only if its
+ * prediction fits what is left of the gap: after a safety frame that
+ * completed 12 ms after its release, a 20 ms group would end past the next
+ * frame's latest start. It waits for the next gap's start, where it fits.
+ */
+static void a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 12 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 12 * MS, NULL), 0);
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
 	finish(s);
 }
 
@@ -1331,6 +1358,7 @@ int main(void)
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
+	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
 	    cmocka_unit_test(bad_parameters_are_refused),
