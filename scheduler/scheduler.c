@@ -29,6 +29,7 @@ struct sreq {
 	bool used, inflight, throttled;
 	bool carried; /* of a safety frame rolled over before its deadline (see carry_frame()) */
 	bool young;   /* SCHED_YOUNG */
+	bool output;  /* not SCHED_NO_OUTPUT */
 	uint64_t predicted, bound, arrival, granted_at;
 };
 
@@ -675,17 +676,35 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 		  missed);
 }
 
+/* True when a group of @d with output waits or runs. */
+static bool output_outstanding(const struct sdom *d)
+{
+	const struct sched *s = d->s;
+
+	for (size_t i = 0; i < s->top; i++)
+		if (s->req[i].used && s->req[i].domain == d->index && s->req[i].output)
+			return true;
+	return false;
+}
+
 static void roll_frame(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t next = d->frame_release + (uint64_t)d->period_est;
 	bool busy = d->pending || d->inflight;
+	/*
+	 * Only groups without output left (a client's teardown right after
+	 * its last frame, waiting behind another domain's group): the frame
+	 * is judged by what it drew, which is done, and what is left is no
+	 * frame of its own.
+	 */
+	bool drawn = busy && !output_outstanding(d);
 
 	if (!d->frame_open || now_ns < next)
 		return;
-	if (busy && !d->carried_n && now_ns < d->frame_release + d->p.deadline_ns)
+	if (busy && !drawn && !d->carried_n && now_ns < d->frame_release + d->p.deadline_ns)
 		carry_frame(d);
 	else
-		close_frame(d, busy);
+		close_frame(d, busy && !drawn);
 	if (!busy)
 		return;
 	d->have_release = true;
@@ -698,6 +717,8 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_extra = 0;
 	d->frame_measured = 0;
 	d->frame_groups = 0; /* the groups carried over are the last frame's */
+	if (drawn)
+		d->frame_output = false;
 	/*
 	 * frame_output stays: a frame rolled over from one with output is
 	 * judged as before (a release the client missed while its last frame
@@ -762,6 +783,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	r->predicted = predicted_ns;
 	r->bound = bound_ns > predicted_ns ? bound_ns : predicted_ns;
 	r->young = flags & SCHED_YOUNG;
+	r->output = !(flags & SCHED_NO_OUTPUT);
 	r->arrival = now_ns;
 	if ((size_t)(r - s->req) >= s->top)
 		s->top = (size_t)(r - s->req) + 1;

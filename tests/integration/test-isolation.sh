@@ -138,10 +138,15 @@ log "a restarted infotainment client: $(jq .groups "$TMP/restart.json") groups i
 # admission must start each right after a cluster frame, where it fits, and
 # the cluster misses nothing by mediatord's count after its start-up. The
 # same noise rule as above.
+# Shader iterations of a draw: 2 is about 11 ms at 1920x1080 here (3 is
+# about 16 ms, which bench/isolation's single load measures: there a draw
+# that overruns its prediction by half, as one in a few hundred does on
+# these machines, makes a frame miss however it is placed).
+SINGLE_ITER=2
 single_attempt() {
   local n=$1 s0 s1 before after
   s0=$(steal_ticks)
-  gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --draws 1 --iterations 3 --size 1920x1080 \
+  gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --draws 1 --iterations "$SINGLE_ITER" --size 1920x1080 \
     --seconds $((FRAMES / 60 + 8)) --json /dev/fd/3 3>"$TMP/single.json" >"$TMP/single.log" 2>&1 &
   LONG_PID=$!
   gm_track "$LONG_PID"
@@ -152,7 +157,9 @@ single_attempt() {
   gm_track "$CLUSTER_PID"
   sleep 2
   before=$(budgets_json)
+  ctl trace start "$TMP/trace-single-$n.jsonl" >&2 || fail "trace start failed"
   wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-single.log")"
+  ctl trace stop >&2 || fail "trace stop failed"
   after=$(budgets_json)
   kill -TERM "$LONG_PID" 2>/dev/null || fail "long-draws stopped early: $(tail -3 "$TMP/single.log")"
   wait "$LONG_PID" 2>/dev/null || :
@@ -167,12 +174,9 @@ single_attempt() {
   [ "$md_misses" -eq 0 ]
 }
 # A domain that is not strict (a strict one never runs a group above its
-# budget): mediatord again, with the plain two domains, and 3 ms of the
-# cluster's guard_us against a draw that overruns its bound (one in a few
-# hundred does on these machines, by up to twice its time).
+# budget): mediatord again, with the plain two domains.
 gm_stop_mediatord || fail "mediatord did not stop cleanly"
 write_config budget 1
-sed -i '/^\[domain '"$DOMAIN_A"'\]/a guard_us = 3000' "$CONFIG"
 start_mediatord
 for n in $(seq "$ATTEMPTS"); do
   single_attempt "$n" && break

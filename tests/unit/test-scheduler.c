@@ -643,6 +643,38 @@ static void a_run_of_groups_without_output_is_no_frame(void **state)
 	finish(s);
 }
 
+/*
+ * A frame whose drawing completed in time is no miss when a group without
+ * output that joined it (the client's teardown, right after its last
+ * frame) waits past the deadline behind another domain's long group.
+ */
+static void a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	struct sched_domain_stats st;
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 104, c, 1 * MS, 2 * MS, 0, 4 * P), 0);
+	assert_int_equal(poll_ids(s, 4 * P, ids), 1);
+	assert_int_equal(sched_complete(s, 104, 1 * MS, 4 * P + 1 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 14 * MS, 14 * MS, 0, 4 * P + 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 4 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(
+	    sched_submit(s, 2, c, MS / 10, MS / 5, SCHED_NO_OUTPUT, 4 * P + 3 * MS / 2), 0);
+	/* The long group overruns: the teardown waits past the frame's deadline. */
+	assert_int_equal(sched_complete(s, 1, 20 * MS, 4 * P + 21 * MS), 0);
+	assert_int_equal(poll_ids(s, 4 * P + 21 * MS, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(sched_complete(s, 2, MS / 10, 4 * P + 21 * MS + MS / 10), 0);
+	sched_advance(s, 8 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.frames, 5);
+	assert_int_equal(st.deadline_misses, 0);
+	finish(s);
+}
+
 static void a_late_frame_counts_as_a_deadline_miss(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
@@ -1359,6 +1391,7 @@ int main(void)
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
+	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
 	    cmocka_unit_test(bad_parameters_are_refused),
