@@ -171,8 +171,13 @@ single_attempt() {
   log "single draws, attempt $n: cluster $(jq .frames "$TMP/cluster-single.json") frames," \
     "$(jq .misses "$TMP/cluster-single.json") missed by its clock, $md_misses by mediatord's" \
     "after start-up; infotainment $single_groups groups meanwhile; host CPU steal $steal %"
-  [ "$md_misses" -eq 0 ]
+  # Under AddressSanitizer (every worker's own code several times slower,
+  # llvmpipe not) the phase runs for its memory checks; its timing is the
+  # plain build's to assert.
+  [ "$md_misses" -eq 0 ] || [ -n "$SANITIZED" ]
 }
+SANITIZED=''
+! ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan || SANITIZED=1
 # A domain that is not strict (a strict one never runs a group above its
 # budget): mediatord again, with the plain two domains.
 gm_stop_mediatord || fail "mediatord did not stop cleanly"

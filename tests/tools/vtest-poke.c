@@ -271,15 +271,22 @@ static bool is_closed_error(int err)
 	return err == -EPIPE || err == -ECONNRESET;
 }
 
-static int send_cmd(int fd, uint32_t len, uint32_t cmd, const void *payload, size_t payload_size)
+/* Sends a message, waiting at most @timeout_ms for the socket to take each part. */
+static int send_cmd_within(int fd, uint32_t len, uint32_t cmd, const void *payload,
+			   size_t payload_size, int timeout_ms)
 {
 	uint32_t hdr[VTEST_HDR_DWORDS] = {[VTEST_CMD_LEN] = len, [VTEST_CMD_ID] = cmd};
 	int ret;
 
-	ret = send_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+	ret = send_all(fd, hdr, sizeof(hdr), timeout_ms);
 	if (ret == 0 && payload_size > 0)
-		ret = send_all(fd, payload, payload_size, POKE_REPLY_TIMEOUT_MS);
+		ret = send_all(fd, payload, payload_size, timeout_ms);
 	return ret;
+}
+
+static int send_cmd(int fd, uint32_t len, uint32_t cmd, const void *payload, size_t payload_size)
+{
+	return send_cmd_within(fd, len, cmd, payload, payload_size, POKE_REPLY_TIMEOUT_MS);
 }
 
 /* Reads a reply header and checks its id and, when @want_len >= 0, its length. */
@@ -929,8 +936,9 @@ static int send_pieces_groups(int fd, uint32_t stream[PIECES_DW], unsigned long 
 
 	for (unsigned long g = 0; g < groups && ret == 0; g++) {
 		stream[9] = piece_colour(g);
-		ret =
-		    send_cmd(fd, PIECES_DW, VCMD_SUBMIT_CMD, stream, PIECES_DW * sizeof(uint32_t));
+		/* The server reads the next group once the last is on the GPU. */
+		ret = send_cmd_within(fd, PIECES_DW, VCMD_SUBMIT_CMD, stream,
+				      PIECES_DW * sizeof(uint32_t), POKE_PIECES_TIMEOUT_MS);
 	}
 	return ret;
 }
