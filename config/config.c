@@ -834,8 +834,7 @@ static void config_validate(struct config_parser *p)
 					     ? CONFIG_DEFAULT_SAFETY_NICE
 					     : CONFIG_DEFAULT_NORMAL_NICE;
 		if (!lines[DOMAIN_KEY_PIECE_US])
-			d->piece_us =
-			    d->class == DOMAIN_CLASS_SAFETY ? 0 : CONFIG_DEFAULT_NORMAL_PIECE_US;
+			d->piece_us = CONFIG_DEFAULT_PIECE_US;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "
