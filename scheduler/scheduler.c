@@ -691,16 +691,17 @@ static void roll_frame(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t next = d->frame_release + (uint64_t)d->period_est;
 	bool busy = d->pending || d->inflight;
+	bool drawn;
+
+	if (!d->frame_open || now_ns < next)
+		return;
 	/*
 	 * Only groups without output left (a client's teardown right after
 	 * its last frame, waiting behind another domain's group): the frame
 	 * is judged by what it drew, which is done, and what is left is no
 	 * frame of its own.
 	 */
-	bool drawn = busy && !output_outstanding(d);
-
-	if (!d->frame_open || now_ns < next)
-		return;
+	drawn = busy && !output_outstanding(d);
 	if (busy && !drawn && !d->carried_n && now_ns < d->frame_release + d->p.deadline_ns)
 		carry_frame(d);
 	else
@@ -1111,7 +1112,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 */
 		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
 		    ((over_budget && r->predicted > d->p.budget_ns) ||
-		     (!over_budget && exceeds_gaps(s, r, true, now_ns)))) {
+		     (!over_budget && !fits_typically))) {
 			take_one(s, &d->pending, d->index, "waiting");
 			take_bound(d, r->bound);
 			d->unschedulable++;

@@ -337,7 +337,6 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 	 * before its first piece to after its last (a query may span
 	 * submissions of its context; none of another group comes between).
 	 */
-	wrapped = info->pieces == 0 && fragment_query_begin(ctx->fragments, seq, info);
 	if (info->piece == 1) {
 		struct split_group *sg =
 		    &ctx->split[(ctx->split_head + ctx->split_n++) % GPU_CONTEXT_SPLIT_MAX];
@@ -347,10 +346,10 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 		sg->first_seq = seq;
 		ctx->cur.counting = fragment_query_begin(ctx->fragments, seq, &ctx->cur.whole);
 	}
-	if (info->pieces && info->piece == info->pieces && ctx->cur.counting) {
-		wrapped = true;
+	if (info->pieces == 0)
+		wrapped = fragment_query_begin(ctx->fragments, seq, info);
+	else if ((wrapped = info->piece == info->pieces && ctx->cur.counting))
 		ctx->cur.counting = false;
-	}
 	if (virgl_renderer_submit_cmd((void *)(ctx->cur.buf + p->start_dw), (int)ctx->opt.ctx_id,
 				      (int)p->ndw))
 		ctx_log(LOG_LEVEL_WARN, ctx,
