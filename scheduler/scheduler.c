@@ -64,6 +64,8 @@ struct sdom {
 	unsigned ncosts, next_cost;
 	bool have_release;
 	uint64_t last_release;
+	/* Releases in a row that came less than half a period after the one before. */
+	uint32_t fast_releases;
 	/*
 	 * The release the last frame was due at on the domain's own grid: a
 	 * client releases frames periodically, but its groups reach us late
@@ -439,6 +441,30 @@ static uint64_t frame_time(const struct sdom *d)
 }
 
 /*
+ * True while safety domain @d draws faster than its period (its last
+ * SCHED_FAST_RELEASES releases each came less than half a period after
+ * the one before) and is past its budget: its frames are then not
+ * protected against other domains' groups, nor ordered first. It is
+ * guaranteed its budget each period, not the GPU: a safety client that
+ * draws as fast as it can (a benchmark run in the cluster) would
+ * otherwise leave no gap another domain's group fits in, and starve it
+ * for as long as it draws. A periodic client keeps its protection past
+ * its budget (a frame slowed by a stall) and through a frame split by a
+ * pause.
+ */
+static bool past_entitlement(const struct sdom *d)
+{
+	return d->remaining < 0 &&
+	       (d->fast_releases >= SCHED_FAST_RELEASES || frame_cost(d) > d->p.budget_ns);
+}
+
+/* Safety domain @d's frames are protected against other domains' groups. */
+static bool protected_safety(const struct sdom *d)
+{
+	return d->p.class == SCHED_CLASS_SAFETY && !past_entitlement(d);
+}
+
+/*
  * The most groups a recent frame of safety domain @d had (UINT32_MAX
  * before any frame was seen): a frame with fewer may still be sent more.
  */
@@ -544,6 +570,10 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 		/* A frame split by a pause, or a skipped release, says nothing of the period. */
 		if (interval >= p / 2 && interval <= p * 2)
 			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
+		if (interval < p / 2)
+			d->fast_releases++;
+		else
+			d->fast_releases = 0;
 	}
 	if (!d->have_release) {
 		d->grid = now_ns;
@@ -888,7 +918,7 @@ static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t
 		const struct sdom *d = &s->d[i];
 		uint64_t c = frame_cost(d), next;
 
-		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain)
+		if (!protected_safety(d) || i == r->domain)
 			continue;
 		if (d->frame_open) {
 			uint64_t rest = frame_rest(d, c);
@@ -919,7 +949,7 @@ static bool exceeds_gaps(const struct sched *s, const struct sreq *r, bool typic
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain || !next_release(d, now_ns))
+		if (!protected_safety(d) || i == r->domain || !next_release(d, now_ns))
 			continue;
 		if (typical ? r->predicted > gap_between(d, frame_time(d))
 			    : r->bound > largest_gap(d))
@@ -943,7 +973,7 @@ static bool in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t 
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
 
-		if (d->p.class != SCHED_CLASS_SAFETY || i == r->domain)
+		if (!protected_safety(d) || i == r->domain)
 			continue;
 		if (d->pending || d->inflight)
 			return false;
@@ -1019,7 +1049,7 @@ static void throttle(struct sched *s, struct sreq *r)
 static bool before(const struct sched *s, const struct sreq *a, const struct sreq *b)
 {
 	const struct sdom *da = &s->d[a->domain], *db = &s->d[b->domain];
-	bool sa = da->p.class == SCHED_CLASS_SAFETY, sb = db->p.class == SCHED_CLASS_SAFETY;
+	bool sa = protected_safety(da), sb = protected_safety(db);
 
 	if (sa != sb)
 		return sa;
@@ -1221,7 +1251,7 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 		const struct sdom *o = &s->d[i];
 		uint64_t c = frame_cost(o), next, rest;
 
-		if (o->p.class != SCHED_CLASS_SAFETY || i == dom)
+		if (!protected_safety(o) || i == dom)
 			continue;
 		if (o->frame_open && (rest = frame_rest(o, c)) != 0)
 			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,

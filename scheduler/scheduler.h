@@ -86,6 +86,9 @@
 #define SCHED_FRAME_HISTORY 16u
 /* A safety domain silent for this many periods is not expected to release soon. */
 #define SCHED_IDLE_PERIODS 4u
+/* A safety domain past its budget whose releases came this many times in a row at under half a
+ * period draws as fast as it can: it loses its frames' protection until it slows or has budget. */
+#define SCHED_FAST_RELEASES 3u
 /* Most requests waiting at once (one per worker and a margin). */
 #define SCHED_MAX_PENDING 1024u
 /* Most domains (a car has a handful of VMs). */

@@ -870,6 +870,68 @@ static void a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start(
 	finish(s);
 }
 
+/*
+ * A safety client that draws as fast as it can (glmark2 in the cluster),
+ * each group costing @safety_ns, far past its 4 ms budget, beside a
+ * normal domain whose 11 ms groups (bound @bound_ns, over its 12 ms
+ * budget or not) come back to back: over 2 s, the normal domain's groups
+ * are granted within max_defer of their arrival, and their count shows
+ * the GPU shared. Returns the normal domain's grants.
+ */
+#define SAFETY_IDS 1000000u /* the safety client's group ids from here, the normal one's below */
+static uint64_t normal_grants_beside_a_greedy_safety_domain(uint64_t safety_ns, uint64_t bound_ns)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	int n = add(s, SCHED_CLASS_NORMAL, 12 * MS, false);
+	struct sched_decision d[4];
+	uint64_t running = 0, end = 0, next_c = SAFETY_IDS, next_n = 1, grants = 0, asked = 0;
+	uint64_t ready[2] = {0, 0}; /* when each client sends its next group */
+	bool waiting[2] = {false, false};
+
+	for (uint64_t t = 0; t < 2000 * MS; t += 100 * US) {
+		if (running && t >= end) {
+			assert_int_equal(sched_complete(s, running,
+							running >= SAFETY_IDS ? safety_ns : 11 * MS,
+							end),
+					 0);
+			ready[running >= SAFETY_IDS ? 0 : 1] = end + 300 * US;
+			running = 0;
+		}
+		if (!waiting[0] && !(running >= SAFETY_IDS) && t >= ready[0]) {
+			assert_int_equal(sched_submit(s, next_c++, c, safety_ns,
+						      safety_ns + safety_ns / 3, 0, t),
+					 0);
+			waiting[0] = true;
+		}
+		if (!waiting[1] && !(running && running < SAFETY_IDS) && t >= ready[1]) {
+			assert_int_equal(sched_submit(s, next_n++, n, 11 * MS, bound_ns, 0, t), 0);
+			waiting[1] = true;
+			asked = t;
+		}
+		for (size_t k = 0, m = sched_poll(s, t, d, 4); k < m; k++) {
+			assert_int_equal(d[k].verdict, SCHED_GRANTED);
+			running = d[k].id;
+			end = t + (running >= SAFETY_IDS ? safety_ns : 11 * MS);
+			waiting[running >= SAFETY_IDS ? 0 : 1] = false;
+			if (running < SAFETY_IDS)
+				grants++;
+		}
+		/* Never waits max_defer: each group is granted well within it. */
+		assert_true(!waiting[1] || t - asked < 100 * MS);
+	}
+	finish(s);
+	return grants;
+}
+
+static void a_safety_domain_drawing_past_its_budget_starves_no_one(void **state)
+{
+	/* Each 11 ms group plus a safety group: two or more a period of 16.7 ms. */
+	assert_true(normal_grants_beside_a_greedy_safety_domain(1 * MS, 13 * MS) > 100);
+	assert_true(normal_grants_beside_a_greedy_safety_domain(1 * MS, 11 * MS) > 100);
+	assert_true(normal_grants_beside_a_greedy_safety_domain(5 * MS, 13 * MS) > 100);
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -1032,7 +1094,7 @@ static void invariants_stay_silent_in_a_long_mixed_run(void **state)
 			if (i == 0)
 				c[i].frame_left--;
 			bound = (200 + rnd(2800)) * US;
-			if (i == 2 && rnd(50) == 0)
+			if (i == 2 && rnd(20) == 0)
 				bound = 30 * MS; /* over its strict budget: refused in the end */
 			predicted = bound / 2;
 			c[i].id = next_id++;
@@ -1391,6 +1453,7 @@ int main(void)
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
+	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
