@@ -823,9 +823,10 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
  * With oversize = unschedulable, a group that fails only on bounds is not
  * refused: the cluster's frames are bounded at 12 ms (a widened margin)
  * but take 1 ms, so check 3 sees gaps of 9.3 ms; the group's bound (22 ms)
- * exceeds them, its prediction (20 ms) fits the 31.3 ms gap between frames
+ * exceeds them, its prediction (18 ms) fits the 31.3 ms gap between frames
  * of their measured time. It does not wait max_defer (it cannot get
- * smaller): it runs at the start of the next gap, right after a frame.
+ * smaller): it runs at the start of the next gap, right after a frame,
+ * where check 3 passes with its likely cost (20 ms, halfway to its bound).
  */
 static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 {
@@ -835,7 +836,7 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 	uint64_t ids[16];
 
 	safety_frame(s, c, 100, 0, 12 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 22 * MS, 0, 2 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, 18 * MS, 22 * MS, 0, 2 * MS), 0);
 	/* In the middle of a gap: not now. */
 	assert_int_equal(poll_ids(s, 3 * MS, NULL), 0);
 	stats(s, n, &st);
@@ -864,6 +865,27 @@ static void a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start(
 	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
 	safety_frame(s, c, 104, 4 * P, 2 * MS, 12 * MS);
 	assert_int_equal(poll_ids(s, 4 * P + 12 * MS, NULL), 0);
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	finish(s);
+}
+
+/*
+ * ... and where it fits at its likely cost (halfway from its prediction,
+ * 18 ms, to its bound, 32 ms): after a frame that completed 8 ms after its
+ * release, its prediction would end in time for the next frame but 25 ms
+ * would not; it waits for the next gap's start.
+ */
+static void a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, n, 18 * MS, 32 * MS, 0, 3 * P + 4 * MS), 0);
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 8 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 8 * MS, NULL), 0);
 	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
 	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
 	assert_int_equal(ids[0], 1);
@@ -1453,6 +1475,7 @@ int main(void)
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
+	    cmocka_unit_test(a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits),
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
