@@ -1174,9 +1174,13 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * period started at every gap's start pushed each frame later
 		 * until one missed; with their prediction alone, one that ran a
 		 * fifth over it made the next frame miss (test-isolation, single
-		 * draws).
+		 * draws). Past max_defer it starts at the next gap's start, as
+		 * any oversize group that runs does: one whose likely cost fits
+		 * no gap of the safety frames' bounds (a prediction inflated
+		 * once, 25 ms for groups that take 10) waited for ever.
 		 */
-		if (fits_typically && !fits_safety_as(s, r, likely_cost(r), now_ns))
+		if (fits_typically && now_ns < r->arrival + s->p.max_defer_ns &&
+		    !fits_safety_as(s, r, likely_cost(r), now_ns))
 			return false;
 	} else if (unknown) {
 		/* Only where the most room is. */

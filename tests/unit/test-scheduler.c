@@ -893,6 +893,28 @@ static void a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits(v
 }
 
 /*
+ * ... but not for ever: a group whose likely cost (34 ms, halfway from its
+ * prediction, 28 ms, to its bound, 40 ms) fits no gap of the cluster's
+ * frames starts at the first gap's start past max_defer (100 ms).
+ */
+static void a_group_oversize_by_bounds_alone_waits_at_most_max_defer(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	uint64_t ids[16], k;
+
+	assert_int_equal(sched_submit(s, 1, n, 28 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
+	for (k = 4; k * P + 1 * MS < 3 * P + 104 * MS; k++) {
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+		assert_int_equal(poll_ids(s, k * P + 1 * MS, NULL), 0);
+	}
+	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	finish(s);
+}
+
+/*
  * A safety client that draws as fast as it can (glmark2 in the cluster),
  * each group costing @safety_ns, far past its 4 ms budget, beside a
  * normal domain whose 11 ms groups (bound @bound_ns, over its 12 ms
@@ -1476,6 +1498,7 @@ int main(void)
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits),
+	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_at_most_max_defer),
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
