@@ -176,6 +176,17 @@ single_attempt() {
   log "single draws, attempt $n: cluster $(jq .frames "$TMP/cluster-single.json") frames," \
     "$(jq .misses "$TMP/cluster-single.json") missed by its clock, $md_misses by mediatord's" \
     "after start-up; infotainment $single_groups groups meanwhile; host CPU steal $steal %"
+  # Missed frames in the trace that no overrun explains: none of the groups
+  # on the GPU in the period before the frame's end (the frame's own
+  # included) ran longer than its bound. A group past its bound is the
+  # host's noise on llvmpipe (see above); the scheduler's promise holds for
+  # groups within their bounds.
+  unexplained=$(jq -s '[.[] | select(.type == null)] as $g
+    | [.[] | select(.type == "frame" and .missed)
+      | select(.release_ns as $r | .end_ns as $e
+        | [$g[] | select(.dispatch_ns < $e and .end_ns > $r - 16667000
+          and .measured_ns > .bound_ns)] | length == 0)] | length' "$TMP/trace-single-$n.jsonl")
+  log "single draws, attempt $n: missed frames no overrun past a bound explains: $unexplained"
   # Under AddressSanitizer (every worker's own code several times slower,
   # llvmpipe not) the phase runs for its memory checks; its timing is the
   # plain build's to assert.
@@ -196,12 +207,17 @@ gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --draws 1 --iterations "$SINGL
 SINGLE_HEIGHT=$(jq --argjson ms "$SINGLE_MS" '[[1080 * $ms / .p50_group_ms | floor, 1080] | min, 270] | max' \
   "$TMP/single-size.json")
 log "single draws: $(jq .p50_group_ms "$TMP/single-size.json") ms at 1920x1080 alone: 1920x$SINGLE_HEIGHT"
+# An attempt with misses counts against the scheduler unless the host was
+# noisy or every missed frame waited behind a group that overran its bound;
+# then it runs again, up to ATTEMPTS times, and the test fails if none
+# passes.
 for n in $(seq "$ATTEMPTS"); do
   single_attempt "$n" && break
-  if [ "$steal" -lt "$STEAL_NOISY" ] || [ "$n" -eq "$ATTEMPTS" ]; then
-    fail "single long draws: mediatord counted $md_misses cluster deadline misses (steal $steal %)"
+  if { [ "$steal" -lt "$STEAL_NOISY" ] && [ "$unexplained" -gt 0 ]; } || [ "$n" -eq "$ATTEMPTS" ]; then
+    fail "single long draws: mediatord counted $md_misses cluster deadline misses," \
+      "$unexplained not explained by an overrun (steal $steal %)"
   fi
-  log "attempt $n: the host was noisy (CPU steal $steal %): again"
+  log "attempt $n: each miss waited behind an overrun, or the host was noisy (CPU steal $steal %): again"
 done
 [ "$single_groups" -gt 20 ] || fail "the single-draw flood hardly ran: $single_groups groups"
 
