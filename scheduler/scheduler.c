@@ -1185,15 +1185,17 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 	} else if (unknown) {
 		/*
 		 * Only where the most room is and, for max_defer, where check 3
-		 * passes with its prediction (a young context's estimate from
-		 * the groups it had): started at every gap's start, a flood's
-		 * young groups of more than a period (22 ms draws) made the next
-		 * frame miss after each late gap start (all of bench/isolation's
-		 * single-load misses came from its first 64 groups).
+		 * passes with its likely cost (from a young context's estimate
+		 * and the longest group it had): started at every gap's start,
+		 * a flood's young groups of more than a period (22 ms draws)
+		 * made the next frame miss after each late gap start (all of
+		 * bench/isolation's single-load misses came from its first 64
+		 * groups), and with their prediction alone, one that ran a
+		 * fifth over it did.
 		 */
 		if (!in_safety_gap(s, r, now_ns) || !budget_ok ||
 		    (now_ns < r->arrival + s->p.max_defer_ns &&
-		     !fits_safety_as(s, r, r->predicted, now_ns))) {
+		     !fits_safety_as(s, r, likely_cost(r), now_ns))) {
 			throttle(s, r);
 			return false;
 		}
