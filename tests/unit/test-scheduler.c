@@ -569,6 +569,27 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
  * safety frame missed its deadline (bench/faults, display-flood).
  */
 /*
+ * A group of domain n (@predicted, @bound, @flags) waits while a safety
+ * frame completes @took after its release: not granted right after it,
+ * granted right after the next frame, which takes 1 ms.
+ */
+static void starts_after_the_gap_of_a_late_frame(uint64_t predicted, uint64_t bound, unsigned flags,
+						 uint64_t took)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, n, predicted, bound, flags, 3 * P + 4 * MS), 0);
+	safety_frame(s, c, 104, 4 * P, 2 * MS, took);
+	assert_int_equal(poll_ids(s, 4 * P + took, NULL), 0);
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	finish(s);
+}
+
+/*
  * ... where its likely cost fits: after a safety frame that completed 8 ms
  * after its release, a young group predicted 22 ms (bound 30 ms: 26 ms
  * likely) would end past the next frame's latest start (its prediction
@@ -576,17 +597,7 @@ static void a_young_group_starts_at_the_next_gap_start(void **state)
  */
 static void a_young_group_starts_at_a_gap_start_where_its_likely_cost_fits(void **state)
 {
-	int c, n;
-	struct sched *s = cluster_after_four_frames(&c, &n);
-	uint64_t ids[16];
-
-	assert_int_equal(sched_submit(s, 1, n, 22 * MS, 30 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
-	safety_frame(s, c, 104, 4 * P, 2 * MS, 8 * MS);
-	assert_int_equal(poll_ids(s, 4 * P + 8 * MS, NULL), 0);
-	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
-	assert_int_equal(ids[0], 1);
-	finish(s);
+	starts_after_the_gap_of_a_late_frame(22 * MS, 30 * MS, SCHED_YOUNG, 8 * MS);
 }
 
 static void a_safety_group_over_budget_does_not_wait_for_a_young_group(void **state)
@@ -872,24 +883,14 @@ static void a_group_oversize_by_bounds_alone_is_not_refused(void **state)
 }
 
 /*
- * A group oversize by its bound alone starts at a gap's start only if its
- * prediction fits what is left of the gap: after a safety frame that
+ * A group oversize by its bound alone starts at a gap's start only if it
+ * fits what is left of the gap: after a safety frame that
  * completed 12 ms after its release, a 20 ms group would end past the next
  * frame's latest start. It waits for the next gap's start, where it fits.
  */
 static void a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start(void **state)
 {
-	int c, n;
-	struct sched *s = cluster_after_four_frames(&c, &n);
-	uint64_t ids[16];
-
-	assert_int_equal(sched_submit(s, 1, n, 20 * MS, 40 * MS, 0, 3 * P + 4 * MS), 0);
-	safety_frame(s, c, 104, 4 * P, 2 * MS, 12 * MS);
-	assert_int_equal(poll_ids(s, 4 * P + 12 * MS, NULL), 0);
-	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
-	assert_int_equal(ids[0], 1);
-	finish(s);
+	starts_after_the_gap_of_a_late_frame(20 * MS, 40 * MS, 0, 12 * MS);
 }
 
 /*
@@ -900,17 +901,7 @@ static void a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start(
  */
 static void a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits(void **state)
 {
-	int c, n;
-	struct sched *s = cluster_after_four_frames(&c, &n);
-	uint64_t ids[16];
-
-	assert_int_equal(sched_submit(s, 1, n, 18 * MS, 32 * MS, 0, 3 * P + 4 * MS), 0);
-	safety_frame(s, c, 104, 4 * P, 2 * MS, 8 * MS);
-	assert_int_equal(poll_ids(s, 4 * P + 8 * MS, NULL), 0);
-	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, 5 * P + 1 * MS, ids), 1);
-	assert_int_equal(ids[0], 1);
-	finish(s);
+	starts_after_the_gap_of_a_late_frame(18 * MS, 32 * MS, 0, 8 * MS);
 }
 
 /*
