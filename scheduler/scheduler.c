@@ -441,16 +441,16 @@ static uint64_t frame_time(const struct sdom *d)
 }
 
 /*
- * True while safety domain @d draws faster than its period (its last
- * SCHED_FAST_RELEASES releases each came less than half a period after
- * the one before) and is past its budget: its frames are then not
+ * True while safety domain @d is past its budget and draws as fast as it
+ * can: its last SCHED_FAST_RELEASES releases each came less than half a
+ * period after the one before, or its typical measured frame exceeds its
+ * budget (frames that roll into one another). Its frames are then not
  * protected against other domains' groups, nor ordered first. It is
- * guaranteed its budget each period, not the GPU: a safety client that
- * draws as fast as it can (a benchmark run in the cluster) would
- * otherwise leave no gap another domain's group fits in, and starve it
- * for as long as it draws. A periodic client keeps its protection past
- * its budget (a frame slowed by a stall) and through a frame split by a
- * pause.
+ * guaranteed its budget each period, not the GPU: such a client (a
+ * benchmark run in the cluster) would otherwise leave no gap another
+ * domain's group fits in, and starve it for as long as it draws. A
+ * periodic client keeps its protection past its budget (a frame slowed by
+ * a stall) and through a frame split by a pause.
  */
 static bool past_entitlement(const struct sdom *d)
 {
@@ -947,6 +947,16 @@ static uint64_t likely_cost(const struct sreq *r)
 }
 
 /*
+ * At a gap's start, a group whose bound is no guide (oversize by it, or
+ * young) waits for room for its likely cost, but no longer than max_defer.
+ */
+static bool waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return now_ns < r->arrival + s->p.max_defer_ns &&
+	       !fits_safety_as(s, r, likely_cost(r), now_ns);
+}
+
+/*
  * True when @r exceeds the largest gap some safety domain leaves: its bound
  * against the gap check 3 sees (@typical false), or its prediction against
  * the gap between frames of their typical measured time (@typical true).
@@ -1179,8 +1189,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * no gap of the safety frames' bounds (a prediction inflated
 		 * once, 25 ms for groups that take 10) waited for ever.
 		 */
-		if (fits_typically && now_ns < r->arrival + s->p.max_defer_ns &&
-		    !fits_safety_as(s, r, likely_cost(r), now_ns))
+		if (fits_typically && waits_for_room(s, r, now_ns))
 			return false;
 	} else if (unknown) {
 		/*
@@ -1193,9 +1202,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * groups), and with their prediction alone, one that ran a
 		 * fifth over it did.
 		 */
-		if (!in_safety_gap(s, r, now_ns) || !budget_ok ||
-		    (now_ns < r->arrival + s->p.max_defer_ns &&
-		     !fits_safety_as(s, r, likely_cost(r), now_ns))) {
+		if (!in_safety_gap(s, r, now_ns) || !budget_ok || waits_for_room(s, r, now_ns)) {
 			throttle(s, r);
 			return false;
 		}

@@ -142,8 +142,8 @@ log "a restarted infotainment client: $(jq .groups "$TMP/restart.json") groups i
 # machine below): 11-14 ms at 1920x1080 on one machine, 16-22 ms on
 # another. Draws of 16 ms and more (bench/isolation's single load) leave
 # so little of a period that one running a fifth over its prediction, as
-# one in a few hundred does on these machines (the cluster client's own
-# CPU work slows llvmpipe's threads), makes a frame miss however it is
+# one in 40 to 100 does on these machines (the cluster client's own CPU
+# work slows llvmpipe's threads), makes a frame miss however it is
 # placed: that load is measured, not asserted.
 SINGLE_ITER=2
 SINGLE_MS=12
