@@ -206,6 +206,8 @@ void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool ali
 	m.ctx_id = ctx_id;
 	m.alive = alive;
 	snprintf(m.name, sizeof(m.name), "%s", name);
+	/* A context's records reach mediatord before its end (per-context counts). */
+	mediator_link_flush(link);
 	mediator_link_send(link, &m, sizeof(m));
 }
 
