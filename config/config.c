@@ -116,6 +116,8 @@ enum mediator_key {
 	MEDIATOR_KEY_WATCHDOG_SLACK_US,
 	MEDIATOR_KEY_WATCHDOG_FLOOR_US,
 	MEDIATOR_KEY_WATCHDOG_KILL_US,
+	MEDIATOR_KEY_CONTROL_GROUP,
+	MEDIATOR_KEY_ADMIN_GROUP,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -174,6 +176,12 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
 				       .offset = offsetof(struct mediator_config, watchdog_kill_us),
 				       .min = 0,
 				       .max = CONFIG_MAX_WATCHDOG_US},
+    [MEDIATOR_KEY_CONTROL_GROUP] = {.name = "control_group",
+				    .kind = VALUE_GROUP,
+				    .offset = offsetof(struct mediator_config, control_gid)},
+    [MEDIATOR_KEY_ADMIN_GROUP] = {.name = "admin_group",
+				  .kind = VALUE_GROUP,
+				  .offset = offsetof(struct mediator_config, admin_gid)},
 };
 
 enum domain_key {
@@ -876,6 +884,8 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT;
 	p->cfg.max_defer_us = CONFIG_DEFAULT_MAX_DEFER_US;
 	p->cfg.oversize = MEDIATOR_OVERSIZE_RUN;
+	p->cfg.control_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
+	p->cfg.admin_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
 	p->cfg.watchdog_multiplier = CONFIG_DEFAULT_WATCHDOG_MULTIPLIER;
 	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
 	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;

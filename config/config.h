@@ -144,6 +144,14 @@ struct mediator_config {
 	uint32_t watchdog_slack_us;
 	uint32_t watchdog_floor_us;
 	uint32_t watchdog_kill_us; /* after a revocation; 0: never kill */
+	/*
+	 * The control socket's group ((gid_t)-1: mediatord's), whose members
+	 * may connect and read (show-budgets, status, model); and the group
+	 * whose members may also change mediatord (set-budget, trace): root
+	 * and mediatord's own user always may; (gid_t)-1: nobody else.
+	 */
+	gid_t control_gid;
+	gid_t admin_gid;
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "peer_cred.h"
 #include "unix_listener.h"
 #include "loop.h"
 #include "util.h"
@@ -61,6 +62,10 @@ struct control_client {
 
 	bool eof;     /* the peer will send nothing more */
 	bool closing; /* close once the output queue is empty */
+
+	struct peer_cred cred; /* who connected (the kernel's word) */
+	bool admin;	       /* may change mediatord (peer_cred_is_admin()) */
+	bool refusal_logged;   /* a refused change is logged once per connection */
 };
 
 struct control {
@@ -72,6 +77,7 @@ struct control {
 	struct loop_source *source;
 	struct control_client *clients;
 	size_t n_clients;
+	struct control_access access;
 	uint64_t last_accept_warning_ns;
 };
 
@@ -345,9 +351,37 @@ static struct json_object *handle_set_budget(struct control *control, struct jso
 	return reply_ok(result);
 }
 
-/* Answers one parsed request. Returns a new reply object (NULL: out of memory). */
-static struct json_object *handle_request(struct control *control, struct json_object *req)
+/*
+ * Refuses a change (@cmd) from a client that may only read: says who it
+ * is and who may, and logs the first refusal of each connection.
+ */
+static struct json_object *refuse_change(struct control_client *c, const char *cmd)
 {
+	const struct control_access *a = &c->control->access;
+	char msg[256];
+
+	if (a->admin_gid == (gid_t)-1)
+		snprintf(msg, sizeof(msg),
+			 "permission denied: %s changes mediatord: only root and mediatord's user "
+			 "(uid %u) may (no admin_group is configured); you are uid %u",
+			 cmd, (unsigned)a->self_uid, (unsigned)c->cred.uid);
+	else
+		snprintf(msg, sizeof(msg),
+			 "permission denied: %s changes mediatord: only root, mediatord's user "
+			 "(uid %u) and admin_group (gid %u) may; you are uid %u",
+			 cmd, (unsigned)a->self_uid, (unsigned)a->admin_gid, (unsigned)c->cred.uid);
+	if (!c->refusal_logged) {
+		log_warn("control: refused %s from uid %u (pid %d): not an admin", cmd,
+			 (unsigned)c->cred.uid, (int)c->cred.pid);
+		c->refusal_logged = true;
+	}
+	return reply_error(msg);
+}
+
+/* Answers one parsed request. Returns a new reply object (NULL: out of memory). */
+static struct json_object *handle_request(struct control_client *c, struct json_object *req)
+{
+	struct control *control = c->control;
 	struct json_object *jcmd;
 	const char *cmd;
 	char msg[CONTROL_MAX_QUOTED + 64];
@@ -374,6 +408,9 @@ static struct json_object *handle_request(struct control *control, struct json_o
 			return reply_error("model is not supported");
 		return reply_ok(control->ops->model(control->data));
 	}
+	if (!c->admin && (!strcmp(cmd, "trace-start") || !strcmp(cmd, "trace-stop") ||
+			  !strcmp(cmd, "set-budget")))
+		return refuse_change(c, cmd);
 	if (!strcmp(cmd, "trace-start"))
 		return handle_trace_start(control, req);
 	if (!strcmp(cmd, "trace-stop"))
@@ -417,7 +454,7 @@ static void client_handle_line(struct control_client *c, const char *line, size_
 		return;
 	}
 	json_tokener_free(tok);
-	client_reply(c, handle_request(c->control, req));
+	client_reply(c, handle_request(c, req));
 	json_object_put(req);
 }
 
@@ -534,6 +571,12 @@ static void control_accept_one(struct control *control, int fd)
 	c->control = control;
 	c->fd = fd;
 	c->events = EPOLLIN;
+	/* Unknown credentials give no right to change anything. */
+	if (peer_cred_read(fd, &c->cred) < 0)
+		c->cred.uid = (uid_t)-1;
+	c->admin =
+	    c->cred.uid != (uid_t)-1 &&
+	    peer_cred_is_admin(&c->cred, control->access.self_uid, control->access.admin_gid);
 	c->source = loop_add(control->loop, fd, c->events, client_event, c);
 	if (!c->source) {
 		log_warn("control: cannot watch a new connection: %s", strerror(errno));
@@ -575,8 +618,8 @@ static void control_listener_event(struct loop_source *source, int fd, uint32_t 
 }
 
 struct control *control_create(struct loop *loop, const char *socket_path,
-			       const struct control_ops *ops, void *data, char *err,
-			       size_t err_size)
+			       const struct control_access *access, const struct control_ops *ops,
+			       void *data, char *err, size_t err_size)
 {
 	struct control *control;
 	char ebuf[256];
@@ -596,9 +639,13 @@ struct control *control_create(struct loop *loop, const char *socket_path,
 	control->ops = ops;
 	control->data = data;
 	control->fd = -1;
+	control->access = *access;
 
 	r = unix_listener_open(&control->listener, socket_path, 0660, CONTROL_BACKLOG, ebuf,
 			       sizeof(ebuf));
+	if (r == 0 && access->gid != (gid_t)-1)
+		r = unix_listener_chown(&control->listener, (uid_t)-1, access->gid, ebuf,
+					sizeof(ebuf));
 	if (r < 0) {
 		snprintf(err, err_size, "control socket %s", ebuf);
 		goto fail;

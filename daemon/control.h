@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A request line is small; 64 KiB leaves room for future commands' arguments. */
 #define CONTROL_MAX_REQUEST 65536
@@ -61,6 +62,20 @@ struct control_ops {
 };
 
 /*
+ * Who may use the control socket. Connecting takes write permission on
+ * the socket file (mode 0660: mediatord's user and @gid); reading
+ * (status, show-budgets, model) is then open to every client; changes
+ * (set-budget, trace-start, trace-stop) only to root, @self_uid and
+ * members of @admin_gid (primary or supplementary group, from
+ * SO_PEERCRED/SO_PEERGROUPS); (gid_t)-1: unchanged / none.
+ */
+struct control_access {
+	gid_t gid;
+	uid_t self_uid;
+	gid_t admin_gid;
+};
+
+/*
  * Binds @socket_path (a stale socket file there, one nobody listens on, is
  * replaced; a live socket or a file that is no socket is refused; the
  * directory is created with mode 0755 if missing), listens, and serves it
@@ -68,8 +83,8 @@ struct control_ops {
  * writes a reason into @err on failure.
  */
 struct control *control_create(struct loop *loop, const char *socket_path,
-			       const struct control_ops *ops, void *data, char *err,
-			       size_t err_size);
+			       const struct control_access *access, const struct control_ops *ops,
+			       void *data, char *err, size_t err_size);
 /* Closes every connection and the listening socket, and unlinks the socket file. NULL is fine. */
 void control_destroy(struct control *control);
 

@@ -976,6 +976,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 				   char *err, size_t err_size)
 {
 	struct mediatord *md = calloc(1, sizeof(*md));
+	struct control_access control_access;
 	sigset_t mask;
 
 	if (!md) {
@@ -1043,8 +1044,10 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	if (!md->dispatcher)
 		goto fail;
 	dispatcher_set_revoke(md->dispatcher, revoke_grant, md);
-	md->control =
-	    control_create(md->loop, cfg->control_socket, &control_ops, md, err, err_size);
+	control_access = (struct control_access){
+	    .gid = cfg->control_gid, .self_uid = geteuid(), .admin_gid = cfg->admin_gid};
+	md->control = control_create(md->loop, cfg->control_socket, &control_access, &control_ops,
+				     md, err, err_size);
 	if (!md->control)
 		goto fail;
 	return md;

@@ -122,6 +122,23 @@ static void socket_owner_group_and_mode_take_names_or_numbers(void **state)
 	assert_int_equal(cfg.domains[1].socket_mode, 0666);
 }
 
+static void control_and_admin_groups_default_to_none_and_take_names_or_numbers(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\n", err, sizeof(err)), 0);
+	assert_int_equal(cfg.control_gid, (gid_t)-1);
+	assert_int_equal(cfg.admin_gid, (gid_t)-1);
+	assert_int_equal(parse(&cfg,
+			       "[mediator]\ncontrol_group = root\nadmin_group = 0\n"
+			       "[domain a]\nvtest_socket = /tmp/a\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.control_gid, 0);
+	assert_int_equal(cfg.admin_gid, 0);
+}
+
 static void worker_nice_defaults_by_class_and_takes_signed_values(void **state)
 {
 	struct mediator_config cfg;
@@ -413,6 +430,8 @@ static const struct bad_case bad_cases[] = {
      NAME ":3: key 'socket_owner': no user 'gm-no-such-user' on this system"},
     {"socket_group that does not exist", DOMAIN_A "socket_group = gm-no-such-group\n", -EINVAL,
      NAME ":3: key 'socket_group': no group 'gm-no-such-group' on this system"},
+    {"admin_group that does not exist", "[mediator]\nadmin_group = gm-no-such-group\n" DOMAIN_A,
+     -EINVAL, NAME ":2: key 'admin_group': no group 'gm-no-such-group' on this system"},
     {"socket_owner empty", DOMAIN_A "socket_owner =\n", -EINVAL,
      NAME ":3: key 'socket_owner': no user '' on this system"},
     {"socket_mode not octal", DOMAIN_A "socket_mode = 0680\n", -EINVAL,
@@ -746,13 +765,33 @@ static void shipped_example_config_parses(void **state)
 static void shipped_example_config_lists_every_key_commented_out(void **state)
 {
 #ifdef EXAMPLE_CONF
-	static const char *const keys[] = {
-	    "control_socket",	 "state_dir",	      "policy",		 "max_inflight",
-	    "renderer",		 "render_node",	      "class",		 "period_us",
-	    "budget_us",	 "deadline_us",	      "strict",		 "guard_us",
-	    "vtest_socket",	 "vhost_user_socket", "socket_owner",	 "socket_group",
-	    "socket_mode",	 "max_defer_us",      "oversize",	 "watchdog_multiplier",
-	    "watchdog_slack_us", "watchdog_floor_us", "watchdog_kill_us"};
+	static const char *const keys[] = {"control_socket",
+					   "state_dir",
+					   "policy",
+					   "max_inflight",
+					   "renderer",
+					   "render_node",
+					   "class",
+					   "period_us",
+					   "budget_us",
+					   "deadline_us",
+					   "strict",
+					   "guard_us",
+					   "vtest_socket",
+					   "vhost_user_socket",
+					   "socket_owner",
+					   "socket_group",
+					   "socket_mode",
+					   "max_defer_us",
+					   "oversize",
+					   "watchdog_multiplier",
+					   "watchdog_slack_us",
+					   "watchdog_floor_us",
+					   "watchdog_kill_us",
+					   "worker_nice",
+					   "piece_us",
+					   "control_group",
+					   "admin_group"};
 	char text[16384];
 	char pattern[64];
 	FILE *f = fopen(EXAMPLE_CONF, "r");
@@ -808,6 +847,7 @@ int main(void)
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
+	    cmocka_unit_test(control_and_admin_groups_default_to_none_and_take_names_or_numbers),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
 	    cmocka_unit_test(worker_nice_defaults_by_class_and_takes_signed_values),
 	    cmocka_unit_test(every_mediator_key_is_read),

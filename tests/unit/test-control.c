@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -20,7 +21,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -100,6 +103,9 @@ static const struct control_ops stub_ops = {
     .trace_stop = stub_trace_stop,
 };
 
+/* Everyone connected may change mediatord: this process's user is mediatord's. */
+static struct control_access open_access;
+
 struct fixture {
 	char dir[64];
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -120,7 +126,8 @@ static int setup(void **state)
 	snprintf(fx->sock, sizeof(fx->sock), "%s/run/control.sock", fx->dir);
 	fx->loop = loop_create();
 	assert_non_null(fx->loop);
-	fx->control = control_create(fx->loop, fx->sock, &stub_ops, &fx->stub, err, sizeof(err));
+	fx->control = control_create(fx->loop, fx->sock, &open_access, &stub_ops, &fx->stub, err,
+				     sizeof(err));
 	if (!fx->control)
 		fail_msg("control_create: %s", err);
 	*state = fx;
@@ -449,6 +456,131 @@ static void trace_start_passes_the_path_to_the_ops(void **state)
 	close(fd);
 }
 
+/*
+ * The "stranger": a client that is not root and not mediatord's user. As
+ * root, a child process that becomes nobody (uid and gid 65534); as
+ * anyone else, this user, with mediatord pretending to run as another.
+ */
+#define STRANGER_ID 65534u
+
+static gid_t stranger_gid(void)
+{
+	return geteuid() == 0 ? STRANGER_ID : getegid();
+}
+
+/* Recreates the fixture's control with @admin_gid; mediatord's user is not the stranger. */
+static void recreate_control(struct fixture *fx, gid_t admin_gid)
+{
+	struct control_access access = {
+	    .gid = (gid_t)-1,
+	    .self_uid = geteuid() == 0 ? 0 : geteuid() + 1,
+	    .admin_gid = admin_gid,
+	};
+	char err[256] = "";
+
+	control_destroy(fx->control);
+	fx->control =
+	    control_create(fx->loop, fx->sock, &access, &stub_ops, &fx->stub, err, sizeof(err));
+	if (!fx->control)
+		fail_msg("control_create: %s", err);
+	/* The stranger must reach the socket: nobody is in no group of ours. */
+	assert_int_equal(chmod(fx->dir, 0755), 0);
+	assert_int_equal(chmod(fx->sock, 0666), 0);
+}
+
+/* The stranger's side, in a child: sends @requests, copies @n reply lines to @out_fd. */
+static int stranger_session(const char *sock, const char *requests, int n, int out_fd)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct timeval tmo = {10, 0};
+	char c;
+	int fd;
+
+	if (geteuid() == 0 &&
+	    (setgroups(0, NULL) < 0 || setgid(STRANGER_ID) < 0 || setuid(STRANGER_ID) < 0))
+		return 2;
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) < 0 ||
+	    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		return 3;
+	if (send(fd, requests, strlen(requests), MSG_NOSIGNAL) != (ssize_t)strlen(requests))
+		return 4;
+	while (n > 0 && recv(fd, &c, 1, 0) == 1) {
+		if (write(out_fd, &c, 1) != 1)
+			return 5;
+		n -= c == '\n';
+	}
+	return n == 0 ? 0 : 6;
+}
+
+/* Runs the stranger's session while turning the loop; returns its @n reply lines (one string). */
+static char *as_stranger(struct fixture *fx, const char *requests, int n)
+{
+	static char replies[8192];
+	uint64_t deadline = mono_now_ns() + TEST_TIMEOUT_NS;
+	int pipefd[2], status = 0;
+	ssize_t len;
+	pid_t pid;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pipefd[0]);
+		_exit(stranger_session(fx->sock, requests, n, pipefd[1]));
+	}
+	close(pipefd[1]);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		assert_true(mono_now_ns() < deadline);
+		assert_int_equal(loop_dispatch(fx->loop, 10), 0);
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	len = read(pipefd[0], replies, sizeof(replies) - 1);
+	close(pipefd[0]);
+	assert_true(len > 0);
+	replies[len] = '\0';
+	return replies;
+}
+
+static void a_client_outside_the_admin_group_may_read_but_not_change(void **state)
+{
+	struct fixture *fx = *state;
+	const char *replies;
+	char *line2, *line3;
+
+	recreate_control(fx, stranger_gid() + 1);
+	replies = as_stranger(fx,
+			      "{\"cmd\":\"set-budget\",\"domain\":\"a\",\"budget_us\":1}\n"
+			      "{\"cmd\":\"trace-start\",\"path\":\"/tmp/t.jsonl\"}\n"
+			      "{\"cmd\":\"show-budgets\"}\n",
+			      3);
+	line2 = strchr(replies, '\n');
+	assert_non_null(line2);
+	line3 = strchr(line2 + 1, '\n');
+	assert_non_null(line3);
+	*line2++ = *line3++ = '\0';
+	assert_non_null(strstr(replies, "permission denied: set-budget changes mediatord"));
+	assert_non_null(strstr(replies, "admin_group"));
+	assert_non_null(strstr(line2, "permission denied: trace-start"));
+	assert_null(strstr(line3, "permission denied"));
+	assert_non_null(strstr(line3, "\"ok\":true"));
+	assert_int_equal(fx->stub.trace_start_calls, 0);
+}
+
+static void a_member_of_the_admin_group_may_change(void **state)
+{
+	struct fixture *fx = *state;
+	const char *replies;
+
+	recreate_control(fx, stranger_gid());
+	replies = as_stranger(fx, "{\"cmd\":\"trace-stop\"}\n", 1);
+	/* It reached the ops, which answered that no trace runs. */
+	assert_int_equal(fx->stub.trace_stop_calls, 1);
+	assert_non_null(strstr(replies, "no trace is running"));
+}
+
 static void ops_failures_are_reported_with_their_reason(void **state)
 {
 	struct fixture *fx = *state;
@@ -650,7 +782,8 @@ static void stale_socket_file_is_replaced(void **state)
 	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
 	close(fd);
 
-	fx->control = control_create(fx->loop, fx->sock, &stub_ops, &fx->stub, err, sizeof(err));
+	fx->control = control_create(fx->loop, fx->sock, &open_access, &stub_ops, &fx->stub, err,
+				     sizeof(err));
 	if (!fx->control)
 		fail_msg("control_create: %s", err);
 	fd = client_connect(fx);
@@ -664,8 +797,8 @@ static void socket_in_use_is_not_taken_over(void **state)
 {
 	struct fixture *fx = *state;
 	char err[256] = "";
-	struct control *second =
-	    control_create(fx->loop, fx->sock, &stub_ops, &fx->stub, err, sizeof(err));
+	struct control *second = control_create(fx->loop, fx->sock, &open_access, &stub_ops,
+						&fx->stub, err, sizeof(err));
 
 	assert_null(second);
 	assert_non_null(strstr(err, fx->sock));
@@ -689,7 +822,7 @@ static void file_that_is_not_a_socket_is_not_replaced(void **state)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
 	close(fd);
-	c = control_create(fx->loop, path, &stub_ops, &fx->stub, err, sizeof(err));
+	c = control_create(fx->loop, path, &open_access, &stub_ops, &fx->stub, err, sizeof(err));
 	assert_null(c);
 	assert_non_null(strstr(err, "not a socket"));
 	assert_int_equal(access(path, F_OK), 0);
@@ -703,7 +836,8 @@ static void overlong_socket_path_is_refused(void **state)
 	memset(path, 'a', sizeof(path) - 1);
 	path[0] = '/';
 	path[sizeof(path) - 1] = '\0';
-	assert_null(control_create(fx->loop, path, &stub_ops, &fx->stub, err, sizeof(err)));
+	assert_null(
+	    control_create(fx->loop, path, &open_access, &stub_ops, &fx->stub, err, sizeof(err)));
 	assert_true(strlen(err) > 0);
 }
 
@@ -946,6 +1080,7 @@ static void trace_close_accepts_null(void **state)
 
 int main(void)
 {
+	open_access = (struct control_access){(gid_t)-1, geteuid(), (gid_t)-1};
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(status_returns_the_ops_object, setup, teardown),
 	    cmocka_unit_test_setup_teardown(show_budgets_returns_the_ops_object, setup, teardown),
@@ -971,6 +1106,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(client_that_never_reads_does_not_stall_the_others,
 					    setup, teardown),
 	    cmocka_unit_test_setup_teardown(too_many_clients_are_turned_away, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		a_client_outside_the_admin_group_may_read_but_not_change, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_member_of_the_admin_group_may_change, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(control_destroy_closes_the_connections, setup,
 					    teardown),
 	    cmocka_unit_test(control_destroy_accepts_null),
