@@ -21,6 +21,8 @@
 #define WIRE_CLIENT_FD 3 /* the accepted client connection */
 #define WIRE_WORKER_FD 4 /* the worker's end of the record channel */
 #define WIRE_BOARD_FD  5 /* the grant board (struct wire_board), a memfd */
+/* Most supplementary groups mediatord passes a worker to run with (--run-as). */
+#define WIRE_RUN_AS_MAX_GROUPS 32
 
 /*
  * A worker may send up to WIRE_MAX_BATCH struct wire_group back to back in

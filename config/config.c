@@ -105,6 +105,7 @@ struct key_desc {
 enum mediator_key {
 	MEDIATOR_KEY_CONTROL_SOCKET,
 	MEDIATOR_KEY_STATE_DIR,
+	MEDIATOR_KEY_CACHE_DIR,
 	MEDIATOR_KEY_POLICY,
 	MEDIATOR_KEY_MAX_INFLIGHT,
 	MEDIATOR_KEY_RENDERER,
@@ -118,6 +119,7 @@ enum mediator_key {
 	MEDIATOR_KEY_WATCHDOG_KILL_US,
 	MEDIATOR_KEY_CONTROL_GROUP,
 	MEDIATOR_KEY_ADMIN_GROUP,
+	MEDIATOR_KEY_WORKER_USER,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -128,6 +130,9 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_STATE_DIR] = {.name = "state_dir",
 				.kind = VALUE_PATH,
 				.offset = offsetof(struct mediator_config, state_dir)},
+    [MEDIATOR_KEY_CACHE_DIR] = {.name = "cache_dir",
+				.kind = VALUE_PATH,
+				.offset = offsetof(struct mediator_config, cache_dir)},
     [MEDIATOR_KEY_POLICY] = {.name = "policy",
 			     .kind = VALUE_POLICY,
 			     .offset = offsetof(struct mediator_config, policy)},
@@ -182,6 +187,9 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_ADMIN_GROUP] = {.name = "admin_group",
 				  .kind = VALUE_GROUP,
 				  .offset = offsetof(struct mediator_config, admin_gid)},
+    [MEDIATOR_KEY_WORKER_USER] = {.name = "worker_user",
+				  .kind = VALUE_USER,
+				  .offset = offsetof(struct mediator_config, worker_uid)},
 };
 
 enum domain_key {
@@ -198,6 +206,7 @@ enum domain_key {
 	DOMAIN_KEY_SOCKET_MODE,
 	DOMAIN_KEY_WORKER_NICE,
 	DOMAIN_KEY_PIECE_US,
+	DOMAIN_KEY_WORKER_MEMORY_MB,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -252,6 +261,11 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 			     .offset = offsetof(struct domain_config, piece_us),
 			     .min = 0,
 			     .max = CONFIG_MAX_PERIOD_US},
+    [DOMAIN_KEY_WORKER_MEMORY_MB] = {.name = "worker_memory_mb",
+				     .kind = VALUE_U32,
+				     .offset = offsetof(struct domain_config, worker_memory_mb),
+				     .min = 0,
+				     .max = CONFIG_MAX_WORKER_MEMORY_MB},
 };
 
 enum config_section {
@@ -843,6 +857,8 @@ static void config_validate(struct config_parser *p)
 					     : CONFIG_DEFAULT_NORMAL_NICE;
 		if (!lines[DOMAIN_KEY_PIECE_US])
 			d->piece_us = CONFIG_DEFAULT_PIECE_US;
+		if (!lines[DOMAIN_KEY_WORKER_MEMORY_MB])
+			d->worker_memory_mb = CONFIG_DEFAULT_WORKER_MEMORY_MB;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "
@@ -880,12 +896,14 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	snprintf(p->cfg.control_socket, sizeof(p->cfg.control_socket), "%s",
 		 CONFIG_DEFAULT_CONTROL_SOCKET);
 	snprintf(p->cfg.state_dir, sizeof(p->cfg.state_dir), "%s", CONFIG_DEFAULT_STATE_DIR);
+	snprintf(p->cfg.cache_dir, sizeof(p->cfg.cache_dir), "%s", CONFIG_DEFAULT_CACHE_DIR);
 	p->cfg.policy = CONFIG_DEFAULT_POLICY;
 	p->cfg.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT;
 	p->cfg.max_defer_us = CONFIG_DEFAULT_MAX_DEFER_US;
 	p->cfg.oversize = MEDIATOR_OVERSIZE_RUN;
 	p->cfg.control_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
 	p->cfg.admin_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
+	p->cfg.worker_uid = (uid_t)CONFIG_SOCKET_ID_UNSET;
 	p->cfg.watchdog_multiplier = CONFIG_DEFAULT_WATCHDOG_MULTIPLIER;
 	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
 	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;

@@ -30,12 +30,14 @@
 
 #define CONFIG_DEFAULT_CONTROL_SOCKET "/run/gpu-mediator/control.sock"
 #define CONFIG_DEFAULT_STATE_DIR      "/var/lib/gpu-mediator"
-#define CONFIG_DEFAULT_POLICY	      MEDIATOR_POLICY_BUDGET
-#define CONFIG_DEFAULT_MAX_INFLIGHT   1
-#define CONFIG_DEFAULT_RENDERER	      RENDERER_DEFAULT_KIND
-#define CONFIG_DEFAULT_RENDER_NODE    RENDERER_DEFAULT_NODE
-#define CONFIG_DEFAULT_CLASS	      DOMAIN_CLASS_NORMAL
-#define CONFIG_DEFAULT_PERIOD_US      16667u
+/* Where each domain's workers keep the host GL driver's shader cache: a directory per domain. */
+#define CONFIG_DEFAULT_CACHE_DIR    "/var/cache/gpu-mediator"
+#define CONFIG_DEFAULT_POLICY	    MEDIATOR_POLICY_BUDGET
+#define CONFIG_DEFAULT_MAX_INFLIGHT 1
+#define CONFIG_DEFAULT_RENDERER	    RENDERER_DEFAULT_KIND
+#define CONFIG_DEFAULT_RENDER_NODE  RENDERER_DEFAULT_NODE
+#define CONFIG_DEFAULT_CLASS	    DOMAIN_CLASS_NORMAL
+#define CONFIG_DEFAULT_PERIOD_US    16667u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
 /*
  * A domain's sockets admit its owner and group only: a domain is a trust
@@ -64,6 +66,22 @@
  * results); 4000 is what bench/isolation measured for normal domains.
  */
 #define CONFIG_DEFAULT_PIECE_US 0u
+/*
+ * The user workers run as, where worker_user is not set (doc/design.md,
+ * "Workers' rights"): a system user of its own, which owns nothing but
+ * the state directory (scripts/add-worker-user.sh creates it).
+ */
+#define CONFIG_DEFAULT_WORKER_USER "gpu-mediator"
+/*
+ * The private memory a worker may allocate, where worker_memory_mb is not
+ * set: the renderer's textures and buffers of one client, the host GL
+ * driver and its threads (RLIMIT_DATA: a VM's RAM that a vhost-user worker
+ * maps is shared and not counted). Above the 1 GiB of shared memory a
+ * vtest client may create (vtest_limits.h) and what the heaviest
+ * workload measured needs (bench/faults); 0: unlimited.
+ */
+#define CONFIG_DEFAULT_WORKER_MEMORY_MB 4096u
+#define CONFIG_MAX_WORKER_MEMORY_MB	1048576u
 /* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
 #define CONFIG_SOCKET_ID_UNSET (-1)
 
@@ -124,15 +142,17 @@ struct domain_config {
 	uid_t socket_uid;
 	gid_t socket_gid;
 	uint32_t socket_mode;
-	int worker_nice;   /* its workers' nice value */
-	uint32_t piece_us; /* its groups predicted longer are cut into pieces; 0: never */
-	int line;	   /* line of its [domain NAME] header */
+	int worker_nice;	   /* its workers' nice value */
+	uint32_t piece_us;	   /* its groups predicted longer are cut into pieces; 0: never */
+	uint32_t worker_memory_mb; /* RLIMIT_DATA of its workers; 0: unlimited */
+	int line;		   /* line of its [domain NAME] header */
 };
 
 struct mediator_config {
 	char path[4096]; /* the file it was read from */
 	char control_socket[CONFIG_PATH_MAX];
 	char state_dir[CONFIG_PATH_MAX];
+	char cache_dir[CONFIG_PATH_MAX];
 	enum mediator_policy policy;
 	uint32_t max_inflight; /* 0 = unlimited */
 	enum mediator_renderer renderer;
@@ -152,6 +172,9 @@ struct mediator_config {
 	 */
 	gid_t control_gid;
 	gid_t admin_gid;
+	/* The user workers run as when mediatord runs as root; (uid_t)-1:
+	 * CONFIG_DEFAULT_WORKER_USER. */
+	uid_t worker_uid;
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

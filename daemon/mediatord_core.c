@@ -39,6 +39,7 @@
 #include "unix_listener.h"
 #include "util.h"
 #include "wire.h"
+#include "worker_user.h"
 
 _Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
 
@@ -62,6 +63,8 @@ struct listener {
 	struct unix_listener vhost_sock;
 	struct loop_source *vhost_source;
 	bool vm_connected;
+	char cache_dir[CONFIG_PATH_MAX + CONFIG_NAME_MAX +
+		       1]; /* its shader cache; "": Mesa's default */
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -109,6 +112,7 @@ struct mediatord {
 	uint32_t next_client_id;
 	uint64_t started_ns;
 	uint64_t bad_records;
+	struct worker_user worker_user;
 };
 
 /* ---- clients ----------------------------------------------------------- */
@@ -375,7 +379,7 @@ static int move_fd_above(int fd, int min)
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
 {
-	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16];
+	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
 	const char *argv[] = {
@@ -397,9 +401,15 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    nice_str,
 	    "--piece-us",
 	    piece_str,
+	    "--memory-mb",
+	    mem_str,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
-	    /* Last: without a board or a configured model the list ends early. */
+	    /* Last: the list ends at the first option not given. */
+	    md->worker_user.switch_user ? "--run-as" : NULL,
+	    md->worker_user.run_as,
+	    l->cache_dir[0] ? "--cache-dir" : NULL,
+	    l->cache_dir,
 	    board ? "--board-domain" : NULL,
 	    index_str,
 	    md->cfg.model[0] ? "--model" : NULL,
@@ -417,6 +427,8 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
 	snprintf(nice_str, sizeof(nice_str), "%d", md->cfg.domains[l - md->listeners].worker_nice);
 	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
+	snprintf(mem_str, sizeof(mem_str), "%u",
+		 md->cfg.domains[l - md->listeners].worker_memory_mb);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
@@ -972,11 +984,51 @@ static bool open_domain_socket(struct mediatord *md, struct listener *l,
 	return true;
 }
 
+/*
+ * Each domain's shader cache directory, <cache_dir>/<domain>, the worker
+ * user's: what the host GL driver compiled for a domain's clients stays for
+ * its next ones, and no domain's workers read what another's wrote.
+ */
+static void prepare_cache_dirs(struct mediatord *md)
+{
+	const struct mediator_config *cfg = &md->cfg;
+	char ebuf[512];
+
+	if (mkdir(cfg->cache_dir, 0755) < 0 && errno != EEXIST) {
+		log_warn("cache_dir %s: %s; shader caches in Mesa's default place", cfg->cache_dir,
+			 strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		struct listener *l = &md->listeners[i];
+		bool created;
+		int r = 0;
+
+		snprintf(l->cache_dir, sizeof(l->cache_dir), "%s/%s", cfg->cache_dir,
+			 cfg->domains[i].name);
+		created = mkdir(l->cache_dir, 0700) == 0;
+		if (!created && errno != EEXIST) {
+			r = -errno;
+			snprintf(ebuf, sizeof(ebuf), "%s: %s", l->cache_dir, strerror(-r));
+		} else {
+			r = worker_user_own_dir(&md->worker_user, l->cache_dir, created, ebuf,
+						sizeof(ebuf));
+		}
+		if (r < 0) {
+			log_warn("domain %s: shader cache %s; Mesa's default place used",
+				 cfg->domains[i].name, ebuf);
+			l->cache_dir[0] = '\0';
+		}
+	}
+}
+
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
 {
 	struct mediatord *md = calloc(1, sizeof(*md));
 	struct control_access control_access;
+	char ebuf[512];
+	bool created;
 	sigset_t mask;
 
 	if (!md) {
@@ -997,10 +1049,21 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			 strerror(errno));
 		goto fail;
 	}
+	if (worker_user_resolve(cfg, &md->worker_user, err, err_size) < 0)
+		goto fail;
+	if (!md->worker_user.switch_user && geteuid() == 0)
+		log_warn("workers run as root (worker_user = %s): a guest that breaks its worker "
+			 "owns the host",
+			 md->worker_user.name);
 	/* Learned model state lives here; without it, models learn afresh. */
-	if (mkdir(cfg->state_dir, 0755) < 0 && errno != EEXIST)
+	created = mkdir(cfg->state_dir, 0755) == 0;
+	if (!created && errno != EEXIST)
 		log_warn("state_dir %s: %s; learned models will not be kept", cfg->state_dir,
 			 strerror(errno));
+	else if (worker_user_own_dir(&md->worker_user, cfg->state_dir, created, ebuf,
+				     sizeof(ebuf)) < 0)
+		log_warn("state_dir %s; learned models will not be kept", ebuf);
+	prepare_cache_dirs(md);
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));

@@ -9,7 +9,7 @@ packages=(
   # build
   gcc libc6-dev meson ninja-build pkg-config
   libvirglrenderer-dev libinih-dev libcmocka-dev libjson-c-dev
-  libepoxy-dev libdrm-dev libgbm-dev libegl-dev libgles-dev
+  libepoxy-dev libdrm-dev libgbm-dev libegl-dev libgles-dev libseccomp-dev
   # ASan/UBSan builds with clang, and the formatter
   clang libclang-rt-14-dev clang-format
   # rendering: Mesa llvmpipe for the worker, virpipe for the clients
@@ -74,8 +74,18 @@ if [ -z "$qemu" ] || dpkg --compare-versions "$qemu" lt "$MIN_QEMU"; then
   done
 fi
 
+# The system user mediatord's workers run as.
+add_worker_user() {
+  if [ "$(id -u)" = 0 ]; then
+    "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh"
+  else
+    sudo "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh"
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present, QEMU $qemu"
+  add_worker_user
   exit 0
 fi
 
@@ -103,4 +113,5 @@ fi
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+add_worker_user
 echo "install-deps: done"

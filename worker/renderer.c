@@ -63,6 +63,35 @@ struct renderer {
 
 /* virglrenderer has process-global state: so does this. */
 static struct renderer *the_renderer;
+/* Devices opened before the worker gave up its rights (renderer_preopen()); -1: none. */
+static int preopened_render_fd = -1, preopened_kmod_fd = -1;
+
+void renderer_preopen(enum mediator_renderer kind, const char *render_node)
+{
+	if (kind == MEDIATOR_RENDERER_EGL_GBM && render_node && preopened_render_fd < 0)
+		preopened_render_fd = open(render_node, O_RDWR | O_CLOEXEC);
+	if (preopened_kmod_fd < 0)
+		preopened_kmod_fd = open(GM_FENCE_DEVICE, O_RDONLY | O_CLOEXEC);
+}
+
+int renderer_preopened_fds(int fds[2])
+{
+	int n = 0;
+
+	if (preopened_render_fd >= 0)
+		fds[n++] = preopened_render_fd;
+	if (preopened_kmod_fd >= 0)
+		fds[n++] = preopened_kmod_fd;
+	return n;
+}
+
+/* A descriptor of its own for a device: a dup of the preopened one, else opened now. */
+static int device_fd(int preopened, const char *path, int flags)
+{
+	if (preopened >= 0)
+		return fcntl(preopened, F_DUPFD_CLOEXEC, 0);
+	return open(path, flags | O_CLOEXEC);
+}
 
 /* Runs on virglrenderer's sync thread (ASYNC_FENCE_CB). */
 static void on_write_fence(void *cookie, uint32_t fence_id)
@@ -89,7 +118,7 @@ static int on_get_drm_fd(void *cookie)
 {
 	struct renderer *r = cookie;
 
-	return open(r->render_node, O_RDWR | O_CLOEXEC);
+	return device_fd(preopened_render_fd, r->render_node, O_RDWR);
 }
 
 static struct virgl_renderer_callbacks callbacks = {
@@ -115,7 +144,7 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 		break;
 	case MEDIATOR_RENDERER_EGL_GBM:
 		flags |= VIRGL_RENDERER_USE_EGL;
-		if (access(render_node, R_OK | W_OK) < 0) {
+		if (preopened_render_fd < 0 && access(render_node, R_OK | W_OK) < 0) {
 			snprintf(err, err_size, "render node %s: %s", render_node, strerror(errno));
 			return NULL;
 		}
@@ -166,7 +195,8 @@ struct renderer *renderer_create(enum mediator_renderer kind, const char *render
 			close(fd);
 		}
 	}
-	timestamp_source_choose(&r->ts, r->sync_files, GM_FENCE_DEVICE);
+	timestamp_source_choose(&r->ts, r->sync_files,
+				device_fd(preopened_kmod_fd, GM_FENCE_DEVICE, O_RDONLY));
 	return r;
 }
 

@@ -33,6 +33,17 @@ struct renderer;
  */
 struct renderer *renderer_create(enum mediator_renderer kind, const char *render_node, char *err,
 				 size_t err_size);
+/*
+ * Opens, while the worker still may, the devices a renderer created later
+ * needs: the render node for egl-gbm (@render_node), and host-kmod's
+ * GM_FENCE_DEVICE where it exists. A worker calls it before it gives up
+ * its rights (sandbox.h); renderer_create() then uses these. Devices that
+ * do not open are opened again by renderer_create(), as before.
+ */
+void renderer_preopen(enum mediator_renderer kind, const char *render_node);
+/* The descriptors renderer_preopen() keeps (at most 2, into @fds); returns how many. */
+int renderer_preopened_fds(int fds[2]);
+
 /* Cleans up virglrenderer (all contexts and resources). NULL is fine. */
 void renderer_destroy(struct renderer *renderer);
 

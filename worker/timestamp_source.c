@@ -95,15 +95,12 @@ static const struct timestamp_source_ops kmod_ops = {
     .destroy = kmod_destroy,
 };
 
-static struct kmod_state *kmod_open(const char *device)
+/* Takes @fd: closed unless the returned state keeps it. */
+static struct kmod_state *kmod_open(int fd)
 {
 	struct gm_fence_version v;
 	struct kmod_state *k;
-	int fd;
 
-	if (!device)
-		return NULL;
-	fd = open(device, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (ioctl(fd, GM_FENCE_IOC_VERSION, &v) < 0 || v.abi_version != GM_FENCE_ABI_VERSION) {
@@ -121,16 +118,18 @@ static struct kmod_state *kmod_open(const char *device)
 
 /* ---- choice ------------------------------------------------------------------- */
 
-void timestamp_source_choose(struct timestamp_source *out, bool have_sync_files,
-			     const char *kmod_device)
+void timestamp_source_choose(struct timestamp_source *out, bool have_sync_files, int kmod_fd)
 {
 	struct kmod_state *k;
 
 	out->ops = &callback_ops;
 	out->state = NULL;
-	if (!have_sync_files)
+	if (!have_sync_files) {
+		if (kmod_fd >= 0)
+			close(kmod_fd);
 		return;
-	k = kmod_open(kmod_device);
+	}
+	k = kmod_open(kmod_fd);
 	if (k) {
 		out->ops = &kmod_ops;
 		out->state = k;

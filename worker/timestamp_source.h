@@ -43,12 +43,12 @@ struct timestamp_source {
 };
 
 /*
- * Picks the best source: with @have_sync_files, "kmod" when @kmod_device
- * (e.g. GM_FENCE_DEVICE) opens and speaks our ABI, else "sync_file";
- * without, "fence-callback". Never fails: the callback is always there.
+ * Picks the best source: with @have_sync_files, "kmod" when @kmod_fd (an
+ * open GM_FENCE_DEVICE, or -1) speaks our ABI, else "sync_file"; without,
+ * "fence-callback". Takes @kmod_fd (closed here when not used). Never
+ * fails: the callback is always there.
  */
-void timestamp_source_choose(struct timestamp_source *out, bool have_sync_files,
-			     const char *kmod_device);
+void timestamp_source_choose(struct timestamp_source *out, bool have_sync_files, int kmod_fd);
 const char *timestamp_source_name(const struct timestamp_source *src);
 /* See timestamp_source_ops.end_ns. */
 int timestamp_source_end_ns(const struct timestamp_source *src, int sync_fd, uint64_t *end_ns);

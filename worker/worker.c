@@ -15,7 +15,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include "renderer.h"
+#include "sandbox.h"
 #include "util.h"
 #include "vhost_gpu_server.h"
 #include "vtest_server.h"
@@ -27,13 +30,18 @@ static void usage(FILE *f)
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
 		"                       [--state-dir DIR] [--grants] [--nice N]\n"
+		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
+		"                       [--cache-dir DIR]\n"
 		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
 		"Serves the connection on fd %d (a vtest client, or with --transport\n"
 		"vhost-user a QEMU vhost-user-gpu device) and sends command-group records\n"
 		"to mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
 		"each command group. --nice sets its CPU priority (the domain's\n"
-		"worker_nice) before any thread starts. Started by mediatord; not meant\n"
+		"worker_nice) before any thread starts. Before it reads a byte of the\n"
+		"client it closes every other descriptor, limits its private memory to\n"
+		"--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
+		"worker user) and sets no-new-privs. Started by mediatord; not meant\n"
 		"to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
@@ -63,6 +71,39 @@ static void set_nice(const struct worker_options *o, int nice)
 			 o->domain, o->client_id, nice, strerror(errno));
 }
 
+/*
+ * Gives up what the worker does not need (sandbox.h), after opening the
+ * devices its renderer will need. Mesa's shader cache goes to @cache_dir
+ * (its domain's, which the worker user owns; NULL: Mesa's default).
+ */
+static int enter_sandbox(const struct worker_options *o, struct sandbox_options *sb,
+			 const char *cache_dir)
+{
+	char err[256];
+	int fds[2], n;
+
+	renderer_preopen(o->renderer, o->render_node);
+	sb->keep[sb->n_keep++] = o->client_fd;
+	sb->keep[sb->n_keep++] = o->mediator_fd;
+	if (o->board_domain >= 0)
+		sb->keep[sb->n_keep++] = o->board_fd;
+	n = renderer_preopened_fds(fds);
+	for (int i = 0; i < n; i++)
+		sb->keep[sb->n_keep++] = fds[i];
+	sb->parent = getppid();
+	if (sandbox_enter(sb, err, sizeof(err)) < 0) {
+		log_error("domain %s client %u: cannot give up its rights: %s; not serving",
+			  o->domain, o->client_id, err);
+		return -1;
+	}
+	if (cache_dir)
+		setenv("MESA_SHADER_CACHE_DIR", cache_dir, 1);
+	log_debug("domain %s client %u: running as uid %u, memory limit %llu MiB", o->domain,
+		  o->client_id, (unsigned)getuid(),
+		  (unsigned long long)(sb->data_limit_bytes >> 20));
+	return 0;
+}
+
 /* One VM's vhost-user-gpu device. */
 static int serve_vm(const struct worker_options *o)
 {
@@ -90,6 +131,9 @@ int main(int argc, char **argv)
 	    {"nice", required_argument, NULL, 'N'},
 	    {"piece-us", required_argument, NULL, 'P'},
 	    {"transport", required_argument, NULL, 't'},
+	    {"run-as", required_argument, NULL, 'u'},
+	    {"memory-mb", required_argument, NULL, 'L'},
+	    {"cache-dir", required_argument, NULL, 'C'},
 	    {"board-domain", required_argument, NULL, 'B'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -104,6 +148,8 @@ int main(int argc, char **argv)
 	    .board_fd = WIRE_BOARD_FD,
 	    .board_domain = -1,
 	};
+	struct sandbox_options sandbox = {0};
+	const char *cache_dir = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	bool have_client = false, vhost = false, have_nice = false;
 	long nice = 0;
@@ -167,6 +213,21 @@ int main(int argc, char **argv)
 			have_nice = true;
 			break;
 		}
+		case 'C':
+			cache_dir = optarg;
+			break;
+		case 'u':
+			if (sandbox_parse_run_as(optarg, &sandbox) < 0)
+				goto bad;
+			break;
+		case 'L': {
+			uint32_t mb;
+
+			if (parse_u32(optarg, &mb) < 0)
+				goto bad;
+			sandbox.data_limit_bytes = (uint64_t)mb << 20;
+			break;
+		}
 		case 't':
 			if (strcmp(optarg, "vhost-user") == 0)
 				vhost = true;
@@ -197,6 +258,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (have_nice)
 		set_nice(&opt, (int)nice);
+	if (enter_sandbox(&opt, &sandbox, cache_dir) < 0)
+		return 1;
 
 	if (vhost)
 		return serve_vm(&opt);

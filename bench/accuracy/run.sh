@@ -35,7 +35,8 @@ gm_require_cmd glmark2-es2 glmark2-es2-x11
 gm_ensure_built "$B/bench/accuracy/predict-replay"
 
 gm_tmpdir gm-accuracy
-mkdir -p "$OUT/dumps" "$TMP/dump"
+mkdir -p "$OUT/dumps"
+gm_worker_dir "$TMP/dump"
 gm_start_xvfb 1920x1080x24
 
 CONTROL=$TMP/control.sock

@@ -133,7 +133,27 @@ gm_failed() {
 gm_tmpdir() {
   # Socket paths must fit sun_path (108 bytes): keep TMP short.
   TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+  # Workers run as the worker user (doc/design.md, "Workers' rights"): the
+  # state directories and traces under TMP must be within their reach.
+  chmod 0755 "$TMP"
   gm_on_exit _gm_remove_tmp "$TMP" "${2:-}"
+}
+
+# gm_state_dir DIR: creates mediatord's state directory DIR as a package
+# would: owned by the worker user, where workers keep their learned models
+# (mediatord leaves a state directory it did not create as it is).
+gm_state_dir() {
+  mkdir -p -- "$1"
+  if [ "$(id -u)" = 0 ] && getent passwd gpu-mediator >/dev/null; then
+    chown gpu-mediator: -- "$1"
+  fi
+}
+
+# gm_worker_dir DIR: creates DIR where workers, which run as the worker
+# user, may write (feature dumps: MEDIATOR_FEATURE_DUMP).
+gm_worker_dir() {
+  mkdir -p "$1"
+  chmod 0777 "$1"
 }
 
 _gm_remove_tmp() {
@@ -315,7 +335,7 @@ gm_write_config() {
       ;;
     *=*)
       echo "${word%%=*} = ${word#*=}"
-      [ "${word%%=*}" != state_dir ] || mkdir -p -- "${word#*=}"
+      [ "${word%%=*}" != state_dir ] || gm_state_dir "${word#*=}"
       ;;
     *) gm_die "gm_write_config: '$word' is neither [SECTION] nor KEY=VALUE" ;;
     esac

@@ -34,7 +34,7 @@ expect_config_error() {
   log "$name: ok ($out)"
 }
 
-mkdir -p "$TMP/state"
+gm_state_dir "$TMP/state"
 
 # Line numbers below count from 1 at the first line of each config.
 {

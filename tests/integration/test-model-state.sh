@@ -30,7 +30,7 @@ STATE=$TMP/state/$DOMAIN_A.sgd.state
 # one_run N: mediatord, a traced glmark2 run in domain A (features dumped
 # to $TMP/dump-N), mediatord stopped; the state it left is kept as state-N.
 one_run() {
-  mkdir -p "$TMP/dump-$1"
+  gm_worker_dir "$TMP/dump-$1"
   MEDIATOR_FEATURE_DUMP=$TMP/dump-$1 start_mediatord
   ctl trace start "$TMP/trace-$1.jsonl" >/dev/null || fail "trace start failed"
   run_glmark "a$1" "$SOCK_A" $((3 + GLMARK_SLACK_S)) -b build:duration=3

@@ -204,9 +204,9 @@ static void sync_file_sources(int gm)
 	CHECK("export_sync_file", r == 0 && ex.fd >= 0, "%s", strerror(errno));
 	if (r)
 		return;
-	timestamp_source_choose(&kmod, true, GM_FENCE_DEVICE);
-	timestamp_source_choose(&sf, true, "/nonexistent/gm_fence");
-	timestamp_source_choose(&cb, false, GM_FENCE_DEVICE);
+	timestamp_source_choose(&kmod, true, open(GM_FENCE_DEVICE, O_RDONLY | O_CLOEXEC));
+	timestamp_source_choose(&sf, true, open("/nonexistent/gm_fence", O_RDONLY | O_CLOEXEC));
+	timestamp_source_choose(&cb, false, open(GM_FENCE_DEVICE, O_RDONLY | O_CLOEXEC));
 	CHECK("sources_chosen",
 	      !strcmp(timestamp_source_name(&kmod), "kmod") &&
 		  !strcmp(timestamp_source_name(&sf), "sync_file") &&

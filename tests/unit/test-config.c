@@ -791,7 +791,10 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 					   "worker_nice",
 					   "piece_us",
 					   "control_group",
-					   "admin_group"};
+					   "admin_group",
+					   "worker_user",
+					   "worker_memory_mb",
+					   "cache_dir"};
 	char text[16384];
 	char pattern[64];
 	FILE *f = fopen(EXAMPLE_CONF, "r");

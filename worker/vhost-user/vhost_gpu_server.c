@@ -38,6 +38,7 @@
 #include "renderer.h"
 #include "util.h"
 #include "vgpu_device.h"
+#include "syscall_filter.h"
 #include "vhost_gpu_server.h"
 #include "vhost_user.h"
 
@@ -124,6 +125,9 @@ struct vhost_gpu_server *vhost_gpu_server_create(const struct worker_options *op
 		mediator_link_client_info(s->link, cred.pid, name);
 		srv_log(LOG_LEVEL_INFO, s, "VM connected: %s (pid %d)", name, (int)cred.pid);
 	}
+	/* The renderer is up: from here on the worker needs only what the list allows. */
+	if (syscall_filter_enter(options->domain, options->client_id) < 0)
+		goto fail;
 	return s;
 fail:
 	vhost_gpu_server_destroy(s);

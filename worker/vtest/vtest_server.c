@@ -51,6 +51,7 @@
 #include "vtest_limits.h"
 #include "vtest_outbuf.h"
 #include "vtest_parser.h"
+#include "syscall_filter.h"
 #include "vtest_server.h"
 #include "wire.h"
 
@@ -224,6 +225,11 @@ static int need_renderer(struct vtest_server *s)
 	if (!s->renderer) {
 		s->renderer_failed = true;
 		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
+		return -ENODEV;
+	}
+	/* The renderer is up: from here on the worker needs only what the list allows. */
+	if (syscall_filter_enter(s->opt.domain, s->opt.client_id) < 0) {
+		s->renderer_failed = true;
 		return -ENODEV;
 	}
 	gpu_context_identity(renderer_kind_name(s->opt.renderer), identity, sizeof(identity));

@@ -1,0 +1,238 @@
+/*
+ * Tests of the worker's system-call allow-list (syscall_filter.h) and of
+ * sandbox_enter() (sandbox.h), each in a child process: what a worker
+ * needs still works under the filter (threads, memory, the JIT's
+ * mprotect, memfds, files); a forbidden call (socket, fork, execve,
+ * kill of another process) kills the child by SIGSYS after it named the
+ * call on stderr; and a sandboxed child keeps only the descriptors it
+ * was told to, has no-new-privs set and cannot become root again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sandbox.h"
+#include "syscall_filter.h"
+
+/* What a child does once filtered; returns its exit status. */
+typedef int (*child_fn)(void);
+
+/* Runs @fn in a child under the filter; *@out gets its stderr. Returns the wait status. */
+static int run_filtered(child_fn fn, char *out, size_t size)
+{
+	int pipefd[2], status;
+	pid_t pid;
+	ssize_t n;
+	size_t len = 0;
+
+	assert_int_equal(pipe(pipefd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char err[256];
+
+		dup2(pipefd[1], STDERR_FILENO);
+		close(pipefd[0]);
+		if (syscall_filter_install(err, sizeof(err)) < 0) {
+			fprintf(stderr, "install: %s\n", err);
+			_exit(90);
+		}
+		_exit(fn());
+	}
+	close(pipefd[1]);
+	while (len + 1 < size && (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void *thread_main(void *arg)
+{
+	char name[16];
+
+	prctl(PR_SET_NAME, "gm-test");
+	prctl(PR_GET_NAME, name);
+	*(int *)arg = strcmp(name, "gm-test") == 0 ? 42 : 1;
+	return NULL;
+}
+
+/* What a worker's renderer and transport do. */
+static int allowed_calls(void)
+{
+	pthread_t t;
+	int v = 0, fd;
+	char path[64], buf[8];
+	void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ | PROT_EXEC) < 0 || munmap(p, 1 << 20))
+		return 1;
+	if (pthread_create(&t, NULL, thread_main, &v) != 0 || pthread_join(t, NULL) != 0 || v != 42)
+		return 2;
+	fd = memfd_create("gm-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || ftruncate(fd, 4096) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return 3;
+	close(fd);
+	snprintf(path, sizeof(path), "/proc/self/status");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof(buf)) <= 0)
+		return 4;
+	close(fd);
+	return 0;
+}
+
+static int forbidden_socket(void)
+{
+	socket(AF_INET, SOCK_STREAM, 0);
+	return 10; /* not reached */
+}
+
+static int forbidden_fork(void)
+{
+	/* glibc's fork is clone without CLONE_THREAD. */
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	return 11;
+}
+
+static int forbidden_exec(void)
+{
+	char *const argv[] = {"/bin/true", NULL};
+
+	execv("/bin/true", argv);
+	return 12;
+}
+
+static int forbidden_kill(void)
+{
+	kill(getppid(), 0);
+	return 13;
+}
+
+static void renderer_calls_are_allowed(void **state)
+{
+	char out[1024];
+	int status = run_filtered(allowed_calls, out, sizeof(out));
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("status 0x%x, stderr: %s", status, out);
+}
+
+static void expect_killed(child_fn fn, const char *name)
+{
+	char out[1024], want[64];
+	int status = run_filtered(fn, out, sizeof(out));
+
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+		fail_msg("%s: status 0x%x, stderr: %s", name, status, out);
+	snprintf(want, sizeof(want), "forbidden system call %s (", name);
+	if (!strstr(out, want))
+		fail_msg("%s: stderr does not name it: %s", name, out);
+}
+
+static void a_forbidden_call_kills_and_is_named(void **state)
+{
+	expect_killed(forbidden_socket, "socket");
+	expect_killed(forbidden_fork, "clone");
+	expect_killed(forbidden_exec, "execve");
+	expect_killed(forbidden_kill, "kill");
+}
+
+static void parse_run_as_takes_ids_and_groups(void **state)
+{
+	struct sandbox_options o = {0};
+
+	assert_int_equal(sandbox_parse_run_as("999:998", &o), 0);
+	assert_true(o.switch_user);
+	assert_int_equal(o.uid, 999);
+	assert_int_equal(o.gid, 998);
+	assert_int_equal(o.n_groups, 0);
+	assert_int_equal(sandbox_parse_run_as("999:998:998,44,108", &o), 0);
+	assert_int_equal(o.n_groups, 3);
+	assert_int_equal(o.groups[2], 108);
+	assert_int_equal(sandbox_parse_run_as("999", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("999:", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("-1:0", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("1:2:", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("1:2:3,", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("1:2x", &o), -EINVAL);
+	assert_int_equal(sandbox_parse_run_as("4294967295:0", &o), -EINVAL);
+}
+
+/* In a child: sandbox_enter() keeping fd @keep; exit 0 when everything checked holds. */
+static int sandboxed_child(int keep, int drop)
+{
+	struct sandbox_options o = {.n_keep = 1, .keep = {keep}, .parent = getppid()};
+	char err[256];
+	int r;
+
+	if (geteuid() == 0) {
+		o.switch_user = true;
+		o.uid = o.gid = 65534;
+	}
+	o.data_limit_bytes = 64u << 20;
+	r = sandbox_enter(&o, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "sandbox_enter: %s\n", err);
+		return 20;
+	}
+	if (fcntl(keep, F_GETFD) < 0 || fcntl(drop, F_GETFD) == 0 || errno != EBADF)
+		return 21;
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 || prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+		return 22;
+	if (o.switch_user && (getuid() != 65534 || setuid(0) == 0 || getgroups(0, NULL) != 0))
+		return 23;
+	/* The memory limit holds: 128 MiB of private memory is refused. */
+	if (mmap(NULL, 128u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) !=
+	    MAP_FAILED)
+		return 24;
+	return 0;
+}
+
+static void sandbox_keeps_only_what_it_is_told(void **state)
+{
+	int keep = open("/dev/null", O_RDONLY), drop = open("/dev/null", O_RDONLY), status;
+	pid_t pid;
+
+	assert_true(keep >= 0 && drop >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(sandboxed_child(keep, drop));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	close(keep);
+	close(drop);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(renderer_calls_are_allowed),
+	    cmocka_unit_test(a_forbidden_call_kills_and_is_named),
+	    cmocka_unit_test(parse_run_as_takes_ids_and_groups),
+	    cmocka_unit_test(sandbox_keeps_only_what_it_is_told),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
