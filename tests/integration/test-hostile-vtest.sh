@@ -15,9 +15,16 @@
 #    (vtest_limits.h);
 #  - close-busy: an expensive SUBMIT_CMD (16 blits of 2048x2048) and the
 #    connection closed at once: the group is measured when the GPU is done
-#    (the trace has it with its blits), not released unmeasured.
+#    (the trace has it with its blits), not released unmeasured;
+#  - textures: 64 textures of 64 MiB without shared memory, each cleared
+#    (4 GiB of host memory asked for): domain B's workers may allocate
+#    B_MEMORY_MB (worker_memory_mb), so B's worker's private memory
+#    (VmData) grows by at most that, and the renderer refuses the rest
+#    (GL_OUT_OF_MEMORY in the log).
 # For each: vtest-poke exits 0 (the attack was refused and a fresh client is
-# served), mediatord keeps running, no worker of B dies of a signal, A's
+# served), mediatord keeps running, no worker of B dies of a signal (but
+# for textures, where the host GL driver may fail on an allocation the
+# limit refused: that worker's death is its own), A's
 # group count grows during the attack, and B's workers' RSS stays under
 # HOSTILE_RSS_LIMIT_MIB. Over all attacks, A's longest grant wait
 # (dispatch_ns - request_ns in the trace) stays under HOSTILE_MAX_WAIT_MS.
@@ -30,10 +37,16 @@ SLOW_GET_S=${HOSTILE_SLOW_GET_S:-20}
 # attacks may add the 1 GiB of shared memory only if the client writes it,
 # which they do not: 512 MiB is their cost plus a wide margin.
 RSS_LIMIT_MIB=${HOSTILE_RSS_LIMIT_MIB:-512}
+# Domain B's worker_memory_mb: what a worker needs (~150 MiB) and room.
+B_MEMORY_MB=256
 # Longest grant wait of the safety domain: before the fix, 59.5 s.
 MAX_WAIT_MS=${HOSTILE_MAX_WAIT_MS:-1000}
 
-setup_rendering budget 1
+require_rendering
+start_xvfb
+write_config budget 1
+sed -i "/^\[domain $DOMAIN_B\]/a worker_memory_mb = $B_MEMORY_MB" "$CONFIG"
+start_mediatord
 trace=$TMP/trace.jsonl
 ctl trace start "$trace" >&2 || fail "mediatorctl trace start failed"
 
@@ -48,15 +61,24 @@ b_workers() {
   pgrep -P "$MEDIATORD_PID" -f -- "--domain $DOMAIN_B( |$)" || true
 }
 
-# sample_rss OUT: until killed, writes the largest VmRSS (KiB) of B's workers to OUT.
+# sample_rss OUT: until killed, writes the largest VmRSS (KiB) of B's
+# workers to OUT, and the growth of a worker's VmData (KiB, from its first
+# sample) to OUT.data.
 sample_rss() {
-  local out=$1 max=0 pid rss
+  local out=$1 max=0 grown=0 pid rss data
+  local -A first=()
+  echo 0 >"$out.data"
   while :; do
     for pid in $(b_workers); do
       rss=$(rss_kib "$pid" 2>/dev/null) || continue
       [ -n "$rss" ] && [ "$rss" -gt "$max" ] && max=$rss && echo "$max" >"$out"
+      data=$(awk '/^VmData:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
+      [ -n "$data" ] || continue
+      first[$pid]=${first[$pid]:-$data}
+      [ $((data - first[$pid])) -gt "$grown" ] && grown=$((data - first[$pid])) &&
+        echo "$grown" >"$out.data"
     done
-    sleep 0.2
+    sleep 0.1
   done
 }
 
@@ -86,7 +108,8 @@ attack() {
   rss_kib=$(cat "$TMP/rss-$name")
   [ "$rss_kib" -lt $((RSS_LIMIT_MIB * 1024)) ] ||
     fail "attack $name: a worker of $DOMAIN_B reached $((rss_kib / 1024)) MiB RSS (limit $RSS_LIMIT_MIB)"
-  if grep -E "domain $DOMAIN_B: client [0-9]+: worker [0-9]+ killed by signal" "$MEDIATORD_LOG"; then
+  if [ "$name" != textures ] &&
+    grep -E "domain $DOMAIN_B: client [0-9]+: worker [0-9]+ killed by signal" "$MEDIATORD_LOG"; then
     fail "attack $name: a worker of $DOMAIN_B died of a signal"
   fi
   log "attack $name: A's groups $groups_before -> $groups_after" \
@@ -104,6 +127,13 @@ grep -q "shared memory limit reached" "$MEDIATORD_LOG" ||
 grep -q "resource limit reached" "$MEDIATORD_LOG" ||
   fail "attack resources: no log line of the resource limit"
 attack close-busy
+attack textures
+grown=$(($(cat "$TMP/rss-textures.data") / 1024))
+[ "$grown" -le "$B_MEMORY_MB" ] ||
+  fail "attack textures: a worker of $DOMAIN_B grew by $grown MiB, its limit is $B_MEMORY_MB MiB"
+grep -q "context error reported.* 1285" "$MEDIATORD_LOG" ||
+  fail "attack textures: the renderer never refused memory (GL_OUT_OF_MEMORY)"
+log "attack textures: B's worker grew by $grown MiB (limit $B_MEMORY_MB MiB); the rest refused"
 
 # Stop A's client: the attacks are over.
 gm_stop 5 "${CLIENT_PID[a]}"
@@ -111,7 +141,7 @@ ctl trace stop >&2 || fail "mediatorctl trace stop failed"
 gm_assert_mediatord_alive
 
 # A's longest grant wait within each attack's window.
-for name in slow-get truncate resources close-busy; do
+for name in slow-get truncate resources close-busy textures; do
   wait_ms=$(jq -s --arg d "$DOMAIN_A" --argjson t0 "${WINDOW_START[$name]}" \
     --argjson t1 "${WINDOW_END[$name]}" '
       [.[] | select((has("type") | not) and .domain == $d and .request_ns >= $t0

@@ -45,6 +45,11 @@
  *                    RESOURCE_CREATE of tiny buffers until it closes: both
  *                    must be refused before N resources (default 100000)
  *
+ *   textures [N]     N textures of 4096x4096 (64 MiB) without shared
+ *                    memory (default 64: 4 GiB), each cleared (the host
+ *                    driver must give it storage) and followed by a PING:
+ *                    every PING answered, or the connection closed
+ *
  *   close-busy       two 2048x2048 textures, a SUBMIT_CMD of 16 blits
  *                    between them (tests/tools/busy_blits.h), and the
  *                    connection closed at once, the group still on the GPU
@@ -140,6 +145,9 @@
 #define POKE_DEFAULT_MAX_RESOURCES 100000ul
 #define POKE_RESOURCES_BATCH	   512u
 #define POKE_FIRST_ATTACK_HANDLE   1u
+#define POKE_TEXTURE_SIZE	   4096u
+#define POKE_TEXTURE_BYTES	   (POKE_TEXTURE_SIZE * POKE_TEXTURE_SIZE * 4u)
+#define POKE_DEFAULT_TEXTURES	   64ul
 
 static bool verbose;
 
@@ -1065,6 +1073,64 @@ static int attack_resources(const char *path, unsigned long max)
 	return check_fresh_client(path);
 }
 
+/*
+ * @count textures of POKE_TEXTURE_SIZE squared (64 MiB each) without shared
+ * memory, each cleared so that the host driver must give it storage, with
+ * a PING after each: far more host memory than a worker may allocate
+ * (worker_memory_mb). The server may answer every PING (the textures past
+ * the worker's limit get no storage; their commands fail) or close the
+ * connection; either way it must then serve a fresh client.
+ */
+static int attack_textures(const char *path, unsigned long count)
+{
+	uint32_t clear[1 + PIECES_CLEAR_DW] = {0};
+	unsigned long made = 0;
+	int fd = connect_and_handshake(path), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	clear[0] = VIRGL_CMD(POKE_CMD_CLEAR_TEXTURE, 0, PIECES_CLEAR_DW);
+	clear[6] = clear[7] = POKE_TEXTURE_SIZE;
+	clear[8] = 1;
+	clear[9] = 0xff00ff00u;
+	for (; made < count && ret == 0; made++) {
+		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + (uint32_t)made,
+						       PIPE_TEXTURE_2D,
+						       BUSY_FORMAT,
+						       BUSY_BIND,
+						       POKE_TEXTURE_SIZE,
+						       POKE_TEXTURE_SIZE,
+						       1,
+						       1,
+						       0,
+						       0};
+
+		clear[1] = args[0];
+		ret = send_cmd(fd, VCMD_RES_CREATE_SIZE, VCMD_RESOURCE_CREATE, args, sizeof(args));
+		if (ret == 0)
+			ret = send_cmd(fd, 1 + PIECES_CLEAR_DW, VCMD_SUBMIT_CMD, clear,
+				       sizeof(clear));
+		if (ret == 0)
+			ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+		if (ret == 0)
+			ret =
+			    expect_reply(fd, "textures ping", VCMD_PING_PROTOCOL_VERSION, 0, NULL);
+	}
+	close(fd);
+	if (ret < 0 && !is_closed_error(ret)) {
+		fprintf(stderr, "vtest-poke: textures: %s\n", strerror(-ret));
+		return ret;
+	}
+	if (ret == 0)
+		printf("attack textures: %lu textures of %u MiB (%lu MiB) asked for, every PING "
+		       "answered\n",
+		       made, POKE_TEXTURE_BYTES >> 20, made * (POKE_TEXTURE_BYTES >> 20));
+	else
+		printf("attack textures: connection closed at texture %lu of %u MiB\n", made,
+		       POKE_TEXTURE_BYTES >> 20);
+	return check_fresh_client(path);
+}
+
 static int run_attack(const char *path, const char *name, bool have_n, unsigned long n)
 {
 	if (strcmp(name, "slow-get") == 0)
@@ -1075,6 +1141,8 @@ static int run_attack(const char *path, const char *name, bool have_n, unsigned 
 		return attack_resources(path, have_n ? n : POKE_DEFAULT_MAX_RESOURCES);
 	if (strcmp(name, "close-busy") == 0)
 		return attack_close_busy(path);
+	if (strcmp(name, "textures") == 0)
+		return attack_textures(path, have_n ? n : POKE_DEFAULT_TEXTURES);
 	fprintf(stderr, "vtest-poke: unknown attack '%s'\n", name);
 	return -EINVAL;
 }
@@ -1085,7 +1153,8 @@ static void usage(FILE *out)
 		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
 		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
 		     "       bad-handle, connect-close [N], pieces [N]\n"
-		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy\n"
+		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy,\n"
+		     "         textures [N]\n"
 		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
 }
 
