@@ -102,6 +102,7 @@ static const struct allowed allowed[] = {
     ALLOW(statx, "the same"),
     /* Files: the GL driver's shader cache in the state directory, and /proc. */
     ALLOW(openat, "the shader cache; /proc/self (the driver's own queries)"),
+    ALLOW(open, "the same, where a runtime calls it directly (AddressSanitizer's)"),
     ALLOW(mkdir, "the shader cache's directories"),
     ALLOW(mkdirat, "the same"),
     ALLOW(rename, "the shader cache and learned state are replaced atomically"),

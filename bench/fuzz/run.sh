@@ -1,0 +1,62 @@
+#!/bin/bash
+# Fuzzing of every guest-facing parser (not a test; too long for CI).
+#
+# Builds the libFuzzer targets of tests/fuzz/ with clang, AddressSanitizer
+# and UndefinedBehaviorSanitizer (BUILD_DIR, default build-fuzz/), and runs
+# each for RUNS inputs (default 10^7) from a seed corpus (the recorded Mesa
+# vtest sessions for the vtest parser and the decoder; empty for the
+# others), one after the other. Prints per target: inputs run, seconds,
+# inputs per second, coverage (libFuzzer's cov: and ft: of its last
+# report), corpus size, and whether it found a crash (a crash stops that
+# target; its input is kept in OUT). The parsers:
+#   fuzz-vtest-parser   a vtest client's bytes (worker/vtest/vtest_parser.c)
+#   fuzz-predict-ctx    a command buffer through decoder and state tracker
+#   fuzz-vhost-user     vhost-user messages and virtio-gpu requests
+#   fuzz-virtqueue      a guest's ring (worker/vhost-user/virtqueue.c)
+#   fuzz-virtio-gpu     virtio-gpu requests in guest memory
+#
+# Environment: RUNS (default 10000000), TARGETS (default all five),
+# BUILD_DIR (default build-fuzz/), OUT (corpora and crashes, default
+# bench-fuzz-out/).
+set -euo pipefail
+
+cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
+SRCROOT=$PWD
+RUNS=${RUNS:-10000000}
+TARGETS=${TARGETS:-fuzz-vtest-parser fuzz-predict-ctx fuzz-vhost-user fuzz-virtqueue fuzz-virtio-gpu}
+BUILD_DIR=${BUILD_DIR:-$SRCROOT/build-fuzz}
+OUT=${OUT:-$SRCROOT/bench-fuzz-out}
+command -v clang >/dev/null || { echo "bench/fuzz: clang is missing (scripts/install-deps.sh)" >&2; exit 1; }
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  CC=clang meson setup "$BUILD_DIR" -Dfuzzing=true -Db_sanitize=address,undefined \
+    -Db_lundef=false >/dev/null
+fi
+ninja -C "$BUILD_DIR" $(for t in $TARGETS; do echo "tests/fuzz/$t"; done) >/dev/null
+
+echo "gpu-mediator fuzzing benchmark: $RUNS inputs per target, $(nproc) CPUs"
+for t in $TARGETS; do
+  corpus=$OUT/$t/corpus
+  mkdir -p "$corpus" "$OUT/$t/crashes"
+  case $t in
+  fuzz-vtest-parser | fuzz-predict-ctx) cp -n tests/data/vtest/*.vtest "$corpus/" ;;
+  esac
+  start=$(date +%s.%N)
+  rc=0
+  ASAN_OPTIONS=detect_leaks=1 "$BUILD_DIR/tests/fuzz/$t" -runs="$RUNS" -print_final_stats=1 \
+    -artifact_prefix="$OUT/$t/crashes/" "$corpus" >"$OUT/$t/log" 2>&1 || rc=$?
+  end=$(date +%s.%N)
+  python3 - "$t" "$OUT/$t/log" "$start" "$end" "$rc" "$corpus" <<'PY'
+import os, re, sys
+name, log, start, end, rc, corpus = sys.argv[1:7]
+text = open(log, errors="replace").read()
+runs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", text)
+cov = re.findall(r"cov: (\d+) ft: (\d+)", text)
+secs = float(end) - float(start)
+n = int(runs[-1]) if runs else 0
+print("%-18s %10d inputs in %7.1f s (%8.0f/s), cov %s ft %s, corpus %d, %s" % (
+    name, n, secs, n / secs if secs else 0, cov[-1][0] if cov else "?",
+    cov[-1][1] if cov else "?", len(os.listdir(corpus)),
+    "no crash" if rc == "0" else "FOUND A CRASH (exit %s, see %s)" % (rc, log)))
+PY
+done
