@@ -177,23 +177,24 @@ static int allow_threads(scmp_filter_ctx ctx)
 }
 
 /* Signals to its own threads only (abort(), raise()); of prctl, thread names only. */
+/* (Each comparison names its second datum, unused by SCMP_CMP_EQ: clang's -Wextra asks for it.) */
 static int allow_own(scmp_filter_ctx ctx)
 {
 	pid_t self = getpid();
 	int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
-				 SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+				 SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self, 0));
 
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+				     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME, 0));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-				     SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME));
+				     SCMP_A0(SCMP_CMP_EQ, PR_GET_NAME, 0));
 	/* Who the client is (SO_PEERCRED), for mediatord's client list; nothing else of sockets. */
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(getsockopt), 2,
-				     SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET),
-				     SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED));
+				     SCMP_A1(SCMP_CMP_EQ, SOL_SOCKET, 0),
+				     SCMP_A2(SCMP_CMP_EQ, SO_PEERCRED, 0));
 	return r;
 }
 

@@ -32,7 +32,10 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   CC=clang meson setup "$BUILD_DIR" -Dfuzzing=true -Db_sanitize=address,undefined \
     -Db_lundef=false >/dev/null
 fi
-ninja -C "$BUILD_DIR" $(for t in $TARGETS; do echo "tests/fuzz/$t"; done) >/dev/null
+mkdir -p "$OUT"
+# shellcheck disable=SC2046 # one target per word
+ninja -C "$BUILD_DIR" $(for t in $TARGETS; do echo "tests/fuzz/$t"; done) >"$OUT/build.log" 2>&1 ||
+  { tail -20 "$OUT/build.log" >&2; echo "bench/fuzz: the build failed ($OUT/build.log)" >&2; exit 1; }
 
 echo "gpu-mediator fuzzing benchmark: $RUNS inputs per target, $(nproc) CPUs"
 for t in $TARGETS; do
