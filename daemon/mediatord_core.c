@@ -1001,20 +1001,11 @@ static void prepare_cache_dirs(struct mediatord *md)
 	}
 	for (size_t i = 0; i < cfg->n_domains; i++) {
 		struct listener *l = &md->listeners[i];
-		bool created;
-		int r = 0;
 
 		snprintf(l->cache_dir, sizeof(l->cache_dir), "%s/%s", cfg->cache_dir,
 			 cfg->domains[i].name);
-		created = mkdir(l->cache_dir, 0700) == 0;
-		if (!created && errno != EEXIST) {
-			r = -errno;
-			snprintf(ebuf, sizeof(ebuf), "%s: %s", l->cache_dir, strerror(-r));
-		} else {
-			r = worker_user_own_dir(&md->worker_user, l->cache_dir, created, ebuf,
-						sizeof(ebuf));
-		}
-		if (r < 0) {
+		if (worker_user_make_dir(&md->worker_user, l->cache_dir, 0700, ebuf, sizeof(ebuf)) <
+		    0) {
 			log_warn("domain %s: shader cache %s; Mesa's default place used",
 				 cfg->domains[i].name, ebuf);
 			l->cache_dir[0] = '\0';
@@ -1028,7 +1019,6 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	struct mediatord *md = calloc(1, sizeof(*md));
 	struct control_access control_access;
 	char ebuf[512];
-	bool created;
 	sigset_t mask;
 
 	if (!md) {
@@ -1056,12 +1046,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			 "owns the host",
 			 md->worker_user.name);
 	/* Learned model state lives here; without it, models learn afresh. */
-	created = mkdir(cfg->state_dir, 0755) == 0;
-	if (!created && errno != EEXIST)
-		log_warn("state_dir %s: %s; learned models will not be kept", cfg->state_dir,
-			 strerror(errno));
-	else if (worker_user_own_dir(&md->worker_user, cfg->state_dir, created, ebuf,
-				     sizeof(ebuf)) < 0)
+	if (worker_user_make_dir(&md->worker_user, cfg->state_dir, 0755, ebuf, sizeof(ebuf)) < 0)
 		log_warn("state_dir %s; learned models will not be kept", ebuf);
 	prepare_cache_dirs(md);
 	md->loop = loop_create();

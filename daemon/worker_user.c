@@ -50,7 +50,6 @@ int worker_user_resolve(const struct mediator_config *cfg, struct worker_user *o
 		snprintf(out->name, sizeof(out->name), "uid %u", (unsigned)out->uid);
 		return 0;
 	}
-	errno = 0;
 	pw = cfg->worker_uid == (uid_t)CONFIG_SOCKET_ID_UNSET ? getpwnam(CONFIG_DEFAULT_WORKER_USER)
 							      : getpwuid(cfg->worker_uid);
 	if (!pw) {
@@ -101,4 +100,18 @@ int worker_user_own_dir(const struct worker_user *wu, const char *dir, bool crea
 	if (fd >= 0)
 		close(fd);
 	return r;
+}
+
+int worker_user_make_dir(const struct worker_user *wu, const char *dir, mode_t mode, char *err,
+			 size_t err_size)
+{
+	bool created = mkdir(dir, mode) == 0;
+
+	if (!created && errno != EEXIST) {
+		int r = -errno;
+
+		snprintf(err, err_size, "%s: %s", dir, strerror(-r));
+		return r;
+	}
+	return worker_user_own_dir(wu, dir, created, err, err_size);
 }

@@ -44,5 +44,12 @@ int worker_user_resolve(const struct mediator_config *cfg, struct worker_user *o
  */
 int worker_user_own_dir(const struct worker_user *wu, const char *dir, bool created, char *err,
 			size_t err_size);
+/*
+ * Creates directory @dir with @mode where it is missing, then
+ * worker_user_own_dir() on it. Returns 0 or a negative errno with a reason
+ * (naming @dir) in @err.
+ */
+int worker_user_make_dir(const struct worker_user *wu, const char *dir, mode_t mode, char *err,
+			 size_t err_size);
 
 #endif
