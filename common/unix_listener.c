@@ -44,7 +44,7 @@ static int make_parent_dirs(const char *path)
  * (-EADDRINUSE) when something still accepts connections on it, and
  * (-EEXIST) when the path is not a socket.
  */
-static int remove_stale_socket(const struct sockaddr_un *addr)
+static int remove_stale_socket(const struct sockaddr_un *addr, int type)
 {
 	struct stat st;
 	int fd, r;
@@ -53,12 +53,13 @@ static int remove_stale_socket(const struct sockaddr_un *addr)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
 	r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
 	close(fd);
-	if (r == 0 || errno == EAGAIN)
+	/* EPROTOTYPE: a socket of another type listens there. */
+	if (r == 0 || errno == EAGAIN || errno == EPROTOTYPE)
 		return -EADDRINUSE;
 	if (unlink(addr->sun_path) < 0 && errno != ENOENT)
 		return -errno;
@@ -77,6 +78,12 @@ static int fail(struct unix_listener *l, int r, char *err, size_t err_size, cons
 int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, int backlog,
 		       char *err, size_t err_size)
 {
+	return unix_listener_open_type(l, path, SOCK_STREAM, mode, backlog, err, err_size);
+}
+
+int unix_listener_open_type(struct unix_listener *l, const char *path, int type, mode_t mode,
+			    int backlog, char *err, size_t err_size)
+{
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct stat st;
 	int r;
@@ -93,7 +100,7 @@ int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, i
 	r = make_parent_dirs(path);
 	if (r < 0)
 		return fail(l, r, err, err_size, "cannot create its directory");
-	r = remove_stale_socket(&addr);
+	r = remove_stale_socket(&addr, type);
 	if (r == -EADDRINUSE) {
 		snprintf(err, err_size, "'%s': another process is listening on it", path);
 		return r;
@@ -104,7 +111,7 @@ int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, i
 	}
 	if (r < 0)
 		return fail(l, r, err, err_size, "cannot remove the old socket");
-	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	l->fd = socket(AF_UNIX, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd < 0)
 		return fail(l, -errno, err, err_size, "socket");
 	if (bind(l->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
@@ -132,6 +139,20 @@ int unix_listener_chown(struct unix_listener *l, uid_t uid, gid_t gid, char *err
 			 strerror(-r));
 		return r;
 	}
+	return 0;
+}
+
+int unix_listener_adopt(struct unix_listener *l, int fd, const char *path)
+{
+	struct stat st;
+
+	l->fd = -1;
+	if (strlen(path) >= sizeof(l->path) || lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+		return -ENOENT;
+	snprintf(l->path, sizeof(l->path), "%s", path);
+	l->fd = fd;
+	l->dev = st.st_dev;
+	l->ino = st.st_ino;
 	return 0;
 }
 

@@ -28,6 +28,15 @@ struct unix_listener {
  */
 int unix_listener_open(struct unix_listener *l, const char *path, mode_t mode, int backlog,
 		       char *err, size_t err_size);
+/* The same for a socket of @type (SOCK_STREAM, SOCK_SEQPACKET). */
+int unix_listener_open_type(struct unix_listener *l, const char *path, int type, mode_t mode,
+			    int backlog, char *err, size_t err_size);
+/*
+ * Takes over @fd, a socket listening at @path that a predecessor opened
+ * (daemon/keeper.h): closing unlinks @path as for one opened here.
+ * Returns 0, or -ENOENT when @path is no socket any more (@fd untouched).
+ */
+int unix_listener_adopt(struct unix_listener *l, int fd, const char *path);
 /*
  * Gives the socket file of an open listener to @uid and @gid ((uid_t)-1 or
  * (gid_t)-1 leaves that one unchanged). Returns 0, or a negative errno with

@@ -54,6 +54,10 @@ enum wire_type {
 	WIRE_GRANT_REQUEST = 6, /* worker -> mediatord, a group asks to start */
 	WIRE_GRANT = 7,		/* mediatord -> worker, the answer to a request */
 	WIRE_DONE = 8,		/* worker -> mediatord, a granted group completed (never batched) */
+	/* keeper -> worker: mediatord died; serve on as struct wire_orphaned says */
+	WIRE_ORPHANED = 9,
+	/* mediatord -> worker: a (restarted) mediatord took this worker over */
+	WIRE_RESUME = 10,
 };
 
 struct wire_header {
@@ -159,6 +163,31 @@ struct wire_done {
 	uint64_t id;
 	uint64_t measured_ns;
 	uint64_t end_ns;
+};
+
+/*
+ * mediatord's restart (daemon/keeper.h). When mediatord dies, its keeper
+ * sends WIRE_ORPHANED on every record channel: a worker then sends nothing
+ * more to mediatord; with @serve_freely (a safety domain's worker) it
+ * dispatches its groups without grants, otherwise its groups wait. A
+ * restarted mediatord that takes the worker over sends WIRE_RESUME (whether
+ * or not WIRE_ORPHANED came): the worker answers, in this order, with
+ * WIRE_HELLO, WIRE_CLIENT_INFO if it had sent one, WIRE_CONTEXT for each
+ * live guest context and its outstanding WIRE_GRANT_REQUEST, if any, with
+ * the same id; then it goes on as before. It sends no WIRE_DONE for a
+ * group granted before the WIRE_RESUME: the new mediatord never granted it.
+ * The new mediatord ignores what it reads from the worker before that
+ * WIRE_HELLO (sent to its predecessor).
+ */
+struct wire_orphaned {
+	struct wire_header hdr;
+	uint32_t serve_freely; /* 1: dispatch without grants until WIRE_RESUME */
+	uint32_t reserved;     /* 0 */
+};
+
+struct wire_resume {
+	struct wire_header hdr;
+	uint64_t reserved; /* 0 */
 };
 
 struct wire_hello {

@@ -120,6 +120,7 @@ enum mediator_key {
 	MEDIATOR_KEY_CONTROL_GROUP,
 	MEDIATOR_KEY_ADMIN_GROUP,
 	MEDIATOR_KEY_WORKER_USER,
+	MEDIATOR_KEY_RESTART_WAIT_S,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -190,6 +191,11 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
     [MEDIATOR_KEY_WORKER_USER] = {.name = "worker_user",
 				  .kind = VALUE_USER,
 				  .offset = offsetof(struct mediator_config, worker_uid)},
+    [MEDIATOR_KEY_RESTART_WAIT_S] = {.name = "restart_wait_s",
+				     .kind = VALUE_U32,
+				     .offset = offsetof(struct mediator_config, restart_wait_s),
+				     .min = 0,
+				     .max = CONFIG_MAX_RESTART_WAIT_S},
 };
 
 enum domain_key {
@@ -908,6 +914,7 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
 	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;
 	p->cfg.watchdog_kill_us = CONFIG_DEFAULT_WATCHDOG_KILL_US;
+	p->cfg.restart_wait_s = CONFIG_DEFAULT_RESTART_WAIT_S;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);
 }

@@ -122,6 +122,9 @@ enum mediator_oversize {
 #define CONFIG_DEFAULT_WATCHDOG_KILL_US	   2000000u
 #define CONFIG_MIN_WATCHDOG_FLOOR_US	   10000u
 #define CONFIG_MAX_WATCHDOG_US		   60000000u
+/* How long workers wait for a restarted mediatord (keeper.h); 0: they die with it. */
+#define CONFIG_DEFAULT_RESTART_WAIT_S 60u
+#define CONFIG_MAX_RESTART_WAIT_S     3600u
 
 enum domain_class {
 	DOMAIN_CLASS_NORMAL = 0,
@@ -175,6 +178,8 @@ struct mediator_config {
 	/* The user workers run as when mediatord runs as root; (uid_t)-1:
 	 * CONFIG_DEFAULT_WORKER_USER. */
 	uid_t worker_uid;
+	/* How long the keeper keeps workers for a restarted mediatord; 0: no keeper. */
+	uint32_t restart_wait_s;
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -150,6 +151,8 @@ static void on_timer(struct loop_source *source, int fd, uint32_t events, void *
 	run(data, mono_now_ns());
 }
 
+static void clear_board(struct dispatcher *d);
+
 /* A sealed memfd holding a struct wire_board, mapped at d->board. */
 static int create_board(struct dispatcher *d, char *err, size_t err_size)
 {
@@ -181,6 +184,42 @@ static int create_board(struct dispatcher *d, char *err, size_t err_size)
 	d->board->magic = WIRE_BOARD_MAGIC;
 	d->board->domains = (uint32_t)d->n_domains;
 	atomic_store(&d->board->offer, WIRE_OFFER(0, WIRE_OFFER_NONE, 0));
+	return 0;
+}
+
+int dispatcher_adopt_board(struct dispatcher *d, int fd)
+{
+	struct wire_board *b;
+	struct stat st;
+	uint32_t gen;
+
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*b))
+		return -EINVAL;
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (b == MAP_FAILED)
+		return -errno;
+	if (b->magic != WIRE_BOARD_MAGIC || b->domains != (uint32_t)d->n_domains) {
+		munmap(b, sizeof(*b));
+		return -EINVAL;
+	}
+	if (fd <= WIRE_BOARD_FD) {
+		int moved = fcntl(fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
+
+		if (moved < 0) {
+			munmap(b, sizeof(*b));
+			return -errno;
+		}
+		close(fd);
+		fd = moved;
+	}
+	munmap(d->board, sizeof(*d->board));
+	close(d->board_fd);
+	d->board = b;
+	d->board_fd = fd;
+	/* Past every generation its workers saw: none of their claims can match. */
+	gen = WIRE_OFFER_GEN(atomic_load(&b->offer));
+	d->gen = gen + 1;
+	clear_board(d);
 	return 0;
 }
 

@@ -87,6 +87,13 @@ void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *
 
 /* The grant board's memfd (wire.h), for the workers (WIRE_BOARD_FD). */
 int dispatcher_board_fd(const struct dispatcher *d);
+/*
+ * Uses @fd, the board of a mediatord that died (keeper.h), instead of its
+ * own, so that the workers taken over share it with new ones; offers go on
+ * from the next generation. Takes @fd on success. 0, or -EINVAL when it is
+ * not a board of as many domains, or -errno.
+ */
+int dispatcher_adopt_board(struct dispatcher *d, int fd);
 
 /* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,

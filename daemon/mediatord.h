@@ -27,6 +27,8 @@
 #define MEDIATORD_LISTEN_BACKLOG 64
 /* Most clients served at once, over all domains. */
 #define MEDIATORD_MAX_CLIENTS 256
+/* Most descriptors a keeper holds: each domain's two sockets, the board, the clients. */
+#define MEDIATORD_MAX_KEPT (2 * CONFIG_MAX_DOMAINS + 1 + MEDIATORD_MAX_CLIENTS)
 
 struct mediatord;
 

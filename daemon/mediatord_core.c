@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -32,6 +34,7 @@
 #include "control.h"
 #include "dispatcher.h"
 #include "domain.h"
+#include "keeper.h"
 #include "loop.h"
 #include "mediator-build-config.h"
 #include "mediatord.h"
@@ -94,6 +97,15 @@ struct client {
 	char name[WIRE_NAME_MAX];
 	struct model_report model;
 	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
+	/*
+	 * Taken over from a mediatord that died (keeper.h): its worker is no
+	 * child of ours, watched through @pidfd; what it sends before its
+	 * WIRE_HELLO was for the dead one (@resuming).
+	 */
+	bool adopted;
+	bool resuming;
+	int pidfd;
+	struct loop_source *pid_source;
 	struct client *next;
 };
 
@@ -113,6 +125,8 @@ struct mediatord {
 	uint64_t started_ns;
 	uint64_t bad_records;
 	struct worker_user worker_user;
+	struct keeper *keeper; /* NULL: workers die with mediatord */
+	bool served;	       /* mediatord_run() ran: a stop is a clean one */
 };
 
 /* ---- clients ----------------------------------------------------------- */
@@ -136,7 +150,21 @@ static void client_free(struct client *c)
 	loop_remove(c->source);
 	if (c->record_fd >= 0)
 		close(c->record_fd);
+	loop_remove(c->pid_source);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (md->keeper)
+		keeper_forget_client(md->keeper, c->id);
 	free(c);
+}
+
+/* Signals a client's worker: through its pidfd when it is no child of ours. */
+static void client_kill(const struct client *c, int sig)
+{
+	if (c->pidfd >= 0)
+		pidfd_send_signal(c->pidfd, sig, NULL, 0);
+	else
+		kill(c->pid, sig);
 }
 
 static bool string_ok(const char *s, size_t size)
@@ -185,6 +213,9 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 	if (size < sizeof(hdr))
 		return false;
 	memcpy(&hdr, buf, sizeof(hdr));
+	/* Taken over: what came before its WIRE_HELLO was for the mediatord that died. */
+	if (c->resuming && hdr.type != WIRE_HELLO)
+		return true;
 	if (hdr.type == WIRE_GROUP) {
 		uint64_t now = mono_now_ns();
 
@@ -227,6 +258,7 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 		    !string_ok(m.renderer, sizeof(m.renderer)))
 			return false;
 		domain_set_timestamp_source(domain, m.timestamp_source);
+		c->resuming = false;
 		return true;
 	}
 	case WIRE_CLIENT_INFO: {
@@ -318,7 +350,7 @@ static bool client_read_records(struct client *c)
 			log_error("domain %s client %u: worker %d sent a malformed record; "
 				  "stopping it",
 				  domain_name(c->listener->domain), c->id, (int)c->pid);
-			kill(c->pid, SIGKILL);
+			client_kill(c, SIGKILL);
 			return false;
 		}
 	}
@@ -406,6 +438,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
 	    /* Last: the list ends at the first option not given. */
+	    md->keeper ? "--outlive-mediatord" : NULL,
 	    md->worker_user.switch_user ? "--run-as" : NULL,
 	    md->worker_user.run_as,
 	    l->cache_dir[0] ? "--cache-dir" : NULL,
@@ -462,6 +495,27 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	return pid;
 }
 
+/* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
+static void keep_client(struct mediatord *md, const struct client *c)
+{
+	const struct domain_config *dc = &md->cfg.domains[c->listener - md->listeners];
+	struct keep_entry e = {.kind = KEEP_CLIENT,
+			       .domain = (uint32_t)(c->listener - md->listeners),
+			       .client_id = c->id,
+			       .pid = c->pid,
+			       .flags =
+				   (c->vm ? KEEP_CLIENT_VM : 0) |
+				   (dc->class == DOMAIN_CLASS_SAFETY ? KEEP_CLIENT_SAFETY : 0)};
+
+	if (!md->keeper)
+		return;
+	snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
+	if (keeper_keep(md->keeper, &e, c->record_fd) < 0)
+		log_warn("domain %s: client %u: the keeper did not take its channel (%s): it will "
+			 "not outlive mediatord",
+			 dc->name, c->id, strerror(errno));
+}
+
 static void accept_client(struct listener *l, bool vm)
 {
 	struct mediatord *md = l->md;
@@ -505,6 +559,7 @@ static void accept_client(struct listener *l, bool vm)
 	}
 	c->md = md;
 	c->listener = l;
+	c->pidfd = -1;
 	c->id = ++md->next_client_id;
 	c->record_fd = pair[0];
 	c->peer_pid = -1;
@@ -523,6 +578,7 @@ static void accept_client(struct listener *l, bool vm)
 		kill(c->pid, SIGKILL);
 		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
 	}
+	keep_client(md, c);
 	c->next = md->clients;
 	md->clients = c;
 	md->n_clients++;
@@ -577,6 +633,72 @@ static void reap_workers(struct mediatord *md)
 			c->listener->vm_connected = false;
 		client_free(c);
 	}
+}
+
+/* A worker taken over from a mediatord that died ended (its pidfd is readable). */
+static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	if (c->record_fd >= 0)
+		client_read_records(c);
+	log_info("domain %s: client %u: worker %d (taken over) ended after %llu groups",
+		 domain_name(c->listener->domain), c->id, (int)c->pid,
+		 (unsigned long long)c->groups);
+	if (c->vm)
+		c->listener->vm_connected = false;
+	client_free(c);
+}
+
+/*
+ * Takes over the worker of a mediatord that died (keeper.h), whose record
+ * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
+ */
+static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd)
+{
+	struct listener *l = &md->listeners[e->domain];
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct client *c = calloc(1, sizeof(*c));
+	int pidfd = pidfd_open(e->pid, 0);
+
+	/* A live channel means a live worker: its pid is no other process's. */
+	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
+	    send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume)) {
+		log_warn("domain %s: client %u: worker %d ended before it was taken over",
+			 e->domain_name, e->client_id, (int)e->pid);
+		free(c);
+		if (pidfd >= 0)
+			close(pidfd);
+		close(fd);
+		keeper_forget_client(md->keeper, e->client_id);
+		return;
+	}
+	c->md = md;
+	c->listener = l;
+	c->id = e->client_id;
+	c->pid = e->pid;
+	c->pidfd = pidfd;
+	c->record_fd = fd;
+	c->peer_pid = -1;
+	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
+	c->adopted = true;
+	c->resuming = true;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->source = loop_add(md->loop, fd, EPOLLIN, on_record, c);
+	c->pid_source = loop_add(md->loop, pidfd, EPOLLIN, on_adopted_exit, c);
+	if (!c->source || !c->pid_source)
+		log_error("domain %s: cannot watch worker %d", e->domain_name, (int)e->pid);
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	if (c->id > md->next_client_id)
+		md->next_client_id = c->id;
+	domain_client_added(l->domain);
+	if (c->vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u taken over, worker %d", e->domain_name, c->vm ? "VM" : "client",
+		 c->id, (int)c->pid);
 }
 
 static void on_signal(struct loop_source *source, int fd, uint32_t events, void *data)
@@ -876,6 +998,15 @@ static struct json_object *ctl_set_budget(void *data, const char *name, uint32_t
 		return NULL;
 	log_info("domain %s: budget %u us per %u us, deadline %u us from its next period", name,
 		 budget_us, period_us, deadline_us);
+	if (md->keeper) {
+		struct keep_budget b = {.domain = (uint32_t)i,
+					.period_us = period_us,
+					.budget_us = budget_us,
+					.deadline_us = deadline_us};
+
+		snprintf(b.domain_name, sizeof(b.domain_name), "%s", name);
+		keeper_keep_budget(md->keeper, &b);
+	}
 	o = json_object_new_object();
 	json_object_object_add(o, "domain", json_object_new_string(name));
 	json_set_u64(o, "period_us", period_us);
@@ -911,7 +1042,7 @@ static int send_grant(void *data, uint32_t client, const struct wire_grant *gran
 	    (ssize_t)sizeof(*grant)) {
 		log_error("domain %s: client %u: cannot send a grant: %s; stopping its worker",
 			  domain_name(c->listener->domain), c->id, strerror(errno));
-		kill(c->pid, SIGKILL);
+		client_kill(c, SIGKILL);
 		return -errno;
 	}
 	return 0;
@@ -953,7 +1084,7 @@ static void revoke_grant(void *data, const struct dispatcher_revoked *r)
 		  (unsigned long long)((now - r->granted_ns) / 1000000u), (int)c->pid);
 	domain_watchdog_killed(c->listener->domain);
 	c->revoked = true;
-	kill(c->pid, SIGKILL);
+	client_kill(c, SIGKILL);
 }
 
 /*
@@ -961,16 +1092,28 @@ static void revoke_grant(void *data, const struct dispatcher_revoked *r)
  * with the domain's socket_mode, socket_owner and socket_group, and
  * watches it with @fn. Returns false with the reason in @err.
  */
+/*
+ * Opens one of a domain's sockets (its config @key names it in messages)
+ * with the domain's socket_mode, socket_owner and socket_group, or takes
+ * over @kept_fd, the same socket a mediatord that died opened (-1: none),
+ * and watches it with @fn. Returns false with the reason in @err.
+ */
 static bool open_domain_socket(struct mediatord *md, struct listener *l,
 			       const struct domain_config *dc, struct unix_listener *sock,
 			       struct loop_source **source, const char *path, const char *key,
-			       loop_fn fn, char *err, size_t err_size)
+			       int kept_fd, loop_fn fn, char *err, size_t err_size)
 {
 	char ebuf[256];
+	bool taken = kept_fd >= 0 && unix_listener_adopt(sock, kept_fd, path) == 0;
 
-	if (unix_listener_open(sock, path, (mode_t)dc->socket_mode, MEDIATORD_LISTEN_BACKLOG, ebuf,
-			       sizeof(ebuf)) < 0 ||
-	    unix_listener_chown(sock, dc->socket_uid, dc->socket_gid, ebuf, sizeof(ebuf)) < 0) {
+	if (kept_fd >= 0 && !taken) {
+		log_warn("domain %s: %s %s is gone; opened again", dc->name, key, path);
+		close(kept_fd);
+	}
+	if (!taken &&
+	    (unix_listener_open(sock, path, (mode_t)dc->socket_mode, MEDIATORD_LISTEN_BACKLOG, ebuf,
+				sizeof(ebuf)) < 0 ||
+	     unix_listener_chown(sock, dc->socket_uid, dc->socket_gid, ebuf, sizeof(ebuf)) < 0)) {
 		snprintf(err, err_size, "domain %s: %s %s", dc->name, key, ebuf);
 		return false;
 	}
@@ -979,9 +1122,165 @@ static bool open_domain_socket(struct mediatord *md, struct listener *l,
 		snprintf(err, err_size, "cannot watch %s: %s", path, strerror(errno));
 		return false;
 	}
-	log_info("domain %s (%s): %s on %s (mode %04o)", dc->name, config_class_name(dc->class),
-		 key, path, dc->socket_mode);
+	if (!taken && md->keeper) {
+		struct keep_entry e = {.kind = sock == &l->sock ? KEEP_LISTENER_VTEST
+								: KEEP_LISTENER_VHOST,
+				       .domain = (uint32_t)(l - md->listeners)};
+
+		snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
+		snprintf(e.path, sizeof(e.path), "%s", path);
+		if (keeper_keep(md->keeper, &e, sock->fd) < 0)
+			log_warn("domain %s: the keeper did not take %s: %s", dc->name, path,
+				 strerror(errno));
+	}
+	log_info("domain %s (%s): %s on %s (mode %04o)%s", dc->name, config_class_name(dc->class),
+		 key, path, dc->socket_mode, taken ? ", taken over" : "");
 	return true;
+}
+
+/* What a mediatord that died left with the keeper (keeper.h). */
+struct kept {
+	size_t n;
+	struct keep_entry e[MEDIATORD_MAX_KEPT];
+	int fd[MEDIATORD_MAX_KEPT];
+};
+
+/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
+static int kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0 && k->e[i].kind == kind &&
+		    (kind == KEEP_BOARD || k->e[i].domain == domain)) {
+			int fd = k->fd[i];
+
+			k->fd[i] = -1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+static void close_kept(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0)
+			close(k->fd[i]);
+	}
+	k->n = 0;
+}
+
+/*
+ * True when what was kept is of the same domains (names, order, sockets)
+ * as @cfg: only then can the workers be taken over (their domain indices
+ * and board slots stay right). Otherwise says why in @why.
+ */
+static bool kept_matches(const struct mediator_config *cfg, const struct kept *k, char *why,
+			 size_t why_size)
+{
+	size_t listeners = 0, wanted = 0;
+
+	for (size_t i = 0; i < cfg->n_domains; i++)
+		wanted += (cfg->domains[i].vtest_socket[0] != '\0') +
+			  (cfg->domains[i].vhost_user_socket[0] != '\0');
+	for (size_t i = 0; i < k->n; i++) {
+		const struct keep_entry *e = &k->e[i];
+		const struct domain_config *dc;
+
+		if (e->kind == KEEP_BOARD)
+			continue;
+		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
+		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {
+			snprintf(why, why_size, "domain %s is not domain %u any more",
+				 e->domain_name, e->domain);
+			return false;
+		}
+		if (e->kind == KEEP_CLIENT)
+			continue;
+		listeners++;
+		if (strcmp(e->path, e->kind == KEEP_LISTENER_VTEST ? dc->vtest_socket
+								   : dc->vhost_user_socket)) {
+			snprintf(why, why_size, "domain %s's socket %s changed", dc->name, e->path);
+			return false;
+		}
+	}
+	if (listeners != wanted) {
+		snprintf(why, why_size, "%zu sockets kept, %zu configured", listeners, wanted);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Starts the keeper, or reaches the one a mediatord that died left (then
+ * @k holds what it kept). Without one (restart_wait_s = 0, or it failed)
+ * workers die with mediatord.
+ */
+static void open_keeper(struct mediatord *md, struct kept *k)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], err[512], why[256];
+	struct keep_entry e;
+	bool adopted;
+	int fd;
+
+	k->n = 0;
+	if (!md->cfg.restart_wait_s) {
+		log_info("restart_wait_s is 0: workers end with mediatord");
+		return;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", md->cfg.control_socket,
+			     KEEPER_SOCKET_SUFFIX) >= sizeof(path)) {
+		log_warn(
+		    "control_socket %s is too long for the keeper's socket next to it: workers "
+		    "end with mediatord",
+		    md->cfg.control_socket);
+		return;
+	}
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper) {
+		log_warn("keeper: %s; workers end with mediatord", err);
+		return;
+	}
+	if (!adopted)
+		return;
+	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
+		if (k->n == MEDIATORD_MAX_KEPT) {
+			close(fd);
+			continue;
+		}
+		k->e[k->n] = e;
+		k->fd[k->n++] = fd;
+	}
+	if (kept_matches(&md->cfg, k, why, sizeof(why)))
+		return;
+	log_warn("the workers kept for a restart were of another configuration (%s): they are "
+		 "stopped",
+		 why);
+	close_kept(k);
+	keeper_quit(md->keeper);
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper)
+		log_warn("keeper: %s; workers end with mediatord", err);
+}
+
+/* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
+static void resume_budgets(struct mediatord *md)
+{
+	struct keep_budget b;
+	char err[256];
+
+	while (keeper_take_budget(md->keeper, &b)) {
+		if (b.domain >= md->cfg.n_domains ||
+		    strcmp(md->cfg.domains[b.domain].name, b.domain_name))
+			continue;
+		if (dispatcher_set_budget(md->dispatcher, (int)b.domain, b.period_us, b.budget_us,
+					  b.deadline_us, err, sizeof(err)) < 0)
+			log_warn("domain %s: the budget set before the restart: %s", b.domain_name,
+				 err);
+		else
+			log_info("domain %s: budget %u us per %u us, deadline %u us, as set before "
+				 "the restart",
+				 b.domain_name, b.budget_us, b.period_us, b.deadline_us);
+	}
 }
 
 /*
@@ -1017,11 +1316,14 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 				   char *err, size_t err_size)
 {
 	struct mediatord *md = calloc(1, sizeof(*md));
+	struct kept *kept = calloc(1, sizeof(*kept));
 	struct control_access control_access;
 	char ebuf[512];
 	sigset_t mask;
+	int board;
 
-	if (!md) {
+	if (!md || !kept) {
+		free(kept);
 		snprintf(err, err_size, "out of memory");
 		return NULL;
 	}
@@ -1045,6 +1347,8 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		log_warn("workers run as root (worker_user = %s): a guest that breaks its worker "
 			 "owns the host",
 			 md->worker_user.name);
+	/* Before anything a keeper must not inherit. */
+	open_keeper(md, kept);
 	/* Learned model state lives here; without it, models learn afresh. */
 	if (worker_user_make_dir(&md->worker_user, cfg->state_dir, 0755, ebuf, sizeof(ebuf)) < 0)
 		log_warn("state_dir %s; learned models will not be kept", ebuf);
@@ -1079,18 +1383,32 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		}
 		if (dc->vtest_socket[0] &&
 		    !open_domain_socket(md, l, dc, &l->sock, &l->source, dc->vtest_socket,
-					"vtest_socket", on_accept, err, err_size))
+					"vtest_socket", kept_fd(kept, KEEP_LISTENER_VTEST, i),
+					on_accept, err, err_size))
 			goto fail;
 		if (dc->vhost_user_socket[0] &&
 		    !open_domain_socket(md, l, dc, &l->vhost_sock, &l->vhost_source,
-					dc->vhost_user_socket, "vhost_user_socket", on_accept_vm,
-					err, err_size))
+					dc->vhost_user_socket, "vhost_user_socket",
+					kept_fd(kept, KEEP_LISTENER_VHOST, i), on_accept_vm, err,
+					err_size))
 			goto fail;
 	}
 	md->dispatcher =
 	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);
 	if (!md->dispatcher)
 		goto fail;
+	/* The workers taken over share the board with new ones. */
+	board = kept_fd(kept, KEEP_BOARD, 0);
+	if (board >= 0 && dispatcher_adopt_board(md->dispatcher, board) < 0) {
+		log_warn("the grant board kept for the restart is not one; workers taken over ask "
+			 "for every grant");
+		close(board);
+	} else if (board < 0 && md->keeper) {
+		struct keep_entry e = {.kind = KEEP_BOARD};
+
+		if (keeper_keep(md->keeper, &e, dispatcher_board_fd(md->dispatcher)) < 0)
+			log_warn("the keeper did not take the grant board: %s", strerror(errno));
+	}
 	dispatcher_set_revoke(md->dispatcher, revoke_grant, md);
 	control_access = (struct control_access){
 	    .gid = cfg->control_gid, .self_uid = geteuid(), .admin_gid = cfg->admin_gid};
@@ -1098,15 +1416,44 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 				     md, err, err_size);
 	if (!md->control)
 		goto fail;
+	if (md->keeper) {
+		resume_budgets(md);
+		for (size_t i = 0; i < kept->n; i++) {
+			if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
+				adopt_client(md, &kept->e[i], kept->fd[i]);
+			else if (kept->fd[i] >= 0)
+				close(kept->fd[i]);
+		}
+		if (kept->n)
+			log_info("took over %u workers of the mediatord that died", md->n_clients);
+	}
+	free(kept);
 	return md;
 fail:
+	close_kept(kept);
+	free(kept);
 	mediatord_destroy(md);
 	return NULL;
 }
 
 int mediatord_run(struct mediatord *md)
 {
+	md->served = true;
 	return loop_run(md->loop);
+}
+
+/* Forgets the workers taken over that have ended (their pidfds readable). */
+static void reap_adopted(struct mediatord *md)
+{
+	struct client *c = md->clients, *next;
+
+	for (; c; c = next) {
+		struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+
+		next = c->next;
+		if (c->adopted && poll(&p, 1, 0) == 1)
+			client_free(c);
+	}
 }
 
 static void stop_workers(struct mediatord *md)
@@ -1114,18 +1461,22 @@ static void stop_workers(struct mediatord *md)
 	uint64_t deadline = mono_now_ns() + MEDIATORD_STOP_GRACE_MS * 1000000ull;
 
 	for (struct client *c = md->clients; c; c = c->next)
-		kill(c->pid, SIGTERM);
+		client_kill(c, SIGTERM);
 	while (md->clients && mono_now_ns() < deadline) {
 		reap_workers(md);
+		reap_adopted(md);
 		if (md->clients)
 			usleep(10000);
 	}
 	for (struct client *c = md->clients; c; c = c->next)
-		kill(c->pid, SIGKILL);
+		client_kill(c, SIGKILL);
 	while (md->clients) {
-		pid_t pid = md->clients->pid;
+		struct pollfd p = {.fd = md->clients->pidfd, .events = POLLIN};
 
-		waitpid(pid, NULL, 0);
+		if (md->clients->adopted)
+			poll(&p, 1, 1000);
+		else
+			waitpid(md->clients->pid, NULL, 0);
 		client_free(md->clients);
 	}
 }
@@ -1134,7 +1485,18 @@ void mediatord_destroy(struct mediatord *md)
 {
 	if (!md)
 		return;
-	stop_workers(md);
+	if (md->served) {
+		/* A clean stop: the workers and the keeper go too. */
+		stop_workers(md);
+		keeper_quit(md->keeper);
+		md->keeper = NULL;
+	} else {
+		/* A failed start: workers taken over stay with the keeper for another try. */
+		keeper_close(md->keeper);
+		md->keeper = NULL;
+		while (md->clients)
+			client_free(md->clients);
+	}
 	control_destroy(md->control);
 	dispatcher_destroy(md->dispatcher);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {

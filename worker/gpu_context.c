@@ -308,6 +308,12 @@ bool gpu_context_request_grant(struct gpu_context *ctx)
 	uint32_t flags = predict_cmd_no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
 
 	info->request_ns = mono_now_ns();
+	/* mediatord is dead and this domain is served freely (wire.h). */
+	if (mediator_link_serving_freely(ctx->link)) {
+		info->grant = WIRE_GRANT_NONE;
+		info->grant_id = 0;
+		return true;
+	}
 	/* A young context's group asks: the scheduler places it (wire.h). */
 	if (!info->est.young &&
 	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,

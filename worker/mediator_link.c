@@ -48,6 +48,22 @@ struct mediator_link {
 	/* A claim not yet reported (mediator_link_report_claim()). */
 	struct wire_grant_request claim;
 	bool claim_unsent;
+	/* The outstanding request as sent, for a restarted mediatord. */
+	struct wire_grant_request request;
+	/*
+	 * mediatord's restart (wire.h): orphaned between WIRE_ORPHANED and
+	 * WIRE_RESUME; what was sent to be said again; grants below
+	 * stale_below were a previous mediatord's (no WIRE_DONE for them).
+	 */
+	bool orphaned;
+	bool serve_freely;
+	uint64_t dropped_orphaned;
+	uint64_t stale_below;
+	struct wire_hello hello;
+	struct wire_client_info info;
+	bool have_info;
+	struct wire_context contexts[MEDIATOR_LINK_MAX_CONTEXTS];
+	size_t n_contexts;
 };
 
 #define link_log(level, l, fmt, ...)                                                               \
@@ -156,6 +172,10 @@ void mediator_link_send(struct mediator_link *link, const void *msg, size_t size
 {
 	if (link->gone)
 		return;
+	if (link->orphaned) {
+		link->dropped_orphaned++;
+		return;
+	}
 	send_queued(link);
 	if (link->gone)
 		return;
@@ -180,6 +200,7 @@ void mediator_link_hello(struct mediator_link *link, const char *timestamp_sourc
 	hello.worker_pid = getpid();
 	snprintf(hello.timestamp_source, sizeof(hello.timestamp_source), "%s", timestamp_source);
 	snprintf(hello.renderer, sizeof(hello.renderer), "%s", renderer);
+	link->hello = hello;
 	mediator_link_send(link, &hello, sizeof(hello));
 }
 
@@ -192,7 +213,23 @@ void mediator_link_client_info(struct mediator_link *link, int32_t peer_pid, con
 	info.hdr.size = sizeof(info);
 	info.peer_pid = peer_pid;
 	snprintf(info.name, sizeof(info.name), "%s", name);
+	link->info = info;
+	link->have_info = true;
 	mediator_link_send(link, &info, sizeof(info));
+}
+
+/* Keeps the list of live contexts a restarted mediatord is told of. */
+static void remember_context(struct mediator_link *link, const struct wire_context *m)
+{
+	for (size_t i = 0; i < link->n_contexts; i++) {
+		if (link->contexts[i].ctx_id == m->ctx_id) {
+			if (!m->alive)
+				link->contexts[i] = link->contexts[--link->n_contexts];
+			return;
+		}
+	}
+	if (m->alive && link->n_contexts < MEDIATOR_LINK_MAX_CONTEXTS)
+		link->contexts[link->n_contexts++] = *m;
 }
 
 void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool alive,
@@ -206,6 +243,7 @@ void mediator_link_context(struct mediator_link *link, uint32_t ctx_id, bool ali
 	m.ctx_id = ctx_id;
 	m.alive = alive;
 	snprintf(m.name, sizeof(m.name), "%s", name);
+	remember_context(link, &m);
 	/* A context's records reach mediatord before its end (per-context counts). */
 	mediator_link_flush(link);
 	mediator_link_send(link, &m, sizeof(m));
@@ -307,7 +345,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint
 		bound_ns = predicted_ns;
 	/* A group of unknown cost (no model yet) asks: the scheduler places it. */
 	if (!link->board || !bound_ns || link->grant_pending || link->claim_unsent ||
-	    !claim(link, bound_ns, &gen, &now))
+	    link->orphaned || !claim(link, bound_ns, &gen, &now))
 		return false;
 	*req = (struct wire_grant_request){.hdr = {WIRE_GRANT_REQUEST, sizeof(*req)}};
 	req->id = ++link->grant_last_id;
@@ -345,15 +383,83 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id
 	req.ctx_id = ctx_id;
 	link->grant_pending = true;
 	link->grant_answered = false;
+	link->request = req;
 	mediator_link_send(link, &req, sizeof(req));
 	return req.id;
+}
+
+/* WIRE_ORPHANED: mediatord died; its keeper says how to go on (wire.h). */
+static void orphan(struct mediator_link *link, const struct wire_orphaned *m)
+{
+	link->orphaned = true;
+	link->serve_freely = m->serve_freely != 0;
+	/* What was not sent was for the mediatord that died. */
+	link->claim_unsent = false;
+	link->batch_n = 0;
+	while (link->queue) {
+		struct queued *q = link->queue;
+
+		link->queue = q->next;
+		free(q);
+	}
+	link->queue_tail = &link->queue;
+	link->queued_bytes = 0;
+	/* A waiting group of a domain served freely starts now, without a grant. */
+	if (link->serve_freely && link->grant_pending && !link->grant_answered) {
+		link->grant_answered = true;
+		link->grant_verdict = WIRE_GRANTED;
+	}
+	link_log(LOG_LEVEL_WARN, link,
+		 "mediatord died; %s until a restarted mediatord takes this worker over",
+		 link->serve_freely ? "dispatching without grants" : "groups wait");
+}
+
+/* WIRE_RESUME: a restarted mediatord took the worker over; tell it what it needs (wire.h). */
+static void resume(struct mediator_link *link)
+{
+	bool was_orphaned = link->orphaned;
+	bool waiting = link->grant_pending && !link->grant_answered;
+
+	link->orphaned = false;
+	link->serve_freely = false;
+	link->granted = 0;
+	link->stale_below = waiting ? link->request.id : link->grant_last_id + 1;
+	mediator_link_send(link, &link->hello, sizeof(link->hello));
+	if (link->have_info)
+		mediator_link_send(link, &link->info, sizeof(link->info));
+	for (size_t i = 0; i < link->n_contexts; i++)
+		mediator_link_send(link, &link->contexts[i], sizeof(link->contexts[i]));
+	if (waiting)
+		mediator_link_send(link, &link->request, sizeof(link->request));
+	link_log(LOG_LEVEL_INFO, link,
+		 "taken over by a restarted mediatord%s (%llu messages were not sent)",
+		 was_orphaned ? "" : " (no word of its predecessor's death came)",
+		 (unsigned long long)link->dropped_orphaned);
+	link->dropped_orphaned = 0;
+}
+
+/* Takes one answer to the outstanding request. Returns false if there was none to answer. */
+static bool take_answer(struct mediator_link *link, const struct wire_grant *g)
+{
+	if (!link->grant_pending || link->grant_answered || g->id != link->grant_last_id ||
+	    (g->verdict != WIRE_GRANTED && g->verdict != WIRE_REFUSED))
+		return false;
+	link->grant_answered = true;
+	link->grant_verdict = g->verdict;
+	return true;
 }
 
 int mediator_link_read(struct mediator_link *link)
 {
 	for (;;) {
-		struct wire_grant g;
-		ssize_t n = recv(link->fd, &g, sizeof(g), MSG_DONTWAIT | MSG_TRUNC);
+		union {
+			struct wire_header hdr;
+			struct wire_grant grant;
+			struct wire_orphaned orphaned;
+			struct wire_resume resume;
+		} m;
+		ssize_t n = recv(link->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		bool ok;
 
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -365,16 +471,27 @@ int mediator_link_read(struct mediator_link *link)
 			link->gone = true;
 			return -EPIPE;
 		}
-		if ((size_t)n != sizeof(g) || g.hdr.type != WIRE_GRANT || g.hdr.size != sizeof(g) ||
-		    !link->grant_pending || link->grant_answered || g.id != link->grant_last_id ||
-		    (g.verdict != WIRE_GRANTED && g.verdict != WIRE_REFUSED)) {
+		ok =
+		    (size_t)n >= sizeof(m.hdr) && (size_t)n <= sizeof(m) && m.hdr.size == (size_t)n;
+		if (ok && m.hdr.type == WIRE_GRANT && n == sizeof(m.grant))
+			ok = !link->orphaned && take_answer(link, &m.grant);
+		else if (ok && m.hdr.type == WIRE_ORPHANED && n == sizeof(m.orphaned))
+			orphan(link, &m.orphaned);
+		else if (ok && m.hdr.type == WIRE_RESUME && n == sizeof(m.resume))
+			resume(link);
+		else
+			ok = false;
+		if (!ok) {
 			link_log(LOG_LEVEL_ERROR, link, "unexpected message from mediatord");
 			link->gone = true;
 			return -EPIPE;
 		}
-		link->grant_answered = true;
-		link->grant_verdict = g.verdict;
 	}
+}
+
+bool mediator_link_serving_freely(const struct mediator_link *link)
+{
+	return link->orphaned && link->serve_freely;
 }
 
 int mediator_link_on_events(struct mediator_link *link, short revents)
@@ -409,6 +526,8 @@ void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t 
 				 .end_ns = end_ns};
 
 	mediator_link_report_claim(link); /* its request before its completion */
+	if (grant_id < link->stale_below)
+		return; /* granted by a mediatord that died (wire.h) */
 	mediator_link_send(link, &done, sizeof(done));
 	if (link->granted)
 		link->granted--;

@@ -8,7 +8,9 @@
  * takes the answer. Sending never blocks: a record mediatord does not take
  * in time is dropped and counted (the GPU path never waits for
  * bookkeeping); a broken channel marks the link gone, and the transport
- * stops. Runs on the worker's main thread only.
+ * stops. When mediatord dies and is restarted (WIRE_ORPHANED,
+ * WIRE_RESUME: wire.h), the link says again what the new one must know.
+ * Runs on the worker's main thread only.
  */
 #ifndef MEDIATOR_LINK_H
 #define MEDIATOR_LINK_H
@@ -26,6 +28,8 @@
  * this much more to send is talking to a mediatord that stopped reading.
  */
 #define MEDIATOR_LINK_QUEUE_MAX_BYTES (256u * WIRE_MAX_BATCH * sizeof(struct wire_group))
+/* Live guest contexts a restarted mediatord is told of: a VM's most (VGPU_MAX_CONTEXTS). */
+#define MEDIATOR_LINK_MAX_CONTEXTS 64
 /* How soon a queued message is tried again. */
 #define MEDIATOR_LINK_RETRY_MS 1
 
@@ -117,6 +121,12 @@ bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict);
  * mediatord is gone and the worker must stop.
  */
 int mediator_link_on_events(struct mediator_link *link, short revents);
+/*
+ * True while mediatord is dead and this worker's domain is served without
+ * grants (WIRE_ORPHANED with serve_freely, wire.h): a group dispatches at
+ * once, with no request and no WIRE_DONE.
+ */
+bool mediator_link_serving_freely(const struct mediator_link *link);
 /* WIRE_DONE for a granted group, at once (never batched). */
 void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
 			uint64_t end_ns);

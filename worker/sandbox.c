@@ -146,7 +146,7 @@ int sandbox_enter(const struct sandbox_options *o, char *err, size_t err_size)
 			return r;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
-	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0) {
+	    prctl(PR_SET_PDEATHSIG, o->parent_death_signal, 0, 0, 0) < 0) {
 		r = -errno;
 		snprintf(err, err_size, "prctl: %s", strerror(-r));
 		return r;

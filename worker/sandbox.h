@@ -20,7 +20,8 @@
  *     give rights back), PR_SET_DUMPABLE 0 (workers of other domains run
  *     as the same user and must not ptrace or read the memory of this
  *     one), and the parent-death signal again (changing credentials
- *     clears it).
+ *     clears it), unless the worker is to outlive mediatord (its keeper,
+ *     daemon/keeper.h, holds the record channel for a restarted one).
  */
 #ifndef MEDIATOR_SANDBOX_H
 #define MEDIATOR_SANDBOX_H
@@ -47,6 +48,7 @@ struct sandbox_options {
 	size_t n_keep;
 	int keep[SANDBOX_MAX_KEEP]; /* besides 0, 1, 2 */
 	pid_t parent;		    /* mediatord, the worker's parent; 0: not checked */
+	int parent_death_signal;    /* sent when mediatord dies; 0: none (it outlives it) */
 };
 
 /*

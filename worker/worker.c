@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
 		"                       [--state-dir DIR] [--grants] [--nice N]\n"
 		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
-		"                       [--cache-dir DIR]\n"
+		"                       [--cache-dir DIR] [--outlive-mediatord]\n"
 		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
 		"Serves the connection on fd %d (a vtest client, or with --transport\n"
@@ -41,8 +41,10 @@ static void usage(FILE *f)
 		"worker_nice) before any thread starts. Before it reads a byte of the\n"
 		"client it closes every other descriptor, limits its private memory to\n"
 		"--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
-		"worker user) and sets no-new-privs. Started by mediatord; not meant\n"
-		"to be run by hand.\n",
+		"worker user) and sets no-new-privs. It dies with mediatord, or with\n"
+		"--outlive-mediatord serves on when mediatord dies and is taken over by\n"
+		"a restarted one (its keeper holds the record channel). Started by\n"
+		"mediatord; not meant to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
@@ -135,6 +137,7 @@ int main(int argc, char **argv)
 	    {"memory-mb", required_argument, NULL, 'L'},
 	    {"cache-dir", required_argument, NULL, 'C'},
 	    {"board-domain", required_argument, NULL, 'B'},
+	    {"outlive-mediatord", no_argument, NULL, 'O'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -148,7 +151,7 @@ int main(int argc, char **argv)
 	    .board_fd = WIRE_BOARD_FD,
 	    .board_domain = -1,
 	};
-	struct sandbox_options sandbox = {0};
+	struct sandbox_options sandbox = {.parent_death_signal = SIGTERM};
 	const char *cache_dir = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	bool have_client = false, vhost = false, have_nice = false;
@@ -234,6 +237,9 @@ int main(int argc, char **argv)
 			else if (strcmp(optarg, "vtest") != 0)
 				goto bad;
 			break;
+		case 'O':
+			sandbox.parent_death_signal = 0;
+			break;
 		case 'v':
 			level = LOG_LEVEL_DEBUG;
 			break;
@@ -253,8 +259,12 @@ int main(int argc, char **argv)
 	/* For bench/accuracy: per-group features of every client, replayed
 	 * offline through every model. */
 	opt.feature_dump_dir = getenv("MEDIATOR_FEATURE_DUMP");
-	/* Never outlive mediatord, even if the record channel is not polled. */
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/*
+	 * Never outlive mediatord, even if the record channel is not polled;
+	 * with --outlive-mediatord the channel alone says when it is gone for
+	 * good (its keeper closed it too).
+	 */
+	prctl(PR_SET_PDEATHSIG, sandbox.parent_death_signal);
 	signal(SIGPIPE, SIG_IGN);
 	if (have_nice)
 		set_nice(&opt, (int)nice);

@@ -1,0 +1,118 @@
+#!/bin/bash
+# mediatord killed (SIGKILL) and started again, with a client in each
+# domain (doc/design.md, "When mediatord dies"): the cluster (safety) keeps
+# drawing its 60 Hz frames through the outage, its worker dispatching
+# without grants; the infotainment worker's groups wait; the restarted
+# mediatord takes both workers over from the keeper (same clients, no
+# reconnect), schedules them again with the budget set at run time before
+# the kill, and serves new clients on the same sockets. A clean stop then
+# takes the keeper and the workers along.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+require_built "$CLUSTER_CLIENT" "$LONG_DRAWS"
+start_xvfb
+write_config budget 1
+start_mediatord
+KEEPER_SOCK=$CONTROL.keeper
+[ -S "$KEEPER_SOCK" ] || fail "mediatord started no keeper: no socket $KEEPER_SOCK"
+
+# keeper_pids: the keeper of this test's mediatord (its command line is mediatord's).
+keeper_pids() {
+  local p
+  for p in $(pgrep -x mediatord-keep); do
+    ! grep -qF -- "$CONFIG" "/proc/$p/cmdline" 2>/dev/null || echo "$p"
+  done
+}
+stop_keeper() {
+  local -a k=()
+  mapfile -t k < <(keeper_pids)
+  [ ${#k[@]} -eq 0 ] || kill -KILL "${k[@]}" 2>/dev/null || :
+}
+gm_on_exit stop_keeper
+[ "$(keeper_pids | wc -l)" -eq 1 ] || fail "expected one keeper process, found: $(keeper_pids)"
+
+SECS=30
+# Each progress line stamped with the time it was read.
+stamp() {
+  local line
+  while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
+}
+gm_in_domain --timeout $((SECS + 60)) "$SOCK_A" "$CLUSTER_CLIENT" --seconds "$SECS" \
+  --progress-s 1 --json /dev/fd/3 3>"$TMP/cluster.json" 2>"$TMP/cluster.err" |
+  stamp >"$TMP/cluster.log" &
+CLUSTER_PID=$!
+gm_track "$CLUSTER_PID"
+gm_in_domain --timeout $((SECS + 60)) "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 \
+  --seconds "$SECS" --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
+LONG_PID=$!
+gm_track "$LONG_PID"
+wait_field "$DOMAIN_A" clients 1 30
+wait_field "$DOMAIN_B" clients 1 30
+ctl set-budget "$DOMAIN_B" --budget-us 9000 >&2 || fail "set-budget failed"
+mapfile -t workers < <(pgrep -P "$MEDIATORD_PID")
+[ ${#workers[@]} -eq 2 ] || fail "expected 2 workers, found ${#workers[@]}: ${workers[*]}"
+sleep 6 # both drawing, past start-up
+
+# The kill. The outage lasts until the new mediatord serves its control socket.
+t_kill=$EPOCHREALTIME
+kill -KILL "$MEDIATORD_PID"
+wait "$MEDIATORD_PID" 2>/dev/null || :
+log "mediatord $MEDIATORD_PID killed; workers ${workers[*]}"
+MEDIATORD_PID=
+sleep 3
+for w in "${workers[@]}"; do
+  gm_alive "$w" || fail "worker $w did not outlive mediatord"
+done
+[ -S "$KEEPER_SOCK" ] || fail "the keeper's socket is gone with mediatord"
+MEDIATORD_LOG=$TMP/mediatord-2.log
+start_mediatord
+t_back=$EPOCHREALTIME
+wait_field "$DOMAIN_A" clients 1 10
+wait_field "$DOMAIN_B" clients 1 10
+grep -q "took over 2 workers" "$MEDIATORD_LOG" ||
+  fail "the new mediatord did not take the 2 workers over: $(grep -i 'keeper\|took' "$MEDIATORD_LOG")"
+budget_b=$(domain_field "$DOMAIN_B" budget_us)
+[ "$budget_b" -eq 9000 ] || fail "$DOMAIN_B's budget set before the kill is $budget_b us, not 9000"
+
+# Both workers are scheduled by the new mediatord again: their groups reach it.
+sleep 4
+groups_a=$(domain_field "$DOMAIN_A" groups)
+groups_b=$(domain_field "$DOMAIN_B" groups)
+log "after the restart: $DOMAIN_A $groups_a groups, $DOMAIN_B $groups_b groups"
+[ "$groups_a" -gt 100 ] || fail "the cluster's worker sent the new mediatord $groups_a groups in 4 s"
+[ "$groups_b" -gt 10 ] || fail "the infotainment worker sent the new mediatord $groups_b groups in 4 s"
+# New clients on the same sockets.
+for sock in "$SOCK_A" "$SOCK_B"; do
+  timeout -k 5 30 "$VTEST_POKE" "$sock" handshake >&2 ||
+    fail "no new client served on $sock after the restart"
+done
+
+wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.err")"
+wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
+# Frames drawn while mediatord was away: from the progress lines around the outage.
+read -r f0 m0 f1 m1 secs < <(awk -v a="$t_kill" -v b="$t_back" '
+  / GM-CLUSTER progress / {
+    for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    if ($1 <= a) { f0 = v["frames"]; m0 = v["misses"]; t0 = $1 }
+    if ($1 >= b && !f1) { f1 = v["frames"]; m1 = v["misses"]; t1 = $1 }
+  }
+  END { printf "%d %d %d %d %.2f\n", f0, m0, f1, m1, t1 - t0 }' "$TMP/cluster.log")
+log "cluster: $((f1 - f0)) frames, $((m1 - m0)) misses in the $secs s around the outage" \
+  "($(awk -v a="$t_kill" -v b="$t_back" 'BEGIN { printf "%.2f", b - a }') s without mediatord);" \
+  "whole run: $(jq -c . "$TMP/cluster.json")"
+log "infotainment: $(jq -c . "$TMP/long.json")"
+[ "$(awk -v f=$((f1 - f0)) -v s="$secs" 'BEGIN { print (f >= 0.9 * 60 * s) }')" = 1 ] ||
+  fail "the cluster drew $((f1 - f0)) frames in the $secs s around the outage (60 Hz)"
+[ $((m1 - m0)) -le 6 ] || fail "the cluster missed $((m1 - m0)) frames around the outage"
+
+# A clean stop takes the keeper and the workers along.
+gm_stop_mediatord || fail "mediatord exited with status $? on SIGTERM"
+gm_wait_gone 5 "${workers[@]}"
+for w in "${workers[@]}"; do
+  ! gm_alive "$w" || fail "worker $w still runs after mediatord stopped"
+done
+for _ in $(seq 50); do [ -n "$(keeper_pids)" ] || break; sleep 0.1; done
+[ -z "$(keeper_pids)" ] || fail "the keeper still runs after mediatord stopped"
+[ ! -e "$KEEPER_SOCK" ] || fail "the keeper's socket is left after mediatord stopped"
+log "ok"
