@@ -213,6 +213,7 @@ enum domain_key {
 	DOMAIN_KEY_WORKER_NICE,
 	DOMAIN_KEY_PIECE_US,
 	DOMAIN_KEY_WORKER_MEMORY_MB,
+	DOMAIN_KEY_RESOURCE_MEMORY_MB,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -272,6 +273,11 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 				     .offset = offsetof(struct domain_config, worker_memory_mb),
 				     .min = 0,
 				     .max = CONFIG_MAX_WORKER_MEMORY_MB},
+    [DOMAIN_KEY_RESOURCE_MEMORY_MB] = {.name = "resource_memory_mb",
+				       .kind = VALUE_U32,
+				       .offset = offsetof(struct domain_config, resource_memory_mb),
+				       .min = 0,
+				       .max = CONFIG_MAX_WORKER_MEMORY_MB},
 };
 
 enum config_section {
@@ -865,6 +871,9 @@ static void config_validate(struct config_parser *p)
 			d->piece_us = CONFIG_DEFAULT_PIECE_US;
 		if (!lines[DOMAIN_KEY_WORKER_MEMORY_MB])
 			d->worker_memory_mb = CONFIG_DEFAULT_WORKER_MEMORY_MB;
+		if (!lines[DOMAIN_KEY_RESOURCE_MEMORY_MB])
+			d->resource_memory_mb =
+			    d->worker_memory_mb / CONFIG_DEFAULT_RESOURCE_MEMORY_SHARE;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "

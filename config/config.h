@@ -82,6 +82,14 @@
  */
 #define CONFIG_DEFAULT_WORKER_MEMORY_MB 4096u
 #define CONFIG_MAX_WORKER_MEMORY_MB	1048576u
+/*
+ * The host memory one client's resources may take (worker/resource_quota.h),
+ * where resource_memory_mb is not set: half of worker_memory_mb, so that
+ * a guest asking for more is refused in its protocol while its worker
+ * still has room for the host GL driver; unlimited with an unlimited
+ * worker_memory_mb. 0: unlimited.
+ */
+#define CONFIG_DEFAULT_RESOURCE_MEMORY_SHARE 2u
 /* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
 #define CONFIG_SOCKET_ID_UNSET (-1)
 
@@ -145,10 +153,11 @@ struct domain_config {
 	uid_t socket_uid;
 	gid_t socket_gid;
 	uint32_t socket_mode;
-	int worker_nice;	   /* its workers' nice value */
-	uint32_t piece_us;	   /* its groups predicted longer are cut into pieces; 0: never */
-	uint32_t worker_memory_mb; /* RLIMIT_DATA of its workers; 0: unlimited */
-	int line;		   /* line of its [domain NAME] header */
+	int worker_nice;	     /* its workers' nice value */
+	uint32_t piece_us;	     /* its groups predicted longer are cut into pieces; 0: never */
+	uint32_t worker_memory_mb;   /* RLIMIT_DATA of its workers; 0: unlimited */
+	uint32_t resource_memory_mb; /* host memory a client's resources may take; 0: unlimited */
+	int line;		     /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

@@ -411,7 +411,8 @@ static int move_fd_above(int fd, int min)
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
 {
-	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16];
+	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16],
+	    res_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
 	const char *argv[] = {
@@ -435,6 +436,8 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    piece_str,
 	    "--memory-mb",
 	    mem_str,
+	    "--resource-memory-mb",
+	    res_str,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
 	    /* Last: the list ends at the first option not given. */
@@ -462,6 +465,8 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
 	snprintf(mem_str, sizeof(mem_str), "%u",
 		 md->cfg.domains[l - md->listeners].worker_memory_mb);
+	snprintf(res_str, sizeof(res_str), "%u",
+		 md->cfg.domains[l - md->listeners].resource_memory_mb);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);

@@ -32,6 +32,7 @@ static void usage(FILE *f)
 		"                       [--state-dir DIR] [--grants] [--nice N]\n"
 		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
 		"                       [--cache-dir DIR] [--outlive-mediatord]\n"
+		"                       [--resource-memory-mb N]\n"
 		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
 		"Serves the connection on fd %d (a vtest client, or with --transport\n"
@@ -41,10 +42,11 @@ static void usage(FILE *f)
 		"worker_nice) before any thread starts. Before it reads a byte of the\n"
 		"client it closes every other descriptor, limits its private memory to\n"
 		"--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
-		"worker user) and sets no-new-privs. It dies with mediatord, or with\n"
-		"--outlive-mediatord serves on when mediatord dies and is taken over by\n"
-		"a restarted one (its keeper holds the record channel). Started by\n"
-		"mediatord; not meant to be run by hand.\n",
+		"worker user) and sets no-new-privs. The client's resources may take\n"
+		"--resource-memory-mb of host memory (the domain's resource_memory_mb).\n"
+		"It dies with mediatord, or with --outlive-mediatord serves on when\n"
+		"mediatord dies and is taken over by a restarted one (its keeper holds\n"
+		"the record channel). Started by mediatord; not meant to be run by hand.\n",
 		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
@@ -138,6 +140,7 @@ int main(int argc, char **argv)
 	    {"cache-dir", required_argument, NULL, 'C'},
 	    {"board-domain", required_argument, NULL, 'B'},
 	    {"outlive-mediatord", no_argument, NULL, 'O'},
+	    {"resource-memory-mb", required_argument, NULL, 'R'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -240,6 +243,14 @@ int main(int argc, char **argv)
 		case 'O':
 			sandbox.parent_death_signal = 0;
 			break;
+		case 'R': {
+			uint32_t mb;
+
+			if (parse_u32(optarg, &mb) < 0)
+				goto bad;
+			opt.resource_quota_bytes = (uint64_t)mb << 20;
+			break;
+		}
 		case 'v':
 			level = LOG_LEVEL_DEBUG;
 			break;

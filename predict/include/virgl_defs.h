@@ -31,6 +31,7 @@ struct virgl_box {
 /* enum pipe_texture_target. */
 #define PIPE_BUFFER	0u /* a plain buffer: vertex data, uniforms, a query result */
 #define PIPE_TEXTURE_2D 2u
+#define PIPE_TEXTURE_3D 3u
 
 /* enum pipe_prim_type: the triangle types, which face culling applies to. */
 #define PIPE_PRIM_TRIANGLES	     4u

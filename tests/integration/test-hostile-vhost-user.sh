@@ -10,13 +10,17 @@
 #    and the worker exits by itself (no signal), logged;
 #  - backing: resources of 262,144 entries naming the same pages until
 #    refused with ERR_OUT_OF_MEMORY; the device answers afterwards;
+#  - huge-resources: textures of 64 MiB until refused with
+#    ERR_OUT_OF_MEMORY at the domain's resource_memory_mb (B_RESOURCE_MB:
+#    the fifth), logged; the device answers afterwards;
 #  - destroy-busy: an expensive SUBMIT_3D (16 blits of 2048x2048) and
 #    CTX_DESTROY in one kick; the group is measured when the GPU is done
 #    (the trace has it with its blits), not released unmeasured;
 # and each time: mediatord keeps running; the safety domain's groups keep
 # growing during the attack; none of its groups waited more than
 # MAX_GRANT_WAIT_MS for its grant (the trace's dispatch_ns - request_ns);
-# the attacked worker's VmRSS stays under MAX_WORKER_RSS_KIB.
+# the attacked worker's VmRSS stays under MAX_WORKER_RSS_KIB (plus the
+# quota's B_RESOURCE_MB for huge-resources).
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 [ -x "$VHOST_USER_FRONTEND" ] || fail "not built: $VHOST_USER_FRONTEND"
@@ -38,9 +42,11 @@ if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
 fi
 
 VHOST_B=$TMP/ivi.vhost
+# Domain B's resource_memory_mb: four of attack huge-resources' 64 MiB textures.
+B_RESOURCE_MB=256
 start_xvfb
 write_config budget 1
-sed -i "s|^vtest_socket = $SOCK_B\$|&\nvhost_user_socket = $VHOST_B|" "$CONFIG"
+sed -i "s|^vtest_socket = $SOCK_B\$|&\nvhost_user_socket = $VHOST_B\nresource_memory_mb = $B_RESOURCE_MB|" "$CONFIG"
 grep -q "vhost_user_socket = $VHOST_B" "$CONFIG" || fail "config without the vhost socket"
 start_mediatord
 ctl trace start "$TMP/trace.jsonl" >&2 || fail "mediatorctl trace start failed"
@@ -98,8 +104,11 @@ run_attack() {
   GROUPS_DURING=$((after - before))
   gm_assert_mediatord_alive
   [ "$GROUPS_DURING" -gt 0 ] || fail "attack $name: $DOMAIN_A rendered no group during it"
-  [ "$PEAK_RSS_KIB" -le "$MAX_WORKER_RSS_KIB" ] ||
-    fail "attack $name: the attacked worker reached $PEAK_RSS_KIB KiB (limit $MAX_WORKER_RSS_KIB)"
+  # huge-resources makes the renderer hold what the quota lets it.
+  limit_kib=$MAX_WORKER_RSS_KIB
+  [ "$name" != huge-resources ] || limit_kib=$((limit_kib + B_RESOURCE_MB * 1024))
+  [ "$PEAK_RSS_KIB" -le "$limit_kib" ] ||
+    fail "attack $name: the attacked worker reached $PEAK_RSS_KIB KiB (limit $limit_kib)"
   log "$(cat "$TMP/attack-$name.out"); $DOMAIN_A groups during it: $GROUPS_DURING;" \
     "attacked worker peak VmRSS ${PEAK_RSS_KIB} KiB"
   wait_field "$DOMAIN_B" clients 0 15
@@ -117,6 +126,12 @@ grep -q "vhost-user SET_VRING_NUM: the ring is started" "$MEDIATORD_LOG" ||
 run_attack backing
 grep -q "RESOURCE_ATTACH_BACKING: the VM's backings would pass VGPU_MAX_VM_BACKING_ENTRIES" \
   "$MEDIATORD_LOG" || fail "no log line about the refused backing"
+run_attack huge-resources
+grep -q "RESOURCE_CREATE_3D: the domain's host memory quota for resources" "$MEDIATORD_LOG" ||
+  fail "no log line about the refused texture"
+grep -q "attack huge-resources: $((B_RESOURCE_MB / 64)) textures of 64 MiB created" \
+  "$TMP/attack-huge-resources.out" ||
+  fail "attack huge-resources: not refused at the quota: $(cat "$TMP/attack-huge-resources.out")"
 
 run_attack destroy-busy
 ctl trace stop >&2 || fail "mediatorctl trace stop failed"

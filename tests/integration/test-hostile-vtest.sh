@@ -17,11 +17,12 @@
 #    connection closed at once: the group is measured when the GPU is done
 #    (the trace has it with its blits), not released unmeasured;
 #  - textures: 64 textures of 64 MiB without shared memory, each cleared
-#    (4 GiB of host memory asked for): domain B's workers may allocate
-#    B_MEMORY_MB (worker_memory_mb), so B's worker's private memory
-#    (VmData) grows by at most that (its RSS limit is that, not
-#    HOSTILE_RSS_LIMIT_MIB), and the renderer refuses the rest
-#    (GL_OUT_OF_MEMORY in the log).
+#    (4 GiB of host memory asked for): domain B's clients' resources may
+#    take B_RESOURCE_MB (resource_memory_mb), so the texture past it is
+#    refused (the worker's log names the quota, the connection closes at
+#    texture B_RESOURCE_MB / 64 + 1), and B's worker's private memory
+#    (VmData) grows by at most B_MEMORY_MB (worker_memory_mb, the
+#    backstop; its RSS limit is that, not HOSTILE_RSS_LIMIT_MIB).
 # For each: vtest-poke exits 0 (the attack was refused and a fresh client is
 # served), mediatord keeps running, no worker of B dies of a signal (but
 # for textures, where the host GL driver may fail on an allocation the
@@ -42,13 +43,15 @@ RSS_LIMIT_MIB=${HOSTILE_RSS_LIMIT_MIB:-512}
 # attacks' buffers, with room for AddressSanitizer's allocator (its
 # quarantine alone keeps up to 256 MiB of freed memory).
 B_MEMORY_MB=768
+# Domain B's resource_memory_mb: four of the attack's 64 MiB textures.
+B_RESOURCE_MB=256
 # Longest grant wait of the safety domain: before the fix, 59.5 s.
 MAX_WAIT_MS=${HOSTILE_MAX_WAIT_MS:-1000}
 
 require_rendering
 start_xvfb
 write_config budget 1
-sed -i "/^\[domain $DOMAIN_B\]/a worker_memory_mb = $B_MEMORY_MB" "$CONFIG"
+sed -i "/^\[domain $DOMAIN_B\]/a worker_memory_mb = $B_MEMORY_MB\nresource_memory_mb = $B_RESOURCE_MB" "$CONFIG"
 start_mediatord
 trace=$TMP/trace.jsonl
 ctl trace start "$trace" >&2 || fail "mediatorctl trace start failed"
@@ -135,12 +138,14 @@ attack textures
 grown=$(($(cat "$TMP/rss-textures.data") / 1024))
 [ "$grown" -le "$B_MEMORY_MB" ] ||
   fail "attack textures: a worker of $DOMAIN_B grew by $grown MiB, its limit is $B_MEMORY_MB MiB"
-# The host GL driver's allocation fails: GL_OUT_OF_MEMORY (1285), or, in an
-# AddressSanitizer build, whose allocator aborts instead of returning NULL,
-# the worker ends with its report.
-grep -qE "context error reported.* 1285|AddressSanitizer: allocator is out of memory" \
-  "$MEDIATORD_LOG" || fail "attack textures: the renderer never refused memory (GL_OUT_OF_MEMORY)"
-log "attack textures: B's worker grew by $grown MiB (limit $B_MEMORY_MB MiB); the rest refused"
+# The quota refuses the fifth texture: the worker says so and closes the connection.
+grep -q "would pass the domain's host memory quota (resource_memory_mb $B_RESOURCE_MB" \
+  "$MEDIATORD_LOG" || fail "attack textures: no log line of the host memory quota"
+closed_at=$(sed -n 's/^attack textures: connection closed at texture \([0-9]*\) .*/\1/p' \
+  "$TMP/attack-textures.out")
+[ "$closed_at" = $((B_RESOURCE_MB / 64 + 1)) ] ||
+  fail "attack textures: the connection closed at texture '${closed_at}', not at $((B_RESOURCE_MB / 64 + 1)) (64 MiB each)"
+log "attack textures: refused at texture $closed_at by the quota; B's worker grew by $grown MiB"
 
 # Stop A's client: the attacks are over.
 gm_stop 5 "${CLIENT_PID[a]}"

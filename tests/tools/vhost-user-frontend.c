@@ -32,6 +32,11 @@
  *       up to 64 resources, each attaching 262,144 backing entries that
  *       name the same 4 MiB of guest pages, until one is refused
  *       (ERR_OUT_OF_MEMORY); the device must still answer afterwards
+ *   vhost-user-frontend SOCKET --attack huge-resources
+ *       up to 64 textures of 64 MiB (RESOURCE_CREATE_3D) until one is
+ *       refused (ERR_OUT_OF_MEMORY: the domain's resource_memory_mb); the
+ *       device must still answer, and an unreferenced texture's share is
+ *       given back
  *   vhost-user-frontend SOCKET --attack destroy-busy
  *   vhost-user-frontend SOCKET --attack pieces   (not an attack: 101 long
  *       fenced groups, the last with CTX_DESTROY; see pieces())
@@ -1100,6 +1105,58 @@ static void attack_backing(void)
 	hold_if_asked();
 }
 
+/* Side of the textures of attack huge-resources: 4096^2 texels of 4 bytes, 64 MiB. */
+#define HUGE_SIZE 4096u
+
+/*
+ * Up to 64 textures of 64 MiB each (RESOURCE_CREATE_3D), until one is
+ * refused: it must be ERR_OUT_OF_MEMORY (the domain's resource_memory_mb),
+ * the device must still answer, and a texture unreferenced gives its
+ * share back.
+ */
+static void attack_huge_resources(void)
+{
+	struct virtio_gpu_resource_create_3d c3 = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_CREATE_3D,
+						   .target = 2,
+						   .format = BUSY_FORMAT,
+						   .bind = BUSY_BIND,
+						   .width = HUGE_SIZE,
+						   .height = HUGE_SIZE,
+						   .depth = 1,
+						   .array_size = 1};
+	struct virtio_gpu_resource_unref un = {.hdr.type = VIRTIO_GPU_CMD_RESOURCE_UNREF,
+					       .resource_id = 1};
+	struct virtio_gpu_ctrl_hdr info = {.type = VIRTIO_GPU_CMD_GET_DISPLAY_INFO};
+	uint32_t made = 0, refused = 0, type;
+
+	for (uint32_t id = 1; id <= 64; id++) {
+		c3.resource_id = id;
+		memcpy(mem + REQ_AREA, &c3, sizeof(c3));
+		type = request(0, sizeof(c3), sizeof(struct virtio_gpu_ctrl_hdr));
+		if (type != VIRTIO_GPU_RESP_OK_NODATA) {
+			refused = type;
+			break;
+		}
+		made++;
+	}
+	if (!refused)
+		fail("huge-resources: 64 textures of 64 MiB were all created");
+	if (refused != VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY)
+		fail("huge-resources: refused with %#x, not ERR_OUT_OF_MEMORY", refused);
+	printf("attack huge-resources: %u textures of %u MiB created, the next refused %#x\n", made,
+	       HUGE_SIZE * HUGE_SIZE * 4 >> 20, refused);
+	fflush(stdout);
+	memcpy(mem + REQ_AREA, &info, sizeof(info));
+	if (request(0, sizeof(info), sizeof(struct virtio_gpu_resp_display_info)) !=
+	    VIRTIO_GPU_RESP_OK_DISPLAY_INFO)
+		fail("huge-resources: GET_DISPLAY_INFO after the refusal");
+	expect("RESOURCE_UNREF", &un, sizeof(un), VIRTIO_GPU_RESP_OK_NODATA);
+	c3.resource_id = made + 1;
+	expect("RESOURCE_CREATE_3D after an unref", &c3, sizeof(c3), VIRTIO_GPU_RESP_OK_NODATA);
+	fprintf(stderr, "vhost-user-frontend: ok: an unreferenced texture's share is given back\n");
+	hold_if_asked();
+}
+
 /* Guest context 1 with two BUSY_SIZE textures, 1 and 2, attached (busy_blits.h). */
 static void busy_context(void)
 {
@@ -1256,6 +1313,8 @@ int main(int argc, char **argv)
 			attack_backing();
 		else if (strcmp(argv[3], "destroy-busy") == 0)
 			attack_destroy_busy();
+		else if (strcmp(argv[3], "huge-resources") == 0)
+			attack_huge_resources();
 		else if (strcmp(argv[3], "pieces") == 0)
 			pieces(100);
 		else
@@ -1268,7 +1327,7 @@ int main(int argc, char **argv)
 			"bad-region\n"
 			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
 			"       vhost-user-frontend SOCKET --attack "
-			"display-flood|ring-num|backing|destroy-busy|pieces\n");
+			"display-flood|ring-num|backing|destroy-busy|huge-resources|pieces\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {

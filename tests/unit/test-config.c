@@ -160,6 +160,36 @@ static void worker_nice_defaults_by_class_and_takes_signed_values(void **state)
 	assert_int_equal(cfg.domains[4].worker_nice, -20);
 }
 
+/* resource_memory_mb defaults to half of worker_memory_mb; restart_wait_s to 60 s. */
+static void resource_memory_and_restart_wait_defaults(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg,
+			       "[domain a]\nvtest_socket = /tmp/a\n"
+			       "[domain b]\nvtest_socket = /tmp/b\nworker_memory_mb = 256\n"
+			       "[domain c]\nvtest_socket = /tmp/c\nresource_memory_mb = 0\n"
+			       "[domain d]\nvtest_socket = /tmp/d\nresource_memory_mb = 300\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.restart_wait_s, CONFIG_DEFAULT_RESTART_WAIT_S);
+	assert_int_equal(cfg.domains[0].resource_memory_mb, CONFIG_DEFAULT_WORKER_MEMORY_MB / 2);
+	assert_int_equal(cfg.domains[1].resource_memory_mb, 128);
+	assert_int_equal(cfg.domains[2].resource_memory_mb, 0);
+	assert_int_equal(cfg.domains[3].resource_memory_mb, 300);
+	assert_int_equal(
+	    parse(&cfg, "[mediator]\nrestart_wait_s = 0\n[domain a]\nvtest_socket = /tmp/a\n", err,
+		  sizeof(err)),
+	    0);
+	assert_int_equal(cfg.restart_wait_s, 0);
+	assert_int_equal(
+	    parse(&cfg, "[mediator]\nrestart_wait_s = 3601\n[domain a]\nvtest_socket = /tmp/a\n",
+		  err, sizeof(err)),
+	    -EINVAL);
+	assert_non_null(strstr(err, "restart_wait_s"));
+}
+
 static void budget_and_deadline_default_to_the_domains_own_period(void **state)
 {
 	struct mediator_config cfg;
@@ -794,6 +824,8 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 					   "admin_group",
 					   "worker_user",
 					   "worker_memory_mb",
+					   "resource_memory_mb",
+					   "restart_wait_s",
 					   "cache_dir"};
 	char text[16384];
 	char pattern[64];
@@ -853,6 +885,7 @@ int main(void)
 	    cmocka_unit_test(control_and_admin_groups_default_to_none_and_take_names_or_numbers),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
 	    cmocka_unit_test(worker_nice_defaults_by_class_and_takes_signed_values),
+	    cmocka_unit_test(resource_memory_and_restart_wait_defaults),
 	    cmocka_unit_test(every_mediator_key_is_read),
 	    cmocka_unit_test(limits_themselves_are_accepted),
 	    cmocka_unit_test(comments_blank_lines_indentation_and_crlf_are_fine),

@@ -27,6 +27,7 @@
 #include "util.h"
 #include "vgpu_device.h"
 #include "vgpu_display.h"
+#include "resource_quota.h"
 #include "vgpu_limits.h"
 
 struct vgpu_resource {
@@ -38,6 +39,7 @@ struct vgpu_resource {
 	uint32_t ctx_refs;
 	bool stale;
 	uint32_t target, format, width, height;
+	uint64_t host_bytes;		      /* charged to the VM's quota (resource_quota.h) */
 	struct virtio_gpu_mem_entry *entries; /* the guest's backing pages */
 	uint32_t n_entries;
 	uint64_t backing_bytes; /* their lengths' sum, counted in the VM's usage */
@@ -96,8 +98,9 @@ struct vgpu_device {
 	uint64_t grant_id; /* of the grant asked for (HOLD_GRANT, HOLD_ABANDONED) */
 	bool in_group;	   /* the held SUBMIT_3D's group is prepared: its pieces go on */
 	uint32_t errors_logged;
-	/* What the VM holds, against vgpu_limits.h. */
+	/* What the VM holds, against vgpu_limits.h and its domain's quota. */
 	struct vgpu_backing_usage backing;
+	struct resource_quota quota;
 	/* This wake-up's work, and the queues it left requests on. */
 	struct vgpu_budget budget;
 	bool backlog[2];
@@ -132,6 +135,7 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	vgpu_budget_refill(&d->budget);
 	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
 	predict_map_init(&d->resources);
+	resource_quota_init(&d->quota, options->worker->resource_quota_bytes);
 	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
 			     sizeof(d->identity));
 	return d;
@@ -193,6 +197,7 @@ void vgpu_device_reset(struct vgpu_device *dev)
 		resource_free(res);
 	predict_map_finish(&d->resources);
 	d->backing = (struct vgpu_backing_usage){0, 0};
+	d->quota.used = 0;
 	d->backlog[0] = d->backlog[1] = false;
 	d->pending_head = d->pending_n = 0;
 	memset(d->scanouts, 0, sizeof(d->scanouts));
@@ -438,6 +443,10 @@ void vgpu_device_remap(struct vgpu_device *dev)
 static uint32_t create_resource(struct vgpu_device *d,
 				struct virgl_renderer_resource_create_args *args, const char **what)
 {
+	const struct resource_desc desc = {args->target,     args->format,    args->width,
+					   args->height,     args->depth,     args->array_size,
+					   args->last_level, args->nr_samples};
+	uint64_t host_bytes = resource_host_bytes(&desc);
 	struct vgpu_resource *res;
 
 	if (args->handle == 0 || args->handle >= PREDICT_HOST_HANDLE_MIN) {
@@ -450,21 +459,30 @@ static uint32_t create_resource(struct vgpu_device *d,
 	}
 	if (vgpu_limits_may_create((uint32_t)predict_map_count(&d->resources), what) < 0)
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	res = calloc(1, sizeof(*res));
-	if (!res)
+	if (resource_quota_admit(&d->quota, host_bytes) < 0) {
+		*what = "the domain's host memory quota for resources (resource_memory_mb) reached";
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	res = calloc(1, sizeof(*res));
+	if (!res) {
+		resource_quota_release(&d->quota, host_bytes);
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
+	}
+	res->host_bytes = host_bytes;
 	res->id = args->handle;
 	res->target = args->target;
 	res->format = args->format;
 	res->width = args->width;
 	res->height = args->height;
 	if (virgl_renderer_resource_create(args, NULL, 0)) {
+		resource_quota_release(&d->quota, host_bytes);
 		free(res);
 		*what = "virglrenderer refused the resource description";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
 	if (predict_map_add(&d->resources, res->id, res) < 0) {
 		virgl_renderer_resource_unref(res->id);
+		resource_quota_release(&d->quota, host_bytes);
 		free(res);
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	}
@@ -534,6 +552,7 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
 	predict_map_remove(&d->resources, res->id);
 	release_backing(d, res);
+	resource_quota_release(&d->quota, res->host_bytes);
 	resource_free(res);
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }

@@ -48,6 +48,7 @@
 #include "predictor.h"
 #include "renderer.h"
 #include "util.h"
+#include "resource_quota.h"
 #include "vtest_limits.h"
 #include "vtest_outbuf.h"
 #include "vtest_parser.h"
@@ -63,6 +64,7 @@ struct vtest_resource {
 	uint32_t target; /* PIPE_BUFFER (0) holds vertex data worth watching */
 	void *shm;	 /* NULL when there is no backing */
 	size_t shm_size;
+	uint64_t host_bytes; /* charged to the client's quota (resource_quota.h) */
 	/* virglrenderer keeps a pointer to the iovec attached as backing, not
 	 * a copy: it must live as long as the resource. */
 	struct iovec iov;
@@ -83,6 +85,7 @@ struct vtest_server {
 	struct gpu_context *ctx; /* once the renderer is up */
 	struct predict_map resources;
 	struct vtest_limits limits;
+	struct resource_quota quota;
 	struct vtest_outbuf *out; /* replies not yet taken by the client */
 	bool more;		  /* the work budget ran out with messages left */
 	uint32_t protocol_version;
@@ -124,6 +127,7 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 	s->out = vtest_outbuf_create(0, 0);
 	predict_map_init(&s->resources);
 	vtest_limits_init(&s->limits, 0, 0);
+	resource_quota_init(&s->quota, options->resource_quota_bytes);
 	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
 	if (!s->parser || !s->out || !s->link) {
 		vtest_parser_destroy(s->parser);
@@ -494,6 +498,10 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 	    .flags = 0,
 	};
 	uint64_t backing = with_shm ? shm_size : 0;
+	const struct resource_desc desc = {args.target,	    args.format,    args.width,
+					   args.height,	    args.depth,	    args.array_size,
+					   args.last_level, args.nr_samples};
+	uint64_t host_bytes = resource_host_bytes(&desc);
 	struct vtest_resource *res;
 	int fd = -1;
 	int r;
@@ -514,19 +522,34 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 		*what = "resource handle already in use";
 		return -EEXIST;
 	}
+	if (resource_quota_admit(&s->quota, host_bytes) < 0) {
+		srv_log(LOG_LEVEL_WARN, s,
+			"resource %u of %llu MiB refused: its resources would pass the domain's "
+			"host memory quota (resource_memory_mb %llu, %llu MiB held)",
+			args.handle, (unsigned long long)(host_bytes >> 20),
+			(unsigned long long)(s->quota.max >> 20),
+			(unsigned long long)(s->quota.used >> 20));
+		*what = "host memory quota reached";
+		return -ENOSPC;
+	}
 	r = vtest_limits_admit(&s->limits, backing, what);
-	if (r < 0)
+	if (r < 0) {
+		resource_quota_release(&s->quota, host_bytes);
 		return r;
+	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
 		vtest_limits_release(&s->limits, backing);
+		resource_quota_release(&s->quota, host_bytes);
 		return -ENOMEM;
 	}
+	res->host_bytes = host_bytes;
 	res->handle = args.handle;
 	res->target = args.target;
 	if (virgl_renderer_resource_create(&args, NULL, 0)) {
 		/* virglrenderer refused the description: a client error. */
 		vtest_limits_release(&s->limits, backing);
+		resource_quota_release(&s->quota, host_bytes);
 		free(res);
 		*what = "virglrenderer refused the resource description";
 		return -EINVAL;
@@ -561,6 +584,7 @@ fail:
 		close(fd);
 	*what = "cannot allocate the resource backing";
 	vtest_limits_release(&s->limits, backing);
+	resource_quota_release(&s->quota, host_bytes);
 	resource_free(res);
 	return r;
 }
@@ -594,6 +618,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 	predict_map_remove(&s->resources, res->handle);
 	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
 	vtest_limits_release(&s->limits, res->shm_size);
+	resource_quota_release(&s->quota, res->host_bytes);
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
 	resource_free(res);
 	return 0;
