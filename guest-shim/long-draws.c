@@ -49,6 +49,7 @@
 
 struct options {
 	unsigned long iterations, draws, seconds, width, height;
+	unsigned long deceive;	  /* the quad's vertices at 1/deceive of its size; 0, 1: none */
 	unsigned long progress_s; /* a progress line every that many seconds; 0: none */
 	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json;
@@ -91,8 +92,11 @@ static int egl_up(struct gl *g, struct options *o)
  */
 static int program_up(struct gl *g, const struct options *o)
 {
+	/* scale: what --deceive shrank the vertices by, undone where the stream does not show it.
+	 */
 	static const char vs[] = "attribute vec2 pos;\n"
-				 "void main() { gl_Position = vec4(pos, 0.0, 1.0); }\n";
+				 "uniform float scale;\n"
+				 "void main() { gl_Position = vec4(pos * scale, 0.0, 1.0); }\n";
 	static const char fs_fmt[] =
 	    "precision highp float;\n"
 	    "uniform float phase;\n"
@@ -115,15 +119,19 @@ static int program_up(struct gl *g, const struct options *o)
 		return fail(what);
 	glUseProgram(g->program);
 	g->phase = glGetUniformLocation(g->program, "phase");
+	glUniform1f(glGetUniformLocation(g->program, "scale"),
+		    o->deceive > 1 ? (float)o->deceive : 1.0f);
 	return 0;
 }
 
 static int gl_up(struct gl *g, const struct options *o)
 {
-	static const GLfloat quad[] = {-1, -1, 1, -1, -1, 1, 1, 1};
+	GLfloat quad[] = {-1, -1, 1, -1, -1, 1, 1, 1};
 
 	if (program_up(g, o))
 		return 1;
+	for (size_t i = 0; i < sizeof(quad) / sizeof(quad[0]) && o->deceive > 1; i++)
+		quad[i] /= (GLfloat)o->deceive;
 	glGenBuffers(1, &g->vbo);
 	glBindBuffer(GL_ARRAY_BUFFER, g->vbo);
 	glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)sizeof(quad), quad, GL_STATIC_DRAW);
@@ -221,13 +229,18 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: long-draws [--iterations I] [--draws D] [--seconds S]\n"
 		"                  [--size WxH] [--kms CARD] [--progress-s P] [--json FILE]\n"
+		"                  [--deceive K]\n"
 		"Sends command groups of D quads (default %d, 1..%d) covering a WxH\n"
 		"pbuffer (default %dx%d), each drawn with a fragment shader that loops\n"
 		"I times (default %d, 1..%d), then glFinish(), for S seconds\n"
 		"(default %d, 1..%d). --json writes the results to FILE. --kms CARD\n"
 		"(e.g. /dev/dri/card0) draws on that card's display at its mode's\n"
 		"size instead and shows each group once it is timed. --progress-s\n"
-		"prints the groups so far every P seconds.\n",
+		"prints the groups so far every P seconds. --deceive K (2..1000000)\n"
+		"stores the quads' vertices at 1/K of their size and scales them back\n"
+		"by a uniform in the vertex shader: the stream shows a tiny quad that\n"
+		"covers the whole pbuffer (a guest whose groups run far over what\n"
+		"their commands predict).\n",
 		DEFAULT_DRAWS, MAX_DRAWS, DEFAULT_W, DEFAULT_H, DEFAULT_ITERATIONS, MAX_ITERATIONS,
 		DEFAULT_SECONDS, MAX_SECONDS);
 }
@@ -251,6 +264,8 @@ static int parse_option(const char *opt, const char *val, void *data)
 		return client_args_string(PROG, opt, val, &o->json);
 	if (strcmp(opt, "--kms") == 0)
 		return client_args_string(PROG, opt, val, &o->kms);
+	if (strcmp(opt, "--deceive") == 0)
+		return client_args_ulong(PROG, opt, val, 2, 1000000, &o->deceive);
 	usage(stderr);
 	return -1;
 }

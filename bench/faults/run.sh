@@ -24,7 +24,19 @@
 #     backing        vhost-user: resources attaching 262,144 backing
 #                    entries each on the same pages, until refused;
 #     destroy-busy   vhost-user: one kick of an expensive SUBMIT_3D (16
-#                    blits of 2048x2048) and CTX_DESTROY of its context.
+#                    blits of 2048x2048) and CTX_DESTROY of its context;
+#     kill           long-draws, its worker killed (SIGKILL) while it
+#                    draws; recovered when a new client is served;
+#     quota          vtest: 64 textures of 64 MiB, cleared, until the
+#                    domain's resource_memory_mb (512 MiB here) refuses;
+#     deceive        long-draws --deceive 1000: a quad 1/1000 of the
+#                    size its vertex shader draws it at, so its groups
+#                    run far over what their commands predict;
+#     cycles         vtest connect/handshake/close cycles, 250 a round;
+#     restart        mediatord itself killed (SIGKILL) every 4 s and
+#                    started again 100 ms later (as systemd's Restart=
+#                    would), a long-draws client in infotainment
+#                    throughout; recovered when the new one answers.
 #   Each attack is repeated until the cluster's last frame.
 # Prints per attack: cluster frames, misses (the client's count and
 # mediatord's), frame latency p99 and max, the attack's rounds and their
@@ -42,7 +54,7 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
-ATTACKS=${ATTACKS:-none stop slow-get truncate resources display-flood ring-num backing destroy-busy}
+ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart}
 OUT=${OUT:-$SRCROOT/bench-faults-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
@@ -67,8 +79,9 @@ start_mediatord() {
     "[domain cluster]" class=safety period_us=16667 budget_us=5000 \
     vtest_socket="$TMP/run/cluster.vtest" \
     "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
-    vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST"
+    vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST" worker_memory_mb=1024
   gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
+  echo "$MEDIATORD_PID" >"$TMP/run/mediatord.pid"
   gm_ctl trace start "$TMP/run/trace.jsonl" >/dev/null
 }
 
@@ -81,6 +94,42 @@ usage() {
 ivi_worker() {
   sed -n 's/.*domain infotainment: client [0-9]* accepted, worker \([0-9]*\).*/\1/p' \
     "$TMP/run/mediatord.log" | tail -n 1
+}
+
+# ms_since T0: milliseconds from T0 (date +%s%N) to now.
+ms_since() {
+  echo $((($(date +%s%N) - $1) / 1000000))
+}
+
+# long_draws SECONDS ARGS...: a long-draws client of infotainment in the background ($! its pid).
+long_draws() {
+  local secs=$1
+  shift
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" --socket "$IVI_VTEST" -- \
+    "$LONG_DRAWS" --seconds "$secs" "$@" >>"$TMP/run/attack.out" 2>&1 &
+}
+
+# A round of restart: mediatord killed, started again 100 ms later; recovered when it answers.
+restart_once() {
+  local pid t0 n
+  [ -e "$TMP/run/ivi-client" ] || { long_draws "$SECONDS_PER_ATTACK" --iterations 2 && touch "$TMP/run/ivi-client"; }
+  sleep 3
+  pid=$(cat "$TMP/run/mediatord.pid")
+  t0=$(date +%s%N)
+  kill -KILL "$pid" 2>/dev/null || return 0
+  gm_wait_gone 5 "$pid"
+  sleep 0.1
+  "$MEDIATORD" --config "$TMP/run/mediatord.conf" >>"$TMP/run/mediatord.log" 2>&1 &
+  echo "$!" >"$TMP/run/mediatord.pid"
+  for _ in $(seq 500); do
+    "$MEDIATORCTL" --socket "$CONTROL" status >/dev/null 2>&1 && break
+    sleep 0.01
+  done
+  n=$(ls "$TMP/run"/trace.jsonl* | wc -l)
+  "$MEDIATORCTL" --socket "$CONTROL" trace start "$TMP/run/trace.jsonl.$n" >/dev/null 2>&1 || true
+  echo "attack restart: serving again $(ms_since "$t0") ms after the kill," \
+    "$(grep -c 'took over [0-9]* workers of' "$TMP/run/mediatord.log") restarts took workers over" \
+    >>"$TMP/run/attack.out"
 }
 
 # attack_once NAME: one round of attack NAME against infotainment; returns when it is over.
@@ -112,9 +161,49 @@ attack_once() {
     kill -TERM "$client" 2>/dev/null || true
     wait "$client" 2>/dev/null || true
     ;;
+  kill)
+    local client before w t0
+    before=$(ivi_worker)
+    long_draws 30 --iterations 2
+    client=$!
+    sleep 1
+    w=$(ivi_worker)
+    if [ -n "$w" ] && [ "$w" != "$before" ]; then
+      t0=$(date +%s%N)
+      kill -KILL "$w" 2>/dev/null || true
+      wait "$client" 2>/dev/null || true
+      if "$VTEST_POKE" "$IVI_VTEST" handshake >/dev/null 2>&1; then
+        echo "attack kill: worker killed, its client ended, a new client served $(ms_since "$t0") ms later" \
+          >>"$TMP/run/attack.out"
+      else
+        echo "attack kill: no new client served after the kill" >>"$TMP/run/attack.out"
+      fi
+    fi
+    kill -TERM "$client" 2>/dev/null || true
+    wait "$client" 2>/dev/null || true
+    ;;
   slow-get | truncate | resources)
     "$VTEST_POKE" "$IVI_VTEST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
+  quota)
+    "$VTEST_POKE" "$IVI_VTEST" --attack textures >>"$TMP/run/attack.out" 2>&1 || true
+    ;;
+  deceive)
+    long_draws 5 --iterations 2 --deceive 1000
+    wait $! 2>/dev/null || true
+    echo "attack deceive: $(grep -o 'long-draws: [0-9]* groups[^;]*' "$TMP/run/attack.out" | tail -n 1)" \
+      >>"$TMP/run/attack.out"
+    ;;
+  cycles)
+    local t0
+    t0=$(date +%s%N)
+    if "$VTEST_POKE" "$IVI_VTEST" connect-close 250 >/dev/null 2>&1; then
+      echo "attack cycles: 250 connect/close cycles in $(ms_since "$t0") ms" >>"$TMP/run/attack.out"
+    else
+      echo "attack cycles: connect-close failed" >>"$TMP/run/attack.out"
+    fi
+    ;;
+  restart) restart_once ;;
   display-flood | ring-num | backing | destroy-busy)
     "$VHOST_USER_FRONTEND" "$IVI_VHOST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
@@ -147,12 +236,16 @@ one_attack() {
   wait "$cluster_pid" || gm_die "$name: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
   kill -TERM "$attack_pid" 2>/dev/null || true
   wait "$attack_pid" 2>/dev/null || true
+  # restart replaced mediatord: the one running now is the last one started.
+  MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
   after=$(usage "$MEDIATORD_PID")
   gm_budgets >"$TMP/run/budgets.json"
   gm_ctl trace stop >/dev/null
-  cp "$TMP/run/trace.jsonl" "$OUT/$name-trace.jsonl"
+  # Each mediatord's trace (a killed one's last line may be cut).
+  cat "$TMP/run"/trace.jsonl* | jq -c -R 'fromjson? // empty' >"$OUT/$name-trace.jsonl"
   gm_assert_mediatord_alive
   gm_stop_mediatord || true
+  rm -f "$TMP/run/ivi-client"
   cp "$TMP/run/mediatord.log" "$OUT/$name-mediatord.log"
   cp "$TMP/run/attack.out" "$OUT/$name-attack.out"
   local log=$OUT/$name-mediatord.log
@@ -163,10 +256,13 @@ one_attack() {
     --slurpfile c "$OUT/$name-cluster.json" --slurpfile b "$TMP/run/budgets.json" \
     --argjson rounds "$(grep -c '^attack [a-z-]*:' "$OUT/$name-attack.out" || true)" \
     --argjson watchdog "$(grep -c 'watchdog' "$log" || true)" \
-    --argjson signalled "$(grep -c 'domain infotainment: client [0-9]*: worker [0-9]* killed by signal' "$log" || true)" \
+    --argjson signalled "$(sed '/signal 15: shutting down/q' "$log" | grep -c 'domain infotainment: client [0-9]*: worker [0-9]* killed by signal' || true)" \
     --argjson warnings "$(grep -c 'mediator-worker: \(warning\|error\): domain infotainment' "$log" || true)" \
+    --argjson md_misses "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .missed)] | length' "$OUT/$name-trace.jsonl")" \
+    --argjson over "$(jq -s '[.[] | select((has("type") | not) and .domain == "infotainment" and .bound_ns > 0)] |
+      {groups: length, over_bound: ([.[] | select(.end_ns - .start_ns > .bound_ns)] | length)}' "$OUT/$name-trace.jsonl")" \
     '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
-      mediatord_misses: ($b[0].domains[] | select(.name == "cluster") | .deadline_misses),
+      mediatord_misses: $md_misses, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
       p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
       rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
       ivi_workers_signalled: $signalled, ivi_worker_warnings: $warnings,
@@ -181,7 +277,7 @@ for a in $ATTACKS; do
   jq -r '"\(.attack) \(.frames) \(.client_misses)/\(.mediatord_misses) \(.p99_latency_us / 1000 * 10 | floor / 10) \(.max_latency_us / 1000 * 10 | floor / 10) \(.rounds) \(.watchdog_lines) \(.ivi_workers_signalled) \(.mediatord_before) -> \(.mediatord_after)"' "$OUT/$a.json" |
     awk '{ printf "%-14s %6s %10s %7s %7s %6s %8s %8s  ", $1, $2, $3, $4, $5, $6, $7, $8;
       for (i = 9; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
-  jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings)"' "$OUT/$a.json"
+  jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings); infotainment groups over their bound: \(.ivi_over_bound) of \(.ivi_groups)"' "$OUT/$a.json"
 done
-echo "misses: the cluster client's own count / mediatord's; rounds: attacks made; signals: infotainment workers that died of a signal"
+echo "misses: the cluster client's own count / mediatord's (its traces' missed frames); rounds: attacks made; signals: infotainment workers that died of a signal"
 echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"
