@@ -127,6 +127,7 @@ struct mediatord {
 	struct worker_user worker_user;
 	struct keeper *keeper; /* NULL: workers die with mediatord */
 	bool served;	       /* mediatord_run() ran: a stop is a clean one */
+	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
 };
 
 /* ---- clients ----------------------------------------------------------- */
@@ -1247,6 +1248,7 @@ static void open_keeper(struct mediatord *md, struct kept *k)
 	}
 	if (!adopted)
 		return;
+	md->took_over = true;
 	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
 		if (k->n == MEDIATORD_MAX_KEPT) {
 			close(fd);
@@ -1262,6 +1264,7 @@ static void open_keeper(struct mediatord *md, struct kept *k)
 		 why);
 	close_kept(k);
 	keeper_quit(md->keeper);
+	md->took_over = false;
 	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
 	if (!md->keeper)
 		log_warn("keeper: %s; workers end with mediatord", err);
@@ -1495,12 +1498,17 @@ void mediatord_destroy(struct mediatord *md)
 		stop_workers(md);
 		keeper_quit(md->keeper);
 		md->keeper = NULL;
-	} else {
-		/* A failed start: workers taken over stay with the keeper for another try. */
+	} else if (md->took_over) {
+		/* A failed start: the predecessor's workers stay with the keeper for another try.
+		 */
 		keeper_close(md->keeper);
 		md->keeper = NULL;
 		while (md->clients)
 			client_free(md->clients);
+	} else {
+		/* A failed fresh start: its keeper keeps nothing worth waiting for. */
+		keeper_quit(md->keeper);
+		md->keeper = NULL;
 	}
 	control_destroy(md->control);
 	dispatcher_destroy(md->dispatcher);
