@@ -56,7 +56,8 @@ enum wire_type {
 	WIRE_DONE = 8,		/* worker -> mediatord, a granted group completed (never batched) */
 	/* keeper -> worker: mediatord died; serve on as struct wire_orphaned says */
 	WIRE_ORPHANED = 9,
-	/* mediatord -> worker: a (restarted) mediatord took this worker over */
+	/* mediatord -> worker: a (restarted) mediatord took this worker over; and the worker's
+	   answer */
 	WIRE_RESUME = 10,
 };
 
@@ -172,12 +173,13 @@ struct wire_done {
  * dispatches its groups without grants, otherwise its groups wait. A
  * restarted mediatord that takes the worker over sends WIRE_RESUME (whether
  * or not WIRE_ORPHANED came): the worker answers, in this order, with
- * WIRE_HELLO, WIRE_CLIENT_INFO if it had sent one, WIRE_CONTEXT for each
- * live guest context and its outstanding WIRE_GRANT_REQUEST, if any, with
- * the same id; then it goes on as before. It sends no WIRE_DONE for a
- * group granted before the WIRE_RESUME: the new mediatord never granted it.
- * The new mediatord ignores what it reads from the worker before that
- * WIRE_HELLO (sent to its predecessor).
+ * WIRE_RESUME, WIRE_HELLO if its renderer is up, WIRE_CLIENT_INFO if it
+ * had sent one, WIRE_CONTEXT for each live guest context and its
+ * outstanding WIRE_GRANT_REQUEST, if any, with the same id; then it goes
+ * on as before. It sends no WIRE_DONE for a group granted before the
+ * WIRE_RESUME: the new mediatord never granted it. The new mediatord
+ * ignores what it reads from the worker before that WIRE_RESUME (sent to
+ * its predecessor).
  */
 struct wire_orphaned {
 	struct wire_header hdr;

@@ -90,8 +90,9 @@ void keeper_forget_client(struct keeper *k, uint32_t client_id);
 /* Keeps a budget set at run time, replacing the domain's previous one. */
 void keeper_keep_budget(struct keeper *k, const struct keep_budget *b);
 /*
- * Tells the keeper to close everything and exit, and waits (up to a
- * second) until it did. Then frees @k. NULL is fine.
+ * Tells the keeper to close everything and exit, and waits (up to
+ * KEEPER_ANSWER_MS, keeper.c) until it has let go of everything, its
+ * socket included. Then frees @k. NULL is fine.
  */
 void keeper_quit(struct keeper *k);
 /* Frees @k without telling the keeper anything (it then acts as on a death). */

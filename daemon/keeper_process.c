@@ -3,6 +3,7 @@
  * needs, and looks after the workers while there is no mediatord.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -58,16 +59,24 @@ static void remove_kept(struct keeper_state *s, size_t i)
 	s->kept[i] = s->kept[--s->n_kept];
 }
 
-/* Closes everything, unlinks the socket if it is still ours, and exits. */
-static _Noreturn void finish(struct keeper_state *s, int status)
+/* Closes everything and unlinks the socket if it is still ours. */
+static void let_go(struct keeper_state *s)
 {
 	struct stat st;
 
 	while (s->n_kept)
 		remove_kept(s, s->n_kept - 1);
-	close(s->listen_fd);
-	if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
-		unlink(s->path);
+	if (s->listen_fd >= 0) {
+		close(s->listen_fd);
+		s->listen_fd = -1;
+		if (lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+			unlink(s->path);
+	}
+}
+
+static _Noreturn void finish(struct keeper_state *s, int status)
+{
+	let_go(s);
 	_exit(status);
 }
 
@@ -109,10 +118,10 @@ static void on_message(struct keeper_state *s, const struct keep_msg *m, int fd)
 	case KEEP_OP_QUIT: {
 		struct keep_msg end = {.op = KEEP_OP_END};
 
-		while (s->n_kept)
-			remove_kept(s, s->n_kept - 1);
+		/* Everything let go before the answer: a successor may bind the path at once. */
+		let_go(s);
 		fd_pass_send(s->conn_fd, &end, sizeof(end), -1);
-		finish(s, 0);
+		_exit(0);
 	}
 	default:
 		break;
@@ -179,6 +188,32 @@ static void on_death(struct keeper_state *s)
 		 count_clients(s), safety, s->wait_s);
 }
 
+/*
+ * Takes every message mediatord sent, until none is left; notices its
+ * death (on_death()). Returns false when it died.
+ */
+static bool take_messages(struct keeper_state *s)
+{
+	for (;;) {
+		struct keep_msg m;
+		int fd;
+		ssize_t got = fd_pass_recv(s->conn_fd, &m, sizeof(m), MSG_DONTWAIT, &fd);
+
+		if (got == sizeof(m)) {
+			on_message(s, &m, fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (got > 0 || (got < 0 && errno == EMSGSIZE))
+			continue; /* not one of ours: dropped */
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return true;
+		on_death(s);
+		return false;
+	}
+}
+
 /* A successor connected: it gets everything kept, and is the live mediatord. */
 static void on_successor(struct keeper_state *s)
 {
@@ -196,7 +231,8 @@ static void on_successor(struct keeper_state *s)
 		close(fd);
 		return;
 	}
-	if (s->conn_fd >= 0) {
+	/* A mediatord that died just now has left its last messages and its end. */
+	if (s->conn_fd >= 0 && take_messages(s)) {
 		log_warn("refused process %d: a mediatord is running", (int)cred.pid);
 		close(fd);
 		return;
@@ -267,8 +303,12 @@ _Noreturn void keeper_process_run(int listen_fd, int conn_fd, const char *path, 
 	sigset_t none;
 	struct stat st;
 
-	/* Nothing of mediatord's but these two and the standard streams. */
-	if (dup2(listen_fd, KEEPER_LISTEN_FD) < 0 || dup2(conn_fd, KEEPER_CONN_FD) < 0)
+	/* Nothing of mediatord's but these two and the standard streams (moved
+	 * out of the way first: either may be on the other's number). */
+	listen_fd = fcntl(listen_fd, F_DUPFD, KEEPER_CONN_FD + 1);
+	conn_fd = fcntl(conn_fd, F_DUPFD, KEEPER_CONN_FD + 1);
+	if (listen_fd < 0 || conn_fd < 0 || dup2(listen_fd, KEEPER_LISTEN_FD) < 0 ||
+	    dup2(conn_fd, KEEPER_CONN_FD) < 0)
 		_exit(1);
 	close_range(KEEPER_CONN_FD + 1, ~0u, 0);
 	s.listen_fd = KEEPER_LISTEN_FD;
@@ -304,16 +344,7 @@ _Noreturn void keeper_process_run(int listen_fd, int conn_fd, const char *path, 
 			finish(&s, 1);
 		}
 		if (r > 0 && s.conn_fd >= 0 && p[1].revents) {
-			struct keep_msg m;
-			int fd;
-			ssize_t got = fd_pass_recv(s.conn_fd, &m, sizeof(m), MSG_DONTWAIT, &fd);
-
-			if (got == sizeof(m))
-				on_message(&s, &m, fd);
-			else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-				on_death(&s);
-			else if (fd >= 0)
-				close(fd);
+			take_messages(&s);
 		} else if (r > 0 && s.conn_fd < 0) {
 			look_after(&s, p);
 		}

@@ -100,7 +100,7 @@ struct client {
 	/*
 	 * Taken over from a mediatord that died (keeper.h): its worker is no
 	 * child of ours, watched through @pidfd; what it sends before its
-	 * WIRE_HELLO was for the dead one (@resuming).
+	 * answer to WIRE_RESUME was for the dead one (@resuming).
 	 */
 	bool adopted;
 	bool resuming;
@@ -214,9 +214,12 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 	if (size < sizeof(hdr))
 		return false;
 	memcpy(&hdr, buf, sizeof(hdr));
-	/* Taken over: what came before its WIRE_HELLO was for the mediatord that died. */
-	if (c->resuming && hdr.type != WIRE_HELLO)
+	/* Taken over: what came before its answer was for the mediatord that died. */
+	if (c->resuming) {
+		c->resuming = !(hdr.type == WIRE_RESUME && size == sizeof(struct wire_resume) &&
+				hdr.size == size);
 		return true;
+	}
 	if (hdr.type == WIRE_GROUP) {
 		uint64_t now = mono_now_ns();
 
@@ -259,7 +262,6 @@ static bool client_take_record(struct client *c, const void *buf, size_t size)
 		    !string_ok(m.renderer, sizeof(m.renderer)))
 			return false;
 		domain_set_timestamp_source(domain, m.timestamp_source);
-		c->resuming = false;
 		return true;
 	}
 	case WIRE_CLIENT_INFO: {

@@ -417,6 +417,7 @@ static void orphan(struct mediator_link *link, const struct wire_orphaned *m)
 /* WIRE_RESUME: a restarted mediatord took the worker over; tell it what it needs (wire.h). */
 static void resume(struct mediator_link *link)
 {
+	struct wire_resume answer = {.hdr = {WIRE_RESUME, sizeof(answer)}};
 	bool was_orphaned = link->orphaned;
 	bool waiting = link->grant_pending && !link->grant_answered;
 
@@ -424,7 +425,10 @@ static void resume(struct mediator_link *link)
 	link->serve_freely = false;
 	link->granted = 0;
 	link->stale_below = waiting ? link->request.id : link->grant_last_id + 1;
-	mediator_link_send(link, &link->hello, sizeof(link->hello));
+	/* First the answer itself: mediatord ignores what came before it. */
+	mediator_link_send(link, &answer, sizeof(answer));
+	if (link->hello.hdr.type == WIRE_HELLO)
+		mediator_link_send(link, &link->hello, sizeof(link->hello));
 	if (link->have_info)
 		mediator_link_send(link, &link->info, sizeof(link->info));
 	for (size_t i = 0; i < link->n_contexts; i++)
