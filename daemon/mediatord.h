@@ -27,6 +27,12 @@
 #define MEDIATORD_LISTEN_BACKLOG 64
 /* Most clients served at once, over all domains. */
 #define MEDIATORD_MAX_CLIENTS 256
+/*
+ * After a restart, how long the normal domains' workers taken over wait
+ * after the safety domains' (their WIRE_RESUME): 30 frames at 60 Hz for the
+ * scheduler to learn the safety frames' phase and cost again.
+ */
+#define MEDIATORD_RESUME_HOLD_MS 500
 /* Most descriptors a keeper holds: each domain's two sockets, the board, the clients. */
 #define MEDIATORD_MAX_KEPT (2 * CONFIG_MAX_DOMAINS + 1 + MEDIATORD_MAX_CLIENTS)
 

@@ -24,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -104,6 +105,7 @@ struct client {
 	 */
 	bool adopted;
 	bool resuming;
+	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (resume_held_clients()) */
 	int pidfd;
 	struct loop_source *pid_source;
 	struct client *next;
@@ -128,6 +130,8 @@ struct mediatord {
 	struct keeper *keeper; /* NULL: workers die with mediatord */
 	bool served;	       /* mediatord_run() ran: a stop is a clean one */
 	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
+	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
+	struct loop_source *resume_source;
 };
 
 /* ---- clients ----------------------------------------------------------- */
@@ -662,17 +666,20 @@ static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events,
  * Takes over the worker of a mediatord that died (keeper.h), whose record
  * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
  */
-static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd)
+static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, bool hold_normal)
 {
 	struct listener *l = &md->listeners[e->domain];
 	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	struct client *c = calloc(1, sizeof(*c));
 	int pidfd = pidfd_open(e->pid, 0);
+	/* A normal domain's worker goes on waiting a while (resume_held_clients()). */
+	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
 
 	/* A live channel means a live worker: its pid is no other process's. */
 	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
-	    send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume)) {
+	    (!hold &&
+	     send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume))) {
 		log_warn("domain %s: client %u: worker %d ended before it was taken over",
 			 e->domain_name, e->client_id, (int)e->pid);
 		free(c);
@@ -692,6 +699,7 @@ static void adopt_client(struct mediatord *md, const struct keep_entry *e, int f
 	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
 	c->adopted = true;
 	c->resuming = true;
+	c->resume_held = hold;
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	c->source = loop_add(md->loop, fd, EPOLLIN, on_record, c);
 	c->pid_source = loop_add(md->loop, pidfd, EPOLLIN, on_adopted_exit, c);
@@ -707,6 +715,64 @@ static void adopt_client(struct mediatord *md, const struct keep_entry *e, int f
 		l->vm_connected = true;
 	log_info("domain %s: %s %u taken over, worker %d", e->domain_name, c->vm ? "VM" : "client",
 		 c->id, (int)c->pid);
+}
+
+/*
+ * The normal domains' workers taken over are told last: until then they
+ * wait as they did while mediatord was away, and the scheduler learns the
+ * safety domains' frames (their phase and cost) from their groups alone.
+ * Told at once, a normal domain's backlog would meet a scheduler that does
+ * not know yet when the next safety frame comes.
+ */
+static void on_resume_timer(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	uint64_t expirations;
+	unsigned n = 0;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return;
+	for (struct client *c = md->clients; c; c = c->next) {
+		if (!c->resume_held)
+			continue;
+		c->resume_held = false;
+		n++;
+		if (send(c->record_fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    sizeof(resume)) {
+			log_error(
+			    "domain %s: client %u: cannot take worker %d over: %s; stopping it",
+			    domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));
+			client_kill(c, SIGKILL);
+		}
+	}
+	log_info("the normal domains' %u workers taken over resume, %u ms after the safety "
+		 "domains'",
+		 n, MEDIATORD_RESUME_HOLD_MS);
+	loop_remove(md->resume_source);
+	md->resume_source = NULL;
+	close(md->resume_timer);
+	md->resume_timer = -1;
+}
+
+/* Arms the timer that tells the held clients (on_resume_timer()). */
+static void hold_normal_clients(struct mediatord *md)
+{
+	struct itimerspec when = {
+	    .it_value = {.tv_sec = MEDIATORD_RESUME_HOLD_MS / 1000,
+			 .tv_nsec = (MEDIATORD_RESUME_HOLD_MS % 1000) * 1000000L}};
+
+	md->resume_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (md->resume_timer < 0 || timerfd_settime(md->resume_timer, 0, &when, NULL) < 0 ||
+	    !(md->resume_source =
+		  loop_add(md->loop, md->resume_timer, EPOLLIN, on_resume_timer, md))) {
+		log_warn("cannot hold the normal domains' workers: %s; resumed at once",
+			 strerror(errno));
+		if (md->resume_timer >= 0)
+			close(md->resume_timer);
+		md->resume_timer = -1;
+		on_resume_timer(NULL, -1, 0, md);
+	}
 }
 
 static void on_signal(struct loop_source *source, int fd, uint32_t events, void *data)
@@ -1339,6 +1405,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	}
 	md->cfg = *cfg;
 	md->signal_fd = -1;
+	md->resume_timer = -1;
 	md->started_ns = mono_now_ns();
 	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
@@ -1427,13 +1494,22 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	if (!md->control)
 		goto fail;
 	if (md->keeper) {
+		bool safety = false, held = false;
+
 		resume_budgets(md);
+		for (size_t i = 0; i < kept->n; i++)
+			safety |= kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT &&
+				  (kept->e[i].flags & KEEP_CLIENT_SAFETY);
 		for (size_t i = 0; i < kept->n; i++) {
 			if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
-				adopt_client(md, &kept->e[i], kept->fd[i]);
+				adopt_client(md, &kept->e[i], kept->fd[i], safety);
 			else if (kept->fd[i] >= 0)
 				close(kept->fd[i]);
 		}
+		for (struct client *c = md->clients; c; c = c->next)
+			held |= c->resume_held;
+		if (held)
+			hold_normal_clients(md);
 		if (kept->n)
 			log_info("took over %u workers of the mediatord that died", md->n_clients);
 	}
@@ -1512,6 +1588,9 @@ void mediatord_destroy(struct mediatord *md)
 		keeper_quit(md->keeper);
 		md->keeper = NULL;
 	}
+	loop_remove(md->resume_source);
+	if (md->resume_timer >= 0)
+		close(md->resume_timer);
 	control_destroy(md->control);
 	dispatcher_destroy(md->dispatcher);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
