@@ -12,7 +12,7 @@
 /* Room for a few descriptors, so that a peer sending more loses them all, not us. */
 #define FD_PASS_MAX 4
 
-ssize_t fd_pass_send(int sock, const void *buf, size_t len, int fd)
+ssize_t fd_pass_send(int sock, const void *buf, size_t len, int fd, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -33,7 +33,7 @@ ssize_t fd_pass_send(int sock, const void *buf, size_t len, int fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL);
+	return sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
 }
 
 ssize_t fd_pass_recv(int sock, void *buf, size_t len, int flags, int *fd)

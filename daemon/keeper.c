@@ -37,7 +37,7 @@ struct keeper {
 
 static int send_msg(struct keeper *k, const struct keep_msg *m, int fd)
 {
-	if (fd_pass_send(k->fd, m, sizeof(*m), fd) != (ssize_t)sizeof(*m))
+	if (fd_pass_send(k->fd, m, sizeof(*m), fd, 0) != (ssize_t)sizeof(*m))
 		return -errno;
 	return 0;
 }

@@ -120,7 +120,7 @@ static void on_message(struct keeper_state *s, const struct keep_msg *m, int fd)
 
 		/* Everything let go before the answer: a successor may bind the path at once. */
 		let_go(s);
-		fd_pass_send(s->conn_fd, &end, sizeof(end), -1);
+		fd_pass_send(s->conn_fd, &end, sizeof(end), -1, 0);
 		_exit(0);
 	}
 	default:
@@ -242,15 +242,15 @@ static void on_successor(struct keeper_state *s)
 
 		if (s->kept[i].e.kind == KEEP_CLIENT)
 			drain(s->kept[i].fd);
-		ok = ok && fd_pass_send(fd, &m, sizeof(m), s->kept[i].fd) == sizeof(m);
+		ok = ok && fd_pass_send(fd, &m, sizeof(m), s->kept[i].fd, 0) == sizeof(m);
 	}
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
 		struct keep_msg m = {.op = KEEP_OP_BUDGET, .budget = s->budgets[i]};
 
 		if (s->have_budget[i])
-			ok = ok && fd_pass_send(fd, &m, sizeof(m), -1) == sizeof(m);
+			ok = ok && fd_pass_send(fd, &m, sizeof(m), -1, 0) == sizeof(m);
 	}
-	ok = ok && fd_pass_send(fd, &end, sizeof(end), -1) == sizeof(end);
+	ok = ok && fd_pass_send(fd, &end, sizeof(end), -1, 0) == sizeof(end);
 	if (!ok) {
 		log_error("cannot hand over to mediatord %d: %s", (int)cred.pid, strerror(errno));
 		close(fd);

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
 #include "vtest_outbuf.h"
 
 /* Largest single send() of a zero run (one static buffer). */
@@ -179,23 +180,8 @@ int vtest_outbuf_push_fd(struct vtest_outbuf *ob, int fd)
 static ssize_t send_fd_chunk(int sock, struct chunk *c)
 {
 	char byte = 0;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *cmsg;
 
-	memset(&u, 0, sizeof(u));
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	cmsg = CMSG_FIRSTHDR(&msg);
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &c->fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return fd_pass_send(sock, &byte, 1, c->fd, MSG_DONTWAIT);
 }
 
 /* One send() of the rest of @c: bytes sent, or -1 with errno. */
