@@ -17,7 +17,9 @@
 #
 # Environment: RUNS (default 10000000), TARGETS (default all five),
 # BUILD_DIR (default build-fuzz/), OUT (corpora and crashes, default
-# bench-fuzz-out/).
+# bench-fuzz-out/), FUZZ_ARGS (more libFuzzer options for every target,
+# e.g. -max_len=16384: the recorded sessions that seed the decoder are
+# megabytes, and libFuzzer otherwise mutates inputs up to the largest).
 set -euo pipefail
 
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
@@ -37,7 +39,7 @@ mkdir -p "$OUT"
 ninja -C "$BUILD_DIR" $(for t in $TARGETS; do echo "tests/fuzz/$t"; done) >"$OUT/build.log" 2>&1 ||
   { tail -20 "$OUT/build.log" >&2; echo "bench/fuzz: the build failed ($OUT/build.log)" >&2; exit 1; }
 
-echo "gpu-mediator fuzzing benchmark: $RUNS inputs per target, $(nproc) CPUs"
+echo "gpu-mediator fuzzing benchmark: $RUNS inputs per target, $(nproc) CPUs${FUZZ_ARGS:+, libFuzzer options $FUZZ_ARGS}"
 for t in $TARGETS; do
   corpus=$OUT/$t/corpus
   mkdir -p "$corpus" "$OUT/$t/crashes"
@@ -46,7 +48,8 @@ for t in $TARGETS; do
   esac
   start=$(date +%s.%N)
   rc=0
-  ASAN_OPTIONS=detect_leaks=1 "$BUILD_DIR/tests/fuzz/$t" -runs="$RUNS" -print_final_stats=1 \
+  # shellcheck disable=SC2086 # FUZZ_ARGS: one option per word
+  ASAN_OPTIONS=detect_leaks=1 "$BUILD_DIR/tests/fuzz/$t" -runs="$RUNS" -print_final_stats=1 ${FUZZ_ARGS:-} \
     -artifact_prefix="$OUT/$t/crashes/" "$corpus" >"$OUT/$t/log" 2>&1 || rc=$?
   end=$(date +%s.%N)
   python3 - "$t" "$OUT/$t/log" "$start" "$end" "$rc" "$corpus" <<'PY'
