@@ -351,7 +351,9 @@ gm_config_sockets() {
 gm_start_mediatord() {
   local config=$1 log=$2 sock
   local -a socks=()
-  "$MEDIATORD" --config "$config" >"$log" 2>&1 &
+  # Appending: a keeper and restarted mediatords write to the same log (bench/faults).
+  : >"$log"
+  "$MEDIATORD" --config "$config" >>"$log" 2>&1 &
   MEDIATORD_PID=$!
   if [ -z "${_gm_mediatord_registered:-}" ]; then
     _gm_mediatord_registered=1
