@@ -105,7 +105,7 @@ struct client {
 	 */
 	bool adopted;
 	bool resuming;
-	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (resume_held_clients()) */
+	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (on_resume_timer()) */
 	int pidfd;
 	struct loop_source *pid_source;
 	struct client *next;
@@ -673,7 +673,7 @@ static void adopt_client(struct mediatord *md, const struct keep_entry *e, int f
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	struct client *c = calloc(1, sizeof(*c));
 	int pidfd = pidfd_open(e->pid, 0);
-	/* A normal domain's worker goes on waiting a while (resume_held_clients()). */
+	/* A normal domain's worker goes on waiting a while (on_resume_timer()). */
 	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
 
 	/* A live channel means a live worker: its pid is no other process's. */

@@ -63,6 +63,17 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* A size given in MiB (a u32), in bytes. */
+static int parse_mib(const char *s, uint64_t *bytes)
+{
+	uint32_t mb;
+
+	if (parse_u32(s, &mb) < 0)
+		return -EINVAL;
+	*bytes = (uint64_t)mb << 20;
+	return 0;
+}
+
 /*
  * The process's nice value, set before the renderer starts its threads
  * (they inherit it). Failing is not fatal: the worker runs at the priority
@@ -226,14 +237,10 @@ int main(int argc, char **argv)
 			if (sandbox_parse_run_as(optarg, &sandbox) < 0)
 				goto bad;
 			break;
-		case 'L': {
-			uint32_t mb;
-
-			if (parse_u32(optarg, &mb) < 0)
+		case 'L':
+			if (parse_mib(optarg, &sandbox.data_limit_bytes) < 0)
 				goto bad;
-			sandbox.data_limit_bytes = (uint64_t)mb << 20;
 			break;
-		}
 		case 't':
 			if (strcmp(optarg, "vhost-user") == 0)
 				vhost = true;
@@ -243,14 +250,10 @@ int main(int argc, char **argv)
 		case 'O':
 			sandbox.parent_death_signal = 0;
 			break;
-		case 'R': {
-			uint32_t mb;
-
-			if (parse_u32(optarg, &mb) < 0)
+		case 'R':
+			if (parse_mib(optarg, &opt.resource_quota_bytes) < 0)
 				goto bad;
-			opt.resource_quota_bytes = (uint64_t)mb << 20;
 			break;
-		}
 		case 'v':
 			level = LOG_LEVEL_DEBUG;
 			break;
