@@ -332,12 +332,14 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 {
 	const struct piece *p = &ctx->cur.plan.p[ctx->cur.next];
 	const struct group_info *info = &ctx->cur.info;
-	uint64_t seq;
+	uint64_t seq, dispatch_ns, grant_id;
 	bool wrapped;
 
 	if (!gpu_context_pending(ctx))
 		return 0;
-	seq = groups_dispatch(ctx->groups, mono_now_ns(), info);
+	grant_id = info->grant_id; /* @info becomes the next piece's below */
+	dispatch_ns = mono_now_ns();
+	seq = groups_dispatch(ctx->groups, dispatch_ns, info);
 	/*
 	 * The fragment query counts a group: a whole one, or a cut one from
 	 * before its first piece to after its last (a query may span
@@ -374,6 +376,8 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 		describe_next_piece(ctx);
 	else
 		ctx->cur.buf = NULL;
+	/* Armed before the fence exists: it may signal at once. */
+	mediator_link_arm_done(ctx->link, fence_id, grant_id, dispatch_ns);
 	if (renderer_fence(ctx->opt.renderer, ctx->opt.ctx_id, fence_id) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "cannot create a fence");
 		return 0;

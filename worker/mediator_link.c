@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "done_relay.h"
 #include "mediator_link.h"
 #include "util.h"
 
@@ -96,8 +97,10 @@ void mediator_link_destroy(struct mediator_link *link)
 		link->queue = q->next;
 		free(q);
 	}
-	if (link->fd >= 0)
+	if (link->fd >= 0) {
+		done_relay_forget(link->fd);
 		close(link->fd);
+	}
 	if (link->board)
 		munmap(link->board, sizeof(struct wire_board));
 	free(link);
@@ -393,6 +396,7 @@ static void orphan(struct mediator_link *link, const struct wire_orphaned *m)
 {
 	link->orphaned = true;
 	link->serve_freely = m->serve_freely != 0;
+	done_relay_forget(link->fd);
 	/* What was not sent was for the mediatord that died. */
 	link->claim_unsent = false;
 	link->batch_n = 0;
@@ -424,6 +428,7 @@ static void resume(struct mediator_link *link)
 	link->orphaned = false;
 	link->serve_freely = false;
 	link->granted = 0;
+	done_relay_forget(link->fd); /* their grants are stale now */
 	link->stale_below = waiting ? link->request.id : link->grant_last_id + 1;
 	/* First the answer itself: mediatord ignores what came before it. */
 	mediator_link_send(link, &answer, sizeof(answer));
@@ -521,6 +526,17 @@ bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict)
 	return true;
 }
 
+void mediator_link_arm_done(struct mediator_link *link, uint32_t fence_id, uint64_t grant_id,
+			    uint64_t dispatch_ns)
+{
+	/* The relay's message overtakes whatever is queued: only with nothing queued. */
+	if (grant_id == 0 || grant_id < link->stale_below || link->gone || link->orphaned ||
+	    link->queue || link->claim_unsent)
+		return;
+	/* No slot left: this one's WIRE_DONE comes from mediator_link_done(). */
+	(void)done_relay_arm(link->fd, fence_id, grant_id, dispatch_ns);
+}
+
 void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
 			uint64_t end_ns)
 {
@@ -530,6 +546,11 @@ void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t 
 				 .end_ns = end_ns};
 
 	mediator_link_report_claim(link); /* its request before its completion */
+	if (done_relay_take(grant_id)) {
+		if (link->granted)
+			link->granted--;
+		return; /* sent when its fence signalled */
+	}
 	if (grant_id < link->stale_below)
 		return; /* granted by a mediatord that died (wire.h) */
 	mediator_link_send(link, &done, sizeof(done));

@@ -127,7 +127,18 @@ int mediator_link_on_events(struct mediator_link *link, short revents);
  * once, with no request and no WIRE_DONE.
  */
 bool mediator_link_serving_freely(const struct mediator_link *link);
-/* WIRE_DONE for a granted group, at once (never batched). */
+/*
+ * A granted group's fence @fence_id is about to be created: arms the
+ * early WIRE_DONE (done_relay.h), sent from the sync thread when the fence
+ * signals, if nothing queued on the channel could be overtaken by it.
+ * @dispatch_ns: when the group was submitted. Grant 0 (none) is ignored.
+ */
+void mediator_link_arm_done(struct mediator_link *link, uint32_t fence_id, uint64_t grant_id,
+			    uint64_t dispatch_ns);
+/*
+ * WIRE_DONE for a granted group, at once (never batched), unless the
+ * early one went out already (mediator_link_arm_done()).
+ */
 void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
 			uint64_t end_ns);
 

@@ -23,6 +23,7 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "done_relay.h"
 #include "gm_fence.h"
 #include "groups.h"
 #include "renderer.h"
@@ -102,6 +103,8 @@ static void on_write_fence(void *cookie, uint32_t fence_id)
 	unsigned tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint64_t one = 1;
 
+	/* mediatord first: it holds the GPU for a granted group until told. */
+	done_relay_signalled(fence_id, now);
 	if (head - tail < COMPLETION_RING_SIZE) {
 		r->ring[head % COMPLETION_RING_SIZE] = (struct completion){fence_id, now};
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "done_relay.h"
 #include "mediator_link.h"
 
 /* A link on one end of a fresh socket pair with a small send buffer; *@peer: the other end. */
@@ -439,6 +440,62 @@ static void a_grant_while_orphaned_breaks_the_protocol(void **state)
 	close(peer);
 }
 
+/*
+ * Shows: a granted group armed for the early WIRE_DONE (done_relay.h) is
+ * done by its fence's signal, whatever the main thread does meanwhile,
+ * and the main thread's completion then sends nothing more.
+ */
+static void an_armed_group_is_done_when_its_fence_signals(void **state)
+{
+	int peer;
+	struct mediator_link *link = make_roomy_link(&peer);
+	struct wire_done done;
+	uint32_t verdict;
+	uint64_t id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+
+	grant(link, peer, id);
+	assert_true(mediator_link_take_grant(link, &verdict));
+	skip_messages(peer);
+	mediator_link_arm_done(link, 9, id, 100);
+	done_relay_signalled(9, 700);
+	expect_message(peer, WIRE_DONE, &done, sizeof(done));
+	assert_int_equal(done.id, id);
+	assert_int_equal(done.end_ns, 700);
+	mediator_link_done(link, id, 550, 650);
+	expect_no_message(peer);
+	mediator_link_destroy(link);
+	close(peer);
+}
+
+/*
+ * Shows: with a message queued the early WIRE_DONE would overtake it, so
+ * the group is not armed; nor while mediatord is dead; and a restart
+ * forgets what was armed for the dead one.
+ */
+static void no_early_done_past_the_queue_or_to_a_dead_mediatord(void **state)
+{
+	int peer;
+	struct mediator_link *link = make_link(&peer);
+	int32_t n = 0;
+
+	fill_until_queued(link, &n);
+	mediator_link_arm_done(link, 10, 5, 100);
+	done_relay_signalled(10, 800);
+	assert_false(done_relay_take(5)); /* never armed */
+	mediator_link_destroy(link);
+	close(peer);
+
+	link = make_roomy_link(&peer);
+	mediator_link_arm_done(link, 11, 1, 100);
+	orphaned(link, peer, 0);
+	done_relay_signalled(11, 900);
+	expect_no_message(peer);
+	mediator_link_arm_done(link, 12, 1, 100);
+	assert_false(done_relay_take(1)); /* not armed while orphaned */
+	mediator_link_destroy(link);
+	close(peer);
+}
+
 static void destroying_null_is_fine(void **state)
 {
 	mediator_link_destroy(NULL);
@@ -456,6 +513,8 @@ int main(void)
 	    cmocka_unit_test(a_resume_repeats_only_what_was_said),
 	    cmocka_unit_test(a_resume_before_the_hello_sends_no_hello),
 	    cmocka_unit_test(a_grant_while_orphaned_breaks_the_protocol),
+	    cmocka_unit_test(an_armed_group_is_done_when_its_fence_signals),
+	    cmocka_unit_test(no_early_done_past_the_queue_or_to_a_dead_mediatord),
 	    cmocka_unit_test(destroying_null_is_fine),
 	};
 
