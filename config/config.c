@@ -214,6 +214,7 @@ enum domain_key {
 	DOMAIN_KEY_PIECE_US,
 	DOMAIN_KEY_WORKER_MEMORY_MB,
 	DOMAIN_KEY_RESOURCE_MEMORY_MB,
+	DOMAIN_KEY_WORKER_USER,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -278,6 +279,9 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 				       .offset = offsetof(struct domain_config, resource_memory_mb),
 				       .min = 0,
 				       .max = CONFIG_MAX_WORKER_MEMORY_MB},
+    [DOMAIN_KEY_WORKER_USER] = {.name = "worker_user",
+				.kind = VALUE_USER,
+				.offset = offsetof(struct domain_config, worker_uid)},
 };
 
 enum config_section {
@@ -874,6 +878,9 @@ static void config_validate(struct config_parser *p)
 		if (!lines[DOMAIN_KEY_RESOURCE_MEMORY_MB])
 			d->resource_memory_mb =
 			    d->worker_memory_mb / CONFIG_DEFAULT_RESOURCE_MEMORY_SHARE;
+		/* [mediator]'s (or its default, unset here) where the domain names none. */
+		if (!lines[DOMAIN_KEY_WORKER_USER])
+			d->worker_uid = p->cfg.worker_uid;
 		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "

@@ -157,7 +157,10 @@ struct domain_config {
 	uint32_t piece_us;	     /* its groups predicted longer are cut into pieces; 0: never */
 	uint32_t worker_memory_mb;   /* RLIMIT_DATA of its workers; 0: unlimited */
 	uint32_t resource_memory_mb; /* host memory a client's resources may take; 0: unlimited */
-	int line;		     /* line of its [domain NAME] header */
+	/* The user its workers run as; [mediator]'s worker_user where not set
+	   (CONFIG_SOCKET_ID_UNSET: CONFIG_DEFAULT_WORKER_USER). */
+	uid_t worker_uid;
+	int line; /* line of its [domain NAME] header */
 };
 
 struct mediator_config {

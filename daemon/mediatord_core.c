@@ -43,6 +43,7 @@
 #include "unix_listener.h"
 #include "util.h"
 #include "wire.h"
+#include "domain_dirs.h"
 #include "worker_user.h"
 
 _Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
@@ -67,8 +68,8 @@ struct listener {
 	struct unix_listener vhost_sock;
 	struct loop_source *vhost_source;
 	bool vm_connected;
-	char cache_dir[CONFIG_PATH_MAX + CONFIG_NAME_MAX +
-		       1]; /* its shader cache; "": Mesa's default */
+	struct worker_user user; /* its workers run as */
+	struct domain_dirs dirs; /* its learned models and shader cache */
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -126,7 +127,6 @@ struct mediatord {
 	uint32_t next_client_id;
 	uint64_t started_ns;
 	uint64_t bad_records;
-	struct worker_user worker_user;
 	struct keeper *keeper; /* NULL: workers die with mediatord */
 	bool served;	       /* mediatord_run() ran: a stop is a clean one */
 	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
@@ -415,6 +415,10 @@ static int move_fd_above(int fd, int min)
 	return nfd;
 }
 
+/* spawn_worker()'s argv: room for the options always given (with the program), and the others. */
+#define SPAWN_FIXED_ARGS    32
+#define SPAWN_OPTIONAL_ARGS 6
+
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
 {
@@ -422,7 +426,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    res_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
-	const char *argv[] = {
+	const char *argv[SPAWN_FIXED_ARGS + 2 * SPAWN_OPTIONAL_ARGS + 1] = {
 	    md->worker_path,
 	    "--domain",
 	    domain_name(l->domain),
@@ -434,8 +438,6 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    md->cfg.render_node,
 	    "--max-inflight",
 	    inflight_str,
-	    "--state-dir",
-	    md->cfg.state_dir,
 	    "--grants",
 	    "--nice",
 	    nice_str,
@@ -447,24 +449,39 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    res_str,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
-	    /* Last: the list ends at the first option not given. */
-	    md->keeper ? "--outlive-mediatord" : NULL,
-	    md->worker_user.switch_user ? "--run-as" : NULL,
-	    md->worker_user.run_as,
-	    l->cache_dir[0] ? "--cache-dir" : NULL,
-	    l->cache_dir,
-	    board ? "--board-domain" : NULL,
-	    index_str,
-	    md->cfg.model[0] ? "--model" : NULL,
-	    md->cfg.model,
-	    NULL,
+	    /* Then the options below that are given, and NULL. */
 	};
+	/* Options given or not: each with its value, or alone (value NULL). */
+	const struct {
+		bool given;
+		const char *option, *value;
+	} optional[] = {
+	    {md->keeper != NULL, "--outlive-mediatord", NULL},
+	    {l->user.switch_user, "--run-as", l->user.run_as},
+	    {l->dirs.state[0] != '\0', "--state-dir", l->dirs.state},
+	    {l->dirs.cache[0] != '\0', "--cache-dir", l->dirs.cache},
+	    {board, "--board-domain", index_str},
+	    {md->cfg.model[0] != '\0', "--model", md->cfg.model},
+	};
+	size_t argc = 0;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none;
 	pid_t pid = -1;
 	int r;
 
+	_Static_assert(sizeof(optional) / sizeof(optional[0]) == SPAWN_OPTIONAL_ARGS,
+		       "SPAWN_OPTIONAL_ARGS");
+	while (argv[argc])
+		argc++;
+	for (size_t i = 0; i < SPAWN_OPTIONAL_ARGS; i++) {
+		if (!optional[i].given)
+			continue;
+		argv[argc++] = optional[i].option;
+		if (optional[i].value)
+			argv[argc++] = optional[i].value;
+	}
+	argv[argc] = NULL;
 	snprintf(id_str, sizeof(id_str), "%u", id);
 	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
 	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
@@ -1360,32 +1377,32 @@ static void resume_budgets(struct mediatord *md)
 }
 
 /*
- * Each domain's shader cache directory, <cache_dir>/<domain>, the worker
- * user's: what the host GL driver compiled for a domain's clients stays for
- * its next ones, and no domain's workers read what another's wrote.
+ * Each domain's worker user and directories (domain_dirs.h). Returns 0 or
+ * a negative errno with a reason in @err (a worker user that does not
+ * exist).
  */
-static void prepare_cache_dirs(struct mediatord *md)
+static int prepare_domains(struct mediatord *md, char *err, size_t err_size)
 {
 	const struct mediator_config *cfg = &md->cfg;
-	char ebuf[512];
 
-	if (mkdir(cfg->cache_dir, 0755) < 0 && errno != EEXIST) {
-		log_warn("cache_dir %s: %s; shader caches in Mesa's default place", cfg->cache_dir,
-			 strerror(errno));
-		return;
-	}
 	for (size_t i = 0; i < cfg->n_domains; i++) {
 		struct listener *l = &md->listeners[i];
+		const char *name = cfg->domains[i].name;
+		char ebuf[512];
+		int r =
+		    worker_user_resolve(cfg->domains[i].worker_uid, &l->user, ebuf, sizeof(ebuf));
 
-		snprintf(l->cache_dir, sizeof(l->cache_dir), "%s/%s", cfg->cache_dir,
-			 cfg->domains[i].name);
-		if (worker_user_make_dir(&md->worker_user, l->cache_dir, 0700, ebuf, sizeof(ebuf)) <
-		    0) {
-			log_warn("domain %s: shader cache %s; Mesa's default place used",
-				 cfg->domains[i].name, ebuf);
-			l->cache_dir[0] = '\0';
+		if (r < 0) {
+			snprintf(err, err_size, "domain %s: %s", name, ebuf);
+			return r;
 		}
+		if (!l->user.switch_user && geteuid() == 0)
+			log_warn("domain %s: workers run as root (worker_user = %s): a guest that "
+				 "breaks its worker owns the host",
+				 name, l->user.name);
+		domain_dirs_prepare(cfg, name, &l->user, &l->dirs);
 	}
+	return 0;
 }
 
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
@@ -1394,7 +1411,6 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	struct mediatord *md = calloc(1, sizeof(*md));
 	struct kept *kept = calloc(1, sizeof(*kept));
 	struct control_access control_access;
-	char ebuf[512];
 	sigset_t mask;
 	int board;
 
@@ -1418,18 +1434,10 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			 strerror(errno));
 		goto fail;
 	}
-	if (worker_user_resolve(cfg, &md->worker_user, err, err_size) < 0)
+	if (prepare_domains(md, err, err_size) < 0)
 		goto fail;
-	if (!md->worker_user.switch_user && geteuid() == 0)
-		log_warn("workers run as root (worker_user = %s): a guest that breaks its worker "
-			 "owns the host",
-			 md->worker_user.name);
 	/* Before anything a keeper must not inherit. */
 	open_keeper(md, kept);
-	/* Learned model state lives here; without it, models learn afresh. */
-	if (worker_user_make_dir(&md->worker_user, cfg->state_dir, 0755, ebuf, sizeof(ebuf)) < 0)
-		log_warn("state_dir %s; learned models will not be kept", ebuf);
-	prepare_cache_dirs(md);
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));

@@ -38,8 +38,7 @@ static int format_run_as(const struct passwd *pw, struct worker_user *out, char 
 	return 0;
 }
 
-int worker_user_resolve(const struct mediator_config *cfg, struct worker_user *out, char *err,
-			size_t err_size)
+int worker_user_resolve(uid_t configured, struct worker_user *out, char *err, size_t err_size)
 {
 	const struct passwd *pw;
 
@@ -50,12 +49,12 @@ int worker_user_resolve(const struct mediator_config *cfg, struct worker_user *o
 		snprintf(out->name, sizeof(out->name), "uid %u", (unsigned)out->uid);
 		return 0;
 	}
-	pw = cfg->worker_uid == (uid_t)CONFIG_SOCKET_ID_UNSET ? getpwnam(CONFIG_DEFAULT_WORKER_USER)
-							      : getpwuid(cfg->worker_uid);
+	pw = configured == (uid_t)CONFIG_SOCKET_ID_UNSET ? getpwnam(CONFIG_DEFAULT_WORKER_USER)
+							 : getpwuid(configured);
 	if (!pw) {
-		if (cfg->worker_uid != (uid_t)CONFIG_SOCKET_ID_UNSET)
+		if (configured != (uid_t)CONFIG_SOCKET_ID_UNSET)
 			snprintf(err, err_size, "worker_user: uid %u no longer exists",
-				 (unsigned)cfg->worker_uid);
+				 (unsigned)configured);
 		else
 			snprintf(err, err_size,
 				 "worker_user: no user '%s' on this system: create it "

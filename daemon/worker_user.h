@@ -1,12 +1,12 @@
 /*
  * Who mediatord's workers run as (doc/design.md, "Workers' rights").
  *
- * mediatord running as root starts every worker as the worker user
- * (config key worker_user, default CONFIG_DEFAULT_WORKER_USER) with that
- * user's groups: a worker gives up root itself before it reads a byte of
- * its client (worker/sandbox.h), told by --run-as. mediatord running as
- * another user starts workers as that user (it cannot give them another).
- * Running workers as root takes an explicit worker_user = root.
+ * mediatord running as root starts every worker as its domain's worker
+ * user (config key worker_user of the domain, else of [mediator], default
+ * CONFIG_DEFAULT_WORKER_USER) with that user's groups: a worker gives up root itself before it
+ * reads a byte of its client (worker/sandbox.h), told by --run-as. mediatord running as another
+ * user starts workers as that user (it cannot give them another). Running workers as root takes an
+ * explicit worker_user = root.
  */
 #ifndef MEDIATOR_WORKER_USER_H
 #define MEDIATOR_WORKER_USER_H
@@ -26,12 +26,13 @@ struct worker_user {
 };
 
 /*
- * Resolves @cfg's worker user, as this process (root or not) can run
- * workers. Returns 0, or -ENOENT (the user does not exist; @err says how to
- * create it) or another negative errno with a one-line reason in @err.
+ * Resolves worker user @configured (a domain's worker_uid:
+ * CONFIG_SOCKET_ID_UNSET for CONFIG_DEFAULT_WORKER_USER), as this process
+ * (root or not) can run workers. Returns 0, or -ENOENT (the user does not
+ * exist; @err says how to create it) or another negative errno with a
+ * one-line reason in @err.
  */
-int worker_user_resolve(const struct mediator_config *cfg, struct worker_user *out, char *err,
-			size_t err_size);
+int worker_user_resolve(uid_t configured, struct worker_user *out, char *err, size_t err_size);
 
 /*
  * Checks that the worker user owns directory @dir (the state directory),

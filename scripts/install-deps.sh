@@ -74,12 +74,15 @@ if [ -z "$qemu" ] || dpkg --compare-versions "$qemu" lt "$MIN_QEMU"; then
   done
 fi
 
-# The system user mediatord's workers run as.
+# The system users mediatord's workers run as: the default one, and the
+# example configuration's (and the tests') users of the cluster and
+# infotainment domains.
+WORKER_USERS=(gpu-mediator gpu-mediator-cluster gpu-mediator-infotainment)
 add_worker_user() {
   if [ "$(id -u)" = 0 ]; then
-    "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh"
+    "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh" "${WORKER_USERS[@]}"
   else
-    sudo "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh"
+    sudo "$(dirname -- "${BASH_SOURCE[0]}")/add-worker-user.sh" "${WORKER_USERS[@]}"
   fi
 }
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 setup_rendering fifo 1
-STATE=$TMP/state/$DOMAIN_A.sgd.state
+STATE=$TMP/state/$DOMAIN_A/$DOMAIN_A.sgd.state
 
 rc=0
 ctl calibrate >/dev/null 2>&1 || rc=$?

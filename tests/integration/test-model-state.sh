@@ -25,7 +25,7 @@ require_rendering
 
 start_xvfb
 write_config fifo 1
-STATE=$TMP/state/$DOMAIN_A.sgd.state
+STATE=$TMP/state/$DOMAIN_A/$DOMAIN_A.sgd.state
 
 # one_run N: mediatord, a traced glmark2 run in domain A (features dumped
 # to $TMP/dump-N), mediatord stopped; the state it left is kept as state-N.

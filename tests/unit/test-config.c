@@ -6,6 +6,7 @@
  * table); config_load reports files it cannot open with their errno.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +121,24 @@ static void socket_owner_group_and_mode_take_names_or_numbers(void **state)
 	assert_int_equal(cfg.domains[1].socket_uid, 0);
 	assert_int_equal(cfg.domains[1].socket_gid, 0);
 	assert_int_equal(cfg.domains[1].socket_mode, 0666);
+}
+
+static void a_domain_without_worker_user_takes_the_mediator_sections(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\n", err, sizeof(err)), 0);
+	assert_int_equal(cfg.domains[0].worker_uid, (uid_t)CONFIG_SOCKET_ID_UNSET);
+	/* [mediator] after the domain still counts; a domain's own wins. */
+	assert_int_equal(parse(&cfg,
+			       "[domain a]\nvtest_socket = /tmp/a\n"
+			       "[domain b]\nvtest_socket = /tmp/b\nworker_user = 0\n"
+			       "[mediator]\nworker_user = nobody\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.domains[0].worker_uid, getpwnam("nobody")->pw_uid);
+	assert_int_equal(cfg.domains[1].worker_uid, 0);
 }
 
 static void control_and_admin_groups_default_to_none_and_take_names_or_numbers(void **state)
@@ -458,6 +477,8 @@ static const struct bad_case bad_cases[] = {
      NAME ":4: key 'guard_us': 16667 leaves nothing of deadline_us (16667)"},
     {"socket_owner that does not exist", DOMAIN_A "socket_owner = gm-no-such-user\n", -EINVAL,
      NAME ":3: key 'socket_owner': no user 'gm-no-such-user' on this system"},
+    {"a domain's worker_user that does not exist", DOMAIN_A "worker_user = gm-no-such-user\n",
+     -EINVAL, NAME ":3: key 'worker_user': no user 'gm-no-such-user' on this system"},
     {"socket_group that does not exist", DOMAIN_A "socket_group = gm-no-such-group\n", -EINVAL,
      NAME ":3: key 'socket_group': no group 'gm-no-such-group' on this system"},
     {"admin_group that does not exist", "[mediator]\nadmin_group = gm-no-such-group\n" DOMAIN_A,
@@ -787,6 +808,10 @@ static void shipped_example_config_parses(void **state)
 	assert_string_equal(d->name, "infotainment");
 	assert_int_equal(d->class, DOMAIN_CLASS_NORMAL);
 	assert_true(d->vtest_socket[0] || d->vhost_user_socket[0]);
+	/* Each domain's workers run as a user of their own (scripts/install-deps.sh makes them). */
+	assert_int_equal(cfg.domains[0].worker_uid, getpwnam("gpu-mediator-cluster")->pw_uid);
+	assert_int_equal(d->worker_uid, getpwnam("gpu-mediator-infotainment")->pw_uid);
+	assert_int_equal(cfg.worker_uid, (uid_t)CONFIG_SOCKET_ID_UNSET);
 #else
 	skip(); /* the build did not pass -DEXAMPLE_CONF="path" */
 #endif
@@ -882,6 +907,7 @@ int main(void)
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
+	    cmocka_unit_test(a_domain_without_worker_user_takes_the_mediator_sections),
 	    cmocka_unit_test(control_and_admin_groups_default_to_none_and_take_names_or_numbers),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
 	    cmocka_unit_test(worker_nice_defaults_by_class_and_takes_signed_values),
