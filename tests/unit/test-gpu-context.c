@@ -179,7 +179,10 @@ static void grant_next(struct fixture *f)
 	assert_false(gpu_context_request_grant(f->ctx)); /* no board: every piece asks */
 	read_peer(f);
 	assert_int_equal(count_type(f, before, WIRE_GRANT_REQUEST), 1);
-	g.id = f->msgs[f->nmsgs - 1].m.req.id;
+	/* The request, not a WIRE_DONE of an earlier piece sent from the sync thread since. */
+	for (uint32_t i = before; i < f->nmsgs; i++)
+		if (f->msgs[i].type == WIRE_GRANT_REQUEST)
+			g.id = f->msgs[i].m.req.id;
 	assert_int_equal(g.id, gpu_context_next_piece(f->ctx)->grant_id);
 	assert_int_equal(send(f->peer, &g, sizeof(g), 0), (ssize_t)sizeof(g));
 	assert_int_equal(mediator_link_read(f->link), 0);
