@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Descriptor passing (see fd_pass.h).
  */

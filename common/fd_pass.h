@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Passing one descriptor with a message over a unix socket (SCM_RIGHTS):
  * between mediatord and its keeper (daemon/keeper.h), and a vtest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Finding the programs mediatord and mediatorctl start (see helper_path.h).
  */

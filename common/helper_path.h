@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Where mediatord and mediatorctl find the programs they start
  * (mediator-worker, mediator-exec, mediator-calibrate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Line-oriented logging to stderr. Each line is formatted into one buffer
  * and written with a single write(2), so that the lines of mediatord and of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * epoll-based event loop. Sources are kept on a list; removal inside a
  * callback marks the source dead and defers the free to the end of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A minimal single-threaded event loop over epoll, used by mediatord.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The renderer kinds' names (renderer_kind.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * How a worker's virglrenderer reaches the host's GL: the config key
  * `renderer` and mediator-worker's --renderer take these names.

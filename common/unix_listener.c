@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Listening unix sockets (see unix_listener.h).
  */

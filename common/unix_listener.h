@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Listening unix stream sockets at a path, for the control socket and the
  * domains' vtest sockets.

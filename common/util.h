@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Small helpers shared by mediatord, the worker and mediatorctl: the clock
  * every timestamp in gpu-mediator is taken from, and logging.

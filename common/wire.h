@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The messages a worker process sends to mediatord over its record channel,
  * a SOCK_SEQPACKET socketpair created by mediatord before it starts the

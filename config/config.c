@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Strict INI config parser on top of inih (see config.h for the format).
  *

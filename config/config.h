@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's configuration: the INI file of doc/design.md ("Configuration"), parsed with inih.
  *

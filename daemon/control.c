@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The control socket (see control.h for the protocol).
  *

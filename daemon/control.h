@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The control socket of mediatord (config key control_socket) and the
  * protocol mediatorctl speaks on it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's dispatcher (see dispatcher.h).
  */

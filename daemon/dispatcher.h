@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's dispatcher: the grant path between the workers and the
  * scheduler (scheduler.h). Workers' WIRE_GRANT_REQUEST and WIRE_DONE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A domain's own state and its show-budgets object (see domain.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A domain is one [domain NAME] of the config: a VM or a group of host
  * clients sharing a GPU-time budget. mediatord keeps one struct domain per

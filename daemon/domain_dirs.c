@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Each domain's state and shader cache directories (see domain_dirs.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Each domain's directories (doc/design.md, "Workers' rights"), its
  * worker user's alone (mode 0700):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's side of its keeper (see keeper.h); the keeper itself is
  * keeper_process.c.

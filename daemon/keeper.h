@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The keeper: what lets a mediatord that died (SIGKILL, a crash) be
  * started again without any VM losing its GPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The messages between mediatord and its keeper (keeper.h), one per
  * SOCK_SEQPACKET packet, a descriptor attached to KEEP_OP_ADD. Both ends

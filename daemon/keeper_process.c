@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The keeper process (see keeper.h): holds what a restarted mediatord
  * needs, and looks after the workers while there is no mediatord.

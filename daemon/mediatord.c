@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord: the GPU mediator daemon. main() parses the options, loads the
  * config and runs the core (mediatord.h); behaviour lives in the config.
@@ -14,6 +15,7 @@
 #include "helper_path.h"
 #include "mediator-build-config.h"
 #include "mediatord.h"
+#include "service_notify.h"
 #include "util.h"
 
 enum exit_code {
@@ -126,8 +128,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mediatord: %s\n", err);
 		return EXIT_STARTUP;
 	}
-	log_info("ready: %zu domain(s), policy %s, max_inflight %u, control %s", cfg.n_domains,
-		 config_policy_name(cfg.policy), cfg.max_inflight, cfg.control_socket);
+	snprintf(err, sizeof(err), "%zu domain(s), policy %s, max_inflight %u, control %s",
+		 cfg.n_domains, config_policy_name(cfg.policy), cfg.max_inflight,
+		 cfg.control_socket);
+	log_info("ready: %s", err);
+	service_notify_ready(err);
 	r = mediatord_run(md);
 	mediatord_destroy(md);
 	if (r < 0)

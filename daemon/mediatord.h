@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's core: the domains of the config, their listening sockets,
  * one worker process per accepted connection, the records the workers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatord's core (see mediatord.h).
  *
@@ -44,6 +45,7 @@
 #include "util.h"
 #include "wire.h"
 #include "domain_dirs.h"
+#include "service_notify.h"
 #include "worker_user.h"
 
 _Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
@@ -131,6 +133,7 @@ struct mediatord {
 	bool served;	       /* mediatord_run() ran: a stop is a clean one */
 	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
 	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
+	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
 	struct loop_source *resume_source;
 };
 
@@ -805,6 +808,7 @@ static void on_signal(struct loop_source *source, int fd, uint32_t events, void 
 		case SIGTERM:
 		case SIGINT:
 			log_info("signal %u: shutting down", si.ssi_signo);
+			service_notify_stopping();
 			loop_quit(md->loop);
 			break;
 		default:
@@ -1443,6 +1447,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
 		goto fail;
 	}
+	md->service = service_notify_create(md->loop);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGTERM);
@@ -1597,6 +1602,7 @@ void mediatord_destroy(struct mediatord *md)
 		md->keeper = NULL;
 	}
 	loop_remove(md->resume_source);
+	service_notify_destroy(md->service);
 	if (md->resume_timer >= 0)
 		close(md->resume_timer);
 	control_destroy(md->control);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Credentials of a unix socket's peer (see peer_cred.h).
  */

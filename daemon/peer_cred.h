@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Who is on the other end of a unix socket, from the kernel
  * (SO_PEERCRED, SO_PEERGROUPS): the credentials the peer had when it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The per-group trace file (see trace.h and doc/trace-format.md for the format).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The per-group trace of doc/trace-format.md: JSON Lines, one object per command
  * group, times in CLOCK_MONOTONIC nanoseconds:

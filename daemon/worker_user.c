@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Who mediatord's workers run as (see worker_user.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Who mediatord's workers run as (doc/design.md, "Workers' rights").
  *

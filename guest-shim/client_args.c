@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The guest clients' command line (see client_args.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The command line of the guest clients (cluster-client, long-draws):
  * "--option value" pairs, or --help (-h) alone. What is wrong goes to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * cluster-client: a periodic "instrument cluster" OpenGL ES 2 client, the
  * latency-critical side of the isolation benchmark.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Deadline accounting of a periodic renderer (see frame_stats.h). The
  * latencies of the frames drawn go to a growing sample list; the counters

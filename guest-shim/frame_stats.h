@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Deadline accounting of a periodic renderer, by its own clock (pure: no
  * GL, no I/O). Frame k is released at t0 + k * period and must complete by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * long-draws: an "infotainment flood" OpenGL ES 2 client, the interfering
  * side of the isolation benchmark. It sends very long command groups, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Measurements and their percentiles (see samples.h).
  */

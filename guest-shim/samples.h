@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A growing list of measurements (latencies, group times) and its
  * percentiles, for bench/isolation's clients.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The bound of a context (see predict_model.h): prediction + margin.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Calibration from microbenchmarks (see predict_calibrate.h).
  */

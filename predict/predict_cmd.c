@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Shallow walk of a virgl command buffer (see predict_cmd.h). Command and
  * object numbers are the decoder's (predict_decode.h), those of

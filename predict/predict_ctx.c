@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Per-context state tracking and feature extraction (see predict_ctx.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Typed decoder of a virgl command buffer (see predict_decode.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A context's estimator: model + memo + bound (see predict_estimator.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Names of the features (see predict_features.h), as `mediatorctl model`
  * and the model files show them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Handle map (see predict_map.h). A slot holds (key, value); a NULL value
  * marks it empty. An entry sits at its key's home slot or after it, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Memo of one-off groups by content (see predict_memo.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The list of cost models and the helpers they share (see
  * predict_model_priv.h): feature sanitising, clamping of predicted times,

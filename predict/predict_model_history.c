@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * TimeGraph's history-based prediction, the baseline of Schnitzer et al.,
  * Concepts for Execution Time Prediction of 3D GPU Rendering, §VI: a

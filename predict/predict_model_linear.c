@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The calibrated linear model of Schnitzer et al., Concepts for Execution
  * Time Prediction of 3D GPU Rendering: t = sum(c_i * x_i), with c_i in ns

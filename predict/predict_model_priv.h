@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Helpers shared by the cost models (predict_model_*.c); not a public
  * interface.

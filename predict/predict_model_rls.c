@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Gupta et al., An Online Learning Methodology for Performance Modeling of
  * Graphics Processors: recursive least squares with a forgetting factor, on

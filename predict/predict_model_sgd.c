@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Keller's thesis, Predicting the GPU Execution Time of 3D Rendering
  * Commands using Machine Learning Concepts: online linear regression by

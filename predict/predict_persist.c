@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Saving and loading model states (see predict_persist.h). This is the
  * only file of the predict library that does I/O.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * TGSI text histogram (see predict_tgsi.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Instruction histogram of a TGSI shader in text form.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The scheduler of a mediatord configuration (sched_config.h).
  */

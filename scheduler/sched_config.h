@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The scheduler of a mediatord configuration (config.h): the one place
  * where the config's names and units become the scheduler's. mediatord and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The scheduler (see scheduler.h).
  */

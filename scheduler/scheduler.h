@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The scheduler: decides when each command group may start on a GPU that
  * cannot be preempted. One implementation, two drivers: mediatord (live

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Creates the system users mediatord's workers run as (config key
 # worker_user, in [mediator] and per domain; doc/design.md, "Workers'
 # rights"): no home, no login shell, a group of its own, and the groups

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2153 # SECS: scripts/demo.sh sets it
 # gpu-mediator demo with virtual machines: cluster-vm and ivi-vm share one
 # (software) GPU through mediatord, as in a car.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # gpu-mediator demo: two domains share one (software) GPU.
 #
 #   scripts/demo.sh [--vms | --vtest]

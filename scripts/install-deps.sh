@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages gpu-mediator needs to build, test, run the
 # demo and run the benchmarks. Idempotent and quick when everything is there:
 # it asks dpkg first and only runs apt-get (update + install) for what is
@@ -10,6 +11,9 @@ packages=(
   gcc libc6-dev meson ninja-build pkg-config
   libvirglrenderer-dev libinih-dev libcmocka-dev libjson-c-dev
   libepoxy-dev libdrm-dev libgbm-dev libegl-dev libgles-dev libseccomp-dev
+  # the service: sd_notify (libsystemd), man pages (scdoc), mediatorctl's completion,
+  # and what the install test checks them with (systemd-analyze, man)
+  libsystemd-dev scdoc bash-completion systemd man-db
   # ASan/UBSan builds with clang, and the formatter
   clang libclang-rt-14-dev clang-format
   # rendering: Mesa llvmpipe for the worker, virpipe for the clients

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Unpacks Mesa 25's client libraries from Debian's bookworm-backports suite
 # into a directory beside the system's Mesa, without installing anything;
 # with --env, also prints the environment that makes a GL client use them:

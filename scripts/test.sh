@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Builds gpu-mediator and runs every test, the way CI does:
 #  1. installs missing Debian packages (scripts/install-deps.sh),
 #  2. build/: the normal build; all suites (unit and integration),
@@ -33,6 +34,13 @@ setup() {
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
   section "dependencies"
   scripts/install-deps.sh
+fi
+
+section "sources: every code file names its license (SPDX)"
+if [ -d .git ] && command -v git >/dev/null; then
+  unlicensed=$(git ls-files -- '*.c' '*.h' '*.sh' '*meson.build' meson_options.txt |
+    while read -r f; do head -n 3 -- "$f" | grep -q 'SPDX-License-Identifier:' || echo "$f"; done)
+  [ -z "$unlicensed" ] || { echo "no SPDX-License-Identifier line in: $unlicensed" >&2; exit 1; }
 fi
 
 section "build: build/"

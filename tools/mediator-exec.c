@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediator-exec: runs an unmodified vtest client (a GL ES app on Mesa's
  * virgl driver, GALLIUM_DRIVER=virpipe) against one domain's socket.

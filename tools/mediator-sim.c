@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediator-sim: replays per-group traces (mediatorctl trace, the format of
  * doc/trace-format.md) of several domains against a model of one non-preemptive GPU,

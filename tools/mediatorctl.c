@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediatorctl: the command-line client of mediatord's control socket.
  *

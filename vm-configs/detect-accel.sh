@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # detect-accel.sh KERNEL INITRD: prints the libvirt domain type that boots
 # the guest on this host: "kvm" when QEMU with KVM brings the guest (built by
 # vm-configs/guest/build.sh) to its /init, "qemu" (TCG) otherwise.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # vm-configs/install.sh: sets this host up for cluster-vm and ivi-vm, so that
 # after it `virsh start cluster-vm` and `virsh start ivi-vm` boot guests whose
 # unmodified GL ES apps render through a running mediatord. Idempotent: run
@@ -49,7 +50,7 @@ die() {
   exit 1
 }
 usage() {
-  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-1}"
+  sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&"${1:-1}"
 }
 
 while [ $# -gt 0 ]; do

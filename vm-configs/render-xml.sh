@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # render-xml.sh TEMPLATE NAME=VALUE...: prints TEMPLATE (cluster-vm.xml,
 # ivi-vm.xml) with its @NAME@ placeholders filled in. Every placeholder of
 # the template must be given; values are XML-escaped.

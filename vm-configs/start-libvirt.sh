@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # start-libvirt.sh: starts virtlogd and libvirtd by hand where no init
 # system does (containers, CI), with what they need: the kvm group, the
 # libvirt-qemu user, /var/log/libvirt; idempotent. Waits until

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # vm-configs/vms-lib.sh: what the demo, the tests and the benchmarks do with
 # the VMs that vm-configs/install.sh defined. Source it; it defines functions
 # only. VMS_LOG_DIR is install.sh's --log-dir (the guests' serial logs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The early WIRE_DONE (see done_relay.h): a table of armed grants under
  * one mutex, shared by the main thread and virglrenderer's sync thread.

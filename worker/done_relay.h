@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The early WIRE_DONE: a granted group's completion goes to mediatord from
  * virglrenderer's sync thread the moment its fence signals, whatever the

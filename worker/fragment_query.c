@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Occlusion queries around command groups (see fragment_query.h).
  */

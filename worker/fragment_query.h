@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Measured fragment counts per command group, for the fragment estimators
  * of libpredict (the recent-history ratio of Ma's thesis, and the choice between it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The identity of a renderer's capability set (see gpu_caps.h).
  */

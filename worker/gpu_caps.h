@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What names a GPU and driver in saved state: a hash of the renderer's
  * virgl capability set 2 (pure: no renderer, no I/O).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One guest GPU context below the transport layer (see gpu_context.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One guest GPU context in a worker, whatever transport carried it: the
  * code path below the transport layer (doc/design.md, "Data flow").

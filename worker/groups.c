@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * In-flight command groups of one client (see groups.h). Groups live in a
  * ring indexed by sequence number; they complete in sequence order.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Command groups of one client, from dispatch to completion.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The worker's record channel to mediatord (see mediator_link.h).
  */

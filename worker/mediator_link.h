@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A worker's link to mediatord: the record channel (wire.h), the same for
  * every transport.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Where a long command group is cut (see pieces.h).
  */

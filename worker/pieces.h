@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Pieces: preemption points without preemption (doc/design.md, "Pieces").
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Worker-side prediction glue (see predictor.h).
  */

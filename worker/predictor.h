@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The worker's predictor: the glue between a transport and libpredict.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * virglrenderer set-up and fence completion timestamps (see renderer.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The worker's renderer: libvirglrenderer, initialised once per worker
  * process (virglrenderer keeps process-global state, one more reason for a

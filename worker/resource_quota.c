@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Host memory quotas of resources (see resource_quota.h).
  */

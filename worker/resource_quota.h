@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The host memory a client's resources may take (a domain's
  * resource_memory_mb), the same for both transports.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A worker's rights, given up (see sandbox.h).
  */

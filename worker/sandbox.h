@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A worker gives up what it does not need before it reads a guest byte
  * (doc/design.md, "Workers' rights"): it parses guest-controlled streams

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The worker's system-call allow-list (see syscall_filter.h).
  *

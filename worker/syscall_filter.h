@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The worker's system-call allow-list (seccomp, through libseccomp): what
  * a worker may still ask of the kernel once its renderer is up (doc/design.md,

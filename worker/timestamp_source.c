@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Completion timestamp sources (see timestamp_source.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Where a command group's completion time comes from (doc/design.md,
  * "Completion timestamps"), best first:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediator-worker: serves one client connection for mediatord.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What a worker serves, as mediatord started it (mediator-worker's
  * options): one struct for both transports, vtest and vhost-user.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * gl-clears: the clear workloads of the evaluation in Schnitzer et al.,
  * Concepts for Execution Time Prediction of 3D GPU Rendering (see

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * gl-multipass: a multi-pass workload for the accuracy benchmark, as an
  * unmodified GL ES 2 program (run it through mediatord with mediator-exec

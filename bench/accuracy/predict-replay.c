@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * predict-replay: replays per-group feature dumps (MEDIATOR_FEATURE_DUMP of
  * mediator-worker) through every cost model of libpredict, in order, each

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Accuracy benchmark of the cost models (not a test).
 #
 # Runs, through mediatord (policy fifo, max_inflight 1, so every group

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # GL ES conformance through mediatord against the reference vtest server.
 #
 #   bench/conformance/run.sh [--mesa 22|25|both] [--list quick|full|FILE] [--timeout S]
@@ -44,7 +45,7 @@ list=quick
 test_timeout=$DEFAULT_TEST_TIMEOUT_S
 
 usage() {
-  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+  sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Faults benchmark (not a test): what a hostile client in the infotainment
 # domain costs the cluster (issue 22's attacks), measured against a run
 # with no attack in the same invocation.

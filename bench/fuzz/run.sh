@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Fuzzing of every guest-facing parser (not a test; too long for CI).
 #
 # Builds the libFuzzer targets of tests/fuzz/ with clang, AddressSanitizer

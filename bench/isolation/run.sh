@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Isolation benchmark (not a test): does the cluster keep every frame while
 # infotainment floods the GPU?
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/kmod-jitter: the jitter of back-to-back signalled fences'
 # timestamps as gm_fence.ko records them (in the signal path), against
 # CLOCK_MONOTONIC read in user space right after each signal ioctl returns,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Overhead benchmark: what does going through mediatord cost an unmodified
 # GL ES client, compared with virglrenderer's own vtest server?
 #

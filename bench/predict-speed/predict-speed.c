@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * predict-speed: how long one predict + update takes per cost model, and
  * one bound_of + bound_update, over synthetic command groups.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/vhost-user: frames per second through the vhost-user-gpu path, with
 # tests/tools/vhost-user-frontend playing QEMU's vhost-user-gpu-pci device
 # and a guest driver, so that no VM is needed (bench/vms measures real VMs).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/vms: the product's main job, measured. cluster-vm renders a frame-paced
 # instrument cluster (guest-shim's cluster-client at 60 Hz on its display)
 # while ivi-vm floods the GPU (guest-shim's long-draws), both under libvirt, set up by

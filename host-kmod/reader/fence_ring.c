@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Reader of host-kmod's per-CPU fence rings (see fence_ring.h).
  */

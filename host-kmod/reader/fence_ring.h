@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The user-space reader of host-kmod's fence rings (uapi/gm_fence.h):
  * mediatord's workers map /dev/gm_fence read-only and take the dma-fence

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libpredict: what a command group will cost on the GPU, predicted from
  * its command stream before it runs, and learned from what it cost.

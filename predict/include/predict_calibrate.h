@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Calibration (Schnitzer et al., Concepts for Execution Time Prediction of
  * 3D GPU Rendering, §V): the cost coefficients measured with

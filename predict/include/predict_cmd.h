@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A first, shallow walk of a virgl command buffer: it checks that every
  * command header's length stays inside the buffer and counts commands by

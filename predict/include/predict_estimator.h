@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A context's estimator: what the worker (and bench/accuracy's replay)
  * asks before dispatching a group, and teaches after it completed. It

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The features of one command group: what the cost models see.
  *

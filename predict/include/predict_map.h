@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A map from 32-bit handles to pointers: the resources and objects a
  * guest names, in libpredict's context state (predict_ctx) and in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Cost models: each predicts a command group's GPU time in nanoseconds
  * from its features (predict_features.h) and learns from every measured

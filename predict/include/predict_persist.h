@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Persistent model state (Keller's thesis, Predicting the GPU Execution Time
  * of 3D Rendering Commands using Machine Learning Concepts, §4.6): one file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Recent cost of similar groups, per context.
  *

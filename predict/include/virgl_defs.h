@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The virgl protocol's definitions that no installed header gives, in one
  * place for libpredict and its users (the worker's transports).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2034 # its variables are for the sourcing scripts
 # scripts/lib/gm-common.sh: what the demo, the benchmarks and the integration
 # tests share: where the build and its programs are, a temp dir and the

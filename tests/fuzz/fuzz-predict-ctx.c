@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: arbitrary bytes as virgl command groups for one
  * predict_ctx. The first byte picks the fragment mode; the rest is cut into

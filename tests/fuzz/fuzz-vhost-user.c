@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: arbitrary bytes as one vhost-user message through
  * vhost_user_check() (and a SET_FEATURES that passes it through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: a guest's virtio-gpu queue, everything in it written
  * by the fuzzer, served as vgpu_device serves it: pop a chain, read its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: a guest's rings written by the fuzzer. The input fills
  * the start of a 64 KiB guest memory (a memfd, as QEMU shares it) holding

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: arbitrary bytes from a vtest client, fed to the parser
  * in chunks whose sizes the input also chooses; every message taken out

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # What the integration tests share beyond scripts/lib/gm-common.sh (the
 # library of the demo, the benchmarks and the tests, which this file
 # sources: its gm_* functions are the tests' too). Each test sources this

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A hostile client in one domain cannot hurt another domain: while
 # glmark2-es2 renders in domain B, vtest-poke sends domain A garbage, a
 # truncated message, a huge length, an unknown command and never-created

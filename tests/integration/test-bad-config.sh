@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # mediatord refuses a bad config with exit status 1 and a message naming the
 # file, the line and the key; refuses a bad command line with status 2; and
 # exits 3 when it cannot create its sockets. It never starts serving.

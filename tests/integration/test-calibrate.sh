@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # mediatorctl calibrate: the microbenchmarks of Schnitzer et al., Concepts
 # for Execution Time Prediction of 3D GPU Rendering, run as a client of a
 # domain in a context of their own; the worker seeds the domain's model

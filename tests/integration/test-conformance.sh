@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # GL ES conformance: piglit's quick GL ES list (bench/conformance/gles-quick.list)
 # through mediatord and through virgl_test_server in the same run, with the
 # clients on the system's Mesa and on Mesa 25 beside it. Every test that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Many short clients leak nothing: 1000 connect/handshake/close cycles
 # against one domain. mediatord's resident memory after them is at most
 # 2 MiB above what it was after the first 100 cycles, its open files are as

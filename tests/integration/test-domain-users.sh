@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A worker user per domain (doc/design.md, "Workers' rights"). mediatord
 # runs as root, each domain names its worker_user, and there is no keeper
 # (restart_wait_s = 0: once, without --outlive-mediatord, the worker

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # es2gears renders to an X window, so unlike glmark2 --off-screen it reads
 # its frames back through TRANSFER_GET2 to present them: it must run
 # through mediatord without any client error, and its groups are measured.

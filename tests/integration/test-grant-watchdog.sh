@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The grant watchdog (doc/design.md, "The grant watchdog"), two stages: a
 # stopped worker that holds the one GPU slot (max_inflight 1) has its
 # grant revoked (its client suspended) once the grant's deadline passes,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The guest image of vm-configs/guest: built (or reused from its cache) with
 # one command, booted with QEMU's own virtio-gpu (2D: the guest's stock Mesa
 # renders with its software path), and its unmodified kmscube renders

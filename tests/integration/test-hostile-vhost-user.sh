@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A hostile VM cannot stop the other domains' GPU nor take its worker's
 # memory (issue 22). Domain "infotainment" serves a vhost-user "VM" played
 # by tests/tools/vhost-user-frontend in its --attack modes while a

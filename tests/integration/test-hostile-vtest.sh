@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A vtest client that attacks its own worker cannot stop another domain's
 # GPU work (issue 22). While glmark2-es2 renders in the safety domain A,
 # vtest-poke --attack runs against domain B's socket, one attack at a time:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two live domains under policy budget: a periodic 60 Hz cluster client
 # (guest-shim/cluster-client, safety) and a flooding infotainment
 # client (guest-shim/long-draws: full-screen draws with an expensive

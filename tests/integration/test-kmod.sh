@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # host-kmod in a real Linux guest: builds gm_fence.ko with kbuild against
 # Debian's kernel headers, boots that Debian kernel in QEMU with a small
 # initramfs (busybox, vgem, the module, tests/kmod/gm-fence-test), where the

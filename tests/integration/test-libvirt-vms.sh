@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # cluster-vm and ivi-vm end to end, as an integrator sets them up: one
 # vm-configs/install.sh (its own dirs and VM names, the mediatord it starts
 # from this build), then plain `virsh start` of both. Each guest's

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The learned model state survives a restart (Keller's thesis, §4.6): a first run
 # of glmark2-es2 leaves the domain's state file in state_dir; after each
 # of RESTARTS restarts (default 7) the worker loads it, and, for the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Pieces (doc/design.md, "Pieces"): a normal domain's long groups are cut
 # into pieces, each with its own grant and fence, while a 60 Hz cluster
 # client renders in the safety domain. Checked from mediatord's trace:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # mediatord killed (SIGKILL) and started again, with a client in each
 # domain (doc/design.md, "When mediatord dies"): the cluster (safety) keeps
 # drawing its 60 Hz frames through the outage, its worker dispatching

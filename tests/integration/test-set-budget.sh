@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # set-budget --period-us changes every per-period figure of show-budgets
 # from the boundary where the new period applies: a GL client
 # (glmark2-es2) keeps the infotainment domain busy with a period of

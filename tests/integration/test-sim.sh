@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # mediator-sim on small stored traces with known outcomes (tests/data/sim/):
 # a 60 Hz cluster (1.5 ms frames) against an infotainment flood of 20 ms
 # groups misses most frames under fifo and none under budget, which still

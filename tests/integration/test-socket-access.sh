@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Who may reach mediatord (doc/design.md, "Configuration"; issue: a local
 # user must not spend the safety domain's budget or change mediatord).
 # mediatord runs as root; a local user ("nobody", through setpriv) is not

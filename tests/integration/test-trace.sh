@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The per-group trace: `mediatorctl trace start FILE`, one glmark2-es2 run
 # in one domain, `trace stop`. Every line is a JSON object with every
 # documented member (doc/trace-format.md; frame records of the

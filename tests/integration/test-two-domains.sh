@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Two domains, one unmodified GL ES client (glmark2-es2) in each at the same
 # time: both finish and score; each worker's threads run at its domain's
 # worker_nice; show-budgets shows both domains with measured

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The real QEMU (>= 8) against mediatord's vhost-user-gpu socket, with a
 # guest that boots and renders:
 #  - QEMU's vhost-user-gpu-pci negotiates with the worker (no warning

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The vhost-user-gpu transport, with tests/tools/vhost-user-frontend playing
 # QEMU's vhost-user-gpu-pci device and a guest's virtio-gpu driver:
 #  - both domains serve a "VM" at once: handshake, guest memory, rings,

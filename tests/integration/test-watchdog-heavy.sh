@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # The grant watchdog does not kill a healthy client whose group was
 # mispredicted (doc/design.md, "The grant watchdog"): glmark2-es2's
 # terrain scene compiles its shaders (LLVM on llvmpipe, hundreds of ms)

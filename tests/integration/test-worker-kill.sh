@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # A worker that dies (SIGKILL) takes down only its own client: glmark2-es2
 # runs in both domains, domain A's worker is killed, B's client finishes and
 # scores, mediatord stays up and domain A's client count drops back to 0.

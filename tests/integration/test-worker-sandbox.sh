@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Workers run without rights (doc/design.md, "Workers' rights"). mediatord
 # runs as root with a 60 Hz cluster client in the safety domain; from
 # /proc, its worker: runs as the worker user (real, effective, saved and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * gm-fence-test: runs inside the KVM/TCG guest of tests/integration/
  * test-kmod.sh, as its init's child, with gm_fence.ko and vgem loaded.

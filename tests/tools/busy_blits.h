@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * An expensive command group for the hostile test tools: whole-surface
  * blits between two BUSY_SIZE x BUSY_SIZE B8G8R8X8 textures, one way and

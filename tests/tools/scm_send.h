@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * sendmsg() with file descriptors (SCM_RIGHTS), for the test tools and
  * unit tests that play a peer which passes fds (QEMU's vhost-user

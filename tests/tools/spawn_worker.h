@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Starts the built mediator-worker for one vhost-user connection, as
  * mediatord does (the VM's socket on WIRE_CLIENT_FD, the record channel to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vhost-user-frontend: plays QEMU's part against mediatord's
  * vhost_user_socket, for tests/integration/test-vhost-user.sh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vhost-user-record: a recording proxy between a vhost-user front-end
  * (QEMU's vhost-user-gpu-pci) and a back-end (mediatord's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vtest-poke: a tiny raw vtest client for the integration tests.
  *

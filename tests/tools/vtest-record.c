@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vtest-record: a recording proxy between a vtest client (Mesa's virgl
  * vtest winsys, GALLIUM_DRIVER=virpipe) and a vtest server

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the config parser: the example of doc/design.md (which that
  * file must still show) and the shipped example config parse with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the control socket (control.c) and of the trace writer (trace.c).
  *

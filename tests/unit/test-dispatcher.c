@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the dispatcher's grant board (dispatcher.h, wire.h): the trust
  * boundary with the workers, which may be compromised. A worker takes the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of each domain's directories (domain_dirs.h), as a user that
  * gives them to nobody else (the worker user is mediatord's own; who owns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of a domain's show-budgets object: the domain's own state (name,
  * class, sockets, clients, contexts, totals since start) and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the early WIRE_DONE (done_relay.h): a granted group's
  * completion goes out once, from whichever thread comes first; fences

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the fence ring reader (fence_ring.h) against rings built in
  * memory with the module's layout: records in order across rings, a reader

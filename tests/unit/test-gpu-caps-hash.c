@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * gpu_caps_hash(): the identity of a renderer's capability set 2, under
  * which learned models are saved, names the driver and not the moment.

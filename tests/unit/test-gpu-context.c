@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Piece dispatch (gpu_context.h, doc/design.md "Pieces") with a real
  * renderer: virglrenderer on llvmpipe (egl-surfaceless), a context with

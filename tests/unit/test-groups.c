@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of command-group timing (start = max(dispatch, previous end),
  * Schnitzer et al., Concepts for Execution Time Prediction of 3D GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the guest clients' command line (guest-shim's client_args):
  * integers in their range and nothing else, WxH sizes, non-empty strings,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the cluster application's deadline accounting (guest-shim's
  * frame_stats): frames on time, late frames, overruns that skip releases,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of mediatord's keeper (keeper.h): a real keeper process, started
  * by keeper_open() on a socket in a private directory, holds a domain's

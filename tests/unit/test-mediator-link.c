@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the worker's link to mediatord (mediator_link.h): a message
  * the record channel does not take now is queued, never dropped, and sent

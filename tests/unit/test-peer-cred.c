@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of peer_cred.h: the kernel's word on a unix socket's peer, and
  * who of them may change mediatord.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of where a long command group is cut into pieces (worker/pieces.h):
  * which groups are cut, that cuts follow the stream and fall where the

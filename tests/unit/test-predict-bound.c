@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the bound (predict_model.h): never below the prediction, holds
  * with the configured probability on Gaussian residuals, and widens when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Calibration (predict_calibrate.h): coefficients recovered from synthetic
  * microbenchmark groups with known costs, robust to a start-up outlier,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the shallow virgl command-buffer walk: counts per class, and
  * rejection (with index and offset) of headers whose length runs past the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of per-context state tracking and features: clears per mask and
  * framebuffer size, draw vertex counts and shader work, fragments from the

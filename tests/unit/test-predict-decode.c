@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the typed virgl decoder: operands of hand-built valid streams
  * come out by name, and every malformed command is rejected with its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the handle map that libpredict's context state and the worker's
  * transports keep their objects and resources in: add/get/remove, key 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the memo of under-predicted groups (predict_memo.h), of the
  * context estimator around it (predict_estimator.h), and of the state

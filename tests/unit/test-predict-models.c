@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the cost models (predict_model.h): each learns known
  * coefficients from synthetic groups, history remembers and forgets,

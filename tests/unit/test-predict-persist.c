@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the model state file (predict_persist.h): round trip of
  * several models, and refusal of corrupt, truncated and foreign files

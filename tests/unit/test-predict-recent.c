@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the recent cost of similar groups (predict_recent.h): what is
  * one kind and what is not, a kind the model misses follows its level, a

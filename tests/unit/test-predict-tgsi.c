@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the TGSI text histogram: on the shaders glmark2-es2 sends
  * through Mesa's virgl driver, captured from a running client

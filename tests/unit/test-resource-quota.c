@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the host memory quota of a client's resources: a resource's
  * size from its description (texel sizes, mip levels, layers, samples,

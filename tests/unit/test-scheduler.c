@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the scheduler (scheduler.h) on synthetic timelines: a mock GPU
  * here is just the times passed in. Admission by budget, replenishment,

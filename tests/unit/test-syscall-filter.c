@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the worker's system-call allow-list (syscall_filter.h) and of
  * sandbox_enter() (sandbox.h), each in a child process: what a worker

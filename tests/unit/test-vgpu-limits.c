@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of what one VM may make its worker hold and do (vgpu_limits.h):
  * resources, backing entries and bytes per resource and per VM, counted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of vhost-user message checks and framing (vhost_user.h) and of the
  * guest memory table (guest_mem.h): every request's size and fd rules, ring

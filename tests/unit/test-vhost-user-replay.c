@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Replays real QEMU vhost-user sessions (the .txt files of tests/data/vhost-user,
  * recorded by tests/tools/vhost-user-record) against the real worker.

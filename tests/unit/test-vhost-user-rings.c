@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The ring state rules of the vhost-user-gpu worker (vhost_gpu_server.c,
  * vhost-user.rst "Ring states"), against the real mediator-worker started

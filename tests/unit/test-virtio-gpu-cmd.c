@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the virtio-gpu request checks (virtio_gpu_cmd.h): a case table
  * of requests, each with the exact VIRTIO_GPU_RESP_ERR_* it gets (or 0),

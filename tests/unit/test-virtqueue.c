@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of split virtqueues served from guest memory (virtqueue.h): the
  * rings are built in a memfd "guest memory" as a guest driver builds them,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of what one vtest client may cost: resources and shared memory
  * beyond their limits are refused with -ENOSPC and count nothing, freed

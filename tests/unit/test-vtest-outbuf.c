@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of the vtest reply queue: replies leave in order across partial
  * writes, an fd arrives exactly where it was queued, nothing is queued

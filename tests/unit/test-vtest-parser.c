@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Tests of vtest message framing: whole and split messages, Mesa's
  * handshake byte for byte, CREATE_RENDERER's byte-counted length, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * mediator-calibrate: the calibration microbenchmarks of Schnitzer et al.,
  * Concepts for Execution Time Prediction of 3D GPU Rendering (§V), as an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A KMS display for the GL clients that run in a guest (see gles_target.h):
  * the first connected connector of a DRM card at its preferred mode, a GBM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * An off-screen OpenGL ES 2 target (see gles_target.h).
  */

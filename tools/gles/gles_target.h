@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The OpenGL ES 2 target of this project's GL clients (mediator-calibrate,
  * guest-shim's cluster-client and long-draws): an EGL pbuffer with a

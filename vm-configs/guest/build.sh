@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # vm-configs/guest/build.sh OUTDIR: builds the guest of cluster-vm and
 # ivi-vm from Debian 12 packages (debootstrap from the configured Debian
 # mirror): Debian's kernel, Mesa (virgl, and llvmpipe where the GPU has no

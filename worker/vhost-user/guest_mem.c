@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Guest memory regions of a vhost-user device (see guest_mem.h).
  */

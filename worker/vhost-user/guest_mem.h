@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * A guest's memory, as QEMU shares it with a vhost-user back-end
  * (VHOST_USER_SET_MEM_TABLE): up to GUEST_MEM_MAX_REGIONS regions, each a

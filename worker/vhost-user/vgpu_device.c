@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The virtio-gpu device of a VM (see vgpu_device.h).
  *

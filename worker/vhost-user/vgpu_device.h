@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The virtio-gpu device a worker presents to one VM (VIRTIO 1.2 §5.7),
  * with virglrenderer behind it and the vhost-user-gpu display channel

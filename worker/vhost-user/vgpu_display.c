@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The vhost-user-gpu display channel (see vgpu_display.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The vhost-user-gpu display channel (QEMU docs/interop/vhost-user-gpu.rst):
  * the stream socket QEMU hands a back-end with VHOST_USER_GPU_SET_SOCKET,

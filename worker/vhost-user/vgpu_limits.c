@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Limits of a VM and the work budget of a wake-up (see vgpu_limits.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What one VM (one worker connection) may make its worker hold or do, and
  * why each bound is what it is. A guest is hostile (STYLE.md): every

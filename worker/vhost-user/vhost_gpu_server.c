@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vhost-user-gpu transport (see vhost_gpu_server.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The vhost-user-gpu transport of a worker: serves one QEMU
  * `vhost-user-gpu-pci` device (one VM) on the connection mediatord

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vhost-user message framing and checks (see vhost_user.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vhost-user messages (QEMU docs/interop/vhost-user.rst): framing and
  * checks, for the back-end side of the connection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * virtio-gpu request shape checks (see virtio_gpu_cmd.h).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * virtio-gpu control and cursor requests (VIRTIO 1.2 §5.7,
  * <linux/virtio_gpu.h>): shape checks before a request is acted on.

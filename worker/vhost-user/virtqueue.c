@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Split virtqueues of a vhost-user back-end (see virtqueue.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * One split virtqueue (VIRTIO 1.1 §2.6) served from a vhost-user back-end:
  * the rings live in guest memory (guest_mem.h), QEMU tells us where

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Per-client limits and the per-wake-up work budget (see vtest_limits.h).
  */

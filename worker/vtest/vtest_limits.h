@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * What one vtest client may cost its worker: how many resources and how
  * many bytes of shared memory it holds at once (vtest_limits), and how

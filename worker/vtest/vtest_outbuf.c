@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vtest reply queue (see vtest_outbuf.h).
  *

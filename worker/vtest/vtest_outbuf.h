@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The replies a vtest server owes its client, written without ever
  * blocking the worker.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vtest message framing (see vtest_parser.h).
  *

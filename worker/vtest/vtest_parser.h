@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * Framing and shape checks of the vtest protocol, as spoken by Mesa's virgl
  * vtest winsys (src/gallium/winsys/virgl/vtest/) to a vtest server

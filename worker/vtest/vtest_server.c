@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * vtest transport (see vtest_server.h).
  *

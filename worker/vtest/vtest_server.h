@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * The vtest transport of a worker: serves one vtest client connection
  * (Mesa's virgl vtest winsys, GALLIUM_DRIVER=virpipe) with virglrenderer,
