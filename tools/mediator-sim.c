@@ -77,9 +77,61 @@ struct domain_out {
 	uint64_t groups, busy_ns, wait_ns, refused;
 };
 
+/* The help, shaped like a man page: mediator-sim(1) is made from it (doc/man/). */
+static void help(FILE *f)
+{
+	fputs("NAME\n"
+	      "    mediator-sim - replay GPU traces through mediatord's scheduler\n"
+	      "\n"
+	      "SYNOPSIS\n"
+	      "    mediator-sim [--model trace|oracle] [--check] CONFIG TRACE...\n"
+	      "    mediator-sim --help\n"
+	      "\n"
+	      "DESCRIPTION\n"
+	      "    mediator-sim replays per-group traces of several domains (written by\n"
+	      "    mediatorctl trace start) against a model of one non-preemptive GPU,\n"
+	      "    through the scheduler mediatord runs, to ask what a configuration\n"
+	      "    would do with these workloads before it goes into a car.\n"
+	      "\n"
+	      "    CONFIG is a mediatord configuration (mediatord.conf(5)): its policy,\n"
+	      "    max_inflight, max_defer_us, oversize and domains, matched to the\n"
+	      "    traces' domains by name (groups of other domains are ignored and\n"
+	      "    counted). Each domain and client of the traces is one stream of\n"
+	      "    groups. A group asks for the GPU at its recorded time, but never\n"
+	      "    before its stream's previous group was granted; the GPU runs one\n"
+	      "    group at a time for its recorded measured time.\n"
+	      "\n"
+	      "    It prints per domain: groups, frames and deadline misses (safety\n"
+	      "    domains), GPU utilisation, groups per second, throttled and refused\n"
+	      "    groups, and the mean wait for a grant. The same input gives the same\n"
+	      "    output.\n"
+	      "\n"
+	      "OPTIONS\n"
+	      "    --model trace|oracle\n"
+	      "        Where predictions and bounds come from: the trace (what the live\n"
+	      "        model said; the default), or the measured times (a perfect\n"
+	      "        predictor, for comparison).\n"
+	      "    --check\n"
+	      "        Let the exit status say whether the configuration is schedulable\n"
+	      "        for these workloads.\n"
+	      "    -h, --help\n"
+	      "        Print this help and exit.\n"
+	      "\n"
+	      "EXIT STATUS\n"
+	      "    0   done; with --check: no safety deadline missed, no group refused\n"
+	      "    1   with --check: a safety deadline missed or a group refused\n"
+	      "    2   usage or input error\n"
+	      "\n"
+	      "SEE ALSO\n"
+	      "    mediatord(8), mediatord.conf(5), mediatorctl(1)\n",
+	      f);
+}
+
 static int usage(void)
 {
-	fputs("usage: mediator-sim [--model trace|oracle] [--check] CONFIG TRACE...\n", stderr);
+	fputs("usage: mediator-sim [--model trace|oracle] [--check] CONFIG TRACE...\n"
+	      "       mediator-sim --help\n",
+	      stderr);
 	return 2;
 }
 
@@ -375,7 +427,10 @@ int main(int argc, char **argv)
 	int i = 1, r;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (!strcmp(argv[i], "--check")) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--check")) {
 			check = true;
 		} else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
 			i++;

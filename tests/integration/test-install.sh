@@ -30,6 +30,9 @@ files=("$ETC/mediatord.conf")
 [ "$GM_HAVE_SYSTEMD" = 1 ] && files+=("$UNIT" "$ROOT$GM_INSTALL_PREFIX/lib/tmpfiles.d/gpu-mediator.conf"
   "$ROOT$GM_INSTALL_PREFIX/lib/sysusers.d/gpu-mediator.conf")
 [ "$GM_HAVE_BASH_COMPLETION" = 1 ] && files+=("$COMPLETION")
+MAN=$ROOT$GM_INSTALL_MANDIR
+[ "$GM_HAVE_MAN_PAGES" = 1 ] && files+=("$MAN/man8/mediatord.8" "$MAN/man5/mediatord.conf.5"
+  "$MAN/man1/mediatorctl.1" "$MAN/man1/mediator-sim.1")
 for f in "${files[@]}"; do
   [ -n "$f" ] && [ -f "$f" ] || fail "not installed: ${f#"$ROOT"}"
 done
@@ -45,14 +48,39 @@ if [ "$GM_HAVE_SYSTEMD" = 1 ]; then
   # The unit as installed, its programs' paths into the staging root
   # (verify checks that they exist).
   sed "s|$GM_INSTALL_SBINDIR/|$SBIN/|g" "$UNIT" >"$TMP/gpu-mediator.service"
-  # (--man=no until the man pages are installed.)
-  systemd-analyze verify --man=no "$TMP/gpu-mediator.service" >"$TMP/verify.log" 2>&1 ||
+  # Its Documentation= pages are looked up where they were installed.
+  man_check=--man=yes
+  [ "$GM_HAVE_MAN_PAGES" = 1 ] || man_check=--man=no
+  MANPATH=$MAN systemd-analyze verify $man_check "$TMP/gpu-mediator.service" >"$TMP/verify.log" 2>&1 ||
     fail "systemd-analyze verify: $(cat "$TMP/verify.log")"
   [ ! -s "$TMP/verify.log" ] || fail "systemd-analyze verify warns: $(cat "$TMP/verify.log")"
   log "systemd-analyze verify accepts the unit"
 fi
 if [ "$GM_HAVE_BASH_COMPLETION" = 1 ]; then
   bash -n "$COMPLETION" || fail "the bash completion does not parse"
+fi
+# Each man page renders without a warning, and says what its source says:
+# a program's every option and command (its --help), every key of the
+# configuration (the example configuration).
+if [ "$GM_HAVE_MAN_PAGES" = 1 ]; then
+  for page in "$MAN"/man*/*; do
+    MANWIDTH=200 man --warnings -l "$page" >"$TMP/page.txt" 2>"$TMP/page.err" ||
+      fail "man -l ${page#"$ROOT"} failed: $(cat "$TMP/page.err")"
+    [ ! -s "$TMP/page.err" ] || fail "man -l ${page#"$ROOT"} warns: $(cat "$TMP/page.err")"
+    grep -q '^NAME' "$TMP/page.txt" || fail "${page#"$ROOT"} has no NAME section"
+  done
+  MANWIDTH=200 man -l "$MAN/man1/mediatorctl.1" >"$TMP/ctl.txt" 2>/dev/null
+  for word in status show-budgets set-budget model calibrate "trace start" "trace stop" \
+    --socket MEDIATOR_CONTROL_SOCKET "EXIT STATUS"; do
+    grep -q -- "$word" "$TMP/ctl.txt" || fail "mediatorctl(1) does not mention $word"
+  done
+  MANWIDTH=200 man -l "$MAN/man5/mediatord.conf.5" >"$TMP/conf.txt" 2>/dev/null
+  keys=$(grep -o '^; [a-z_]* = ' "$ETC/mediatord.conf" | sed 's/^; //; s/ = $//' | sort -u)
+  for key in $keys; do
+    grep -q "^ *$key = " "$TMP/conf.txt" || fail "mediatord.conf(5) does not document key $key"
+  done
+  log "man pages render: $(cd "$MAN" && echo man*/*); mediatord.conf(5) documents" \
+    "$(wc -w <<<"$keys") keys"
 fi
 "$SBIN/mediatord" --config "$ETC/mediatord.conf" --check >"$TMP/check.log" 2>&1 ||
   fail "the installed configuration is not valid: $(cat "$TMP/check.log")"
