@@ -14,6 +14,8 @@ packages=(
   # the service: sd_notify (libsystemd), man pages (scdoc), mediatorctl's completion,
   # and what the install test checks them with (systemd-analyze, man)
   libsystemd-dev scdoc bash-completion systemd man-db
+  # the Debian packages (debian/, test-deb)
+  debhelper dh-dkms fakeroot dpkg-dev
   # ASan/UBSan builds with clang, and the formatter
   clang libclang-rt-14-dev clang-format
   # rendering: Mesa llvmpipe for the worker, virpipe for the clients

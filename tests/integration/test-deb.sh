@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The Debian packages (issue 18). From a copy of the source tree,
+# `dpkg-buildpackage -b -us -uc` builds gpu-mediator, gpu-mediator-tools
+# and gm-fence-dkms, and each holds what it should. Installed on this
+# machine with dpkg -i (a machine that has gpu-mediator installed already is
+# skipped: the test would replace it), their maintainer scripts make the
+# workers' users and the directories and enable the unit; the installed
+# configuration passes --check; the installed mediatord finds its installed
+# worker by itself and, with mediatorctl, serves a vtest client; and
+# dpkg --purge removes all of it again.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+[ "$(id -u)" = 0 ] || skip "needs root, for dpkg -i"
+for c in dpkg-buildpackage dpkg-checkbuilddeps fakeroot; do
+  command -v "$c" >/dev/null || fail "$c is missing (scripts/install-deps.sh installs it)"
+done
+for p in gpu-mediator gpu-mediator-tools; do
+  if dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^[ih]i'; then
+    skip "package $p is installed on this machine; this test would replace it"
+  fi
+done
+
+SRC=$(cd -- "$TESTS_SRCDIR/.." && pwd)
+PKG=$TMP/pkg
+mkdir -p "$PKG/src"
+if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  (cd "$SRC" && git ls-files --cached --others --exclude-standard -z | cpio -pdm0 --quiet "$PKG/src")
+else
+  (cd "$SRC" && tar --exclude='./build*' --exclude=./bench-fuzz-out -cf - .) | tar -xf - -C "$PKG/src"
+fi
+(cd "$PKG/src" && dpkg-checkbuilddeps) >"$PKG/deps.log" 2>&1 ||
+  fail "build dependencies missing: $(cat "$PKG/deps.log")"
+t0=$SECONDS
+(cd "$PKG/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -b -us -uc) \
+  >"$PKG/build.log" 2>&1 || fail "dpkg-buildpackage failed: $(tail -15 "$PKG/build.log")"
+log "dpkg-buildpackage built $(cd "$PKG" && echo *.deb) in $((SECONDS - t0)) s"
+
+# contents PACKAGE: the files of PACKAGE's .deb, one per line.
+contents() {
+  dpkg-deb -c "$PKG/$1"_*.deb | awk '{print $6}' | grep -v '/$' | sed 's|^\.||'
+}
+expect_in() {
+  local deb=$1 f
+  shift
+  for f in "$@"; do
+    contents "$deb" | grep -qx -- "$f" || fail "$deb.deb lacks $f"
+  done
+}
+expect_in gpu-mediator /usr/sbin/mediatord /usr/libexec/gpu-mediator/mediator-worker \
+  /usr/libexec/gpu-mediator/mediator-calibrate /usr/bin/mediatorctl \
+  /etc/gpu-mediator/mediatord.conf /lib/systemd/system/gpu-mediator.service \
+  /usr/lib/tmpfiles.d/gpu-mediator.conf /usr/lib/sysusers.d/gpu-mediator.conf \
+  /usr/share/man/man8/mediatord.8.gz /usr/share/man/man5/mediatord.conf.5.gz \
+  /usr/share/man/man1/mediatorctl.1.gz /usr/share/bash-completion/completions/mediatorctl
+expect_in gpu-mediator-tools /usr/bin/mediator-sim /usr/bin/mediator-exec \
+  /usr/share/man/man1/mediator-sim.1.gz
+expect_in gm-fence-dkms /usr/src/gm-fence-0.1.0/dkms.conf /usr/src/gm-fence-0.1.0/gm_fence.c \
+  /usr/src/gm-fence-0.1.0/Kbuild /usr/src/gm-fence-0.1.0/uapi/gm_fence.h
+! contents gpu-mediator | grep -q '^/usr/src' || fail "gpu-mediator.deb holds module sources"
+dpkg-deb -f "$PKG"/gpu-mediator_*.deb Depends | grep -q libvirglrenderer1 ||
+  fail "gpu-mediator.deb does not depend on libvirglrenderer1"
+
+purge() {
+  dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 || true
+}
+gm_on_exit purge
+dpkg -i "$PKG"/gpu-mediator_*_*.deb "$PKG"/gpu-mediator-tools_*_*.deb >"$PKG/install.log" 2>&1 ||
+  fail "dpkg -i failed: $(tail -15 "$PKG/install.log")"
+for p in gpu-mediator gpu-mediator-tools; do
+  [ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$p")" = "ii " ] || fail "$p is not installed"
+done
+for u in gpu-mediator gpu-mediator-cluster gpu-mediator-infotainment; do
+  getent passwd "$u" >/dev/null || fail "the package did not make user $u"
+done
+[ -d /run/gpu-mediator ] && [ -d /var/lib/gpu-mediator ] && [ -d /var/cache/gpu-mediator ] ||
+  fail "the package did not make its directories"
+[ -L /etc/systemd/system/multi-user.target.wants/gpu-mediator.service ] ||
+  fail "the package did not enable gpu-mediator.service"
+/usr/sbin/mediatord --config /etc/gpu-mediator/mediatord.conf --check >"$TMP/check.log" 2>&1 ||
+  fail "the installed configuration is not valid: $(cat "$TMP/check.log")"
+man -w mediatord.conf >/dev/null 2>&1 || fail "man cannot find mediatord.conf(5)"
+log "installed: users, directories, the unit enabled, the configuration valid"
+
+# The installed programs serve, the worker found where it was installed.
+unset MEDIATOR_WORKER
+MEDIATORD=/usr/sbin/mediatord MEDIATORCTL=/usr/bin/mediatorctl
+write_config
+start_mediatord
+"$VTEST_POKE" "$SOCK_B" handshake >"$TMP/poke.log" 2>&1 ||
+  fail "the installed mediatord did not serve a vtest client: $(tail -3 "$TMP/poke.log")"
+wait_field "$DOMAIN_B" clients 0 10
+pgrep -f '^/usr/libexec/gpu-mediator/mediator-worker' >/dev/null && fail "a worker outlived its client"
+grep -q "domain $DOMAIN_B: client 1:" "$MEDIATORD_LOG" || fail "mediatord's log shows no client"
+gm_stop_mediatord || fail "the installed mediatord did not stop cleanly"
+log "the installed mediatord, its worker and mediatorctl served a client"
+
+dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 ||
+  fail "dpkg --purge failed: $(tail -5 "$TMP/purge.log")"
+for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator \
+  /etc/systemd/system/multi-user.target.wants/gpu-mediator.service; do
+  [ ! -e "$f" ] || fail "$f is still there after dpkg --purge"
+done
+log "dpkg --purge removed it all"
+log "PASS"
