@@ -27,6 +27,7 @@
 #include "config.h"
 #include "helper_path.h"
 #include "mediator-build-config.h"
+#include "trace_export.h"
 
 /* How long mediatorctl waits for mediatord, connect to reply, so a hung daemon cannot hang scripts.
  */
@@ -56,6 +57,7 @@ static const char main_help[] =
     "    mediatorctl [--socket PATH] calibrate DOMAIN [--rounds N]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
+    "    mediatorctl trace export --perfetto OUT TRACE\n"
     "    mediatorctl --help | --version\n"
     "    mediatorctl COMMAND --help\n"
     "\n"
@@ -110,6 +112,14 @@ static const char main_help[] =
     "\n"
     "    trace stop\n"
     "        Stop tracing and close the trace file.\n"
+    "\n"
+    "    trace export --perfetto OUT TRACE\n"
+    "        Turn the trace file TRACE into OUT, a GPU timeline that\n"
+    "        ui.perfetto.dev (and chrome://tracing) opens: per domain a track per\n"
+    "        guest context with a slice per command group (predicted, bound and\n"
+    "        measured time, model, commands), the waits for grants with flows\n"
+    "        to their groups, and the safety domains' frames with their release\n"
+    "        and deadline, missed ones named MISSED. Needs no mediatord.\n"
     "\n"
     "OPTIONS\n"
     "    -s, --socket PATH\n"
@@ -225,10 +235,13 @@ static const char calibrate_help[] =
 static const char trace_help[] =
     "Usage: mediatorctl [--socket PATH] trace start FILE\n"
     "       mediatorctl [--socket PATH] trace stop\n"
+    "       mediatorctl trace export --perfetto OUT TRACE\n"
     "\n"
     "start FILE  make mediatord write one JSON line per GPU command group to\n"
     "            FILE (relative paths are taken from the current directory)\n"
     "stop        stop tracing and close the file\n"
+    "export --perfetto OUT TRACE\n"
+    "            write trace file TRACE as a timeline for ui.perfetto.dev to OUT\n"
     "\n"
     "    -h, --help  print this help\n";
 
@@ -1302,12 +1315,72 @@ static char *absolute_path(const char *file)
 	return path;
 }
 
+/* trace export --perfetto OUT TRACE: @argv after "export". */
+static int cmd_trace_export(int argc, char **argv)
+{
+	struct trace_export_counts counts;
+	const char *out_path = NULL, *in_path = NULL;
+	char err[256];
+	FILE *in, *out;
+	int r;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(trace_help, stdout);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "--perfetto") && i + 1 < argc) {
+			out_path = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return usage_error("trace export: unknown option '%s'", argv[i]);
+		} else if (!in_path) {
+			in_path = argv[i];
+		} else {
+			return usage_error("trace export: unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (!out_path || !in_path)
+		return usage_error("trace export: needs --perfetto OUT and a TRACE file");
+	in = strcmp(in_path, "-") ? fopen(in_path, "r") : stdin;
+	if (!in) {
+		print_error("trace export: %s: %s", in_path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
+	if (!out) {
+		print_error("trace export: %s: %s", out_path, strerror(errno));
+		if (in != stdin)
+			fclose(in);
+		return EXIT_USAGE;
+	}
+	r = trace_export_perfetto(in, out, &counts, err, sizeof(err));
+	if (in != stdin)
+		fclose(in);
+	if (out != stdout && fclose(out) != 0 && r == 0) {
+		r = -errno;
+		snprintf(err, sizeof(err), "writing the timeline: %s", strerror(errno));
+	}
+	if (r < 0) {
+		print_error("trace export: %s", err);
+		return EXIT_REFUSED;
+	}
+	fprintf(stderr,
+		"mediatorctl: %s: %zu groups (%zu waited for a grant), %zu frames (%zu missed), "
+		"%zu lines skipped\n",
+		out_path, counts.groups, counts.waits, counts.frames, counts.missed,
+		counts.skipped);
+	return EXIT_OK;
+}
+
 static int cmd_trace(const char *socket_path, int argc, char **argv)
 {
 	struct json_object *req, *result, *jpath;
 	struct sub_args a;
 	char *path;
-	int r = parse_sub_args("trace", argc, argv, false, 2, &a);
+	int r;
+
+	if (argc > 0 && !strcmp(argv[0], "export"))
+		return cmd_trace_export(argc - 1, argv + 1);
+	r = parse_sub_args("trace", argc, argv, false, 2, &a);
 
 	if (r == EXIT_OK && a.help)
 		fputs(trace_help, stdout);
@@ -1330,7 +1403,8 @@ static int cmd_trace(const char *socket_path, int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(a.args[0], "start") != 0) {
-		r = usage_error("trace: unknown action '%s' (expected start or stop)", a.args[0]);
+		r = usage_error("trace: unknown action '%s' (expected start, stop or export)",
+				a.args[0]);
 		goto out;
 	}
 	if (a.n_args < 2 || !a.args[1][0]) {
