@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "domain.h"
+#include "histogram.h"
 #include "util.h"
 
 struct domain {
@@ -22,6 +23,10 @@ struct domain {
 	uint32_t clients;
 	uint32_t contexts;
 	uint64_t watchdog_kills; /* workers the grant watchdog killed */
+	/* Distributions since mediatord started, for mediatorctl metrics. */
+	struct histogram group_time;	/* each group's measured GPU time */
+	struct histogram grant_wait;	/* request to dispatch of each group */
+	struct histogram frame_latency; /* release to end of each finished safety frame */
 	char timestamp_source[WIRE_NAME_MAX];
 };
 
@@ -83,6 +88,17 @@ void domain_charge_group(struct domain *domain, const struct wire_group *group)
 	domain->used_total_ns += group->end_ns - group->start_ns;
 	domain->predicted_total_ns += group->predicted_ns;
 	domain->groups++;
+	histogram_add(&domain->group_time, group->end_ns - group->start_ns);
+	histogram_add(&domain->grant_wait, group->dispatch_ns > group->request_ns
+					       ? group->dispatch_ns - group->request_ns
+					       : 0);
+}
+
+void domain_frame_closed(struct domain *domain, uint64_t release_ns, uint64_t end_ns)
+{
+	if (end_ns)
+		histogram_add(&domain->frame_latency,
+			      end_ns > release_ns ? end_ns - release_ns : 0);
 }
 
 static void json_add_u64(struct json_object *obj, const char *key, uint64_t v)
@@ -98,7 +114,7 @@ static void json_add_us(struct json_object *obj, const char *key, uint64_t ns)
 
 struct json_object *domain_to_json(const struct domain *domain, const struct sched_domain_stats *st)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *h;
 	const struct sched_domain_params *p = &st->params;
 
 	if (!o)
@@ -147,6 +163,14 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	if (p->class == SCHED_CLASS_SAFETY) {
 		json_add_us(o, "frame_cost_us", st->frame_cost_ns);
 		json_add_us(o, "observed_period_us", st->observed_period_ns);
+	}
+	h = json_object_new_object();
+	if (h) {
+		json_object_object_add(h, "group_time", histogram_to_json(&domain->group_time));
+		json_object_object_add(h, "grant_wait", histogram_to_json(&domain->grant_wait));
+		json_object_object_add(h, "frame_latency",
+				       histogram_to_json(&domain->frame_latency));
+		json_object_object_add(o, "histograms", h);
 	}
 	return o;
 }

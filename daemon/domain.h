@@ -48,6 +48,11 @@ void domain_set_timestamp_source(struct domain *domain, const char *source);
 
 /* Adds one measured group (already validated by the caller) to the totals. */
 void domain_charge_group(struct domain *domain, const struct wire_group *group);
+/*
+ * A safety frame of @domain closed: released at @release_ns, its last group
+ * done at @end_ns (0: unfinished), for the frame latency histogram.
+ */
+void domain_frame_closed(struct domain *domain, uint64_t release_ns, uint64_t end_ns);
 /* The grant watchdog killed a worker of @domain (counted as watchdog_kills). */
 void domain_watchdog_killed(struct domain *domain);
 

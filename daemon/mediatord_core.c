@@ -367,8 +367,8 @@ static bool client_read_records(struct client *c)
 }
 
 /*
- * Writes the safety frames the scheduler closed to the trace (and forgets
- * them when no trace is open).
+ * Takes the safety frames the scheduler closed: into their domains' frame
+ * latency, and into the trace when one is open.
  */
 static void trace_frames(struct mediatord *md)
 {
@@ -377,6 +377,9 @@ static void trace_frames(struct mediatord *md)
 	size_t n;
 
 	while ((n = dispatcher_take_frames(md->dispatcher, f, ARRAY_SIZE(f), &dropped)) > 0) {
+		for (size_t i = 0; i < n; i++)
+			domain_frame_closed(md->listeners[f[i].domain].domain, f[i].release_ns,
+					    f[i].end_ns);
 		for (size_t i = 0; i < n && md->trace; i++) {
 			const char *name = domain_name(md->listeners[f[i].domain].domain);
 

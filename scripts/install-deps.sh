@@ -16,6 +16,8 @@ packages=(
   libsystemd-dev scdoc bash-completion systemd man-db
   # the Debian packages (debian/, test-deb)
   debhelper dh-dkms fakeroot dpkg-dev
+  # the checks of `mediatorctl metrics` (Prometheus text format parser)
+  python3-prometheus-client
   # ASan/UBSan builds with clang, and the formatter
   clang libclang-rt-14-dev clang-format
   # rendering: Mesa llvmpipe for the worker, virpipe for the clients

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "helper_path.h"
 #include "mediator-build-config.h"
+#include "metrics_text.h"
 #include "trace_export.h"
 
 /* How long mediatorctl waits for mediatord, connect to reply, so a hung daemon cannot hang scripts.
@@ -54,6 +55,7 @@ static const char main_help[] =
     "    mediatorctl [--socket PATH] set-budget DOMAIN --budget-us N [--period-us N]\n"
     "                                [--deadline-us N] [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
+    "    mediatorctl [--socket PATH] metrics\n"
     "    mediatorctl [--socket PATH] calibrate DOMAIN [--rounds N]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
@@ -95,6 +97,13 @@ static const char main_help[] =
     "        its bound's margin and how often the bound was exceeded, whether a\n"
     "        shader with an unbounded loop was seen, and the learned\n"
     "        coefficients (ns per unit of each feature).\n"
+    "\n"
+    "    metrics\n"
+    "        Print each domain's counters, gauges and histograms (GPU time per\n"
+    "        group, wait for a grant, frame latency) in Prometheus' text\n"
+    "        exposition format, for node_exporter's textfile collector or a\n"
+    "        scrape. Names start with gpu_mediator_, times are in seconds, and\n"
+    "        every series has the labels domain and class.\n"
     "\n"
     "    calibrate DOMAIN [--rounds N]\n"
     "        Seed DOMAIN's cost model with the microbenchmarks of Schnitzer et\n"
@@ -1315,6 +1324,32 @@ static char *absolute_path(const char *file)
 	return path;
 }
 
+static int cmd_metrics(const char *socket_path, int argc, char **argv)
+{
+	struct json_object *result;
+	struct sub_args a;
+	int r = parse_sub_args("metrics", argc, argv, false, 0, &a);
+
+	if (r == EXIT_OK && a.help)
+		fputs("Usage: mediatorctl [--socket PATH] metrics\n"
+		      "\n"
+		      "Prints mediatord's per-domain metrics in Prometheus' text format.\n",
+		      stdout);
+	if (r != EXIT_OK || a.help)
+		goto out;
+	r = call(socket_path, new_request("show-budgets"), &result);
+	if (r != EXIT_OK)
+		goto out;
+	if (metrics_write_prometheus(stdout, result) < 0) {
+		print_error("metrics: mediatord's answer has no domains");
+		r = EXIT_UNREACHABLE;
+	}
+	json_object_put(result);
+out:
+	free(a.args);
+	return r;
+}
+
 /* trace export --perfetto OUT TRACE: @argv after "export". */
 static int cmd_trace_export(int argc, char **argv)
 {
@@ -1497,6 +1532,8 @@ int main(int argc, char **argv)
 		return finish(cmd_trace(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "calibrate"))
 		return finish(cmd_calibrate(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "metrics"))
+		return finish(cmd_metrics(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "set-budget"))
 		return finish(cmd_set_budget(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "help")) {
