@@ -64,7 +64,8 @@
 # cluster runs before the flood starts, default 2), LONG_ITER (long-draws' shader
 # iterations, default 2: ~9 ms groups on these machines, which fit the
 # gaps the cluster leaves), SIM_GROUPS (default 100000), BUILD_DIR
-# (default build/), OUT (kept traces, client reports and mediatord logs, default
+# (default build/), OUT (kept traces, client reports, mediatord logs and, with
+# gnuplot, plots/*.png: bench/plots/isolation.py; default
 # bench-isolation-out/).
 set -euo pipefail
 
@@ -404,3 +405,10 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 echo "mediator-sim: 8 domains x $SIM_GROUPS groups replayed in $(echo "$t1 - $t0" | bc) s"
 echo "kept: $OUT/LOAD-{fifo,budget-whole,budget}{.json,-cluster.json,-trace.jsonl,-mediatord.log}"
+# Plots (PNG) of the cluster's frame latency per load and of where the GPU
+# time went, when gnuplot is there (bench/plots/isolation.py).
+if command -v gnuplot >/dev/null; then
+  python3 bench/plots/isolation.py "$OUT"
+else
+  echo "gnuplot not installed: no plots (scripts/install-deps.sh installs gnuplot-nox)"
+fi
