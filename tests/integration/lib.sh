@@ -299,3 +299,21 @@ assert_busy_measured() {
     fail "$attack: no measured group of 16 blits of $DOMAIN_B in the trace (abandoned unmeasured?)"
   log "$attack: the group of the ended context measured ${busy_us} us"
 }
+
+# traced_two_domain_run TRACE: with a trace started to TRACE, the 60 Hz
+# cluster client (120 frames) in domain A and long-draws (2 s) in domain B,
+# both to their end, and until their workers are gone (every record in).
+# The trace stays open.
+traced_two_domain_run() {
+  local cluster
+  ctl trace start "$1" >&2 || fail "trace start failed"
+  gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames 120 >"$TMP/cluster.log" 2>&1 &
+  cluster=$!
+  gm_track "$cluster"
+  gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --seconds 2 >"$TMP/draws.log" 2>&1 ||
+    fail "long-draws failed: $(tail -3 "$TMP/draws.log")"
+  wait "$cluster" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
+  wait_field "$DOMAIN_A" clients 0 15
+  wait_field "$DOMAIN_B" clients 0 15
+}
+

@@ -16,15 +16,7 @@ PY=/usr/bin/python3
   fail "python3-prometheus-client is missing (scripts/install-deps.sh)"
 setup_rendering budget 1
 
-ctl trace start "$TMP/trace.jsonl" >&2 || fail "trace start failed"
-gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames 120 >"$TMP/cluster.log" 2>&1 &
-cluster=$!
-gm_track "$cluster"
-gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --seconds 2 >"$TMP/draws.log" 2>&1 ||
-  fail "long-draws failed: $(tail -3 "$TMP/draws.log")"
-wait "$cluster" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
-wait_field "$DOMAIN_A" clients 0 15
-wait_field "$DOMAIN_B" clients 0 15
+traced_two_domain_run "$TMP/trace.jsonl"
 sleep 1 # the last frame closes after its idle gap
 ctl metrics >"$TMP/metrics.txt" || fail "mediatorctl metrics failed"
 budgets_json >"$TMP/budgets.json" || fail "show-budgets failed"

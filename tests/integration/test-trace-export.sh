@@ -34,15 +34,7 @@ for args in "--perfetto" "$known" "--perfetto $TMP/x.json" "--perfetto $TMP/x.js
 done
 
 setup_rendering budget 1
-ctl trace start "$TMP/live.jsonl" >&2 || fail "trace start failed"
-gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames 120 >"$TMP/cluster.log" 2>&1 &
-cluster=$!
-gm_track "$cluster"
-gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --seconds 2 >"$TMP/draws.log" 2>&1 ||
-  fail "long-draws failed: $(tail -3 "$TMP/draws.log")"
-wait "$cluster" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
-wait_field "$DOMAIN_A" clients 0 15
-wait_field "$DOMAIN_B" clients 0 15
+traced_two_domain_run "$TMP/live.jsonl"
 ctl trace stop >&2 || fail "trace stop failed"
 "$MEDIATORCTL" trace export --perfetto "$TMP/live.json" "$TMP/live.jsonl" 2>"$TMP/live.err" ||
   fail "export of the live trace failed: $(cat "$TMP/live.err")"
