@@ -70,7 +70,8 @@ if [ "$GM_HAVE_MAN_PAGES" = 1 ]; then
     grep -q '^NAME' "$TMP/page.txt" || fail "${page#"$ROOT"} has no NAME section"
   done
   MANWIDTH=200 man -l "$MAN/man1/mediatorctl.1" >"$TMP/ctl.txt" 2>/dev/null
-  for word in status show-budgets set-budget model calibrate "trace start" "trace stop" \
+  for word in status show-budgets set-budget model metrics calibrate "trace start" "trace stop" \
+    "trace export --perfetto" \
     --socket MEDIATOR_CONTROL_SOCKET "EXIT STATUS"; do
     grep -q -- "$word" "$TMP/ctl.txt" || fail "mediatorctl(1) does not mention $word"
   done
@@ -117,6 +118,8 @@ complete_words() {
 if [ "$GM_HAVE_BASH_COMPLETION" = 1 ]; then
   got=$(PATH=$BIN:$PATH complete_words mediatorctl sh)
   [ "$got" = show-budgets ] || fail "completion of 'mediatorctl sh': '$got'"
+  got=$(PATH=$BIN:$PATH complete_words mediatorctl trace e)
+  [ "$got" = export ] || fail "completion of 'mediatorctl trace e': '$got'"
   got=$(PATH=$BIN:$PATH complete_words mediatorctl --socket "$CONTROL" set-budget "")
   [ "$got" = "$DOMAIN_A $DOMAIN_B" ] || fail "completion of set-budget's domain: '$got'"
   log "mediatorctl's completion: commands, and the running mediatord's domains ($got)"
