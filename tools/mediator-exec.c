@@ -37,32 +37,50 @@
  * abstract socket. */
 #define X11_SOCKET_DIR "/tmp/.X11-unix"
 
+/* The help, shaped like a man page: mediator-exec(1) is made from it (doc/man/). */
 static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: mediator-exec --socket PATH [--] COMMAND [ARG...]\n"
+	    "NAME\n"
+	    "    mediator-exec - run a GL ES program through a mediatord domain's vtest socket\n"
 	    "\n"
-	    "Runs COMMAND with a private /tmp in which /tmp/.virgl_test is the vtest\n"
-	    "socket PATH (a mediatord domain's vtest_socket), so that an unmodified GL ES\n"
-	    "application on Mesa's virgl driver renders through that domain:\n"
+	    "SYNOPSIS\n"
+	    "    mediator-exec --socket PATH [--] COMMAND [ARG...]\n"
+	    "    mediator-exec --help\n"
 	    "\n"
-	    "  GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
-	    "      -- glmark2-es2 --off-screen\n"
+	    "DESCRIPTION\n"
+	    "    mediator-exec runs COMMAND with a private /tmp in which /tmp/.virgl_test\n"
+	    "    is the vtest socket PATH (a mediatord domain's vtest_socket), so that an\n"
+	    "    unmodified GL ES application on Mesa's virgl driver renders through that\n"
+	    "    domain. COMMAND sees an empty /tmp of its own, and VTEST_SOCKET_NAME set\n"
+	    "    to /tmp/.virgl_test (a value from the caller would name a path the\n"
+	    "    private /tmp may hide). It needs root, or unprivileged user namespaces.\n"
 	    "\n"
-	    "COMMAND sees an empty /tmp of its own, and VTEST_SOCKET_NAME set to\n"
-	    "/tmp/.virgl_test (a value from the caller would name a path the private\n"
-	    "/tmp may hide). Needs root, or unprivileged user namespaces.\n"
+	    "    It is the way for Mesa releases that always connect to /tmp/.virgl_test\n"
+	    "    (Debian 12's Mesa 22). A Mesa that reads VTEST_SOCKET_NAME (Mesa 25, for\n"
+	    "    one) needs no mediator-exec: the variable alone is enough.\n"
 	    "\n"
-	    "mediator-exec is the way for Mesa releases that always connect to\n"
-	    "/tmp/.virgl_test (Debian 12's Mesa 22). A Mesa that reads VTEST_SOCKET_NAME\n"
-	    "(Mesa 25, for one) needs no mediator-exec: the variable alone is enough,\n"
+	    "OPTIONS\n"
+	    "    --socket PATH\n"
+	    "        The vtest socket of the domain to render through.\n"
+	    "    -h, --help\n"
+	    "        Print this help and exit.\n"
 	    "\n"
-	    "  GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=/run/gpu-mediator/cluster.vtest \\\n"
-	    "      glmark2-es2 --off-screen\n"
+	    "EXIT STATUS\n"
+	    "    125 the namespace could not be set up\n"
+	    "    127 COMMAND could not be run\n"
+	    "    2   a bad command line\n"
+	    "    Otherwise the exit status of COMMAND.\n"
 	    "\n"
-	    "Exit status: that of COMMAND; 125 if the namespace could not be set up,\n"
-	    "127 if COMMAND could not be run, 2 for a bad command line.\n");
+	    "EXAMPLES\n"
+	    "    GALLIUM_DRIVER=virpipe mediator-exec --socket /run/gpu-mediator/cluster.vtest \\\n"
+	    "        -- glmark2-es2 --off-screen\n"
+	    "    GALLIUM_DRIVER=virpipe VTEST_SOCKET_NAME=/run/gpu-mediator/cluster.vtest \\\n"
+	    "        glmark2-es2 --off-screen\n"
+	    "\n"
+	    "SEE ALSO\n"
+	    "    mediatord(8), mediatord.conf(5)\n");
 }
 
 static int write_file(const char *path, const char *text)

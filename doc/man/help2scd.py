@@ -30,7 +30,8 @@ def indent(line):
 def section_body(name, lines, out):
     if name in VERBATIM:
         out.append("```")
-        out.extend(line[4:] for line in lines if line.strip())
+        # scdoc reads backslashes as escapes even there.
+        out.extend(line[4:].replace("\\", "\\\\") for line in lines if line.strip())
         out.append("```")
         return
     i = 0

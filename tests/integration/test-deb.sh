@@ -55,7 +55,7 @@ expect_in gpu-mediator /usr/sbin/mediatord /usr/libexec/gpu-mediator/mediator-wo
   /usr/share/man/man8/mediatord.8.gz /usr/share/man/man5/mediatord.conf.5.gz \
   /usr/share/man/man1/mediatorctl.1.gz /usr/share/bash-completion/completions/mediatorctl
 expect_in gpu-mediator-tools /usr/bin/mediator-sim /usr/bin/mediator-exec \
-  /usr/share/man/man1/mediator-sim.1.gz
+  /usr/share/man/man1/mediator-sim.1.gz /usr/share/man/man1/mediator-exec.1.gz
 expect_in gm-fence-dkms /usr/src/gm-fence-0.1.0/dkms.conf /usr/src/gm-fence-0.1.0/gm_fence.c \
   /usr/src/gm-fence-0.1.0/Kbuild /usr/src/gm-fence-0.1.0/uapi/gm_fence.h
 ! contents gpu-mediator | grep -q '^/usr/src' || fail "gpu-mediator.deb holds module sources"

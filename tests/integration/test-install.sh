@@ -32,7 +32,7 @@ files=("$ETC/mediatord.conf")
 [ "$GM_HAVE_BASH_COMPLETION" = 1 ] && files+=("$COMPLETION")
 MAN=$ROOT$GM_INSTALL_MANDIR
 [ "$GM_HAVE_MAN_PAGES" = 1 ] && files+=("$MAN/man8/mediatord.8" "$MAN/man5/mediatord.conf.5"
-  "$MAN/man1/mediatorctl.1" "$MAN/man1/mediator-sim.1")
+  "$MAN/man1/mediatorctl.1" "$MAN/man1/mediator-sim.1" "$MAN/man1/mediator-exec.1")
 for f in "${files[@]}"; do
   [ -n "$f" ] && [ -f "$f" ] || fail "not installed: ${f#"$ROOT"}"
 done
