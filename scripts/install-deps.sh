@@ -15,7 +15,7 @@ packages=(
   # and what the install test checks them with (systemd-analyze, man)
   libsystemd-dev scdoc bash-completion systemd man-db
   # the Debian packages (debian/, test-deb)
-  debhelper dh-dkms fakeroot dpkg-dev
+  debhelper dh-dkms fakeroot dpkg-dev lintian
   # the checks of `mediatorctl metrics` (Prometheus text format parser)
   python3-prometheus-client
   # ASan/UBSan builds with clang, and the formatter

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The Debian packages (issue 18). From a copy of the source tree,
 # `dpkg-buildpackage -b -us -uc` builds gpu-mediator, gpu-mediator-tools
-# and gm-fence-dkms, and each holds what it should. Installed on this
-# machine with dpkg -i (a machine that has gpu-mediator installed already is
-# skipped: the test would replace it), their maintainer scripts make the
+# and gm-fence-dkms, each holds what it should, and lintian finds no
+# error. Installed on this machine with dpkg -i (a machine that has
+# gpu-mediator installed already is skipped: the test would replace it), their maintainer scripts make the
 # workers' users and the directories and enable the unit; the installed
 # configuration passes --check; the installed mediatord finds its installed
 # worker by itself and, with mediatorctl, serves a vtest client; and
@@ -61,6 +61,12 @@ expect_in gm-fence-dkms /usr/src/gm-fence-0.1.0/dkms.conf /usr/src/gm-fence-0.1.
 ! contents gpu-mediator | grep -q '^/usr/src' || fail "gpu-mediator.deb holds module sources"
 dpkg-deb -f "$PKG"/gpu-mediator_*.deb Depends | grep -q libvirglrenderer1 ||
   fail "gpu-mediator.deb does not depend on libvirglrenderer1"
+
+# Debian's checks of the packages: no error (as root: lintian warns about that).
+command -v lintian >/dev/null || fail "lintian is missing (scripts/install-deps.sh installs it)"
+lintian --fail-on error --allow-root "$PKG"/gpu-mediator_*.changes >"$PKG/lintian.log" 2>&1 ||
+  fail "lintian finds errors: $(grep '^E:' "$PKG/lintian.log" | head -20)"
+log "lintian: no error ($(grep -c '^W:' "$PKG/lintian.log" || true) warnings)"
 
 purge() {
   dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 || true
