@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	const char *config_path = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	bool check_only = false;
-	char err[512], worker[4096];
+	char err[512], worker[4096], status[512];
 	struct mediatord *md;
 	int c, r;
 
@@ -153,11 +153,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mediatord: %s\n", err);
 		return EXIT_STARTUP;
 	}
-	snprintf(err, sizeof(err), "%zu domain(s), policy %s, max_inflight %u, control %s",
+	snprintf(status, sizeof(status), "%zu domain(s), policy %s, max_inflight %u, control %s",
 		 cfg.n_domains, config_policy_name(cfg.policy), cfg.max_inflight,
 		 cfg.control_socket);
-	log_info("ready: %s", err);
-	service_notify_ready(err);
+	log_info("ready: %s", status);
+	service_notify_ready(status);
 	r = mediatord_run(md);
 	mediatord_destroy(md);
 	if (r < 0)

@@ -421,9 +421,8 @@ static int move_fd_above(int fd, int min)
 	return nfd;
 }
 
-/* spawn_worker()'s argv: room for the options always given (with the program), and the others. */
-#define SPAWN_FIXED_ARGS    32
-#define SPAWN_OPTIONAL_ARGS 6
+/* spawn_worker()'s argv: the program, 21 options always given, up to 11 optional ones, NULL. */
+#define SPAWN_MAX_ARGS 48
 
 static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
 			  int client_fd, int worker_fd)
@@ -432,7 +431,7 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	    res_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
-	const char *argv[SPAWN_FIXED_ARGS + 2 * SPAWN_OPTIONAL_ARGS + 1] = {
+	const char *argv[SPAWN_MAX_ARGS] = {
 	    md->worker_path,
 	    "--domain",
 	    domain_name(l->domain),
@@ -476,11 +475,9 @@ static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id,
 	pid_t pid = -1;
 	int r;
 
-	_Static_assert(sizeof(optional) / sizeof(optional[0]) == SPAWN_OPTIONAL_ARGS,
-		       "SPAWN_OPTIONAL_ARGS");
 	while (argv[argc])
 		argc++;
-	for (size_t i = 0; i < SPAWN_OPTIONAL_ARGS; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(optional); i++) {
 		if (!optional[i].given)
 			continue;
 		argv[argc++] = optional[i].option;
