@@ -43,7 +43,7 @@
 
 #include "client_args.h"
 #include "frame_stats.h"
-#include "gles_target.h"
+#include "gles/gles_target.h"
 
 #define PROG "cluster-client"
 

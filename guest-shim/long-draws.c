@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "client_args.h"
-#include "gles_target.h"
+#include "gles/gles_target.h"
 #include "samples.h"
 
 #define PROG		   "long-draws"

@@ -86,7 +86,7 @@ case $PREFIX in *[!A-Za-z0-9._-]*) echo "install: --prefix: use A-Z a-z 0-9 . _ 
 
 say "packages"
 "$SRCROOT/scripts/install-deps.sh"
-if [ ! -x "$BUILD/daemon/mediatord" ] || [ ! -x "$BUILD/worker/mediator-worker" ]; then
+if [ ! -x "$BUILD/mediator/daemon/mediatord" ] || [ ! -x "$BUILD/mediator/worker/mediator-worker" ]; then
   say "building $BUILD"
   [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
   ninja -C "$BUILD" >/dev/null
@@ -118,22 +118,22 @@ else
   mv "$CONFIG.tmp" "$CONFIG"
   say "wrote $CONFIG"
 fi
-"$BUILD/daemon/mediatord" --config "$CONFIG" --check >/dev/null
+"$BUILD/mediator/daemon/mediatord" --config "$CONFIG" --check >/dev/null
 control=$(sed -n 's/^[[:space:]]*control_socket[[:space:]]*=[[:space:]]*\([^[:space:];]*\).*/\1/p' "$CONFIG" | head -1)
 control=${control:-/run/gpu-mediator/control.sock}
 socket_of() { # DOMAIN: its vhost_user_socket in $CONFIG
   awk -v want="[domain $1]" '/^\[/ { sec = $0 } sec == want && $1 == "vhost_user_socket" { print $3 }' "$CONFIG"
 }
 if [ "$START_MEDIATORD" = 1 ]; then
-  if "$BUILD/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1; then
+  if "$BUILD/mediator/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1; then
     say "mediatord answers on $control"
   else
     say "starting mediatord (log: $LOG_DIR/mediatord.log)"
-    MEDIATOR_WORKER=$BUILD/worker/mediator-worker \
-      setsid "$BUILD/daemon/mediatord" --config "$CONFIG" </dev/null >>"$LOG_DIR/mediatord.log" 2>&1 &
+    MEDIATOR_WORKER=$BUILD/mediator/worker/mediator-worker \
+      setsid "$BUILD/mediator/daemon/mediatord" --config "$CONFIG" </dev/null >>"$LOG_DIR/mediatord.log" 2>&1 &
     echo $! >"$RUN_DIR/mediatord.pid"
     for _ in $(seq 100); do
-      "$BUILD/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1 && break
+      "$BUILD/mediator/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1 && break
       kill -0 "$(cat "$RUN_DIR/mediatord.pid")" 2>/dev/null ||
         { tail -5 "$LOG_DIR/mediatord.log" >&2; die "mediatord exited"; }
       sleep 0.1
@@ -159,4 +159,4 @@ define cluster-vm "${PREFIX}cluster-vm" cluster "$CLUSTER_APP"
 define ivi-vm "${PREFIX}ivi-vm" ivi "$IVI_APP"
 say "done. Start the VMs and watch the GPU:"
 say "  virsh start ${PREFIX}cluster-vm; virsh start ${PREFIX}ivi-vm"
-say "  $BUILD/tools/mediatorctl --socket $control show-budgets --contexts"
+say "  $BUILD/mediator/tools/mediatorctl --socket $control show-budgets --contexts"

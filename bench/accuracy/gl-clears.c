@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gles_target.h"
+#include "gles/gles_target.h"
 
 /* Schnitzer et al.'s clearspd variant: 1..500 clears per group. */
 #define RANDOM_MAX_CLEARS 500

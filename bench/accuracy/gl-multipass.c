@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gles_target.h"
+#include "gles/gles_target.h"
 
 #define TARGET_W 1200
 #define TARGET_H 1000

@@ -10,10 +10,10 @@
 # inputs per second, coverage (libFuzzer's cov: and ft: of its last
 # report), corpus size, and whether it found a crash (a crash stops that
 # target; its input is kept in OUT). The parsers:
-#   fuzz-vtest-parser   a vtest client's bytes (worker/vtest/vtest_parser.c)
+#   fuzz-vtest-parser   a vtest client's bytes (mediator/worker/vtest/vtest_parser.c)
 #   fuzz-predict-ctx    a command buffer through decoder and state tracker
 #   fuzz-vhost-user     vhost-user messages and virtio-gpu requests
-#   fuzz-virtqueue      a guest's ring (worker/vhost-user/virtqueue.c)
+#   fuzz-virtqueue      a guest's ring (mediator/worker/vhost-user/virtqueue.c)
 #   fuzz-virtio-gpu     virtio-gpu requests in guest memory
 #
 # Environment: RUNS (default 10000000), TARGETS (default all five),

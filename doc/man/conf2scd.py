@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Turns the example configuration into mediatord.conf(5), in scdoc(5).
 
-vm-configs/mediatord.example.conf is the one source of the key reference:
+data/mediatord.example.conf is the one source of the key reference:
 its opening comment is the description; in [mediator] and in the
 commented-out "[domain NAME]" block, each run of comment lines ending in
 "; key = default" lines documents those keys; the domain sections at the

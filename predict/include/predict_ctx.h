@@ -112,7 +112,7 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		       struct predict_decode_error *err);
 
 /*
- * Where a group could be cut (the worker's pieces, worker/pieces.h): after
+ * Where a group could be cut (the worker's pieces, mediator/worker/pieces.h): after
  * each command with output (a draw, clear, blit, copy, transfer, compute;
  * predict_cmd_class_has_output()), predict_ctx_submit() calls @fn with
  * the dword offset at which the next command starts, the number of

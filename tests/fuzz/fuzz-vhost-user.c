@@ -34,10 +34,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "guest_mem.h"
-#include "vhost_user.h"
-#include "virtqueue.h"
-#include "virtio_gpu_cmd.h"
+#include "worker/vhost-user/guest_mem.h"
+#include "worker/vhost-user/vhost_user.h"
+#include "worker/vhost-user/virtqueue.h"
+#include "worker/vhost-user/virtio_gpu_cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,9 +26,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "guest_mem.h"
-#include "virtio_gpu_cmd.h"
-#include "virtqueue.h"
+#include "worker/vhost-user/guest_mem.h"
+#include "worker/vhost-user/virtio_gpu_cmd.h"
+#include "worker/vhost-user/virtqueue.h"
 
 #define MEM_SIZE    (64u << 10)
 #define DESC	    0x0u

@@ -14,8 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "guest_mem.h"
-#include "virtqueue.h"
+#include "worker/vhost-user/guest_mem.h"
+#include "worker/vhost-user/virtqueue.h"
 
 #define MEM_SIZE (64u << 10)
 

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "predict.h"
-#include "vtest_parser.h"
+#include "worker/vtest/vtest_parser.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Checks a timeline of `mediatorctl trace export --perfetto` against the
-trace it came from (doc/trace-format.md, tools/trace_export.h): valid JSON
+trace it came from (doc/trace-format.md, mediator/tools/trace_export.h): valid JSON
 in the Trace Event format; every group record a slice on its context's
 track, at its start, as long as its measured time, with its prediction,
 bound, model and commands; every wait for a grant a slice on the context's

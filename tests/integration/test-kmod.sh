@@ -46,9 +46,9 @@ common=$(readlink -f "/lib/modules/$kver/build" | sed 's/-amd64$/-common/')
 cp "$common/include/uapi/drm/vgem_drm.h" "$TMP/inc/drm/" || fail "no vgem_drm.h in $common"
 cp /usr/include/libdrm/drm.h /usr/include/libdrm/drm_mode.h "$TMP/inc/drm/"
 gcc -static -O2 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
-  -I "$TMP/inc" -I "$SRCROOT/host-kmod/uapi" -I "$SRCROOT/common" -I "$SRCROOT/host-kmod/reader" -I "$SRCROOT/worker" \
+  -I "$TMP/inc" -I "$SRCROOT/host-kmod/uapi" -I "$SRCROOT/mediator" -I "$SRCROOT/host-kmod/reader" \
   -o "$TMP/gm-fence-test" "$SRCROOT/tests/kmod/gm-fence-test.c" "$SRCROOT/host-kmod/reader/fence_ring.c" \
-  "$SRCROOT/worker/timestamp_source.c" -lm ||
+  "$SRCROOT/mediator/worker/timestamp_source.c" -lm ||
   fail "building gm-fence-test failed"
 
 # The initramfs.

@@ -32,7 +32,7 @@ qemu_version=$(gm_qemu_major)
 
 # libvirt's QEMU runs as libvirt-qemu: it must reach the guest image.
 chmod 0711 "$TMP"
-BUILD=${MEDIATORD%/daemon/mediatord}
+BUILD=${MEDIATORD%/mediator/daemon/mediatord}
 PREFIX=gm-test-$$-
 CLUSTER=${PREFIX}cluster-vm
 IVI=${PREFIX}ivi-vm

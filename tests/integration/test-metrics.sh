@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # `mediatorctl metrics`: Prometheus' text exposition format
-# (tools/metrics_text.h). A run traced from mediatord's start (the 60 Hz
+# (mediator/tools/metrics_text.h). A run traced from mediatord's start (the 60 Hz
 # cluster client in the safety domain, long-draws in the other); once
 # every frame closed, the metrics are checked against that trace and
 # show-budgets by check-metrics.py: the text parses (Debian's

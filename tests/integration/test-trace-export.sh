@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# `mediatorctl trace export --perfetto OUT TRACE` (tools/trace_export.h):
+# `mediatorctl trace export --perfetto OUT TRACE` (mediator/tools/trace_export.h):
 # a timeline that ui.perfetto.dev opens, checked against the trace it came
 # from by check-perfetto.py (every group a slice at its start with its
 # measured, predicted and bound times, model and commands; every wait for a

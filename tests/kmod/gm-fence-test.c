@@ -33,7 +33,7 @@
 
 #include "gm_fence.h"
 #include "fence_ring.h"
-#include "timestamp_source.h"
+#include "worker/timestamp_source.h"
 
 static int failures;
 

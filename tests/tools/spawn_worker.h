@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "wire.h"
+#include "common/wire.h"
 
 /*
  * Forks and execs @worker_path for domain @domain; *@qemu becomes our end

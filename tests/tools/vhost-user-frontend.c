@@ -71,7 +71,7 @@
 #include "busy_blits.h"
 #include "predict.h"
 #include "scm_send.h"
-#include "vhost_user.h"
+#include "worker/vhost-user/vhost_user.h"
 
 #define MEM_SIZE   (64u << 20)
 #define RING_SIZE  64u

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <ini.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define NAME "test.conf"
 

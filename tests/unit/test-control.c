@@ -29,11 +29,11 @@
 
 #include <cmocka.h>
 
-#include "control.h"
-#include "loop.h"
+#include "daemon/control.h"
+#include "common/loop.h"
 #include "predict.h"
-#include "trace.h"
-#include "util.h"
+#include "daemon/trace.h"
+#include "common/util.h"
 
 /* How long a test waits for an answer before it fails. */
 #define TEST_TIMEOUT_NS (5 * NSEC_PER_SEC)

@@ -37,11 +37,11 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "dispatcher.h"
-#include "loop.h"
-#include "util.h"
-#include "wire.h"
+#include "config/config.h"
+#include "daemon/dispatcher.h"
+#include "common/loop.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 #define US NSEC_PER_USEC
 #define MS (1000 * US)

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "domain_dirs.h"
+#include "daemon/domain_dirs.h"
 
 struct fixture {
 	char root[64];

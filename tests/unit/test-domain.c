@@ -22,9 +22,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "domain.h"
-#include "scheduler.h"
-#include "util.h"
+#include "daemon/domain.h"
+#include "scheduler/scheduler.h"
+#include "common/util.h"
 
 #define T0 (5 * NSEC_PER_SEC)
 #define US NSEC_PER_USEC

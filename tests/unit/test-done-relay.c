@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "done_relay.h"
-#include "wire.h"
+#include "worker/done_relay.h"
+#include "common/wire.h"
 
 struct channel {
 	int worker; /* the worker's end, armed */

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "gpu_caps.h"
+#include "worker/gpu_caps.h"
 
 /* sizeof(struct virgl_caps_v2) in virglrenderer 0.10.4 */
 #define CAPS_V2_SIZE	    1384

@@ -34,12 +34,12 @@
 #include <virgl/virglrenderer.h>
 
 #include "../tools/busy_blits.h"
-#include "gpu_context.h"
-#include "mediator_link.h"
-#include "pieces.h"
-#include "renderer.h"
+#include "worker/gpu_context.h"
+#include "worker/mediator_link.h"
+#include "worker/pieces.h"
+#include "worker/renderer.h"
 #include "virgl_defs.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #define CTX_ID	      3u
 #define TEX_A	      1u

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "groups.h"
+#include "worker/groups.h"
 
 struct sink {
 	struct wire_group records[16];

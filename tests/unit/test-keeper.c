@@ -32,9 +32,9 @@
 
 #include <cmocka.h>
 
-#include "keeper.h"
-#include "util.h"
-#include "wire.h"
+#include "daemon/keeper.h"
+#include "common/util.h"
+#include "common/wire.h"
 
 /* How long a test waits for the keeper to do something it must do. */
 #define WAIT_MS 2000

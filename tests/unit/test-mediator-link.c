@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "done_relay.h"
-#include "mediator_link.h"
+#include "worker/done_relay.h"
+#include "worker/mediator_link.h"
 
 /* A link on one end of a fresh socket pair with a small send buffer; *@peer: the other end. */
 static struct mediator_link *make_link(int *peer)

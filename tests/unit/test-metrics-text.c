@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "metrics_text.h"
+#include "tools/metrics_text.h"
 
 static const char known[] =
     "{\"policy\":\"budget\",\"domains\":["

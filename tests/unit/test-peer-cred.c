@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "peer_cred.h"
+#include "daemon/peer_cred.h"
 
 static void a_socket_pair_peer_is_this_process(void **state)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests of where a long command group is cut into pieces (worker/pieces.h):
+ * Tests of where a long command group is cut into pieces (mediator/worker/pieces.h):
  * which groups are cut, that cuts follow the stream and fall where the
  * model's cost reaches each share, that pieces cover the group exactly, and
  * what each piece is predicted and bounded.
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "pieces.h"
+#include "worker/pieces.h"
 
 /* @n boundaries, one every 10 dwords, each adding @step ns of model cost. */
 static size_t even_boundaries(struct piece_boundary *b, size_t n, double step)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "resource_quota.h"
+#include "worker/resource_quota.h"
 #include "virgl_defs.h"
 
 /* A 2D texture of @format, @w x @h, one level, one layer. */

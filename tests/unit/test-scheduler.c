@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "scheduler.h"
+#include "scheduler/scheduler.h"
 
 #define US 1000ull
 #define MS 1000000ull

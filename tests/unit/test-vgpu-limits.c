@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "vgpu_limits.h"
+#include "worker/vhost-user/vgpu_limits.h"
 
 static void a_vm_creates_resources_up_to_its_limit(void **state)
 {

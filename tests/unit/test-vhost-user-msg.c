@@ -21,10 +21,10 @@
 #include <cmocka.h>
 #include <dirent.h>
 
-#include "guest_mem.h"
+#include "worker/vhost-user/guest_mem.h"
 #include "scm_send.h"
-#include "vgpu_display.h"
-#include "vhost_user.h"
+#include "worker/vhost-user/vgpu_display.h"
+#include "worker/vhost-user/vhost_user.h"
 
 static struct vhost_user_msg msg(uint32_t request, uint32_t size)
 {

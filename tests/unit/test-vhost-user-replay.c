@@ -45,9 +45,9 @@
 
 #include "scm_send.h"
 #include "spawn_worker.h"
-#include "vgpu_display.h"
-#include "vhost_user.h"
-#include "wire.h"
+#include "worker/vhost-user/vgpu_display.h"
+#include "worker/vhost-user/vhost_user.h"
+#include "common/wire.h"
 
 #define REPLY_TIMEOUT_MS 10000
 #define MAX_LINE	 8192

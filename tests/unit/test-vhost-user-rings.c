@@ -40,8 +40,8 @@
 
 #include "scm_send.h"
 #include "spawn_worker.h"
-#include "vhost_user.h"
-#include "wire.h"
+#include "worker/vhost-user/vhost_user.h"
+#include "common/wire.h"
 
 #define TIMEOUT_MS 10000
 /* The reviewer's guest memory: one region of 0x2000 bytes. */

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "virtio_gpu_cmd.h"
+#include "worker/vhost-user/virtio_gpu_cmd.h"
 
 #define HDR	 sizeof(struct virtio_gpu_ctrl_hdr)
 #define BACKING	 sizeof(struct virtio_gpu_resource_attach_backing)

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 #include <fcntl.h>
 
-#include "guest_mem.h"
-#include "virtqueue.h"
+#include "worker/vhost-user/guest_mem.h"
+#include "worker/vhost-user/virtqueue.h"
 
 #define MEM_SIZE (1u << 20)
 #define NUM	 8u

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "vtest_limits.h"
+#include "worker/vtest/vtest_limits.h"
 
 static void defaults_are_the_documented_limits(void **state)
 {

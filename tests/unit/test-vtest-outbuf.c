@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "vtest_outbuf.h"
+#include "worker/vtest/vtest_outbuf.h"
 
 /* sv[0]: the server's end (non-blocking, small send buffer); sv[1]: the client's. */
 static void client_pair(int sv[2])

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "predict.h"
-#include "vtest_parser.h"
+#include "worker/vtest/vtest_parser.h"
 
 /* Feeds @len bytes into @p, in chunks of at most @chunk bytes. */
 static void feed(struct vtest_parser *p, const void *data, size_t len, size_t chunk)

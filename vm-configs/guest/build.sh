@@ -38,10 +38,10 @@ mkdir -p "$OUT" "$CACHE/debs"
 bin=$(mktemp -d)
 trap 'rm -rf -- "$bin"' EXIT
 for app in "${APPS[@]}"; do
-  cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Werror -I"$SRC/tools/gles" -I"$SRC/guest-shim" \
+  cc -std=gnu11 -O2 -D_GNU_SOURCE -Wall -Werror -I"$SRC/guest-shim" \
     $(pkg-config --cflags libdrm) -o "$bin/$app" "$SRC/guest-shim/$app.c" \
     "$SRC/guest-shim/frame_stats.c" "$SRC/guest-shim/samples.c" "$SRC/guest-shim/client_args.c" \
-    "$SRC/tools/gles/gles_target.c" "$SRC/tools/gles/gles_kms.c" \
+    "$SRC/guest-shim/gles/gles_target.c" "$SRC/guest-shim/gles/gles_kms.c" \
     -lEGL -lGLESv2 -lgbm -ldrm -lm -pthread
 done
 key=$( (cat "$HERE/build.sh" "$HERE/init" "${APPS[@]/#/$bin/}"; echo "$SUITE $MIRROR $PACKAGES") |

@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mediatord's dispatcher (see dispatcher.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "daemon/dispatcher.h"
+#include "common/util.h"
+
+/* Largest time a worker may report or ask for: an hour. */
+#define DISPATCHER_TIME_MAX (3600ull * 1000000000ull)
+/*
+ * How long an offer on the grant board stands: a new one is made when it
+ * runs out. Its bounds hold for the whole span, so a longer one offers
+ * less and a shorter one wakes mediatord more often.
+ */
+#define DISPATCHER_OFFER_NS 2000000ull
+/*
+ * A claim not reported after this long was not a worker's honest one (a
+ * worker reports right after handing the group to the renderer): the
+ * board is switched off and every group asks.
+ */
+#define DISPATCHER_CLAIM_TIMEOUT_NS 1000000000ull
+
+/* A request or granted group of a client, as the scheduler knows it. */
+struct outstanding {
+	bool used, granted;
+	/*
+	 * Granted, then revoked by the watchdog: the scheduler forgot it, its
+	 * client is suspended until its late completion comes (or it is
+	 * killed at revoked_ns + kill_ns).
+	 */
+	bool revoked;
+	/* A request of a suspended client: not given to the scheduler until its client resumes. */
+	bool held;
+	uint32_t client;
+	uint64_t wire_id;  /* the worker's id */
+	uint64_t sched_id; /* unique in the scheduler */
+	uint32_t ctx_id;   /* as the worker named it */
+	int domain;
+	/* held: what it asked for, to submit it when its client resumes. */
+	uint64_t predicted_ns, bound_ns;
+	unsigned flags;
+	/* revoked: when, what the scheduler charged for it then, and its grant. */
+	uint64_t revoked_ns, charged_ns, granted_ns;
+};
+
+struct client_ids {
+	uint32_t client;
+	uint64_t last_id; /* highest request id seen */
+};
+
+struct dispatcher {
+	struct sched *sched;
+	int timer_fd;
+	struct loop_source *timer;
+	dispatcher_send_fn send;
+	void *data;
+	dispatcher_revoke_fn revoke;
+	void *revoke_data;
+	uint64_t kill_ns; /* revocation to kill (0: never) */
+	uint64_t next_sched_id;
+	/* Scans stop at the tops: out[top..] and ids[ids_top..] are unused. */
+	struct outstanding out[SCHED_MAX_PENDING];
+	struct client_ids ids[SCHED_MAX_PENDING];
+	size_t top, ids_top;
+	/* The grant board (wire.h) and its current offer. */
+	int board_fd;
+	struct wire_board *board;
+	int n_domains;
+	uint32_t gen;
+	bool board_off;	       /* after a claim never reported: no more offers */
+	bool offered;	       /* an offer of generation gen stands (or was just taken) */
+	bool claimed;	       /* it was taken: no grant until the claimer's request */
+	uint32_t claimer;      /* claimed: the client that took it */
+	uint64_t claimed_at;   /* claimed: when mediatord found it taken */
+	uint32_t offer_client; /* the client it is reserved for, 0: anyone */
+	uint64_t offer_at;     /* when it was made: no claim is older */
+	uint64_t offer_until;
+	uint64_t offer_bound[WIRE_BOARD_DOMAINS];
+	/* DISPATCHER_INV_AGREES: times the scheduler and the dispatcher disagreed. */
+	uint64_t disagreements;
+};
+
+/* The dispatcher's own invariant, after the scheduler's (enum sched_invariant). */
+#define DISPATCHER_INV_AGREES SCHED_INV_COUNT
+
+/* Logs a broken invariant the 1st, 2nd, 4th, 8th, ... time: a recurring one does not flood. */
+static void warn_invariant(const char *name, uint64_t count, const char *what)
+{
+	if (count & (count - 1))
+		return;
+	log_warn("invariant %s broken: %s (%llu times so far)", name, what,
+		 (unsigned long long)count);
+}
+
+/* The scheduler's warn callback (sched_warn_fn). */
+static void on_sched_invariant(void *data, enum sched_invariant inv, uint64_t count,
+			       const char *what)
+{
+	warn_invariant(sched_invariant_name(inv), count, what);
+}
+
+/* DISPATCHER_INV_AGREES broke: the scheduler does not hold what the dispatcher does. */
+static void disagree(struct dispatcher *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void disagree(struct dispatcher *d, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	warn_invariant(dispatcher_invariant_name(DISPATCHER_INV_AGREES), ++d->disagreements, what);
+}
+
+const char *dispatcher_invariant_name(unsigned i)
+{
+	if (i == DISPATCHER_INV_AGREES)
+		return "dispatcher_agrees";
+	return sched_invariant_name((enum sched_invariant)i);
+}
+
+uint64_t dispatcher_invariant_violations(const struct dispatcher *d, unsigned i)
+{
+	if (i == DISPATCHER_INV_AGREES)
+		return d->disagreements;
+	return sched_invariant_violations(d->sched, (enum sched_invariant)i);
+}
+
+static void run(struct dispatcher *d, uint64_t now_ns);
+
+static void on_timer(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	uint64_t expirations;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("dispatcher timer: %s", strerror(errno));
+	run(data, mono_now_ns());
+}
+
+static void clear_board(struct dispatcher *d);
+
+/* A sealed memfd holding a struct wire_board, mapped at d->board. */
+static int create_board(struct dispatcher *d, char *err, size_t err_size)
+{
+	d->board_fd = memfd_create("gpu-mediator-grant-board", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (d->board_fd < 0 || ftruncate(d->board_fd, sizeof(struct wire_board)) < 0 ||
+	    /* A worker must not shrink it under mediatord (SIGBUS). */
+	    fcntl(d->board_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		snprintf(err, err_size, "cannot create the grant board: %s", strerror(errno));
+		return -1;
+	}
+	/* Above the numbers workers inherit fds on, so that spawning never clobbers it. */
+	if (d->board_fd <= WIRE_BOARD_FD) {
+		int fd = fcntl(d->board_fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
+
+		close(d->board_fd);
+		d->board_fd = fd;
+		if (fd < 0) {
+			snprintf(err, err_size, "cannot move the grant board: %s", strerror(errno));
+			return -1;
+		}
+	}
+	d->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
+			d->board_fd, 0);
+	if (d->board == MAP_FAILED) {
+		d->board = NULL;
+		snprintf(err, err_size, "cannot map the grant board: %s", strerror(errno));
+		return -1;
+	}
+	d->board->magic = WIRE_BOARD_MAGIC;
+	d->board->domains = (uint32_t)d->n_domains;
+	atomic_store(&d->board->offer, WIRE_OFFER(0, WIRE_OFFER_NONE, 0));
+	return 0;
+}
+
+int dispatcher_adopt_board(struct dispatcher *d, int fd)
+{
+	struct wire_board *b;
+	struct stat st;
+	uint32_t gen;
+
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*b))
+		return -EINVAL;
+	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (b == MAP_FAILED)
+		return -errno;
+	if (b->magic != WIRE_BOARD_MAGIC || b->domains != (uint32_t)d->n_domains) {
+		munmap(b, sizeof(*b));
+		return -EINVAL;
+	}
+	if (fd <= WIRE_BOARD_FD) {
+		int moved = fcntl(fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
+
+		if (moved < 0) {
+			munmap(b, sizeof(*b));
+			return -errno;
+		}
+		close(fd);
+		fd = moved;
+	}
+	munmap(d->board, sizeof(*d->board));
+	close(d->board_fd);
+	d->board = b;
+	d->board_fd = fd;
+	/* Past every generation its workers saw: none of their claims can match. */
+	gen = WIRE_OFFER_GEN(atomic_load(&b->offer));
+	d->gen = gen + 1;
+	clear_board(d);
+	return 0;
+}
+
+struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
+				     uint64_t now_ns, dispatcher_send_fn send, void *data,
+				     char *err, size_t err_size)
+{
+	struct dispatcher *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	d->timer_fd = -1;
+	d->board_fd = -1;
+	d->n_domains = (int)cfg->n_domains;
+	d->kill_ns = (uint64_t)cfg->watchdog_kill_us * 1000;
+	if (create_board(d, err, err_size) < 0)
+		goto fail;
+	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
+	if (!d->sched)
+		goto fail;
+	sched_set_warn(d->sched, on_sched_invariant, d);
+	d->send = send;
+	d->data = data;
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->timer_fd < 0 || !(d->timer = loop_add(loop, d->timer_fd, EPOLLIN, on_timer, d))) {
+		snprintf(err, err_size, "cannot create the scheduler's timer: %s", strerror(errno));
+		goto fail;
+	}
+	return d;
+fail:
+	dispatcher_destroy(d);
+	return NULL;
+}
+
+void dispatcher_destroy(struct dispatcher *d)
+{
+	if (!d)
+		return;
+	loop_remove(d->timer);
+	if (d->timer_fd >= 0)
+		close(d->timer_fd);
+	if (d->board)
+		munmap(d->board, sizeof(struct wire_board));
+	if (d->board_fd >= 0)
+		close(d->board_fd);
+	sched_destroy(d->sched);
+	free(d);
+}
+
+static void drop(struct dispatcher *d, struct outstanding *o)
+{
+	o->used = false;
+	while (d->top && !d->out[d->top - 1].used)
+		d->top--;
+}
+
+static struct outstanding *find_sched(struct dispatcher *d, uint64_t sched_id)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].sched_id == sched_id)
+			return &d->out[i];
+	}
+	return NULL;
+}
+
+static struct outstanding *find_wire(struct dispatcher *d, uint32_t client, uint64_t wire_id)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].client == client && d->out[i].wire_id == wire_id)
+			return &d->out[i];
+	}
+	return NULL;
+}
+
+static struct client_ids *ids_of(struct dispatcher *d, uint32_t client, bool create)
+{
+	struct client_ids *free_slot = NULL;
+
+	for (size_t i = 0; i < d->ids_top; i++) {
+		if (d->ids[i].client == client)
+			return &d->ids[i];
+		if (!d->ids[i].client && !free_slot)
+			free_slot = &d->ids[i];
+	}
+	if (create && !free_slot && d->ids_top < SCHED_MAX_PENDING)
+		free_slot = &d->ids[d->ids_top++];
+	if (create && free_slot) {
+		free_slot->client = client;
+		free_slot->last_id = 0;
+		return free_slot;
+	}
+	return NULL;
+}
+
+void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *data)
+{
+	d->revoke = fn;
+	d->revoke_data = data;
+}
+
+int dispatcher_board_fd(const struct dispatcher *d)
+{
+	return d->board_fd;
+}
+
+/* Clears the board: no offer stands, none is taken. */
+static void clear_board(struct dispatcher *d)
+{
+	d->offered = false;
+	d->claimed = false;
+	atomic_store(&d->board->offer, WIRE_OFFER(d->gen, WIRE_OFFER_NONE, 0));
+}
+
+/*
+ * Withdraws the standing offer. Returns false when a worker took it
+ * first: then nothing else may be granted until its request came.
+ */
+static bool withdraw(struct dispatcher *d, uint64_t now_ns)
+{
+	uint64_t expect = WIRE_OFFER(d->gen, WIRE_OFFER_OFFERED, d->offer_client);
+
+	if (d->claimed)
+		return false;
+	if (!d->offered)
+		return true;
+	if (atomic_compare_exchange_strong(&d->board->offer, &expect,
+					   WIRE_OFFER(d->gen, WIRE_OFFER_NONE, 0))) {
+		d->offered = false;
+		return true;
+	}
+	if (WIRE_OFFER_STATE(expect) == WIRE_OFFER_CLAIMED && WIRE_OFFER_GEN(expect) == d->gen) {
+		d->claimed = true;
+		d->claimer = WIRE_OFFER_CLIENT(expect);
+		d->claimed_at = now_ns;
+		return false;
+	}
+	/* Not what any worker may write: drop it and go on without the offer. */
+	log_warn("grant board: offer word 0x%llx written by a worker; cleared",
+		 (unsigned long long)expect);
+	clear_board(d);
+	return true;
+}
+
+/* True when a request waits for the scheduler's answer. */
+static bool waiting(const struct dispatcher *d)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && !d->out[i].granted && !d->out[i].held)
+			return true;
+	}
+	return false;
+}
+
+/* True when @client (0: any client) is suspended: a group of it was revoked. */
+static bool suspended(const struct dispatcher *d, uint32_t client)
+{
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].revoked && (!client || d->out[i].client == client))
+			return true;
+	}
+	return false;
+}
+
+/* The one client whose groups are all that is in flight (0: none, or several). */
+static uint32_t sole_owner(const struct dispatcher *d)
+{
+	uint32_t owner = 0;
+
+	for (size_t i = 0; i < d->top; i++) {
+		const struct outstanding *o = &d->out[i];
+
+		if (!o->used)
+			continue;
+		if (!o->granted || (owner && o->client != owner))
+			return 0;
+		owner = o->client;
+	}
+	return owner;
+}
+
+/*
+ * Offers a slot on the board when nothing waits: a free one to anyone, or
+ * the one a single client's groups hold to that client for its next
+ * group. Returns until when the offer stands (0: none).
+ */
+static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event)
+{
+	uint64_t until = now_ns + DISPATCHER_OFFER_NS;
+	uint32_t owner;
+
+	/*
+	 * Only for workers that ask; an idle mediatord sleeps. Not while a
+	 * client is suspended: an offer cannot leave one client out.
+	 */
+	if (d->ids_top == 0 || d->board_off || suspended(d, 0))
+		return 0;
+	if (next_event < until)
+		until = next_event;
+	if (sched_offer(d->sched, now_ns, until, false, d->offer_bound))
+		d->offer_client = 0;
+	else if ((owner = sole_owner(d)) != 0 &&
+		 sched_offer(d->sched, now_ns, until, true, d->offer_bound))
+		d->offer_client = owner;
+	else
+		return 0;
+	d->gen++;
+	for (int i = 0; i < d->n_domains; i++)
+		atomic_store_explicit(&d->board->max_bound_ns[i], d->offer_bound[i],
+				      memory_order_relaxed);
+	atomic_store_explicit(&d->board->valid_until_ns, until, memory_order_relaxed);
+	atomic_store_explicit(&d->board->offer,
+			      WIRE_OFFER(d->gen, WIRE_OFFER_OFFERED, d->offer_client),
+			      memory_order_release);
+	d->offered = true;
+	d->offer_at = now_ns;
+	d->offer_until = until;
+	return until;
+}
+
+static bool drop_claim(struct dispatcher *d, uint32_t client);
+
+/*
+ * Forgets everything of @client: its claim, its requests and groups in
+ * flight, its ids. Returns true when something was forgotten.
+ */
+static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	struct client_ids *ids = ids_of(d, client, false);
+	/* A worker that took the offer and died before saying so. */
+	bool any = drop_claim(d, client);
+
+	for (size_t i = d->top; i-- > 0;) {
+		if (d->out[i].used && d->out[i].client == client) {
+			/* The scheduler knows neither revoked groups nor held requests. */
+			if (!d->out[i].revoked && !d->out[i].held &&
+			    sched_cancel(d->sched, d->out[i].sched_id, now_ns) < 0)
+				disagree(d,
+					 "client %u's request %llu is gone, unknown to the "
+					 "scheduler",
+					 client, (unsigned long long)d->out[i].wire_id);
+			drop(d, &d->out[i]);
+			any = true;
+		}
+	}
+	if (ids)
+		ids->client = 0;
+	while (d->ids_top && !d->ids[d->ids_top - 1].client)
+		d->ids_top--;
+	return any;
+}
+
+/*
+ * The grant watchdog's first stage: revokes every group past its
+ * deadline, suspends its client (its waiting request is taken back from
+ * the scheduler and held) and tells the revoke callback.
+ */
+static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
+{
+	struct sched_overdue od[8];
+	size_t n;
+
+	while ((n = sched_overdue(d->sched, now_ns, od, ARRAY_SIZE(od))) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct outstanding *o = find_sched(d, od[i].id);
+			struct dispatcher_revoked r = {.domain = od[i].domain,
+						       .granted_ns = od[i].granted_ns,
+						       .bound_ns = od[i].bound_ns,
+						       .deadline_ns = od[i].deadline_ns,
+						       .revoked_ns = now_ns};
+
+			if (sched_revoke(d->sched, od[i].id, now_ns) < 0 || !o || o->revoked) {
+				disagree(d, "the watchdog revoked request %llu, unknown here",
+					 (unsigned long long)od[i].id);
+				if (o)
+					drop(d, o);
+				continue;
+			}
+			o->revoked = true;
+			o->revoked_ns = now_ns;
+			o->granted_ns = od[i].granted_ns;
+			/* What sched_revoke() charged: the time held, at least the bound. */
+			o->charged_ns = now_ns > od[i].granted_ns ? now_ns - od[i].granted_ns : 0;
+			if (o->charged_ns < od[i].bound_ns)
+				o->charged_ns = od[i].bound_ns;
+			for (size_t k = 0; k < d->top; k++) {
+				struct outstanding *w = &d->out[k];
+
+				if (!w->used || w->client != o->client || w->granted || w->held)
+					continue;
+				if (sched_cancel(d->sched, w->sched_id, now_ns) < 0)
+					disagree(
+					    d,
+					    "client %u's request %llu is unknown to the scheduler",
+					    w->client, (unsigned long long)w->wire_id);
+				w->held = true;
+			}
+			r.client = o->client;
+			r.ctx_id = o->ctx_id;
+			r.wire_id = o->wire_id;
+			if (d->revoke)
+				d->revoke(d->revoke_data, &r);
+		}
+	}
+}
+
+/*
+ * The second stage: kills the workers whose revoked group's completion
+ * has not come kill_ns after the revocation (their clients forgotten).
+ * Returns the next time one is due (UINT64_MAX: none).
+ */
+static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
+{
+	uint64_t next = UINT64_MAX;
+	size_t i = 0;
+
+	if (!d->kill_ns)
+		return UINT64_MAX;
+	while (i < d->top) {
+		struct outstanding *o = &d->out[i];
+		struct dispatcher_revoked r;
+
+		if (!o->used || !o->revoked) {
+			i++;
+			continue;
+		}
+		if (now_ns < o->revoked_ns + d->kill_ns) {
+			if (o->revoked_ns + d->kill_ns < next)
+				next = o->revoked_ns + d->kill_ns;
+			i++;
+			continue;
+		}
+		r = (struct dispatcher_revoked){.client = o->client,
+						.domain = o->domain,
+						.ctx_id = o->ctx_id,
+						.wire_id = o->wire_id,
+						.granted_ns = o->granted_ns,
+						.revoked_ns = o->revoked_ns,
+						.kill = true};
+		forget(d, r.client, now_ns);
+		if (d->revoke)
+			d->revoke(d->revoke_data, &r);
+		i = 0; /* forget() dropped entries: scan again */
+	}
+	return next;
+}
+
+/* Resumes @client when nothing of it is revoked any more: its held request goes to the scheduler.
+ */
+static void resume(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	if (suspended(d, client))
+		return;
+	for (size_t i = 0; i < d->top; i++) {
+		struct outstanding *o = &d->out[i];
+
+		if (!o->used || !o->held || o->client != client)
+			continue;
+		o->held = false;
+		if (sched_submit(d->sched, o->sched_id, o->domain, o->predicted_ns, o->bound_ns,
+				 o->flags, now_ns) < 0) {
+			disagree(d, "the scheduler refused client %u's held request %llu", client,
+				 (unsigned long long)o->wire_id);
+			drop(d, o);
+		}
+	}
+}
+
+/* Grants what may start now, then sets the timer for the next time the answer may change. */
+static void run(struct dispatcher *d, uint64_t now_ns)
+{
+	struct sched_decision dec[32];
+	struct itimerspec its = {{0, 0}, {0, 0}};
+	uint64_t next, until = 0, overdue, kill_at;
+	size_t n;
+
+	revoke_overdue(d, now_ns);
+	kill_at = kill_overdue(d, now_ns);
+	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
+		log_error("grant board: an offer taken for client %u was never reported; the board "
+			  "is off, every group asks",
+			  d->claimer);
+		clear_board(d);
+		d->board_off = true;
+	}
+	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until &&
+	    !suspended(d, 0)) {
+		/*
+		 * Nothing to grant, and the standing offer's bounds hold for its
+		 * whole span (groups completing only make room): it stays, so
+		 * that the next group takes it rather than a withdrawn one.
+		 */
+		sched_advance(d->sched, now_ns);
+		next = sched_next_event(d->sched, now_ns);
+		if (d->offer_until < next)
+			next = d->offer_until;
+		goto arm;
+	}
+	if (!withdraw(d, now_ns)) {
+		/* A worker took the offer: its request comes next. */
+		next = d->claimed_at + DISPATCHER_CLAIM_TIMEOUT_NS + 1;
+		goto arm;
+	}
+	do {
+		n = sched_poll(d->sched, now_ns, dec, ARRAY_SIZE(dec));
+		for (size_t i = 0; i < n; i++) {
+			struct outstanding *o = find_sched(d, dec[i].id);
+			struct wire_grant g = {.hdr = {WIRE_GRANT, sizeof(g)}};
+
+			if (!o) {
+				/* Nobody would complete it: its slot would stay taken. */
+				disagree(d,
+					 "the scheduler decided about request %llu, unknown here",
+					 (unsigned long long)dec[i].id);
+				sched_cancel(d->sched, dec[i].id, now_ns);
+				continue;
+			}
+			g.id = o->wire_id;
+			g.verdict = dec[i].verdict == SCHED_GRANTED ? WIRE_GRANTED : WIRE_REFUSED;
+			if (dec[i].verdict == SCHED_GRANTED)
+				o->granted = true;
+			else
+				drop(d, o); /* the scheduler forgot it already */
+			d->send(d->data, o->client, &g);
+		}
+	} while (n == ARRAY_SIZE(dec));
+	next = sched_next_event(d->sched, now_ns);
+	until = offer(d, now_ns, next);
+	if (until && until < next)
+		next = until;
+arm:
+	overdue = sched_next_deadline(d->sched);
+	if (overdue < next)
+		next = overdue;
+	if (kill_at < next)
+		next = kill_at;
+	if (next != UINT64_MAX) {
+		its.it_value.tv_sec = (time_t)(next / 1000000000u);
+		its.it_value.tv_nsec = (long)(next % 1000000000u);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/*
+ * A request that says it took the board's offer: the offer it names must
+ * be the one standing, taken by this client (the board's word says so),
+ * reserved for no other client, its bound (not 0) within what was
+ * offered to its domain, taken while the offer stood (not before it was
+ * made, not at or after its end, not in the future). A reserved offer is
+ * for after the claimer's own groups: their completions came first.
+ */
+static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
+			const struct wire_grant_request *req, uint64_t now_ns)
+{
+	uint64_t word = atomic_load(&d->board->offer);
+
+	if (!d->offered && !d->claimed)
+		return false;
+	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
+	    domain < 0 || domain >= d->n_domains || !req->bound_ns ||
+	    req->bound_ns > d->offer_bound[domain] || req->claimed_ns < d->offer_at ||
+	    req->claimed_ns >= d->offer_until || req->claimed_ns > now_ns ||
+	    (d->offer_client && d->offer_client != client))
+		return false;
+	for (size_t i = 0; d->offer_client && i < d->top; i++) {
+		if (d->out[i].used && d->out[i].client == client)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * When the board says @client took the offer, forgets that claim (its
+ * client is refused or gone) and returns true: the others need not wait
+ * for a report of it.
+ */
+static bool drop_claim(struct dispatcher *d, uint32_t client)
+{
+	uint64_t word;
+
+	if (!d->offered && !d->claimed)
+		return false;
+	word = atomic_load(&d->board->offer);
+	if (WIRE_OFFER_STATE(word) != WIRE_OFFER_CLAIMED || WIRE_OFFER_CLIENT(word) != client)
+		return false;
+	clear_board(d);
+	return true;
+}
+
+/* The scheduler's flags (enum sched_group_flag) of a request's (enum wire_grant_flag). */
+static unsigned sched_flags(uint32_t wire_flags)
+{
+	return (wire_flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0) |
+	       (wire_flags & WIRE_GRANT_NO_OUTPUT ? SCHED_NO_OUTPUT : 0);
+}
+
+/* The work of dispatcher_request(), less releasing a refused claim. */
+static int request(struct dispatcher *d, uint32_t client, int domain,
+		   const struct wire_grant_request *req, uint64_t now_ns)
+{
+	struct client_ids *ids = ids_of(d, client, true);
+	struct outstanding *o = NULL;
+	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
+	int r;
+
+	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns || req->reserved ||
+	    req->bound_ns > DISPATCHER_TIME_MAX ||
+	    (req->flags &
+	     ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT)) ||
+	    (req->flags & WIRE_GRANT_CLAIMED && req->flags & WIRE_GRANT_YOUNG))
+		return -EPROTO;
+	if (claimed && !claim_valid(d, client, domain, req, now_ns))
+		return -EPROTO;
+	/* One request waiting per worker: it waits for the answer before the next. */
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].client == client && !d->out[i].granted)
+			return -EPROTO;
+		if (!d->out[i].used && !o)
+			o = &d->out[i];
+	}
+	if (!o && d->top < SCHED_MAX_PENDING)
+		o = &d->out[d->top];
+	if (!o)
+		return -ENOSPC;
+	ids->last_id = req->id;
+	o->sched_id = ++d->next_sched_id;
+	o->revoked = false;
+	o->held = !claimed && suspended(d, client);
+	o->domain = domain;
+	o->predicted_ns = req->predicted_ns;
+	o->bound_ns = req->bound_ns;
+	o->flags = sched_flags(req->flags);
+	if (o->held) {
+		r = 0; /* its client is suspended: the scheduler gets it when it resumes */
+	} else if (claimed) {
+		clear_board(d);
+		r = sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				sched_flags(req->flags), now_ns);
+	} else {
+		r = sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
+				 sched_flags(req->flags), now_ns);
+	}
+	if (r < 0) {
+		/* Both hold SCHED_MAX_PENDING requests, and the request was checked. */
+		disagree(d, "the scheduler refused request %llu of client %u: %s",
+			 (unsigned long long)req->id, client, strerror(-r));
+		return -ENOSPC;
+	}
+	o->used = true;
+	if ((size_t)(o - d->out) >= d->top)
+		d->top = (size_t)(o - d->out) + 1;
+	o->granted = claimed;
+	o->client = client;
+	o->wire_id = req->id;
+	o->ctx_id = req->ctx_id;
+	run(d, now_ns);
+	return 0;
+}
+
+int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
+		       const struct wire_grant_request *req, uint64_t now_ns)
+{
+	int r = request(d, client, domain, req, now_ns);
+
+	/* A refused claim costs its worker only: nobody waits for its report. */
+	if (r < 0 && req->flags & WIRE_GRANT_CLAIMED && drop_claim(d, client))
+		run(d, now_ns);
+	return r;
+}
+
+int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
+		    uint64_t now_ns)
+{
+	struct outstanding *o = find_wire(d, client, done->id);
+
+	if (!o || !o->granted || done->end_ns > now_ns || done->measured_ns > DISPATCHER_TIME_MAX)
+		return -EPROTO;
+	if (o->revoked) {
+		/* Late: charged the rest of its measured time; its client resumes. */
+		uint64_t extra =
+		    done->measured_ns > o->charged_ns ? done->measured_ns - o->charged_ns : 0;
+
+		if (sched_charge_late(d->sched, o->domain, extra, done->end_ns) < 0)
+			disagree(d, "client %u's late group %llu is of no domain", client,
+				 (unsigned long long)done->id);
+		drop(d, o);
+		resume(d, client, now_ns);
+		run(d, now_ns);
+		return 0;
+	}
+	if (sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns) < 0)
+		disagree(d, "client %u's group %llu completed, not in flight in the scheduler",
+			 client, (unsigned long long)done->id);
+	drop(d, o);
+	run(d, now_ns);
+	return 0;
+}
+
+void dispatcher_tick(struct dispatcher *d, uint64_t now_ns)
+{
+	run(d, now_ns);
+}
+
+void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	if (forget(d, client, now_ns))
+		run(d, now_ns);
+}
+
+int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
+			  uint32_t deadline_us, char *why, size_t why_size)
+{
+	return sched_set_budget(d->sched, domain, (uint64_t)period_us * 1000,
+				(uint64_t)budget_us * 1000, (uint64_t)deadline_us * 1000, why,
+				why_size);
+}
+
+size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, size_t max,
+			      uint64_t *dropped)
+{
+	return sched_take_frames(d->sched, out, max, dropped);
+}
+
+int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
+		     struct sched_domain_stats *out)
+{
+	sched_advance(d->sched, now_ns);
+	return sched_domain_stats(d->sched, domain, out);
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mediatord's dispatcher: the grant path between the workers and the
+ * scheduler (scheduler.h). Workers' WIRE_GRANT_REQUEST and WIRE_DONE
+ * messages come in through dispatcher_request() and dispatcher_done();
+ * grants go out through the send callback as soon as the policy allows,
+ * also from a timer when only time can change the answer (a period
+ * boundary, the end of a safety frame, max_defer running out).
+ *
+ * While no request waits, the free slot is offered on the grant board
+ * (wire.h): a worker whose group fits takes it without a round trip and
+ * reports it with a claimed request, checked against the offer.
+ *
+ * Workers are not trusted: a request or completion that breaks the
+ * protocol (an id out of order, a second request while one waits, a time
+ * in the future, a completion of a group never granted, a claim of an
+ * offer it did not take or that did not fit) is refused, and the caller
+ * stops that worker; a refused claim holds up no other worker. All on
+ * mediatord's main thread.
+ *
+ * The grant watchdog (scheduler.h, struct sched_watchdog), in two stages
+ * (doc/design.md, "The grant watchdog"). A granted group whose completion
+ * has not come by its deadline is revoked (its domain charged the time it
+ * held the slot, at least its bound), the freed slot goes to whoever
+ * waits, at once, and its client is suspended: none of its requests is
+ * granted (nor given to the scheduler) and no offer is made on the board
+ * until the revoked group's late completion comes; that completion
+ * charges the rest of its measured time and resumes the client. When it
+ * has not come watchdog_kill_us after the revocation, the client is
+ * forgotten and the callback told to kill its worker. The revoke callback
+ * hears both stages. The timer wakes the dispatcher at the earliest
+ * deadline in flight or kill due.
+ *
+ * Invariants: the scheduler's (enum sched_invariant) and the
+ * dispatcher's own, "dispatcher_agrees": every request the scheduler
+ * holds is one the dispatcher holds, and the other way round. A broken
+ * one is counted and logged (a warning the 1st, 2nd, 4th, ... time).
+ */
+#ifndef MEDIATOR_DISPATCHER_H
+#define MEDIATOR_DISPATCHER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "common/loop.h"
+#include "scheduler/sched_config.h"
+#include "common/wire.h"
+
+struct dispatcher;
+
+/* Sends WIRE_GRANT to client @client; returns 0 or a negative errno. */
+typedef int (*dispatcher_send_fn)(void *data, uint32_t client, const struct wire_grant *grant);
+
+/* A granted group the watchdog revoked, at either stage. */
+struct dispatcher_revoked {
+	uint32_t client;
+	int domain;
+	uint32_t ctx_id;  /* as its worker named it in the request */
+	uint64_t wire_id; /* the worker's request id */
+	uint64_t granted_ns;
+	uint64_t bound_ns, deadline_ns; /* at the revocation only (0 with kill) */
+	uint64_t revoked_ns;
+	/*
+	 * false: just revoked, the client suspended (the callee logs it).
+	 * true: its completion has not come watchdog_kill_us after the
+	 * revocation; the client is forgotten already (as by
+	 * dispatcher_forget()): the callee kills its worker.
+	 */
+	bool kill;
+};
+/*
+ * Called on the main thread from inside a dispatcher call when the
+ * watchdog revoked a group of @r->client or gave up waiting for it. It
+ * must not call the dispatcher.
+ */
+typedef void (*dispatcher_revoke_fn)(void *data, const struct dispatcher_revoked *r);
+
+/* One scheduler domain per cfg->domains[i], same index. NULL with @err set on failure. */
+struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
+				     uint64_t now_ns, dispatcher_send_fn send, void *data,
+				     char *err, size_t err_size);
+/* NULL is fine. */
+void dispatcher_destroy(struct dispatcher *d);
+
+/* Sets (or, with NULL, removes) the watchdog's revoke callback. */
+void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *data);
+
+/* The grant board's memfd (wire.h), for the workers (WIRE_BOARD_FD). */
+int dispatcher_board_fd(const struct dispatcher *d);
+/*
+ * Uses @fd, the board of a mediatord that died (keeper.h), instead of its
+ * own, so that the workers taken over share it with new ones; offers go on
+ * from the next generation. Takes @fd on success. 0, or -EINVAL when it is
+ * not a board of as many domains, or -errno.
+ */
+int dispatcher_adopt_board(struct dispatcher *d, int fd);
+
+/* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
+int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
+		       const struct wire_grant_request *req, uint64_t now_ns);
+/* The granted group @done->id of @client completed. 0 or -EPROTO. */
+int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
+		    uint64_t now_ns);
+/*
+ * Does what is due at @now_ns: revokes groups past their watchdog
+ * deadline, kills workers past the kill delay, grants what may start. The dispatcher's timer calls
+ * it; so may a caller with its own clock (tests).
+ */
+void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
+/* Client @client is gone: its requests and groups in flight are forgotten. */
+void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
+
+/* See sched_take_frames(): safety frames that ended, for the trace. */
+size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, size_t max,
+			      uint64_t *dropped);
+
+/* See sched_set_budget(); times in microseconds. */
+int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
+			  uint32_t deadline_us, char *why, size_t why_size);
+/* See sched_domain_stats(), as of @now_ns. */
+int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
+		     struct sched_domain_stats *out);
+
+/* How many invariants are checked: indexes 0 .. DISPATCHER_INVARIANTS - 1. */
+#define DISPATCHER_INVARIANTS (SCHED_INV_COUNT + 1)
+/* The name of invariant @i ("request_counts", ...); NULL when out of range. */
+const char *dispatcher_invariant_name(unsigned i);
+/* How often invariant @i was found broken (0 when out of range). */
+uint64_t dispatcher_invariant_violations(const struct dispatcher *d, unsigned i);
+
+#endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The keeper: what lets a mediatord that died (SIGKILL, a crash) be
+ * started again without any VM losing its GPU.
+ *
+ * At a fresh start mediatord forks a small process, the keeper, and gives
+ * it a copy of every descriptor a successor needs: the domains' listening
+ * sockets, the grant board and each worker's end of its record channel
+ * (with the worker's client id, pid, domain and whether the domain is a
+ * safety one), and the budgets set at run time. Workers are started to
+ * outlive mediatord. While mediatord lives the keeper only stores.
+ *
+ * When mediatord dies, the keeper withdraws the board's offer, reads and
+ * drops what the workers had sent to the dead mediatord, and sends each
+ * worker WIRE_ORPHANED (wire.h): a safety domain's workers go on
+ * dispatching without grants, the others' groups wait. Connections made
+ * meanwhile wait in the listening sockets' backlog. A mediatord started
+ * again connects to the keeper's socket, <control_socket>.keeper, gets
+ * every descriptor back (keeper_take()), takes the workers over
+ * (WIRE_RESUME) and goes on. If none comes within restart_wait_s, the
+ * keeper exits: every channel closes and the workers stop.
+ *
+ * A mediatord that stops cleanly (SIGTERM) tells the keeper to quit
+ * (keeper_quit()); so does one whose config no longer matches what is kept
+ * (other domains), before it starts a keeper of its own.
+ */
+#ifndef MEDIATOR_KEEPER_H
+#define MEDIATOR_KEEPER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+
+/* Appended to control_socket for the keeper's socket. */
+#define KEEPER_SOCKET_SUFFIX ".keeper"
+
+enum keep_kind {
+	KEEP_LISTENER_VTEST = 1, /* a domain's vtest_socket */
+	KEEP_LISTENER_VHOST = 2, /* a domain's vhost_user_socket */
+	KEEP_BOARD = 3,		 /* the grant board */
+	KEEP_CLIENT = 4,	 /* mediatord's end of a worker's record channel */
+};
+
+#define KEEP_CLIENT_VM	   (1u << 0) /* a vhost-user-gpu connection */
+#define KEEP_CLIENT_SAFETY (1u << 1) /* of a safety domain: served freely while orphaned */
+
+/* One kept descriptor and what it is. */
+struct keep_entry {
+	uint32_t kind;	 /* enum keep_kind */
+	uint32_t domain; /* index in the config; 0 for the board */
+	uint32_t client_id;
+	int32_t pid;	/* the client's worker */
+	uint32_t flags; /* KEEP_CLIENT_* */
+	char domain_name[CONFIG_NAME_MAX];
+	char path[108]; /* a listener's path */
+};
+
+/* A budget set at run time (mediatorctl set-budget), kept for a successor. */
+struct keep_budget {
+	uint32_t domain;
+	uint32_t period_us, budget_us, deadline_us;
+	char domain_name[CONFIG_NAME_MAX];
+};
+
+struct keeper;
+
+/*
+ * Connects to the keeper of a mediatord that died, at @path, or starts a
+ * new one listening there that waits up to @wait_s for a successor.
+ * *@adopted says which: true when there are kept descriptors to take
+ * (keeper_take()). NULL with a reason in @err when neither works
+ * (mediatord then runs without one: its workers die with it).
+ */
+struct keeper *keeper_open(const char *path, uint32_t wait_s, bool *adopted, char *err,
+			   size_t err_size);
+/*
+ * The descriptors and budgets a predecessor left, once each, after
+ * keeper_open() said adopted: returns the next entry's descriptor (the
+ * caller owns it) and fills @e, or -1 when there is none left. Budgets
+ * come through keeper_take_budget() the same way (false: none left).
+ */
+int keeper_take(struct keeper *k, struct keep_entry *e);
+bool keeper_take_budget(struct keeper *k, struct keep_budget *b);
+/* Gives the keeper a copy of @fd (the caller keeps its own) described by @e. 0 or -errno. */
+int keeper_keep(struct keeper *k, const struct keep_entry *e, int fd);
+/* The keeper closes its copy of client @client_id's channel (the client is gone). */
+void keeper_forget_client(struct keeper *k, uint32_t client_id);
+/* Keeps a budget set at run time, replacing the domain's previous one. */
+void keeper_keep_budget(struct keeper *k, const struct keep_budget *b);
+/*
+ * Tells the keeper to close everything and exit, and waits (up to
+ * KEEPER_ANSWER_MS, keeper.c) until it has let go of everything, its
+ * socket included. Then frees @k. NULL is fine.
+ */
+void keeper_quit(struct keeper *k);
+/* Frees @k without telling the keeper anything (it then acts as on a death). */
+void keeper_close(struct keeper *k);
+
+#endif

@@ -1,0 +1,1626 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mediatord's core (see mediatord.h).
+ *
+ * Life of a client: a connection is accepted on a domain's socket; a
+ * SOCK_SEQPACKET socketpair is made for its records; mediator-worker is
+ * spawned with the connection on fd 3 and its end of the pair on fd 4;
+ * mediatord keeps its end and reads records from it. When the worker
+ * exits (SIGCHLD, however it ended), mediatord reads what records remain,
+ * takes the client's clients/contexts counts back from its domain and
+ * forgets it. mediatord never parses client bytes itself and never waits
+ * on a worker.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "predict.h"
+#include "daemon/control.h"
+#include "daemon/dispatcher.h"
+#include "daemon/domain.h"
+#include "daemon/keeper.h"
+#include "common/loop.h"
+#include "build-config/build-config.h"
+#include "daemon/mediatord.h"
+#include "daemon/trace.h"
+#include "common/unix_listener.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "daemon/domain_dirs.h"
+#include "daemon/service_notify.h"
+#include "daemon/worker_user.h"
+
+_Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+
+extern char **environ;
+
+/* The latest cost-model report of a context, as its worker sent it. */
+struct model_report {
+	bool valid;
+	uint32_t client;
+	char client_name[WIRE_NAME_MAX];
+	struct wire_model m;
+};
+
+struct listener {
+	struct mediatord *md;
+	struct domain *domain;
+	struct model_report last_model; /* of the domain's most recent reporter */
+	struct unix_listener sock;	/* vtest */
+	struct loop_source *source;
+	/* vhost-user-gpu: one VM at a time. */
+	struct unix_listener vhost_sock;
+	struct loop_source *vhost_source;
+	bool vm_connected;
+	struct worker_user user; /* its workers run as */
+	struct domain_dirs dirs; /* its learned models and shader cache */
+};
+
+/* A live guest context of a client, for show-budgets' context list. */
+struct client_ctx {
+	uint32_t ctx_id;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+};
+
+/* Contexts listed per client: a VM holds up to VGPU_MAX_CONTEXTS (64). */
+#define MEDIATORD_MAX_CLIENT_CONTEXTS 64u
+
+struct client {
+	struct mediatord *md;
+	struct listener *listener;
+	uint32_t id;
+	pid_t pid;
+	int record_fd;
+	struct loop_source *source;
+	uint32_t contexts;
+	struct client_ctx ctx_list[MEDIATORD_MAX_CLIENT_CONTEXTS];
+	uint32_t n_ctx_list; /* <= contexts: beyond the list's room they are only counted */
+	bool vm;	     /* a vhost-user-gpu connection */
+	int32_t peer_pid;
+	uint64_t last_seq;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+	struct model_report model;
+	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
+	/*
+	 * Taken over from a mediatord that died (keeper.h): its worker is no
+	 * child of ours, watched through @pidfd; what it sends before its
+	 * answer to WIRE_RESUME was for the dead one (@resuming).
+	 */
+	bool adopted;
+	bool resuming;
+	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (on_resume_timer()) */
+	int pidfd;
+	struct loop_source *pid_source;
+	struct client *next;
+};
+
+struct mediatord {
+	struct mediator_config cfg;
+	char worker_path[4096];
+	struct loop *loop;
+	int signal_fd;
+	struct loop_source *signal_source;
+	struct listener listeners[CONFIG_MAX_DOMAINS];
+	struct control *control;
+	struct dispatcher *dispatcher;
+	struct trace *trace;
+	struct client *clients;
+	uint32_t n_clients;
+	uint32_t next_client_id;
+	uint64_t started_ns;
+	uint64_t bad_records;
+	struct keeper *keeper; /* NULL: workers die with mediatord */
+	bool served;	       /* mediatord_run() ran: a stop is a clean one */
+	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
+	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
+	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
+	struct loop_source *resume_source;
+};
+
+/* ---- clients ----------------------------------------------------------- */
+
+static void client_free(struct client *c)
+{
+	struct mediatord *md = c->md;
+	struct client **pp;
+
+	for (pp = &md->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	md->n_clients--;
+	dispatcher_forget(md->dispatcher, c->id, mono_now_ns());
+	domain_client_removed(c->listener->domain);
+	if (c->contexts)
+		domain_contexts_changed(c->listener->domain, -(int)c->contexts);
+	loop_remove(c->source);
+	if (c->record_fd >= 0)
+		close(c->record_fd);
+	loop_remove(c->pid_source);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (md->keeper)
+		keeper_forget_client(md->keeper, c->id);
+	free(c);
+}
+
+/* Signals a client's worker: through its pidfd when it is no child of ours. */
+static void client_kill(const struct client *c, int sig)
+{
+	if (c->pidfd >= 0)
+		pidfd_send_signal(c->pidfd, sig, NULL, 0);
+	else
+		kill(c->pid, sig);
+}
+
+static bool string_ok(const char *s, size_t size)
+{
+	return memchr(s, '\0', size) != NULL;
+}
+
+/* Checks and applies one group record. Returns false if it is malformed. */
+static bool client_take_group(struct client *c, const void *buf, uint64_t now)
+{
+	struct mediatord *md = c->md;
+	struct domain *domain = c->listener->domain;
+	struct wire_group m;
+
+	memcpy(&m, buf, sizeof(m));
+	if (m.hdr.type != WIRE_GROUP || m.hdr.size != sizeof(m) ||
+	    !string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
+	    m.dispatch_ns < m.request_ns || m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns ||
+	    m.end_ns > now)
+		return false;
+	c->last_seq = m.seq;
+	c->groups++;
+	for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+		if (c->ctx_list[i].ctx_id == m.ctx_id) {
+			c->ctx_list[i].groups++;
+			break;
+		}
+	}
+	domain_charge_group(domain, &m);
+	if (md->trace && trace_write_group(md->trace, domain_name(domain), c->id, &m) < 0) {
+		log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
+		trace_close(md->trace);
+		md->trace = NULL;
+	}
+	return true;
+}
+
+/* Checks and applies one packet. Returns false if the worker broke the protocol. */
+static bool client_take_record(struct client *c, const void *buf, size_t size)
+{
+	struct domain *domain = c->listener->domain;
+	struct wire_header hdr;
+
+	if (c->revoked)
+		return true; /* killed by the watchdog; the dispatcher forgot it */
+	if (size < sizeof(hdr))
+		return false;
+	memcpy(&hdr, buf, sizeof(hdr));
+	/* Taken over: what came before its answer was for the mediatord that died. */
+	if (c->resuming) {
+		c->resuming = !(hdr.type == WIRE_RESUME && size == sizeof(struct wire_resume) &&
+				hdr.size == size);
+		return true;
+	}
+	if (hdr.type == WIRE_GROUP) {
+		uint64_t now = mono_now_ns();
+
+		if (size % sizeof(struct wire_group))
+			return false;
+		for (size_t off = 0; off < size; off += sizeof(struct wire_group)) {
+			if (!client_take_group(c, (const uint8_t *)buf + off, now))
+				return false;
+		}
+		return true;
+	}
+	if (hdr.size != size)
+		return false;
+	switch (hdr.type) {
+	case WIRE_GRANT_REQUEST: {
+		struct wire_grant_request m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		return dispatcher_request(c->md->dispatcher, c->id,
+					  (int)(c->listener - c->md->listeners), &m,
+					  mono_now_ns()) == 0;
+	}
+	case WIRE_DONE: {
+		struct wire_done m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		return dispatcher_done(c->md->dispatcher, c->id, &m, mono_now_ns()) == 0;
+	}
+	case WIRE_HELLO: {
+		struct wire_hello m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.timestamp_source, sizeof(m.timestamp_source)) ||
+		    !string_ok(m.renderer, sizeof(m.renderer)))
+			return false;
+		domain_set_timestamp_source(domain, m.timestamp_source);
+		return true;
+	}
+	case WIRE_CLIENT_INFO: {
+		struct wire_client_info m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.name, sizeof(m.name)))
+			return false;
+		memcpy(c->name, m.name, sizeof(c->name));
+		c->peer_pid = m.peer_pid;
+		return true;
+	}
+	case WIRE_MODEL: {
+		struct wire_model m;
+		bool ok;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		ok = string_ok(m.model, sizeof(m.model)) && m.n_coef <= PF_COUNT &&
+		     isfinite(m.mae_ns) && m.mae_ns >= 0 && isfinite(m.mape) && m.mape >= 0 &&
+		     m.over_share >= 0 && m.over_share <= 1 && isfinite(m.margin_ns) &&
+		     m.margin_ns >= 0 && isfinite(m.frag_bbox_error) && m.frag_bbox_error >= -1 &&
+		     isfinite(m.frag_history_error) && m.frag_history_error >= -1 &&
+		     (m.frag_preferred == PREDICT_FRAGMENTS_BBOX ||
+		      m.frag_preferred == PREDICT_FRAGMENTS_HISTORY);
+		for (int i = 0; ok && i < PF_COUNT; i++)
+			ok = isfinite(m.coef[i]);
+		if (!ok)
+			return false;
+		c->model.valid = true;
+		c->model.client = c->id;
+		memcpy(c->model.client_name, c->name, sizeof(c->model.client_name));
+		c->model.m = m;
+		c->listener->last_model = c->model;
+		return true;
+	}
+	case WIRE_CONTEXT: {
+		struct wire_context m;
+
+		if (size != sizeof(m))
+			return false;
+		memcpy(&m, buf, sizeof(m));
+		if (!string_ok(m.name, sizeof(m.name)) || m.alive > 1)
+			return false;
+		if (m.alive) {
+			c->contexts++;
+			domain_contexts_changed(domain, 1);
+			if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
+				struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
+
+				x->ctx_id = m.ctx_id;
+				x->groups = 0;
+				memcpy(x->name, m.name, sizeof(x->name));
+			}
+		} else if (c->contexts) {
+			c->contexts--;
+			domain_contexts_changed(domain, -1);
+			for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+				if (c->ctx_list[i].ctx_id == m.ctx_id) {
+					c->ctx_list[i] = c->ctx_list[--c->n_ctx_list];
+					break;
+				}
+			}
+		}
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+/* Reads every record waiting. Returns false when the channel is closed or broken. */
+static bool client_read_records(struct client *c)
+{
+	uint8_t buf[MEDIATORD_MAX_RECORD];
+
+	for (;;) {
+		ssize_t n = recv(c->record_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (n == 0)
+			return false;
+		if ((size_t)n > sizeof(buf) || !client_take_record(c, buf, (size_t)n)) {
+			c->md->bad_records++;
+			log_error("domain %s client %u: worker %d sent a malformed record; "
+				  "stopping it",
+				  domain_name(c->listener->domain), c->id, (int)c->pid);
+			client_kill(c, SIGKILL);
+			return false;
+		}
+	}
+}
+
+/*
+ * Takes the safety frames the scheduler closed: into their domains' frame
+ * latency, and into the trace when one is open.
+ */
+static void trace_frames(struct mediatord *md)
+{
+	struct sched_frame f[32];
+	uint64_t dropped;
+	size_t n;
+
+	while ((n = dispatcher_take_frames(md->dispatcher, f, ARRAY_SIZE(f), &dropped)) > 0) {
+		for (size_t i = 0; i < n; i++)
+			domain_frame_closed(md->listeners[f[i].domain].domain, f[i].release_ns,
+					    f[i].end_ns);
+		for (size_t i = 0; i < n && md->trace; i++) {
+			const char *name = domain_name(md->listeners[f[i].domain].domain);
+
+			if (trace_write_frame(md->trace, name, &f[i]) < 0) {
+				log_error("trace %s: write failed; tracing stopped",
+					  trace_path(md->trace));
+				trace_close(md->trace);
+				md->trace = NULL;
+			}
+		}
+		if (dropped && md->trace)
+			log_warn("trace: %llu frame records were lost",
+				 (unsigned long long)dropped);
+	}
+}
+
+static void on_record(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	trace_frames(c->md);
+	if (!client_read_records(c)) {
+		/* The worker is gone or cut off; it is forgotten when reaped. */
+		loop_remove(c->source);
+		c->source = NULL;
+		close(c->record_fd);
+		c->record_fd = -1;
+	}
+}
+
+static int move_fd_above(int fd, int min)
+{
+	int nfd;
+
+	if (fd >= min)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+	close(fd);
+	return nfd;
+}
+
+/* spawn_worker()'s argv: the program, 21 options always given, up to 11 optional ones, NULL. */
+#define SPAWN_MAX_ARGS 48
+
+static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
+			  int client_fd, int worker_fd)
+{
+	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16],
+	    res_str[16];
+	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
+	bool board = id <= 0x3fffffffu;
+	const char *argv[SPAWN_MAX_ARGS] = {
+	    md->worker_path,
+	    "--domain",
+	    domain_name(l->domain),
+	    "--client-id",
+	    id_str,
+	    "--renderer",
+	    renderer_kind_name(md->cfg.renderer),
+	    "--render-node",
+	    md->cfg.render_node,
+	    "--max-inflight",
+	    inflight_str,
+	    "--grants",
+	    "--nice",
+	    nice_str,
+	    "--piece-us",
+	    piece_str,
+	    "--memory-mb",
+	    mem_str,
+	    "--resource-memory-mb",
+	    res_str,
+	    "--transport",
+	    vm ? "vhost-user" : "vtest",
+	    /* Then the options below that are given, and NULL. */
+	};
+	/* Options given or not: each with its value, or alone (value NULL). */
+	const struct {
+		bool given;
+		const char *option, *value;
+	} optional[] = {
+	    {md->keeper != NULL, "--outlive-mediatord", NULL},
+	    {l->user.switch_user, "--run-as", l->user.run_as},
+	    {l->dirs.state[0] != '\0', "--state-dir", l->dirs.state},
+	    {l->dirs.cache[0] != '\0', "--cache-dir", l->dirs.cache},
+	    {board, "--board-domain", index_str},
+	    {md->cfg.model[0] != '\0', "--model", md->cfg.model},
+	};
+	size_t argc = 0;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none;
+	pid_t pid = -1;
+	int r;
+
+	while (argv[argc])
+		argc++;
+	for (size_t i = 0; i < ARRAY_SIZE(optional); i++) {
+		if (!optional[i].given)
+			continue;
+		argv[argc++] = optional[i].option;
+		if (optional[i].value)
+			argv[argc++] = optional[i].value;
+	}
+	argv[argc] = NULL;
+	snprintf(id_str, sizeof(id_str), "%u", id);
+	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
+	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
+	snprintf(nice_str, sizeof(nice_str), "%d", md->cfg.domains[l - md->listeners].worker_nice);
+	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
+	snprintf(mem_str, sizeof(mem_str), "%u",
+		 md->cfg.domains[l - md->listeners].worker_memory_mb);
+	snprintf(res_str, sizeof(res_str), "%u",
+		 md->cfg.domains[l - md->listeners].resource_memory_mb);
+	sigemptyset(&none);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	/* dup2 onto the fixed numbers clears close-on-exec there; everything
+	 * else of mediatord's is close-on-exec. */
+	posix_spawn_file_actions_adddup2(&fa, client_fd, WIRE_CLIENT_FD);
+	posix_spawn_file_actions_adddup2(&fa, worker_fd, WIRE_WORKER_FD);
+	if (board)
+		posix_spawn_file_actions_adddup2(&fa, dispatcher_board_fd(md->dispatcher),
+						 WIRE_BOARD_FD);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	{
+		sigset_t def;
+
+		sigemptyset(&def);
+		sigaddset(&def, SIGPIPE);
+		sigaddset(&def, SIGCHLD);
+		sigaddset(&def, SIGTERM);
+		sigaddset(&def, SIGINT);
+		sigaddset(&def, SIGHUP);
+		posix_spawnattr_setsigdefault(&attr, &def);
+	}
+	r = posix_spawn(&pid, md->worker_path, &fa, &attr, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		errno = r;
+		return -1;
+	}
+	return pid;
+}
+
+/* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
+static void keep_client(struct mediatord *md, const struct client *c)
+{
+	const struct domain_config *dc = &md->cfg.domains[c->listener - md->listeners];
+	struct keep_entry e = {.kind = KEEP_CLIENT,
+			       .domain = (uint32_t)(c->listener - md->listeners),
+			       .client_id = c->id,
+			       .pid = c->pid,
+			       .flags =
+				   (c->vm ? KEEP_CLIENT_VM : 0) |
+				   (dc->class == DOMAIN_CLASS_SAFETY ? KEEP_CLIENT_SAFETY : 0)};
+
+	if (!md->keeper)
+		return;
+	snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
+	if (keeper_keep(md->keeper, &e, c->record_fd) < 0)
+		log_warn("domain %s: client %u: the keeper did not take its channel (%s): it will "
+			 "not outlive mediatord",
+			 dc->name, c->id, strerror(errno));
+}
+
+static void accept_client(struct listener *l, bool vm)
+{
+	struct mediatord *md = l->md;
+	const char *dname = domain_name(l->domain);
+	int client_fd, pair[2];
+	int bufsize = MEDIATORD_RECORD_BUFFER;
+	struct client *c;
+
+	client_fd = accept4(vm ? l->vhost_sock.fd : l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (client_fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("domain %s: accept: %s", dname, strerror(errno));
+		return;
+	}
+	if (vm && l->vm_connected) {
+		log_warn("domain %s: refusing a second VM on %s: one is connected", dname,
+			 l->vhost_sock.path);
+		close(client_fd);
+		return;
+	}
+	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
+		log_warn("domain %s: refusing a client: %u clients already", dname, md->n_clients);
+		close(client_fd);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		log_error("domain %s: socketpair: %s", dname, strerror(errno));
+		close(client_fd);
+		return;
+	}
+	/* Keep the fds the worker inherits away from the numbers they get there. */
+	client_fd = move_fd_above(client_fd, WIRE_BOARD_FD + 1);
+	pair[1] = move_fd_above(pair[1], WIRE_BOARD_FD + 1);
+	setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+	setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+
+	c = calloc(1, sizeof(*c));
+	if (!c || client_fd < 0 || pair[1] < 0) {
+		log_error("domain %s: out of resources for a new client", dname);
+		goto fail;
+	}
+	c->md = md;
+	c->listener = l;
+	c->pidfd = -1;
+	c->id = ++md->next_client_id;
+	c->record_fd = pair[0];
+	c->peer_pid = -1;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->vm = vm;
+	c->pid = spawn_worker(md, l, c->id, vm, client_fd, pair[1]);
+	if (c->pid < 0) {
+		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
+			  strerror(errno));
+		goto fail;
+	}
+	close(client_fd);
+	close(pair[1]);
+	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, on_record, c);
+	if (!c->source) {
+		kill(c->pid, SIGKILL);
+		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
+	}
+	keep_client(md, c);
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	domain_client_added(l->domain);
+	if (vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u accepted, worker %d", dname, vm ? "VM" : "client", c->id,
+		 (int)c->pid);
+	return;
+fail:
+	free(c);
+	if (client_fd >= 0)
+		close(client_fd);
+	close(pair[0]);
+	if (pair[1] >= 0)
+		close(pair[1]);
+}
+
+static void on_accept(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data, false);
+}
+
+static void on_accept_vm(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data, true);
+}
+
+static void reap_workers(struct mediatord *md)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct client *c;
+
+		for (c = md->clients; c && c->pid != pid; c = c->next)
+			;
+		if (!c)
+			continue;
+		if (c->record_fd >= 0)
+			client_read_records(c);
+		if (WIFSIGNALED(status))
+			log_warn("domain %s: client %u: worker %d killed by signal %d",
+				 domain_name(c->listener->domain), c->id, (int)pid,
+				 WTERMSIG(status));
+		else
+			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
+				 domain_name(c->listener->domain), c->id, (int)pid,
+				 WEXITSTATUS(status), (unsigned long long)c->groups);
+		if (c->vm)
+			c->listener->vm_connected = false;
+		client_free(c);
+	}
+}
+
+/* A worker taken over from a mediatord that died ended (its pidfd is readable). */
+static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	if (c->record_fd >= 0)
+		client_read_records(c);
+	log_info("domain %s: client %u: worker %d (taken over) ended after %llu groups",
+		 domain_name(c->listener->domain), c->id, (int)c->pid,
+		 (unsigned long long)c->groups);
+	if (c->vm)
+		c->listener->vm_connected = false;
+	client_free(c);
+}
+
+/*
+ * Takes over the worker of a mediatord that died (keeper.h), whose record
+ * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
+ */
+static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, bool hold_normal)
+{
+	struct listener *l = &md->listeners[e->domain];
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct client *c = calloc(1, sizeof(*c));
+	int pidfd = pidfd_open(e->pid, 0);
+	/* A normal domain's worker goes on waiting a while (on_resume_timer()). */
+	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
+
+	/* A live channel means a live worker: its pid is no other process's. */
+	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
+	    (!hold &&
+	     send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume))) {
+		log_warn("domain %s: client %u: worker %d ended before it was taken over",
+			 e->domain_name, e->client_id, (int)e->pid);
+		free(c);
+		if (pidfd >= 0)
+			close(pidfd);
+		close(fd);
+		keeper_forget_client(md->keeper, e->client_id);
+		return;
+	}
+	c->md = md;
+	c->listener = l;
+	c->id = e->client_id;
+	c->pid = e->pid;
+	c->pidfd = pidfd;
+	c->record_fd = fd;
+	c->peer_pid = -1;
+	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
+	c->adopted = true;
+	c->resuming = true;
+	c->resume_held = hold;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->source = loop_add(md->loop, fd, EPOLLIN, on_record, c);
+	c->pid_source = loop_add(md->loop, pidfd, EPOLLIN, on_adopted_exit, c);
+	if (!c->source || !c->pid_source)
+		log_error("domain %s: cannot watch worker %d", e->domain_name, (int)e->pid);
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	if (c->id > md->next_client_id)
+		md->next_client_id = c->id;
+	domain_client_added(l->domain);
+	if (c->vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u taken over, worker %d", e->domain_name, c->vm ? "VM" : "client",
+		 c->id, (int)c->pid);
+}
+
+/*
+ * The normal domains' workers taken over are told last: until then they
+ * wait as they did while mediatord was away, and the scheduler learns the
+ * safety domains' frames (their phase and cost) from their groups alone.
+ * Told at once, a normal domain's backlog would meet a scheduler that does
+ * not know yet when the next safety frame comes.
+ */
+static void on_resume_timer(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	uint64_t expirations;
+	unsigned n = 0;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return;
+	for (struct client *c = md->clients; c; c = c->next) {
+		if (!c->resume_held)
+			continue;
+		c->resume_held = false;
+		n++;
+		if (send(c->record_fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    sizeof(resume)) {
+			log_error(
+			    "domain %s: client %u: cannot take worker %d over: %s; stopping it",
+			    domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));
+			client_kill(c, SIGKILL);
+		}
+	}
+	log_info("the normal domains' %u workers taken over resume, %u ms after the safety "
+		 "domains'",
+		 n, MEDIATORD_RESUME_HOLD_MS);
+	loop_remove(md->resume_source);
+	md->resume_source = NULL;
+	close(md->resume_timer);
+	md->resume_timer = -1;
+}
+
+/* Arms the timer that tells the held clients (on_resume_timer()). */
+static void hold_normal_clients(struct mediatord *md)
+{
+	struct itimerspec when = {
+	    .it_value = {.tv_sec = MEDIATORD_RESUME_HOLD_MS / 1000,
+			 .tv_nsec = (MEDIATORD_RESUME_HOLD_MS % 1000) * 1000000L}};
+
+	md->resume_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (md->resume_timer < 0 || timerfd_settime(md->resume_timer, 0, &when, NULL) < 0 ||
+	    !(md->resume_source =
+		  loop_add(md->loop, md->resume_timer, EPOLLIN, on_resume_timer, md))) {
+		log_warn("cannot hold the normal domains' workers: %s; resumed at once",
+			 strerror(errno));
+		if (md->resume_timer >= 0)
+			close(md->resume_timer);
+		md->resume_timer = -1;
+		on_resume_timer(NULL, -1, 0, md);
+	}
+}
+
+static void on_signal(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			reap_workers(md);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			log_info("signal %u: shutting down", si.ssi_signo);
+			service_notify_stopping();
+			loop_quit(md->loop);
+			break;
+		default:
+			break;
+		}
+	}
+	if (md->trace)
+		trace_tick(md->trace, mono_now_ns());
+}
+
+/* ---- control requests -------------------------------------------------- */
+
+static struct json_object *domain_models(struct mediatord *md, struct listener *l,
+					 double *max_margin_ns);
+
+static void json_set_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/*
+ * How often each invariant of the dispatcher and its scheduler was found
+ * broken: {"request_counts": 0, ...}, all 0 in a healthy mediatord.
+ */
+static struct json_object *invariant_violations(struct mediatord *md)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (unsigned i = 0; i < DISPATCHER_INVARIANTS; i++)
+		json_set_u64(o, dispatcher_invariant_name(i),
+			     dispatcher_invariant_violations(md->dispatcher, i));
+	return o;
+}
+
+/* The live guest contexts of domain @l's clients: client, kind, context id, name, groups. */
+static struct json_object *context_list(struct mediatord *md, const struct listener *l)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (const struct client *c = md->clients; c; c = c->next) {
+		if (c->listener != l)
+			continue;
+		for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+			struct json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "client", json_object_new_int64(c->id));
+			json_object_object_add(
+			    o, "transport", json_object_new_string(c->vm ? "vhost-user" : "vtest"));
+			json_object_object_add(o, "peer", json_object_new_string(c->name));
+			json_object_object_add(o, "ctx_id",
+					       json_object_new_int64(c->ctx_list[i].ctx_id));
+			json_object_object_add(o, "name",
+					       json_object_new_string(c->ctx_list[i].name));
+			json_object_object_add(o, "groups",
+					       json_object_new_uint64(c->ctx_list[i].groups));
+			json_object_array_add(arr, o);
+		}
+	}
+	return arr;
+}
+
+static struct json_object *ctl_show_budgets(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+	uint64_t now = mono_now_ns();
+
+	trace_frames(md);
+	if (md->trace)
+		trace_tick(md->trace, now);
+	json_object_object_add(o, "policy",
+			       json_object_new_string(config_policy_name(md->cfg.policy)));
+	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+		struct sched_domain_stats st;
+		struct json_object *d, *models;
+		double margin;
+
+		/* Per period, the scheduler's figures: the only accounting by periods. */
+		if (dispatcher_stats(md->dispatcher, (int)i, now, &st) < 0)
+			continue;
+		d = domain_to_json(md->listeners[i].domain, &st);
+		if (!d)
+			continue;
+
+		/* The widest bound margin of the domain's live contexts: a
+		 * context whose groups keep overrunning their bound shows here. */
+		models = domain_models(md, &md->listeners[i], &margin);
+		json_object_put(models);
+		json_object_object_add(d, "bound_margin_us",
+				       json_object_new_double(margin / 1000.0));
+		json_object_object_add(d, "context_list", context_list(md, &md->listeners[i]));
+		json_object_array_add(arr, d);
+	}
+	json_object_object_add(o, "domains", arr);
+	json_object_object_add(o, "invariant_violations", invariant_violations(md));
+	return o;
+}
+
+static struct json_object *model_report_to_json(const struct model_report *r, bool live)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *coef = json_object_new_object();
+	const struct wire_model *m = &r->m;
+
+	json_object_object_add(o, "client", json_object_new_int64(r->client));
+	json_object_object_add(o, "name", json_object_new_string(r->client_name));
+	json_object_object_add(o, "live", json_object_new_boolean(live));
+	json_object_object_add(o, "model", json_object_new_string(m->model));
+	json_object_object_add(o, "groups", json_object_new_uint64(m->groups));
+	json_object_object_add(o, "mae_us", json_object_new_double(m->mae_ns / 1000.0));
+	json_object_object_add(o, "mape", json_object_new_double(m->mape));
+	json_object_object_add(o, "bound_exceeded", json_object_new_double(m->over_share));
+	json_object_object_add(o, "bound_margin_us", json_object_new_double(m->margin_ns / 1000.0));
+	json_object_object_add(o, "unbounded_loops",
+			       json_object_new_boolean(m->flags & PFF_UNBOUNDED_LOOP));
+	json_object_object_add(o, "fragments_measured", json_object_new_uint64(m->frag_observed));
+	json_object_object_add(o, "fragment_estimator",
+			       json_object_new_string(m->frag_preferred == PREDICT_FRAGMENTS_HISTORY
+							  ? "history"
+							  : "bbox"));
+	/* As the factor the estimates were off by lately (exp of the mean |ln ratio|), -1 if none.
+	 */
+	json_object_object_add(
+	    o, "fragment_error_bbox",
+	    json_object_new_double(m->frag_bbox_error < 0 ? -1 : exp(m->frag_bbox_error)));
+	json_object_object_add(
+	    o, "fragment_error_history",
+	    json_object_new_double(m->frag_history_error < 0 ? -1 : exp(m->frag_history_error)));
+	for (uint32_t i = 0; i < m->n_coef; i++)
+		json_object_object_add(coef, predict_feature_name((enum predict_feature)i),
+				       json_object_new_double(m->coef[i]));
+	json_object_object_add(o, "coefficients_ns", coef);
+	return o;
+}
+
+/* Every live context's model report of @l's domain, and its last one if that client is gone. */
+static struct json_object *domain_models(struct mediatord *md, struct listener *l,
+					 double *max_margin_ns)
+{
+	struct json_object *arr = json_object_new_array();
+	bool last_is_live = false;
+
+	*max_margin_ns = 0;
+	for (struct client *c = md->clients; c; c = c->next) {
+		if (c->listener != l || !c->model.valid)
+			continue;
+		json_object_array_add(arr, model_report_to_json(&c->model, true));
+		if (c->model.m.margin_ns > *max_margin_ns)
+			*max_margin_ns = c->model.m.margin_ns;
+		last_is_live |= c->id == l->last_model.client;
+	}
+	if (l->last_model.valid && !last_is_live)
+		json_object_array_add(arr, model_report_to_json(&l->last_model, false));
+	return arr;
+}
+
+static struct json_object *ctl_model(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+		struct json_object *d = json_object_new_object();
+		double margin;
+
+		json_object_object_add(d, "name", json_object_new_string(md->cfg.domains[i].name));
+		json_object_object_add(d, "contexts",
+				       domain_models(md, &md->listeners[i], &margin));
+		json_object_array_add(arr, d);
+	}
+	json_object_object_add(o, "domains", arr);
+	return o;
+}
+
+static struct json_object *ctl_status(void *data)
+{
+	struct mediatord *md = data;
+	struct json_object *o = json_object_new_object();
+	struct json_object *workers = json_object_new_array();
+	uint64_t now = mono_now_ns();
+
+	json_object_object_add(o, "version", json_object_new_string(MEDIATOR_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "config", json_object_new_string(md->cfg.path));
+	json_object_object_add(o, "uptime_s",
+			       json_object_new_double((double)(now - md->started_ns) / 1e9));
+	json_object_object_add(o, "policy",
+			       json_object_new_string(config_policy_name(md->cfg.policy)));
+	json_object_object_add(o, "max_inflight", json_object_new_int64(md->cfg.max_inflight));
+	json_object_object_add(o, "renderer",
+			       json_object_new_string(renderer_kind_name(md->cfg.renderer)));
+	json_object_object_add(o, "domains", json_object_new_int64((int64_t)md->cfg.n_domains));
+	json_object_object_add(o, "clients", json_object_new_int64(md->n_clients));
+	json_object_object_add(o, "trace",
+			       md->trace ? json_object_new_string(trace_path(md->trace)) : NULL);
+	json_object_object_add(o, "bad_records", json_object_new_uint64(md->bad_records));
+	for (struct client *c = md->clients; c; c = c->next) {
+		struct json_object *w = json_object_new_object();
+
+		json_object_object_add(w, "client", json_object_new_int64(c->id));
+		json_object_object_add(w, "domain",
+				       json_object_new_string(domain_name(c->listener->domain)));
+		json_object_object_add(w, "worker_pid", json_object_new_int(c->pid));
+		json_object_object_add(w, "peer_pid", json_object_new_int(c->peer_pid));
+		json_object_object_add(w, "name", json_object_new_string(c->name));
+		json_object_object_add(w, "groups", json_object_new_uint64(c->groups));
+		json_object_array_add(workers, w);
+	}
+	json_object_object_add(o, "workers", workers);
+	return o;
+}
+
+static int ctl_trace_start(void *data, const char *path, char *err, size_t err_size)
+{
+	struct mediatord *md = data;
+	struct trace *t;
+
+	if (md->trace) {
+		snprintf(err, err_size, "a trace is already being written to %s",
+			 trace_path(md->trace));
+		return -EBUSY;
+	}
+	trace_frames(md); /* frames closed before the trace started are not in it */
+	t = trace_open(path, err, err_size);
+	if (!t)
+		return -EIO;
+	md->trace = t;
+	log_info("trace started: %s", path);
+	return 0;
+}
+
+static int ctl_trace_stop(void *data, char *err, size_t err_size)
+{
+	struct mediatord *md = data;
+	int r;
+
+	if (!md->trace) {
+		snprintf(err, err_size, "no trace is being written");
+		return -ENOENT;
+	}
+	trace_frames(md);
+	if (!md->trace) {
+		snprintf(err, err_size, "the trace failed while its last records were written");
+		return -EIO;
+	}
+	log_info("trace stopped: %s", trace_path(md->trace));
+	r = trace_close(md->trace);
+	md->trace = NULL;
+	if (r < 0)
+		snprintf(err, err_size, "trace file incomplete: %s", strerror(-r));
+	return r;
+}
+
+static struct json_object *ctl_set_budget(void *data, const char *name, uint32_t period_us,
+					  uint32_t budget_us, uint32_t deadline_us, char *err,
+					  size_t err_size)
+{
+	struct mediatord *md = data;
+	struct sched_domain_stats st;
+	struct json_object *o;
+	int i;
+
+	for (i = 0; i < (int)md->cfg.n_domains; i++) {
+		if (!strcmp(md->cfg.domains[i].name, name))
+			break;
+	}
+	if (i == (int)md->cfg.n_domains) {
+		snprintf(err, err_size, "no domain '%.64s'", name);
+		return NULL;
+	}
+	dispatcher_stats(md->dispatcher, i, mono_now_ns(), &st);
+	if (!period_us)
+		period_us = (uint32_t)(st.params.period_ns / 1000);
+	if (!deadline_us)
+		deadline_us = st.params.deadline_ns / 1000 < period_us
+				  ? (uint32_t)(st.params.deadline_ns / 1000)
+				  : period_us;
+	if (dispatcher_set_budget(md->dispatcher, i, period_us, budget_us, deadline_us, err,
+				  err_size) < 0)
+		return NULL;
+	log_info("domain %s: budget %u us per %u us, deadline %u us from its next period", name,
+		 budget_us, period_us, deadline_us);
+	if (md->keeper) {
+		struct keep_budget b = {.domain = (uint32_t)i,
+					.period_us = period_us,
+					.budget_us = budget_us,
+					.deadline_us = deadline_us};
+
+		snprintf(b.domain_name, sizeof(b.domain_name), "%s", name);
+		keeper_keep_budget(md->keeper, &b);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "domain", json_object_new_string(name));
+	json_set_u64(o, "period_us", period_us);
+	json_set_u64(o, "budget_us", budget_us);
+	json_set_u64(o, "deadline_us", deadline_us);
+	json_set_u64(o, "from_ns", st.period_start_ns + st.params.period_ns);
+	return o;
+}
+
+static const struct control_ops control_ops = {
+    .version = CONTROL_OPS_VERSION,
+    .status = ctl_status,
+    .show_budgets = ctl_show_budgets,
+    .trace_start = ctl_trace_start,
+    .trace_stop = ctl_trace_stop,
+    .model = ctl_model,
+    .set_budget = ctl_set_budget,
+};
+
+/* ---- set-up and tear-down ---------------------------------------------- */
+
+/* The dispatcher's way to a worker (dispatcher_send_fn). */
+static int send_grant(void *data, uint32_t client, const struct wire_grant *grant)
+{
+	struct mediatord *md = data;
+	struct client *c;
+
+	for (c = md->clients; c && c->id != client; c = c->next)
+		;
+	if (!c || c->record_fd < 0)
+		return -ENOENT;
+	if (send(c->record_fd, grant, sizeof(*grant), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(*grant)) {
+		log_error("domain %s: client %u: cannot send a grant: %s; stopping its worker",
+			  domain_name(c->listener->domain), c->id, strerror(errno));
+		client_kill(c, SIGKILL);
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The grant watchdog revoked a group of a client (dispatcher_revoke_fn):
+ * at the revocation a warning (the client is suspended); when its
+ * completion has not come by the kill delay, its worker is killed and the
+ * reaper cleans up as for a crash.
+ */
+static void revoke_grant(void *data, const struct dispatcher_revoked *r)
+{
+	struct mediatord *md = data;
+	uint64_t now = mono_now_ns();
+	struct client *c;
+
+	for (c = md->clients; c && c->id != r->client; c = c->next)
+		;
+	if (!c)
+		return;
+	if (!r->kill) {
+		log_warn(
+		    "domain %s: client %u context %u: group of grant %llu held it for %llu ms, "
+		    "past its watchdog deadline of %llu ms (bound %llu us); grant revoked, "
+		    "client suspended until its completion",
+		    domain_name(c->listener->domain), c->id, r->ctx_id,
+		    (unsigned long long)r->wire_id,
+		    (unsigned long long)((now - r->granted_ns) / 1000000u),
+		    (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
+		    (unsigned long long)(r->bound_ns / 1000u));
+		return;
+	}
+	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
+		  "not completed (held %llu ms); killing worker %d",
+		  domain_name(c->listener->domain), c->id, r->ctx_id,
+		  (unsigned long long)r->wire_id,
+		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
+		  (unsigned long long)((now - r->granted_ns) / 1000000u), (int)c->pid);
+	domain_watchdog_killed(c->listener->domain);
+	c->revoked = true;
+	client_kill(c, SIGKILL);
+}
+
+/*
+ * Opens one of a domain's sockets (its config @key names it in messages)
+ * with the domain's socket_mode, socket_owner and socket_group, and
+ * watches it with @fn. Returns false with the reason in @err.
+ */
+/*
+ * Opens one of a domain's sockets (its config @key names it in messages)
+ * with the domain's socket_mode, socket_owner and socket_group, or takes
+ * over @kept_fd, the same socket a mediatord that died opened (-1: none),
+ * and watches it with @fn. Returns false with the reason in @err.
+ */
+static bool open_domain_socket(struct mediatord *md, struct listener *l,
+			       const struct domain_config *dc, struct unix_listener *sock,
+			       struct loop_source **source, const char *path, const char *key,
+			       int kept_fd, loop_fn fn, char *err, size_t err_size)
+{
+	char ebuf[256];
+	bool taken = kept_fd >= 0 && unix_listener_adopt(sock, kept_fd, path) == 0;
+
+	if (kept_fd >= 0 && !taken) {
+		log_warn("domain %s: %s %s is gone; opened again", dc->name, key, path);
+		close(kept_fd);
+	}
+	if (!taken &&
+	    (unix_listener_open(sock, path, (mode_t)dc->socket_mode, MEDIATORD_LISTEN_BACKLOG, ebuf,
+				sizeof(ebuf)) < 0 ||
+	     unix_listener_chown(sock, dc->socket_uid, dc->socket_gid, ebuf, sizeof(ebuf)) < 0)) {
+		snprintf(err, err_size, "domain %s: %s %s", dc->name, key, ebuf);
+		return false;
+	}
+	*source = loop_add(md->loop, sock->fd, EPOLLIN, fn, l);
+	if (!*source) {
+		snprintf(err, err_size, "cannot watch %s: %s", path, strerror(errno));
+		return false;
+	}
+	if (!taken && md->keeper) {
+		struct keep_entry e = {.kind = sock == &l->sock ? KEEP_LISTENER_VTEST
+								: KEEP_LISTENER_VHOST,
+				       .domain = (uint32_t)(l - md->listeners)};
+
+		snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
+		snprintf(e.path, sizeof(e.path), "%s", path);
+		if (keeper_keep(md->keeper, &e, sock->fd) < 0)
+			log_warn("domain %s: the keeper did not take %s: %s", dc->name, path,
+				 strerror(errno));
+	}
+	log_info("domain %s (%s): %s on %s (mode %04o)%s", dc->name, config_class_name(dc->class),
+		 key, path, dc->socket_mode, taken ? ", taken over" : "");
+	return true;
+}
+
+/* What a mediatord that died left with the keeper (keeper.h). */
+struct kept {
+	size_t n;
+	struct keep_entry e[MEDIATORD_MAX_KEPT];
+	int fd[MEDIATORD_MAX_KEPT];
+};
+
+/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
+static int kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0 && k->e[i].kind == kind &&
+		    (kind == KEEP_BOARD || k->e[i].domain == domain)) {
+			int fd = k->fd[i];
+
+			k->fd[i] = -1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+static void close_kept(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0)
+			close(k->fd[i]);
+	}
+	k->n = 0;
+}
+
+/*
+ * True when what was kept is of the same domains (names, order, sockets)
+ * as @cfg: only then can the workers be taken over (their domain indices
+ * and board slots stay right). Otherwise says why in @why.
+ */
+static bool kept_matches(const struct mediator_config *cfg, const struct kept *k, char *why,
+			 size_t why_size)
+{
+	size_t listeners = 0, wanted = 0;
+
+	for (size_t i = 0; i < cfg->n_domains; i++)
+		wanted += (cfg->domains[i].vtest_socket[0] != '\0') +
+			  (cfg->domains[i].vhost_user_socket[0] != '\0');
+	for (size_t i = 0; i < k->n; i++) {
+		const struct keep_entry *e = &k->e[i];
+		const struct domain_config *dc;
+
+		if (e->kind == KEEP_BOARD)
+			continue;
+		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
+		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {
+			snprintf(why, why_size, "domain %s is not domain %u any more",
+				 e->domain_name, e->domain);
+			return false;
+		}
+		if (e->kind == KEEP_CLIENT)
+			continue;
+		listeners++;
+		if (strcmp(e->path, e->kind == KEEP_LISTENER_VTEST ? dc->vtest_socket
+								   : dc->vhost_user_socket)) {
+			snprintf(why, why_size, "domain %s's socket %s changed", dc->name, e->path);
+			return false;
+		}
+	}
+	if (listeners != wanted) {
+		snprintf(why, why_size, "%zu sockets kept, %zu configured", listeners, wanted);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Starts the keeper, or reaches the one a mediatord that died left (then
+ * @k holds what it kept). Without one (restart_wait_s = 0, or it failed)
+ * workers die with mediatord.
+ */
+static void open_keeper(struct mediatord *md, struct kept *k)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], err[512], why[256];
+	struct keep_entry e;
+	bool adopted;
+	int fd;
+
+	k->n = 0;
+	if (!md->cfg.restart_wait_s) {
+		log_info("restart_wait_s is 0: workers end with mediatord");
+		return;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", md->cfg.control_socket,
+			     KEEPER_SOCKET_SUFFIX) >= sizeof(path)) {
+		log_warn(
+		    "control_socket %s is too long for the keeper's socket next to it: workers "
+		    "end with mediatord",
+		    md->cfg.control_socket);
+		return;
+	}
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper) {
+		log_warn("keeper: %s; workers end with mediatord", err);
+		return;
+	}
+	if (!adopted)
+		return;
+	md->took_over = true;
+	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
+		if (k->n == MEDIATORD_MAX_KEPT) {
+			close(fd);
+			continue;
+		}
+		k->e[k->n] = e;
+		k->fd[k->n++] = fd;
+	}
+	if (kept_matches(&md->cfg, k, why, sizeof(why)))
+		return;
+	log_warn("the workers kept for a restart were of another configuration (%s): they are "
+		 "stopped",
+		 why);
+	close_kept(k);
+	keeper_quit(md->keeper);
+	md->took_over = false;
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper)
+		log_warn("keeper: %s; workers end with mediatord", err);
+}
+
+/* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
+static void resume_budgets(struct mediatord *md)
+{
+	struct keep_budget b;
+	char err[256];
+
+	while (keeper_take_budget(md->keeper, &b)) {
+		if (b.domain >= md->cfg.n_domains ||
+		    strcmp(md->cfg.domains[b.domain].name, b.domain_name))
+			continue;
+		if (dispatcher_set_budget(md->dispatcher, (int)b.domain, b.period_us, b.budget_us,
+					  b.deadline_us, err, sizeof(err)) < 0)
+			log_warn("domain %s: the budget set before the restart: %s", b.domain_name,
+				 err);
+		else
+			log_info("domain %s: budget %u us per %u us, deadline %u us, as set before "
+				 "the restart",
+				 b.domain_name, b.budget_us, b.period_us, b.deadline_us);
+	}
+}
+
+/*
+ * Each domain's worker user and directories (domain_dirs.h). Returns 0 or
+ * a negative errno with a reason in @err (a worker user that does not
+ * exist).
+ */
+static int prepare_domains(struct mediatord *md, char *err, size_t err_size)
+{
+	const struct mediator_config *cfg = &md->cfg;
+
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		struct listener *l = &md->listeners[i];
+		const char *name = cfg->domains[i].name;
+		char ebuf[512];
+		int r =
+		    worker_user_resolve(cfg->domains[i].worker_uid, &l->user, ebuf, sizeof(ebuf));
+
+		if (r < 0) {
+			snprintf(err, err_size, "domain %s: %s", name, ebuf);
+			return r;
+		}
+		if (!l->user.switch_user && geteuid() == 0)
+			log_warn("domain %s: workers run as root (worker_user = %s): a guest that "
+				 "breaks its worker owns the host",
+				 name, l->user.name);
+		domain_dirs_prepare(cfg, name, &l->user, &l->dirs);
+	}
+	return 0;
+}
+
+struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
+				   char *err, size_t err_size)
+{
+	struct mediatord *md = calloc(1, sizeof(*md));
+	struct kept *kept = calloc(1, sizeof(*kept));
+	struct control_access control_access;
+	sigset_t mask;
+	int board;
+
+	if (!md || !kept) {
+		free(kept);
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	md->cfg = *cfg;
+	md->signal_fd = -1;
+	md->resume_timer = -1;
+	md->started_ns = mono_now_ns();
+	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
+	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
+		md->listeners[i].sock.fd = -1;
+		md->listeners[i].vhost_sock.fd = -1;
+	}
+	if (cfg->renderer == MEDIATOR_RENDERER_EGL_GBM &&
+	    access(cfg->render_node, R_OK | W_OK) < 0) {
+		snprintf(err, err_size, "renderer egl-gbm: render node %s: %s", cfg->render_node,
+			 strerror(errno));
+		goto fail;
+	}
+	if (prepare_domains(md, err, err_size) < 0)
+		goto fail;
+	/* Before anything a keeper must not inherit. */
+	open_keeper(md, kept);
+	md->loop = loop_create();
+	if (!md->loop) {
+		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
+		goto fail;
+	}
+	md->service = service_notify_create(md->loop);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	md->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (md->signal_fd < 0 ||
+	    !(md->signal_source = loop_add(md->loop, md->signal_fd, EPOLLIN, on_signal, md))) {
+		snprintf(err, err_size, "cannot watch signals: %s", strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		struct listener *l = &md->listeners[i];
+		const struct domain_config *dc = &cfg->domains[i];
+
+		l->md = md;
+		l->domain = domain_create(dc);
+		if (!l->domain) {
+			snprintf(err, err_size, "out of memory");
+			goto fail;
+		}
+		if (dc->vtest_socket[0] &&
+		    !open_domain_socket(md, l, dc, &l->sock, &l->source, dc->vtest_socket,
+					"vtest_socket", kept_fd(kept, KEEP_LISTENER_VTEST, i),
+					on_accept, err, err_size))
+			goto fail;
+		if (dc->vhost_user_socket[0] &&
+		    !open_domain_socket(md, l, dc, &l->vhost_sock, &l->vhost_source,
+					dc->vhost_user_socket, "vhost_user_socket",
+					kept_fd(kept, KEEP_LISTENER_VHOST, i), on_accept_vm, err,
+					err_size))
+			goto fail;
+	}
+	md->dispatcher =
+	    dispatcher_create(md->loop, cfg, md->started_ns, send_grant, md, err, err_size);
+	if (!md->dispatcher)
+		goto fail;
+	/* The workers taken over share the board with new ones. */
+	board = kept_fd(kept, KEEP_BOARD, 0);
+	if (board >= 0 && dispatcher_adopt_board(md->dispatcher, board) < 0) {
+		log_warn("the grant board kept for the restart is not one; workers taken over ask "
+			 "for every grant");
+		close(board);
+	} else if (board < 0 && md->keeper) {
+		struct keep_entry e = {.kind = KEEP_BOARD};
+
+		if (keeper_keep(md->keeper, &e, dispatcher_board_fd(md->dispatcher)) < 0)
+			log_warn("the keeper did not take the grant board: %s", strerror(errno));
+	}
+	dispatcher_set_revoke(md->dispatcher, revoke_grant, md);
+	control_access = (struct control_access){
+	    .gid = cfg->control_gid, .self_uid = geteuid(), .admin_gid = cfg->admin_gid};
+	md->control = control_create(md->loop, cfg->control_socket, &control_access, &control_ops,
+				     md, err, err_size);
+	if (!md->control)
+		goto fail;
+	if (md->keeper) {
+		bool safety = false, held = false;
+
+		resume_budgets(md);
+		for (size_t i = 0; i < kept->n; i++)
+			safety |= kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT &&
+				  (kept->e[i].flags & KEEP_CLIENT_SAFETY);
+		for (size_t i = 0; i < kept->n; i++) {
+			if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
+				adopt_client(md, &kept->e[i], kept->fd[i], safety);
+			else if (kept->fd[i] >= 0)
+				close(kept->fd[i]);
+		}
+		for (struct client *c = md->clients; c; c = c->next)
+			held |= c->resume_held;
+		if (held)
+			hold_normal_clients(md);
+		if (kept->n)
+			log_info("took over %u workers of the mediatord that died", md->n_clients);
+	}
+	free(kept);
+	return md;
+fail:
+	close_kept(kept);
+	free(kept);
+	mediatord_destroy(md);
+	return NULL;
+}
+
+int mediatord_run(struct mediatord *md)
+{
+	md->served = true;
+	return loop_run(md->loop);
+}
+
+/* Forgets the workers taken over that have ended (their pidfds readable). */
+static void reap_adopted(struct mediatord *md)
+{
+	struct client *c = md->clients, *next;
+
+	for (; c; c = next) {
+		struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+
+		next = c->next;
+		if (c->adopted && poll(&p, 1, 0) == 1)
+			client_free(c);
+	}
+}
+
+static void stop_workers(struct mediatord *md)
+{
+	uint64_t deadline = mono_now_ns() + MEDIATORD_STOP_GRACE_MS * 1000000ull;
+
+	for (struct client *c = md->clients; c; c = c->next)
+		client_kill(c, SIGTERM);
+	while (md->clients && mono_now_ns() < deadline) {
+		reap_workers(md);
+		reap_adopted(md);
+		if (md->clients)
+			usleep(10000);
+	}
+	for (struct client *c = md->clients; c; c = c->next)
+		client_kill(c, SIGKILL);
+	while (md->clients) {
+		struct pollfd p = {.fd = md->clients->pidfd, .events = POLLIN};
+
+		if (md->clients->adopted)
+			poll(&p, 1, 1000);
+		else
+			waitpid(md->clients->pid, NULL, 0);
+		client_free(md->clients);
+	}
+}
+
+void mediatord_destroy(struct mediatord *md)
+{
+	if (!md)
+		return;
+	if (md->served) {
+		/* A clean stop: the workers and the keeper go too. */
+		stop_workers(md);
+		keeper_quit(md->keeper);
+		md->keeper = NULL;
+	} else if (md->took_over) {
+		/* A failed start: the predecessor's workers stay with the keeper for another try.
+		 */
+		keeper_close(md->keeper);
+		md->keeper = NULL;
+		while (md->clients)
+			client_free(md->clients);
+	} else {
+		/* A failed fresh start: its keeper keeps nothing worth waiting for. */
+		keeper_quit(md->keeper);
+		md->keeper = NULL;
+	}
+	loop_remove(md->resume_source);
+	service_notify_destroy(md->service);
+	if (md->resume_timer >= 0)
+		close(md->resume_timer);
+	control_destroy(md->control);
+	dispatcher_destroy(md->dispatcher);
+	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
+		struct listener *l = &md->listeners[i];
+
+		loop_remove(l->source);
+		unix_listener_close(&l->sock);
+		loop_remove(l->vhost_source);
+		unix_listener_close(&l->vhost_sock);
+		domain_destroy(l->domain);
+	}
+	if (md->trace)
+		trace_close(md->trace);
+	loop_remove(md->signal_source);
+	if (md->signal_fd >= 0)
+		close(md->signal_fd);
+	loop_destroy(md->loop);
+	free(md);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * show-budgets -> Prometheus text (see metrics_text.h).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tools/metrics_text.h"
+
+enum kind { COUNTER, GAUGE };
+
+/* A show-budgets member as a metric; @scale turns its unit into the metric's. */
+struct metric {
+	const char *name, *member, *help;
+	enum kind kind;
+	double scale;
+};
+
+#define US 1e-6 /* microseconds to seconds */
+
+static const struct metric metrics[] = {
+    {"gpu_mediator_gpu_seconds_total", "used_us",
+     "GPU time the domain's command groups took, measured at their fences.", COUNTER, US},
+    {"gpu_mediator_predicted_gpu_seconds_total", "predicted_us",
+     "GPU time predicted for the domain's command groups before they started.", COUNTER, US},
+    {"gpu_mediator_groups_total", "groups", "Command groups of the domain that completed.", COUNTER,
+     1},
+    {"gpu_mediator_frames_total", "frames", "Frames of the safety domain.", COUNTER, 1},
+    {"gpu_mediator_deadline_misses_total", "deadline_misses",
+     "Frames of the safety domain that ended after their deadline.", COUNTER, 1},
+    {"gpu_mediator_overruns_total", "overruns",
+     "Groups that ran longer than the bound they were admitted on.", COUNTER, 1},
+    {"gpu_mediator_throttled_total", "throttled",
+     "Times the domain's groups waited because its budget was spent.", COUNTER, 1},
+    {"gpu_mediator_unschedulable_total", "unschedulable",
+     "Groups refused because they never fit the domain's budget.", COUNTER, 1},
+    {"gpu_mediator_watchdog_revokes_total", "watchdog_revokes",
+     "Grants the grant watchdog revoked at their deadline.", COUNTER, 1},
+    {"gpu_mediator_watchdog_kills_total", "watchdog_kills", "Workers the grant watchdog killed.",
+     COUNTER, 1},
+    {"gpu_mediator_period_seconds", "period_us", "The domain's budget period.", GAUGE, US},
+    {"gpu_mediator_budget_seconds", "budget_us", "GPU time the domain may use per period.", GAUGE,
+     US},
+    {"gpu_mediator_deadline_seconds", "deadline_us",
+     "Deadline of the domain's frames from their release.", GAUGE, US},
+    {"gpu_mediator_budget_remaining_seconds", "remaining_us",
+     "Budget left in the domain's current period.", GAUGE, US},
+    {"gpu_mediator_debt_seconds", "debt_us",
+     "GPU time the domain used beyond its budget, paid back in later periods.", GAUGE, US},
+    {"gpu_mediator_utilization_ratio", "utilization",
+     "GPU time the domain used in its last period over that period.", GAUGE, 1},
+    {"gpu_mediator_clients", "clients", "Connected clients (workers) of the domain.", GAUGE, 1},
+    {"gpu_mediator_contexts", "contexts", "Live guest contexts of the domain.", GAUGE, 1},
+    {"gpu_mediator_waiting_groups", "waiting", "Groups waiting for a grant.", GAUGE, 1},
+    {"gpu_mediator_in_flight_groups", "in_flight", "Granted groups on the GPU.", GAUGE, 1},
+};
+
+static const struct {
+	const char *name, *member, *help;
+} histograms[] = {
+    {"gpu_mediator_group_gpu_seconds", "group_time",
+     "GPU time of each command group of the domain, measured at its fence."},
+    {"gpu_mediator_grant_wait_seconds", "grant_wait",
+     "How long each group of the domain waited for its grant."},
+    {"gpu_mediator_frame_latency_seconds", "frame_latency",
+     "Release to end of each finished frame of the safety domain."},
+};
+
+/* Writes @s as a label value (escaping \, " and newlines). */
+static void label_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void labels(FILE *out, const char *domain, const char *class, const char *le)
+{
+	fputs("{domain=\"", out);
+	label_value(out, domain);
+	fputs("\",class=\"", out);
+	label_value(out, class);
+	if (le)
+		fprintf(out, "\",le=\"%s", le);
+	fputs("\"}", out);
+}
+
+static const char *string_of(struct json_object *o, const char *key)
+{
+	struct json_object *m;
+
+	return json_object_object_get_ex(o, key, &m) && json_object_is_type(m, json_type_string)
+		   ? json_object_get_string(m)
+		   : NULL;
+}
+
+static bool number_of(struct json_object *o, const char *key, double *v)
+{
+	struct json_object *m;
+
+	if (!json_object_object_get_ex(o, key, &m) ||
+	    !(json_object_is_type(m, json_type_int) || json_object_is_type(m, json_type_double)))
+		return false;
+	*v = json_object_get_double(m);
+	return true;
+}
+
+/* @v (a show-budgets number) times @scale: exact microseconds as seconds, counts whole. */
+static void print_value(FILE *out, double v, double scale)
+{
+	if (scale == US)
+		fprintf(out, " %.6f\n", v * US);
+	else if (v == (double)(int64_t)v)
+		fprintf(out, " %.0f\n", v);
+	else
+		fprintf(out, " %.9g\n", v);
+}
+
+static void one_histogram(FILE *out, const char *name, struct json_object *h, const char *domain,
+			  const char *class)
+{
+	struct json_object *le, *buckets;
+	double count = 0, sum = 0;
+	size_t n;
+
+	if (!h || !json_object_object_get_ex(h, "le_us", &le) ||
+	    !json_object_object_get_ex(h, "buckets", &buckets) || !number_of(h, "count", &count) ||
+	    !number_of(h, "sum_us", &sum) ||
+	    json_object_array_length(buckets) != json_object_array_length(le) + 1)
+		return;
+	n = json_object_array_length(le);
+	for (size_t i = 0; i <= n; i++) {
+		char bound[32];
+
+		if (i < n)
+			snprintf(bound, sizeof(bound), "%.9g",
+				 json_object_get_double(json_object_array_get_idx(le, i)) * US);
+		else
+			snprintf(bound, sizeof(bound), "+Inf");
+		fprintf(out, "%s_bucket", name);
+		labels(out, domain, class, bound);
+		fprintf(out, " %.0f\n",
+			json_object_get_double(json_object_array_get_idx(buckets, i)));
+	}
+	fprintf(out, "%s_sum", name);
+	labels(out, domain, class, NULL);
+	fprintf(out, " %.9f\n", sum * US);
+	fprintf(out, "%s_count", name);
+	labels(out, domain, class, NULL);
+	fprintf(out, " %.0f\n", count);
+}
+
+int metrics_write_prometheus(FILE *out, struct json_object *budgets)
+{
+	struct json_object *domains;
+	size_t n;
+
+	if (!json_object_object_get_ex(budgets, "domains", &domains) ||
+	    !json_object_is_type(domains, json_type_array))
+		return -EPROTO;
+	n = json_object_array_length(domains);
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help,
+			metrics[m].name, metrics[m].kind == COUNTER ? "counter" : "gauge");
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *d = json_object_array_get_idx(domains, i);
+			const char *name = string_of(d, "name"), *class = string_of(d, "class");
+			double v;
+
+			if (!name || !class || !number_of(d, metrics[m].member, &v))
+				continue; /* e.g. a normal domain has no frames */
+			fputs(metrics[m].name, out);
+			labels(out, name, class, NULL);
+			print_value(out, v, metrics[m].scale);
+		}
+	}
+	for (size_t k = 0; k < sizeof(histograms) / sizeof(histograms[0]); k++) {
+		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", histograms[k].name,
+			histograms[k].help, histograms[k].name);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *d = json_object_array_get_idx(domains, i), *hs,
+					   *h = NULL;
+			const char *name = string_of(d, "name"), *class = string_of(d, "class");
+
+			if (!name || !class || !json_object_object_get_ex(d, "histograms", &hs))
+				continue;
+			json_object_object_get_ex(hs, histograms[k].member, &h);
+			one_histogram(out, histograms[k].name, h, name, class);
+		}
+	}
+	return 0;
+}

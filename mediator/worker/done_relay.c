@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The early WIRE_DONE (see done_relay.h): a table of armed grants under
+ * one mutex, shared by the main thread and virglrenderer's sync thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "worker/done_relay.h"
+#include "common/wire.h"
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_ARMED, /* waiting for its fence */
+	SLOT_SENT,  /* its WIRE_DONE went out; the main thread has not taken it yet */
+};
+
+struct slot {
+	enum slot_state state;
+	int fd;
+	uint32_t fence_id;
+	uint64_t grant_id;
+	uint64_t dispatch_ns;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot slots[DONE_RELAY_SLOTS];
+static uint64_t last_end_ns; /* the latest fence completion seen */
+
+int done_relay_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispatch_ns)
+{
+	int ret = -ENOSPC;
+
+	if (fd < 0 || grant_id == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+		if (slots[i].state == SLOT_FREE) {
+			slots[i] = (struct slot){SLOT_ARMED, fd, fence_id, grant_id, dispatch_ns};
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+bool done_relay_take(uint64_t grant_id)
+{
+	bool sent = false;
+
+	if (grant_id == 0)
+		return false;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+		if (slots[i].state != SLOT_FREE && slots[i].grant_id == grant_id) {
+			sent = slots[i].state == SLOT_SENT;
+			slots[i].state = SLOT_FREE;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return sent;
+}
+
+void done_relay_forget(int fd)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++)
+		if (slots[i].state != SLOT_FREE && slots[i].fd == fd)
+			slots[i].state = SLOT_FREE;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Whether fence @a signalled no later than @b (ids increase and wrap). */
+static bool fence_not_after(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+
+void done_relay_signalled(uint32_t fence_id, uint64_t end_ns)
+{
+	uint64_t floor_ns;
+
+	pthread_mutex_lock(&lock);
+	floor_ns = last_end_ns;
+	if (end_ns > last_end_ns)
+		last_end_ns = end_ns;
+	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+		struct slot *s = &slots[i];
+		uint64_t start;
+		struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)}};
+
+		if (s->state != SLOT_ARMED || !fence_not_after(s->fence_id, fence_id))
+			continue;
+		start = s->dispatch_ns > floor_ns ? s->dispatch_ns : floor_ns;
+		done.id = s->grant_id;
+		done.end_ns = end_ns > start ? end_ns : start;
+		done.measured_ns = done.end_ns - start;
+		/* Never blocks: a full channel leaves it to the main thread. */
+		if (send(s->fd, &done, sizeof(done), MSG_DONTWAIT | MSG_NOSIGNAL) ==
+		    (ssize_t)sizeof(done))
+			s->state = SLOT_SENT;
+	}
+	pthread_mutex_unlock(&lock);
+}

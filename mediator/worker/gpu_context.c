@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One guest GPU context below the transport layer (see gpu_context.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <virgl/virglrenderer.h>
+
+#include "worker/fragment_query.h"
+#include "worker/gpu_caps.h"
+#include "worker/gpu_context.h"
+#include "worker/pieces.h"
+#include "common/util.h"
+
+/* Groups cut into pieces that may be in flight at once; more are dispatched whole. */
+#define GPU_CONTEXT_SPLIT_MAX 8u
+
+/* The learned model state is also saved every this many groups, so that a
+ * worker that is killed loses little. */
+#define GPU_CONTEXT_SAVE_STATE_EVERY 2000u
+
+struct gpu_context {
+	struct gpu_context_options opt;
+	char name[WIRE_NAME_MAX];
+	struct predictor *predictor;
+	struct groups *groups;
+	struct fragment_query *fragments;
+	struct mediator_link *link;
+	bool have_virgl_ctx;
+	bool fragments_stopped_logged;
+	char state_path[4096];
+	char identity[128];
+	uint64_t model_reported_ns;
+	uint64_t saved_at; /* groups learned when the state was last saved */
+	/* The group being dispatched, piece by piece (gpu_context_prepare()). */
+	struct {
+		const uint32_t *buf;
+		struct group_info whole;
+		struct piece_plan plan;
+		uint32_t next;		/* the next piece to dispatch; plan.n when none is left */
+		struct group_info info; /* the next piece's */
+		bool counting;		/* a fragment query runs from its first piece to its last */
+	} cur;
+	/*
+	 * Groups cut into pieces whose last piece has not completed, oldest
+	 * first: what the model learns from once all of them did (the whole
+	 * group, its pieces' measured times summed).
+	 */
+	struct split_group {
+		struct group_info whole;
+		double measured;
+		uint64_t first_seq; /* its first piece's: its fragment query's */
+	} split[GPU_CONTEXT_SPLIT_MAX];
+	uint32_t split_head, split_n;
+};
+
+#define ctx_log(level, c, fmt, ...)                                                                \
+	log_msg(level, "domain %s client %u context %u (%s): " fmt, (c)->opt.domain,               \
+		(c)->opt.client_id, (c)->opt.ctx_id, (c)->name, ##__VA_ARGS__)
+
+static void load_state(struct gpu_context *c)
+{
+	int r;
+
+	if (!c->opt.state_dir)
+		return;
+	snprintf(c->state_path, sizeof(c->state_path), "%s/%s.%s.state", c->opt.state_dir,
+		 c->opt.domain, predictor_model_name(c->predictor));
+	r = predictor_load(c->predictor, c->state_path, c->identity);
+	if (r == 0)
+		ctx_log(LOG_LEVEL_INFO, c, "model %s: learned state loaded from %s",
+			predictor_model_name(c->predictor), c->state_path);
+	else if (r == -ESTALE)
+		ctx_log(LOG_LEVEL_WARN, c, "%s was learned on another GPU or driver; ignored",
+			c->state_path);
+	else if (r != -ENOENT)
+		ctx_log(LOG_LEVEL_WARN, c, "%s is corrupt or unreadable (%s); ignored",
+			c->state_path, strerror(-r));
+}
+
+static void save_state(struct gpu_context *c)
+{
+	int r;
+
+	if (!c->state_path[0] || predictor_learned(c->predictor) == 0)
+		return;
+	r = predictor_save(c->predictor, c->state_path, c->identity);
+	if (r < 0)
+		ctx_log(LOG_LEVEL_WARN, c, "cannot save the learned state to %s: %s", c->state_path,
+			strerror(-r));
+}
+
+/* Tells mediatord what the cost model has learned (mediatorctl model). */
+static void report_model(struct gpu_context *c)
+{
+	struct wire_model m;
+
+	predictor_report(c->predictor, &m);
+	m.ctx_id = c->opt.ctx_id;
+	mediator_link_send(c->link, &m, sizeof(m));
+	c->model_reported_ns = mono_now_ns();
+}
+
+/* A calibration client is gone: seed the model with what its groups measured. */
+static void finish_calibration(struct gpu_context *c)
+{
+	char summary[512];
+	int r = predictor_calibration_finish(c->predictor, summary, sizeof(summary));
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0)
+		ctx_log(LOG_LEVEL_WARN, c, "calibration not applied: %s", summary);
+	else
+		ctx_log(LOG_LEVEL_INFO, c, "calibration applied to model %s: %s",
+			predictor_model_name(c->predictor), summary);
+}
+
+static void destroy_parts(struct gpu_context *c)
+{
+	if (c->have_virgl_ctx)
+		virgl_renderer_context_destroy(c->opt.ctx_id);
+	fragment_query_destroy(c->fragments);
+	groups_destroy(c->groups);
+	predictor_destroy(c->predictor);
+	free(c);
+}
+
+struct gpu_context *gpu_context_create(const struct gpu_context_options *options)
+{
+	struct gpu_context *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->opt = *options;
+	c->link = options->link;
+	snprintf(c->name, sizeof(c->name), "%s", options->name ? options->name : "unnamed");
+	c->opt.name = c->name;
+	snprintf(c->identity, sizeof(c->identity), "%s",
+		 options->identity ? options->identity : "");
+	c->predictor = predictor_create(options->model);
+	c->groups = groups_create(options->ctx_id, options->max_inflight);
+	c->fragments = fragment_query_create(options->ctx_id);
+	if (!c->predictor || !c->groups || !c->fragments) {
+		log_error("domain %s client %u: out of memory for context %u", options->domain,
+			  options->client_id, options->ctx_id);
+		destroy_parts(c);
+		return NULL;
+	}
+	if (virgl_renderer_context_create(options->ctx_id, (uint32_t)strlen(c->name), c->name)) {
+		ctx_log(LOG_LEVEL_ERROR, c, "virglrenderer cannot create the context");
+		destroy_parts(c);
+		return NULL;
+	}
+	c->have_virgl_ctx = true;
+	if (options->feature_dump_dir) {
+		char path[4096];
+
+		if (options->ctx_id == 1)
+			snprintf(path, sizeof(path), "%s/%s-%u.jsonl", options->feature_dump_dir,
+				 options->domain, options->client_id);
+		else
+			snprintf(path, sizeof(path), "%s/%s-%u.%u.jsonl", options->feature_dump_dir,
+				 options->domain, options->client_id, options->ctx_id);
+		if (predictor_dump_to(c->predictor, path) < 0)
+			ctx_log(LOG_LEVEL_WARN, c, "cannot write features to %s", path);
+	}
+	load_state(c);
+	if (options->piece_ns)
+		predictor_record_boundaries(c->predictor, true);
+	if (strcmp(c->name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
+	    predictor_calibration_start(c->predictor) == 0)
+		ctx_log(LOG_LEVEL_INFO, c, "calibration client: its groups will seed the model");
+	mediator_link_context(c->link, options->ctx_id, true, c->name);
+	return c;
+}
+
+/*
+ * A granted group whose context is going away before its fence: its slot
+ * is released at once, charged its bound (never 0; groups.h).
+ */
+static void release_grant(const struct group_info *info, uint64_t charge_ns, void *data)
+{
+	struct gpu_context *c = data;
+
+	if (info->grant_id)
+		mediator_link_done(c->link, info->grant_id, charge_ns, mono_now_ns());
+}
+
+uint32_t gpu_context_drain(struct gpu_context *ctx, void (*poll)(void *data), void *data)
+{
+	const struct timespec tick = {0, 1000000};
+	uint64_t start = mono_now_ns();
+	uint32_t left;
+
+	if (!ctx)
+		return 0;
+	for (;;) {
+		poll(data);
+		left = groups_inflight(ctx->groups);
+		if (left == 0)
+			return 0;
+		if (mono_now_ns() - start >= GPU_CONTEXT_DRAIN_LIMIT_NS)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	ctx_log(LOG_LEVEL_WARN, ctx,
+		"%u group(s) still on the GPU %llu ms after the context ended; released unmeasured",
+		left, (unsigned long long)(GPU_CONTEXT_DRAIN_LIMIT_NS / 1000000));
+	return left;
+}
+
+void gpu_context_destroy(struct gpu_context *ctx)
+{
+	if (!ctx)
+		return;
+	groups_abandon(ctx->groups, mono_now_ns(), release_grant, ctx);
+	finish_calibration(ctx);
+	if (predictor_learned(ctx->predictor))
+		report_model(ctx);
+	save_state(ctx);
+	mediator_link_context(ctx->link, ctx->opt.ctx_id, false, ctx->name);
+	destroy_parts(ctx);
+}
+
+uint32_t gpu_context_id(const struct gpu_context *ctx)
+{
+	return ctx->opt.ctx_id;
+}
+
+const char *gpu_context_name(const struct gpu_context *ctx)
+{
+	return ctx->name;
+}
+
+struct predictor *gpu_context_predictor(struct gpu_context *ctx)
+{
+	return ctx->predictor;
+}
+
+bool gpu_context_can_dispatch(const struct gpu_context *ctx)
+{
+	return groups_can_dispatch(ctx->groups);
+}
+
+uint32_t gpu_context_inflight(const struct gpu_context *ctx)
+{
+	return groups_inflight(ctx->groups);
+}
+
+/* Sets cur.info to the next piece's: the whole group's, with the piece's estimate and counts. */
+static void describe_next_piece(struct gpu_context *c)
+{
+	const struct piece *p = &c->cur.plan.p[c->cur.next];
+
+	c->cur.info = c->cur.whole;
+	if (c->cur.plan.n < 2)
+		return;
+	c->cur.info.est = p->est;
+	memcpy(c->cur.info.features.x, p->x, sizeof(p->x));
+	c->cur.info.piece = c->cur.next + 1;
+	c->cur.info.pieces = c->cur.plan.n;
+	/* Cut after whole commands of a buffer the decoder accepted: cannot fail. */
+	predict_cmd_count(c->cur.buf + p->start_dw, p->ndw, &c->cur.info.counts, NULL, NULL);
+}
+
+int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw)
+{
+	struct predict_decode_error err = {0};
+	const struct piece_boundary *b;
+	double total;
+	size_t nb;
+
+	ctx->cur.buf = NULL;
+	ctx->cur.next = ctx->cur.plan.n = 0;
+	ctx->cur.counting = false;
+	if (predictor_group(ctx->predictor, buf, ndw, &ctx->cur.whole, &err) < 0) {
+		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
+			err.index, err.offset, err.what ? err.what : "malformed");
+		return -EPROTO;
+	}
+	nb = predictor_boundaries(ctx->predictor, &b, &total);
+	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
+	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns,
+		    &ctx->cur.plan);
+	ctx->cur.buf = buf;
+	describe_next_piece(ctx);
+	return 0;
+}
+
+bool gpu_context_pending(const struct gpu_context *ctx)
+{
+	return ctx->cur.next < ctx->cur.plan.n;
+}
+
+const struct group_info *gpu_context_next_piece(const struct gpu_context *ctx)
+{
+	return &ctx->cur.info;
+}
+
+bool gpu_context_request_grant(struct gpu_context *ctx)
+{
+	struct group_info *info = &ctx->cur.info;
+	uint32_t flags = predict_cmd_no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
+
+	info->request_ns = mono_now_ns();
+	/* mediatord is dead and this domain is served freely (wire.h). */
+	if (mediator_link_serving_freely(ctx->link)) {
+		info->grant = WIRE_GRANT_NONE;
+		info->grant_id = 0;
+		return true;
+	}
+	/* A young context's group asks: the scheduler places it (wire.h). */
+	if (!info->est.young &&
+	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
+				      (uint64_t)info->est.bound_ns, flags, &info->grant_id)) {
+		info->grant = WIRE_GRANT_OFFERED;
+		return true;
+	}
+	info->grant = WIRE_GRANT_ASKED;
+	info->grant_id = mediator_link_request_grant(
+	    ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
+	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
+	return false;
+}
+
+uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
+{
+	const struct piece *p = &ctx->cur.plan.p[ctx->cur.next];
+	const struct group_info *info = &ctx->cur.info;
+	uint64_t seq, dispatch_ns, grant_id;
+	bool wrapped;
+
+	if (!gpu_context_pending(ctx))
+		return 0;
+	grant_id = info->grant_id; /* @info becomes the next piece's below */
+	dispatch_ns = mono_now_ns();
+	seq = groups_dispatch(ctx->groups, dispatch_ns, info);
+	/*
+	 * The fragment query counts a group: a whole one, or a cut one from
+	 * before its first piece to after its last (a query may span
+	 * submissions of its context; none of another group comes between).
+	 */
+	if (info->piece == 1) {
+		struct split_group *sg =
+		    &ctx->split[(ctx->split_head + ctx->split_n++) % GPU_CONTEXT_SPLIT_MAX];
+
+		sg->whole = ctx->cur.whole;
+		sg->measured = 0;
+		sg->first_seq = seq;
+		ctx->cur.counting = fragment_query_begin(ctx->fragments, seq, &ctx->cur.whole);
+	}
+	if (info->pieces == 0)
+		wrapped = fragment_query_begin(ctx->fragments, seq, info);
+	else if ((wrapped = info->piece == info->pieces && ctx->cur.counting))
+		ctx->cur.counting = false;
+	if (virgl_renderer_submit_cmd((void *)(ctx->cur.buf + p->start_dw), (int)ctx->opt.ctx_id,
+				      (int)p->ndw))
+		ctx_log(LOG_LEVEL_WARN, ctx,
+			"group %llu: virglrenderer reported an error in the stream",
+			(unsigned long long)seq);
+	if (wrapped)
+		fragment_query_end(ctx->fragments);
+	if (!ctx->fragments_stopped_logged && fragment_query_stopped(ctx->fragments)) {
+		ctx_log(LOG_LEVEL_INFO, ctx, "fragment counts no longer measured: %s",
+			fragment_query_stopped(ctx->fragments));
+		ctx->fragments_stopped_logged = true;
+	}
+	/* A group that took the grant board's offer is on the GPU: now say so. */
+	mediator_link_report_claim(ctx->link);
+	if (++ctx->cur.next < ctx->cur.plan.n)
+		describe_next_piece(ctx);
+	else
+		ctx->cur.buf = NULL;
+	/* Armed before the fence exists: it may signal at once. */
+	mediator_link_arm_done(ctx->link, fence_id, grant_id, dispatch_ns);
+	if (renderer_fence(ctx->opt.renderer, ctx->opt.ctx_id, fence_id) < 0) {
+		ctx_log(LOG_LEVEL_ERROR, ctx, "cannot create a fence");
+		return 0;
+	}
+	return seq;
+}
+
+/*
+ * A piece completed: the model learns from its group once the last piece
+ * did, from the pieces' measured times summed (each started when it was
+ * dispatched or the previous one ended: time between pieces, when the GPU
+ * ran another domain's group, is not the group's).
+ */
+static void learn_piece(struct gpu_context *c, const struct group_info *info, uint64_t measured)
+{
+	struct split_group *sg = &c->split[c->split_head];
+
+	if (c->split_n == 0)
+		return;
+	predictor_learn_piece(c->predictor, &info->features, (double)measured);
+	sg->measured += (double)measured;
+	if (info->piece < info->pieces)
+		return;
+	predictor_learn(c->predictor, &sg->whole, sg->measured,
+			fragment_query_take(c->fragments, sg->first_seq));
+	c->split_head = (c->split_head + 1) % GPU_CONTEXT_SPLIT_MAX;
+	c->split_n--;
+}
+
+static void emit_group(const struct wire_group *record, const struct group_info *info, void *data)
+{
+	struct gpu_context *c = data;
+	uint64_t measured = record->end_ns - record->start_ns;
+
+	if (info->grant_id)
+		mediator_link_done(c->link, info->grant_id, measured, record->end_ns);
+	if (info->pieces)
+		learn_piece(c, info, measured);
+	else
+		predictor_learn(c->predictor, info, (double)measured,
+				fragment_query_take(c->fragments, record->seq));
+	if (predictor_learned(c->predictor) - c->saved_at >= GPU_CONTEXT_SAVE_STATE_EVERY) {
+		c->saved_at = predictor_learned(c->predictor);
+		save_state(c);
+	}
+	mediator_link_record(c->link, record);
+	if (mono_now_ns() - c->model_reported_ns >= WIRE_MODEL_REPORT_MS * 1000000ull)
+		report_model(c);
+}
+
+void gpu_context_complete(struct gpu_context *ctx, uint64_t seq, uint64_t end_ns)
+{
+	groups_complete(ctx->groups, seq, end_ns, emit_group, ctx);
+}
+
+void gpu_context_identity(const char *renderer_name, char *out, size_t size)
+{
+	uint32_t max_ver = 0, max_size = 0;
+	uint64_t h = 0;
+	uint8_t *caps;
+
+	virgl_renderer_get_cap_set(2, &max_ver, &max_size);
+	caps = max_size ? calloc(1, max_size) : NULL;
+	if (caps) {
+		virgl_renderer_fill_caps(2, max_ver ? 1 : 0, caps);
+		h = gpu_caps_hash(caps, max_size);
+		free(caps);
+	}
+	snprintf(out, size, "virglrenderer %s caps2 %016llx", renderer_name, (unsigned long long)h);
+}
