@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -28,8 +30,8 @@
 
 #include <cmocka.h>
 
-#include "sandbox.h"
-#include "syscall_filter.h"
+#include "worker/sandbox.h"
+#include "worker/syscall_filter.h"
 
 /* What a child does once filtered; returns its exit status. */
 typedef int (*child_fn)(void);
@@ -127,6 +129,41 @@ static int forbidden_kill(void)
 {
 	kill(getppid(), 0);
 	return 13;
+}
+
+/* What Mesa's thread queues do (pthread_setschedparam, pinning): EPERM, and the worker lives. */
+static void *lower_own_priority(void *arg)
+{
+	struct sched_param p = {0};
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	*(int *)arg = pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == EPERM &&
+			      sched_setaffinity(0, sizeof(cpus), &cpus) < 0 && errno == EPERM &&
+			      setpriority(PRIO_PROCESS, 0, 19) < 0 && errno == EPERM
+			  ? 42
+			  : 1;
+	return NULL;
+}
+
+static int scheduling_calls(void)
+{
+	pthread_t t;
+	int v = 0;
+
+	if (pthread_create(&t, NULL, lower_own_priority, &v) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	return v == 42 ? 0 : 2;
+}
+
+static void scheduling_calls_are_refused_not_killed(void **state)
+{
+	char out[1024];
+	int status = run_filtered(scheduling_calls, out, sizeof(out));
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("status 0x%x, stderr: %s", status, out);
 }
 
 static void renderer_calls_are_allowed(void **state)
@@ -231,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(renderer_calls_are_allowed),
 	    cmocka_unit_test(a_forbidden_call_kills_and_is_named),
+	    cmocka_unit_test(scheduling_calls_are_refused_not_killed),
 	    cmocka_unit_test(parse_run_as_takes_ids_and_groups),
 	    cmocka_unit_test(sandbox_keeps_only_what_it_is_told),
 	};
