@@ -3,8 +3,8 @@
  * A growing list of measurements (latencies, group times) and its
  * percentiles, for bench/isolation's clients.
  */
-#ifndef BENCH_SAMPLES_H
-#define BENCH_SAMPLES_H
+#ifndef GUEST_SHIM_SAMPLES_H
+#define GUEST_SHIM_SAMPLES_H
 
 #include <stddef.h>
 
