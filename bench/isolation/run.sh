@@ -8,7 +8,7 @@
 #   cluster       safety, 60 Hz: guest-shim/cluster-client renders a
 #                 fixed instrument scene every 16.67 ms and records whether
 #                 each frame completed by its deadline (FRAMES frames);
-#   infotainment  normal, one of two loads (LOADS, default both):
+#   infotainment  normal, one of four loads (LOADS, default all four):
 #                 fitting  guest-shim/long-draws alone (full-screen
 #                          draws with an expensive shader, LONG_ITER
 #                          iterations, one group each): groups that fit the

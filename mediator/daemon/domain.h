@@ -58,7 +58,7 @@ void domain_watchdog_killed(struct domain *domain);
 
 /*
  * Returns a new JSON object with the show-budgets fields of this domain
- * (README.md, "What show-budgets reports"): its own, and the per-period
+ * (doc/operating.md, "What show-budgets reports"): its own, and the per-period
  * figures and counts of @st, the scheduler's state of the domain. The
  * caller owns the reference (json_object_put); NULL when out of memory.
  */

@@ -15,7 +15,7 @@ struct json_object;
 
 /*
  * Writes the metrics of @budgets, a show-budgets answer ({"policy",
- * "domains": [...]}, README.md "What show-budgets reports", with each
+ * "domains": [...]}, doc/operating.md "What show-budgets reports", with each
  * domain's "histograms"), to @out. Returns 0, or -EPROTO when @budgets
  * lacks what it needs.
  */

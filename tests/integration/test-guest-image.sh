@@ -6,7 +6,7 @@
 # frames, the cluster application counts its frames and glmark2-es2-drm
 # sets its mode, read from the serial console. This checks the recipe; the VM path
 # through mediatord is checked by test-vhost-user, test-vhost-user-qemu and
-# test-libvirt-vms (a guest cannot run on /dev/kvm here: README, "Status").
+# test-libvirt-vms (a guest cannot run on /dev/kvm here: doc/status.md).
 #
 # Accelerator: GM_GUEST_ACCEL (default tcg; kvm where it boots Debian's
 # kernel). Skips (77) only without root, debootstrap, cpio or QEMU; the

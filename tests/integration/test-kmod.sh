@@ -10,7 +10,7 @@
 #
 # Accelerator: GM_KMOD_ACCEL (default tcg). On the machines this project
 # is built on, /dev/kvm is a PVM hypervisor under which Debian's stock
-# kernel does not boot (README, "Status"); QEMU's TCG boots it in seconds
+# kernel does not boot (doc/status.md); QEMU's TCG boots it in seconds
 # and the module runs the same. Skips (77) only when the Debian kernel, its
 # headers, busybox, cpio or QEMU are missing.
 set -euo pipefail

@@ -13,7 +13,7 @@
 #    the VM is killed (a crash) and mediatord frees its worker.
 #
 # TCG, not KVM: on the machines this project is built on /dev/kvm cannot
-# boot Debian's kernel (README, "Status"), and QEMU >= 8 runs
+# boot Debian's kernel (doc/status.md), and QEMU >= 8 runs
 # vhost-user-gpu-pci under TCG (7.2 refused: "requires kvm"). Skips (77)
 # only without QEMU >= 8.
 set -euo pipefail

@@ -466,7 +466,7 @@ static void timestamp_source_is_none_until_a_worker_says(void **state)
 	json_object_put(o);
 }
 
-/* The show-budgets fields of a domain (README.md) and their JSON types. */
+/* The show-budgets fields of a domain (doc/operating.md) and their JSON types. */
 static const struct {
 	const char *key;
 	enum json_type type;
