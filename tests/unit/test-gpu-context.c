@@ -256,7 +256,7 @@ static int setup(void **state)
 	dispatch_next(f);
 	assert_false(gpu_context_pending(f->ctx));
 	wait_idle(f);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 1);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 1);
 	read_peer(f);
 	*state = f;
 	return 0;
@@ -319,12 +319,12 @@ a_long_group_reaches_the_renderer_as_pieces_in_order_each_with_grant_and_fence(v
 	assert_int_equal(count_type(f, from, WIRE_DONE), n);
 	assert_int_equal(count_type(f, from, WIRE_GROUP), 0);
 	for (uint32_t k = 0; k < n; k++) {
-		assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 1);
+		assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 1);
 		assert_int_equal(gpu_context_inflight(f->ctx), n - k);
 		gpu_context_complete(f->ctx, seq[k], f->end_of_fence[fence[k]]);
 	}
 	assert_int_equal(gpu_context_inflight(f->ctx), 0);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 2);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 2);
 
 	read_peer(f);
 	assert_int_equal(count_type(f, from, WIRE_GRANT_REQUEST), n);
@@ -348,7 +348,7 @@ a_long_group_reaches_the_renderer_as_pieces_in_order_each_with_grant_and_fence(v
 	assert_int_equal(blits, BUSY_BLITS);
 	/*
 	 * WIRE_DONE answers each piece's own grant, in order, sent when its
-	 * fence signalled (done_relay.h): the callback's time (this renderer's
+	 * fence signalled (fence_done.h): the callback's time (this renderer's
 	 * only source, so the record's too), measured from its dispatch or the
 	 * end of the worker's fence before it (the set-up's included), which
 	 * is never earlier than the record's start.
@@ -387,7 +387,7 @@ static void a_group_whose_last_command_is_malformed_reaches_the_gpu_in_no_piece(
 	while (gpu_context_pending(f->ctx))
 		dispatch_next(f);
 	wait_idle(f);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 2);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 2);
 }
 
 /*

@@ -550,7 +550,8 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 			d->scanouts[i].resource_id = 0;
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
 		if (d->ctxs[i].ctx)
-			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
+			stream_cost_resource_destroy(gpu_context_stream_cost(d->ctxs[i].ctx),
+						     res->id);
 	predict_map_remove(&d->resources, res->id);
 	release_backing(d, res);
 	resource_quota_release(&d->quota, res->host_bytes);
@@ -662,7 +663,7 @@ static void note_buffer_write(struct vgpu_device *d, struct gpu_context *ctx,
 		return;
 	done = virtqueue_iov_read(res->iov, res->iov_n, (size_t)offset, copy, w);
 	if (done == w)
-		predictor_resource_write(gpu_context_predictor(ctx), res->id, x, copy, w);
+		stream_cost_resource_write(gpu_context_stream_cost(ctx), res->id, x, copy, w);
 	free(copy);
 }
 
@@ -972,7 +973,8 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	}
 	d->ctxs[slot].guest_id = c.hdr.ctx_id;
-	predictor_set_resource_data(gpu_context_predictor(d->ctxs[slot].ctx), resource_memory, d);
+	stream_cost_set_resource_data(gpu_context_stream_cost(d->ctxs[slot].ctx), resource_memory,
+				      d);
 	dev_log(LOG_LEVEL_INFO, d, "guest context %u \"%s\" created", c.hdr.ctx_id,
 		gpu_context_name(d->ctxs[slot].ctx));
 	return VIRTIO_GPU_RESP_OK_NODATA;
@@ -1019,20 +1021,20 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 		}
 		res->ctx_refs++;
 		virgl_renderer_ctx_attach_resource((int)gpu_context_id(ctx), (int)res->id);
-		predictor_resource_create(gpu_context_predictor(ctx), res->id,
-					  &(struct predict_resource_desc){
-					      .target = res->target,
-					      .format = res->format,
-					      .width = res->width,
-					      .height = res->height,
-					      .depth = 1,
-					      .array_size = 1,
-					  });
+		stream_cost_resource_create(gpu_context_stream_cost(ctx), res->id,
+					    &(struct predict_resource_desc){
+						.target = res->target,
+						.format = res->format,
+						.width = res->width,
+						.height = res->height,
+						.depth = 1,
+						.array_size = 1,
+					    });
 	} else {
 		if (res->ctx_refs)
 			res->ctx_refs--;
 		virgl_renderer_ctx_detach_resource((int)gpu_context_id(ctx), (int)res->id);
-		predictor_resource_destroy(gpu_context_predictor(ctx), res->id);
+		stream_cost_resource_destroy(gpu_context_stream_cost(ctx), res->id);
 	}
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }

@@ -46,7 +46,7 @@
 #include "worker/gpu_context.h"
 #include "worker/mediator_link.h"
 #include "predict.h"
-#include "worker/predictor.h"
+#include "worker/stream_cost.h"
 #include "worker/renderer.h"
 #include "common/util.h"
 #include "worker/resource_quota.h"
@@ -257,7 +257,7 @@ static int need_renderer(struct vtest_server *s)
 	s->ctx = gpu_context_create(&copt);
 	if (!s->ctx)
 		return -ENODEV;
-	predictor_set_resource_data(gpu_context_predictor(s->ctx), resource_memory, s);
+	stream_cost_set_resource_data(gpu_context_stream_cost(s->ctx), resource_memory, s);
 	return 0;
 }
 
@@ -474,7 +474,7 @@ static void predict_resource(struct vtest_server *s, const struct vtest_resource
 	};
 
 	/* Prediction only loses this resource's size if it fails. */
-	predictor_resource_create(gpu_context_predictor(s->ctx), res->handle, &desc);
+	stream_cost_resource_create(gpu_context_stream_cost(s->ctx), res->handle, &desc);
 }
 
 /*
@@ -617,7 +617,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 	if (!res)
 		return -ENOENT;
 	predict_map_remove(&s->resources, res->handle);
-	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
+	stream_cost_resource_destroy(gpu_context_stream_cost(s->ctx), res->handle);
 	vtest_limits_release(&s->limits, res->shm_size);
 	resource_quota_release(&s->quota, res->host_bytes);
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
@@ -697,8 +697,8 @@ static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, c
 	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
 	iov.iov_len = data_size;
 	if (res->target == PIPE_BUFFER)
-		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
-					 iov.iov_base, data_size);
+		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
+					   iov.iov_base, data_size);
 	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
 					      &box, 0, &iov, 1))
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
@@ -728,8 +728,8 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 		data_size = (uint32_t)(res->shm_size - offset);
 	box_from(&box, p + 2);
 	if (put && res->target == PIPE_BUFFER)
-		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
-					 (const uint8_t *)res->shm + offset, data_size);
+		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
+					   (const uint8_t *)res->shm + offset, data_size);
 	if (put)
 		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
 						      &box, offset, NULL, 0);
