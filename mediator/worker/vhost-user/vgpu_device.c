@@ -82,7 +82,8 @@ enum hold {
 
 struct vgpu_device {
 	struct vgpu_device_options opt;
-	char identity[128];
+	struct renderer *renderer;  /* the session's */
+	struct mediator_link *link; /* the session's */
 	struct predict_map resources;
 	struct vgpu_ctx ctxs[VGPU_MAX_CONTEXTS];
 	struct pending pending[VGPU_MAX_PENDING];
@@ -137,8 +138,8 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
 	predict_map_init(&d->resources);
 	resource_quota_init(&d->quota, options->worker->resource_quota_bytes);
-	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
-			     sizeof(d->identity));
+	d->renderer = worker_session_renderer(options->session);
+	d->link = worker_session_link(options->session);
 	return d;
 }
 
@@ -160,7 +161,7 @@ static void poll_completions(void *data)
 	struct vgpu_device *d = data;
 
 	virgl_renderer_poll();
-	renderer_take_completions(d->opt.renderer, on_fence, d);
+	renderer_take_completions(d->renderer, on_fence, d);
 }
 
 /* Frees context @slot once its groups have left the GPU (gpu_context_drain()). */
@@ -278,7 +279,7 @@ static struct pending *add_fence(struct vgpu_device *d, uint32_t virgl_ctx)
 	p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
 	memset(p, 0, sizeof(*p));
 	p->fence_id = ++d->last_fence;
-	if (renderer_fence(d->opt.renderer, virgl_ctx, p->fence_id) < 0)
+	if (renderer_fence(d->renderer, virgl_ctx, p->fence_id) < 0)
 		return NULL;
 	d->pending_n++;
 	return p;
@@ -924,7 +925,6 @@ static uint32_t cmd_get_capset(struct vgpu_device *d, enum vgpu_queue q,
 static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const char **what)
 {
 	struct virtio_gpu_ctx_create c;
-	struct gpu_context_options copt;
 	char name[sizeof(c.debug_name) + 1];
 	uint32_t slot = VGPU_MAX_CONTEXTS, j = 0;
 
@@ -953,28 +953,13 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 		name[j++] =
 		    (c.debug_name[i] >= 0x20 && c.debug_name[i] < 0x7f) ? c.debug_name[i] : '?';
 	name[j] = '\0';
-	copt = (struct gpu_context_options){
-	    .domain = d->opt.worker->domain,
-	    .client_id = d->opt.worker->client_id,
-	    .ctx_id = slot + 1,
-	    .name = j ? name : "unnamed",
-	    .model = d->opt.worker->model,
-	    .max_inflight = d->opt.worker->max_inflight,
-	    .piece_ns = d->opt.worker->piece_ns,
-	    .feature_dump_dir = d->opt.worker->feature_dump_dir,
-	    .state_dir = d->opt.worker->state_dir,
-	    .identity = d->identity,
-	    .renderer = d->opt.renderer,
-	    .link = d->opt.link,
-	};
-	d->ctxs[slot].ctx = gpu_context_create(&copt);
+	d->ctxs[slot].ctx = worker_session_context_create(d->opt.session, slot + 1,
+							  j ? name : "unnamed", resource_memory, d);
 	if (!d->ctxs[slot].ctx) {
 		*what = "the renderer cannot create the context";
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	}
 	d->ctxs[slot].guest_id = c.hdr.ctx_id;
-	stream_cost_set_resource_data(gpu_context_stream_cost(d->ctxs[slot].ctx), resource_memory,
-				      d);
 	dev_log(LOG_LEVEL_INFO, d, "guest context %u \"%s\" created", c.hdr.ctx_id,
 		gpu_context_name(d->ctxs[slot].ctx));
 	return VIRTIO_GPU_RESP_OK_NODATA;
@@ -1434,17 +1419,17 @@ static bool retry_held(struct vgpu_device *d)
 	int slot;
 
 	if (d->hold == HOLD_ABANDONED) {
-		if (!mediator_link_take_grant(d->opt.link, &verdict))
+		if (!mediator_link_take_grant(d->link, &verdict))
 			return false;
 		if (verdict == WIRE_GRANTED)
-			mediator_link_done(d->opt.link, d->grant_id, 0, mono_now_ns());
+			mediator_link_done(d->link, d->grant_id, 0, mono_now_ns());
 		d->hold = HOLD_NONE;
 		return true;
 	}
 	memcpy(&c, d->req, sizeof(c));
 	slot = ctx_slot(d, c.hdr.ctx_id);
 	if (d->hold == HOLD_GRANT) {
-		if (!mediator_link_take_grant(d->opt.link, &verdict))
+		if (!mediator_link_take_grant(d->link, &verdict))
 			return false;
 		d->hold = HOLD_NONE;
 		if (slot < 0 || !d->ctxs[slot].ctx) {
@@ -1484,7 +1469,7 @@ int vgpu_device_poll(struct vgpu_device *dev)
 {
 	uint32_t before = dev->pending_n;
 
-	renderer_take_completions(dev->opt.renderer, on_fence, dev);
+	renderer_take_completions(dev->renderer, on_fence, dev);
 	if (dev->pending_n != before)
 		virtqueue_notify(dev->opt.queues[VGPU_QUEUE_CONTROL]);
 	if (dev->hold != HOLD_NONE && !retry_held(dev))

@@ -3,10 +3,10 @@
  * vtest transport (see vtest_server.h).
  *
  * Objects: the server owns the client connection, a vtest_parser that
- * frames its bytes, the renderer (created lazily on the first command
- * that needs the GPU, so a client that only handshakes costs no GL
- * set-up), a predict_map of the client's resources, and the client's
- * in-flight command groups.
+ * frames its bytes, the worker_session (the link to mediatord, and the
+ * renderer, opened lazily on the first command that needs the GPU, so a
+ * client that only handshakes costs no GL set-up), a predict_map of the
+ * client's resources, and the client's one gpu_context.
  *
  * Flow control: the server stops reading from the client while a
  * SUBMIT_CMD waits for a free in-flight slot (max_inflight) or a
@@ -53,8 +53,8 @@
 #include "worker/vtest/vtest_limits.h"
 #include "worker/vtest/vtest_outbuf.h"
 #include "worker/vtest/vtest_parser.h"
-#include "worker/syscall_filter.h"
 #include "worker/vtest/vtest_server.h"
+#include "worker/worker_session.h"
 #include "common/wire.h"
 
 /* The one virgl context of this client (one context per vtest connection). */
@@ -81,17 +81,17 @@ enum blocked_on {
 struct vtest_server {
 	struct worker_options opt;
 	struct vtest_parser *parser;
-	struct mediator_link *link;
-	struct renderer *renderer;
-	struct gpu_context *ctx; /* once the renderer is up */
+	struct worker_session *session; /* the link to mediatord; the renderer once opened */
+	struct mediator_link *link;	/* the session's */
+	struct gpu_context *ctx;	/* once the session is open */
 	struct predict_map resources;
 	struct vtest_limits limits;
 	struct resource_quota quota;
 	struct vtest_outbuf *out; /* replies not yet taken by the client */
 	bool more;		  /* the work budget ran out with messages left */
 	uint32_t protocol_version;
-	bool named; /* CREATE_RENDERER was received */
-	bool renderer_failed;
+	bool named;	 /* CREATE_RENDERER was received */
+	bool gpu_failed; /* the session did not open, or the context was not created */
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
@@ -129,20 +129,15 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 	predict_map_init(&s->resources);
 	vtest_limits_init(&s->limits, 0, 0);
 	resource_quota_init(&s->quota, options->resource_quota_bytes);
-	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
-	if (!s->parser || !s->out || !s->link) {
+	s->session = worker_session_create(options, "client");
+	if (!s->parser || !s->out || !s->session) {
 		vtest_parser_destroy(s->parser);
 		vtest_outbuf_destroy(s->out);
-		if (s->link)
-			mediator_link_destroy(s->link);
-		else
-			close(options->mediator_fd);
+		worker_session_destroy(s->session);
 		free(s);
 		return NULL;
 	}
-	if (options->grants && options->board_domain >= 0 &&
-	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
-		srv_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
+	s->link = worker_session_link(s->session);
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
 	return s;
 }
@@ -168,10 +163,9 @@ void vtest_server_destroy(struct vtest_server *server)
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
 	predict_map_finish(&server->resources);
-	renderer_destroy(server->renderer);
 	vtest_parser_destroy(server->parser);
 	vtest_outbuf_destroy(server->out);
-	mediator_link_destroy(server->link);
+	worker_session_destroy(server->session);
 	close(server->opt.client_fd);
 	free(server);
 }
@@ -217,48 +211,16 @@ static int flush_client(struct vtest_server *s)
 
 /* ---- renderer, lazily ------------------------------------------------- */
 
+/* Opens the session and creates the client's context, on the first command that needs the GPU. */
 static int need_renderer(struct vtest_server *s)
 {
-	char err[256], identity[128];
-	struct gpu_context_options copt;
-
-	if (s->renderer)
-		return s->ctx ? 0 : -ENODEV;
-	if (s->renderer_failed)
-		return -ENODEV;
-	s->renderer = renderer_create(s->opt.renderer, s->opt.render_node, err, sizeof(err));
-	if (!s->renderer) {
-		s->renderer_failed = true;
-		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
-		return -ENODEV;
-	}
-	/* The renderer is up: from here on the worker needs only what the list allows. */
-	if (syscall_filter_enter(s->opt.domain, s->opt.client_id) < 0) {
-		s->renderer_failed = true;
-		return -ENODEV;
-	}
-	gpu_context_identity(renderer_kind_name(s->opt.renderer), identity, sizeof(identity));
-	copt = (struct gpu_context_options){
-	    .domain = s->opt.domain,
-	    .client_id = s->opt.client_id,
-	    .ctx_id = VTEST_CTX_ID,
-	    .name = s->client_name,
-	    .model = s->opt.model,
-	    .max_inflight = s->opt.max_inflight,
-	    .piece_ns = s->opt.piece_ns,
-	    .feature_dump_dir = s->opt.feature_dump_dir,
-	    .state_dir = s->opt.state_dir,
-	    .identity = identity,
-	    .renderer = s->renderer,
-	    .link = s->link,
-	};
-	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
-			    renderer_kind_name(s->opt.renderer));
-	s->ctx = gpu_context_create(&copt);
-	if (!s->ctx)
-		return -ENODEV;
-	stream_cost_set_resource_data(gpu_context_stream_cost(s->ctx), resource_memory, s);
-	return 0;
+	if (s->ctx)
+		return 0;
+	if (!s->gpu_failed && worker_session_open(s->session) == 0)
+		s->ctx = worker_session_context_create(s->session, VTEST_CTX_ID, s->client_name,
+						       resource_memory, s);
+	s->gpu_failed = !s->ctx;
+	return s->ctx ? 0 : -ENODEV;
 }
 
 static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
@@ -284,9 +246,9 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 
 static void take_completions(struct vtest_server *s)
 {
-	if (s->renderer && s->ctx) {
+	if (s->ctx) {
 		virgl_renderer_poll();
-		renderer_take_completions(s->renderer, on_fence, s);
+		renderer_take_completions(worker_session_renderer(s->session), on_fence, s);
 	}
 }
 
@@ -1028,7 +990,7 @@ static int poll_timeout_ms(const struct vtest_server *s)
  */
 static bool watch_completions(const struct vtest_server *s)
 {
-	if (!s->renderer)
+	if (!worker_session_renderer(s->session))
 		return false;
 	return s->blocked || (s->opt.grants && s->ctx && gpu_context_inflight(s->ctx));
 }
@@ -1092,7 +1054,9 @@ int vtest_server_run(struct vtest_server *server)
 		struct pollfd pfd[3] = {
 		    {.fd = events ? s->opt.client_fd : -1, .events = events},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
-		    {.fd = watch_completions(s) ? renderer_completion_fd(s->renderer) : -1,
+		    {.fd = watch_completions(s)
+			       ? renderer_completion_fd(worker_session_renderer(s->session))
+			       : -1,
 		     .events = POLLIN},
 		};
 		int r;
@@ -1105,7 +1069,7 @@ int vtest_server_run(struct vtest_server *server)
 		if (mediator_link_on_events(s->link, pfd[1].revents) < 0)
 			return -EPIPE;
 		if (pfd[2].revents & POLLIN)
-			renderer_ack_wakeup(s->renderer);
+			renderer_ack_wakeup(worker_session_renderer(s->session));
 		take_completions(s);
 		r = serve_client(s, events, pfd[0].revents);
 		if (r == -ECONNRESET)
