@@ -5,15 +5,16 @@
  *
  * A gpu_context owns the virglrenderer context, the context's stream cost
  * (decoder, state tracker, cost model and bound), its command groups in
- * flight and its fragment query. For each command group a transport calls
+ * flight and its fragment query. For each command group the group runner
+ * (group_runner.h; transports go through it) calls
  *   gpu_context_prepare()   decode + predict, and plan its pieces (a
  *                           rejected stream never reaches the GPU),
  * and then, while gpu_context_pending(), for each piece in turn:
  *   gpu_context_request_grant() when mediatord schedules (unless the
- *                           grant board's offer was taken, the transport
+ *                           grant board's offer was taken, the runner
  *                           waits for mediator_link_take_grant()),
  *   gpu_context_dispatch()  to the renderer with a fence;
- * and for each fence that signalled
+ * and for each fence that signalled (the transport's fence callback)
  *   gpu_context_complete()  the measured time goes to mediatord's
  *                           scheduler (WIRE_DONE) and its records, and
  *                           (once the group's last piece completed) to

@@ -111,6 +111,19 @@ struct gpu_context *worker_session_context_create(struct worker_session *session
 	return ctx;
 }
 
+struct group_runner *worker_session_group_runner(struct worker_session *session,
+						 const struct group_runner_ops *ops, void *data)
+{
+	return group_runner_create(&(struct group_runner_options){
+	    .domain = session->opt.domain,
+	    .client_id = session->opt.client_id,
+	    .grants = session->opt.grants,
+	    .link = session->link,
+	    .ops = ops,
+	    .data = data,
+	});
+}
+
 struct mediator_link *worker_session_link(struct worker_session *session)
 {
 	return session->link;

@@ -27,6 +27,7 @@
 
 #include "predict.h"
 #include "worker/gpu_context.h"
+#include "worker/group_runner.h"
 #include "worker/mediator_link.h"
 #include "worker/renderer.h"
 #include "worker/worker_options.h"
@@ -56,12 +57,21 @@ int worker_session_open(struct worker_session *session);
 /*
  * A new guest context @ctx_id named @name (copied; NULL: "unnamed") with
  * the worker's options, its stream cost reading resource memory through
- * @resource_fn(@data). The session must be open. The caller drains and
- * destroys it (gpu_context.h). NULL on failure (logged).
+ * @resource_fn(@data). The session must be open. The caller ends it
+ * with group_runner_end_context(). NULL on failure (logged).
  */
 struct gpu_context *worker_session_context_create(struct worker_session *session, uint32_t ctx_id,
 						  const char *name,
 						  predict_resource_data_fn resource_fn, void *data);
+
+/*
+ * A group runner for this session's groups (group_runner.h): its link,
+ * and grants when mediatord schedules; it dispatches through the
+ * transport's @ops (with @data; both must outlive it). The caller
+ * destroys it. NULL on allocation failure.
+ */
+struct group_runner *worker_session_group_runner(struct worker_session *session,
+						 const struct group_runner_ops *ops, void *data);
 
 /*
  * The session's link and renderer (NULL until worker_session_open() started

@@ -33,7 +33,7 @@
 #include <cmocka.h>
 #include <virgl/virglrenderer.h>
 
-#include "../tools/busy_blits.h"
+#include "busy_texture.h"
 #include "worker/gpu_context.h"
 #include "worker/mediator_link.h"
 #include "worker/pieces.h"
@@ -204,23 +204,6 @@ static uint64_t dispatch_next(struct fixture *f)
 	return seq;
 }
 
-static void create_texture(uint32_t handle)
-{
-	struct virgl_renderer_resource_create_args args = {
-	    .handle = handle,
-	    .target = 2, /* PIPE_TEXTURE_2D */
-	    .format = BUSY_FORMAT,
-	    .bind = BUSY_BIND,
-	    .width = BUSY_SIZE,
-	    .height = BUSY_SIZE,
-	    .depth = 1,
-	    .array_size = 1,
-	};
-
-	assert_int_equal(virgl_renderer_resource_create(&args, NULL, 0), 0);
-	virgl_renderer_ctx_attach_resource((int)CTX_ID, (int)handle);
-}
-
 /*
  * A fresh link, a context with a piece length of PIECE_NS and the two
  * textures, and its first group of blits dispatched whole and completed:
@@ -248,8 +231,8 @@ static int setup(void **state)
 	opt.link = f->link;
 	f->ctx = gpu_context_create(&opt);
 	assert_non_null(f->ctx);
-	create_texture(TEX_A);
-	create_texture(TEX_B);
+	assert_int_equal(busy_texture_create(TEX_A, CTX_ID), 0);
+	assert_int_equal(busy_texture_create(TEX_B, CTX_ID), 0);
 	busy_blits(f->stream, TEX_A, TEX_B);
 	assert_int_equal(gpu_context_prepare(f->ctx, f->stream, BUSY_DWORDS), 0);
 	assert_int_equal(gpu_context_next_piece(f->ctx)->pieces, 0); /* no bound yet: whole */

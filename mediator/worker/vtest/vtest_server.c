@@ -44,6 +44,7 @@
 #include <virgl/virglrenderer.h>
 
 #include "worker/gpu_context.h"
+#include "worker/group_runner.h"
 #include "worker/mediator_link.h"
 #include "predict.h"
 #include "worker/stream_cost.h"
@@ -73,9 +74,8 @@ struct vtest_resource {
 
 enum blocked_on {
 	BLOCKED_NONE = 0,
-	BLOCKED_INFLIGHT, /* a SUBMIT_CMD waits for a free slot */
-	BLOCKED_IDLE,	  /* a BUSY_WAIT with WAIT waits for all groups */
-	BLOCKED_GRANT,	  /* a SUBMIT_CMD, decoded and predicted, waits for mediatord's grant */
+	BLOCKED_GROUP, /* a SUBMIT_CMD's group waits (a slot, a grant): the runner's */
+	BLOCKED_IDLE,  /* a BUSY_WAIT with WAIT waits for all groups */
 };
 
 struct vtest_server {
@@ -84,6 +84,7 @@ struct vtest_server {
 	struct worker_session *session; /* the link to mediatord; the renderer once opened */
 	struct mediator_link *link;	/* the session's */
 	struct gpu_context *ctx;	/* once the session is open */
+	struct group_runner *runner;	/* takes each SUBMIT_CMD's group to the GPU */
 	struct predict_map resources;
 	struct vtest_limits limits;
 	struct resource_quota quota;
@@ -117,6 +118,27 @@ static const void *resource_memory(void *data, uint32_t handle, size_t *size)
 	return res->shm;
 }
 
+/* One context: fence ids are its pieces' sequence numbers, from 1. */
+static uint32_t next_fence(void *data)
+{
+	const struct vtest_server *s = data;
+
+	return (uint32_t)(s->dispatched + 1);
+}
+
+static void piece_dispatched(void *data, struct gpu_context *ctx, uint32_t fence_id, uint64_t seq)
+{
+	struct vtest_server *s = data;
+
+	s->dispatched++;
+}
+
+static const struct group_runner_ops group_ops = {
+    .version = GROUP_RUNNER_OPS_VERSION,
+    .next_fence = next_fence,
+    .dispatched = piece_dispatched,
+};
+
 struct vtest_server *vtest_server_create(const struct worker_options *options)
 {
 	struct vtest_server *s = calloc(1, sizeof(*s));
@@ -130,7 +152,9 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 	vtest_limits_init(&s->limits, 0, 0);
 	resource_quota_init(&s->quota, options->resource_quota_bytes);
 	s->session = worker_session_create(options, "client");
-	if (!s->parser || !s->out || !s->session) {
+	if (s->session)
+		s->runner = worker_session_group_runner(s->session, &group_ops, s);
+	if (!s->parser || !s->out || !s->runner) {
 		vtest_parser_destroy(s->parser);
 		vtest_outbuf_destroy(s->out);
 		worker_session_destroy(s->session);
@@ -158,8 +182,8 @@ void vtest_server_destroy(struct vtest_server *server)
 
 	if (!server)
 		return;
-	gpu_context_drain(server->ctx, poll_completions, server);
-	gpu_context_destroy(server->ctx);
+	group_runner_end_context(server->runner, server->ctx, poll_completions, server);
+	group_runner_destroy(server->runner);
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
 	predict_map_finish(&server->resources);
@@ -714,65 +738,42 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 	return transfer2(s, m, true, what);
 }
 
-/* Hands the next piece of the prepared group (granted) to the renderer. */
-static int dispatch_piece(struct vtest_server *s, const char **what)
-{
-	/* One context: fence ids are its pieces' sequence numbers. */
-	uint64_t seq = gpu_context_dispatch(s->ctx, (uint32_t)(s->dispatched + 1));
-
-	s->dispatched++;
-	if (seq != s->dispatched) {
-		*what = "cannot create a fence";
-		return -EIO;
-	}
-	return 0;
-}
-
 /*
- * Dispatches the prepared group's pieces, each once there is an in-flight
- * slot and a grant for it; returns with s->blocked set when one must
- * wait (the message is handled again, or the grant taken, by unblock()).
+ * Where the runner left the SUBMIT_CMD's group (@err, @wait): a wait
+ * blocks the client (unblock() resumes it); an error ends the connection
+ * with *@what.
  */
-static int dispatch_pieces(struct vtest_server *s, const char **what)
+static int group_went(struct vtest_server *s, int err, enum group_wait wait, const char **what)
 {
-	while (gpu_context_pending(s->ctx)) {
-		int r;
-
-		if (!gpu_context_can_dispatch(s->ctx)) {
-			s->blocked = BLOCKED_INFLIGHT;
-			return 0;
-		}
-		if (s->opt.grants && !gpu_context_request_grant(s->ctx)) {
-			s->blocked = BLOCKED_GRANT;
-			return 0;
-		}
-		r = dispatch_piece(s, what);
-		if (r < 0)
-			return r;
+	switch (err) {
+	case 0:
+		if (wait != GROUP_DONE)
+			s->blocked = BLOCKED_GROUP;
+		return 0;
+	case -EPROTO:
+		*what = "malformed command buffer";
+		break;
+	case -EPERM:
+		*what = "group refused by the scheduler";
+		break;
+	default:
+		*what = "cannot create a fence";
+		break;
 	}
-	return 0;
+	return err;
 }
 
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
+	enum group_wait wait;
+	int r;
+
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
 		return -ENODEV;
 	}
-	/* Handled again after waiting for a slot: the group's pieces continue. */
-	if (gpu_context_pending(s->ctx))
-		return dispatch_pieces(s, what);
-	if (!gpu_context_can_dispatch(s->ctx)) {
-		s->blocked = BLOCKED_INFLIGHT;
-		return 0;
-	}
-	/* A group is decoded and predicted before it may reach the GPU; a
-	 * stream the decoder rejects never does. */
-	if (gpu_context_prepare(s->ctx, m->payload, m->length_dw) < 0) {
-		*what = "malformed command buffer";
-		return -EPROTO;
-	}
-	return dispatch_pieces(s, what);
+	r = group_runner_submit(s->runner, s->ctx, m->payload, m->length_dw, &wait);
+	return group_went(s, r, wait, what);
 }
 
 static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, const char **what)
@@ -838,41 +839,25 @@ static int handle(struct vtest_server *s, const struct vtest_msg *m)
 	return r;
 }
 
-/* Retries a blocked message if what it waits for has happened. */
+/* Goes on with what blocked if what it waits for has happened. */
 static int unblock(struct vtest_server *s)
 {
-	enum blocked_on was = s->blocked;
+	const char *what = NULL;
+	enum group_wait wait;
+	int r;
 
-	if (was == BLOCKED_INFLIGHT && !gpu_context_can_dispatch(s->ctx))
-		return 0;
-	if (was == BLOCKED_IDLE && gpu_context_inflight(s->ctx))
-		return 0;
-	if (was == BLOCKED_GRANT) {
-		const char *what = NULL;
-		uint32_t verdict;
-		int r;
-
-		if (!mediator_link_take_grant(s->link, &verdict))
+	if (s->blocked == BLOCKED_GROUP) {
+		r = group_runner_resume(s->runner, &wait);
+		if (r == 0 && wait != GROUP_DONE)
 			return 0;
 		s->blocked = BLOCKED_NONE;
-		if (verdict != WIRE_GRANTED) {
-			const struct group_info *info = gpu_context_next_piece(s->ctx);
-
-			srv_log(
-			    LOG_LEVEL_ERROR, s,
-			    "group refused by the scheduler: its context is unschedulable "
-			    "(predicted %.0f us, bound %.0f us: it never fits the safety domains' "
-			    "gaps); closing the connection",
-			    info->est.predicted_ns / 1000, info->est.bound_ns / 1000);
-			return -EPERM;
-		}
-		r = dispatch_piece(s, &what);
-		if (r == 0)
-			r = dispatch_pieces(s, &what);
+		r = group_went(s, r, wait, &what);
 		if (r < 0)
 			srv_log(LOG_LEVEL_ERROR, s, "SUBMIT_CMD: %s; closing the connection", what);
 		return r;
 	}
+	if (s->blocked == BLOCKED_IDLE && gpu_context_inflight(s->ctx))
+		return 0;
 	s->blocked = BLOCKED_NONE;
 	return handle(s, &s->blocked_msg);
 }
