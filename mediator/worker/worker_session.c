@@ -124,6 +124,17 @@ struct group_runner *worker_session_group_runner(struct worker_session *session,
 	});
 }
 
+int worker_session_tick(struct worker_session *session)
+{
+	mediator_link_tick(session->link);
+	if (mediator_link_gone(session->link)) {
+		session_log(LOG_LEVEL_ERROR, session,
+			    "record channel to mediatord broken; stopping");
+		return -EPIPE;
+	}
+	return 0;
+}
+
 struct mediator_link *worker_session_link(struct worker_session *session)
 {
 	return session->link;

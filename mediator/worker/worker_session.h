@@ -74,6 +74,13 @@ struct group_runner *worker_session_group_runner(struct worker_session *session,
 						 const struct group_runner_ops *ops, void *data);
 
 /*
+ * The end of a turn of the transport's main loop: sends what the link
+ * queued, flushes its records when due. Returns 0, or -EPIPE (logged)
+ * when the record channel to mediatord broke: the worker stops.
+ */
+int worker_session_tick(struct worker_session *session);
+
+/*
  * The session's link and renderer (NULL until worker_session_open() started
  * it; it stays when the filter then failed), owned by the session.
  */

@@ -456,10 +456,8 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 			if ((pfd[3 + i].revents & POLLIN) || backlog[i])
 				vgpu_device_process(s->dev, (enum vgpu_queue)i);
 		}
-		mediator_link_tick(s->link);
-		if (mediator_link_gone(s->link)) {
-			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
-			return -EPIPE;
-		}
+		r = worker_session_tick(s->session);
+		if (r < 0)
+			return r;
 	}
 }

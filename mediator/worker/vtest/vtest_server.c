@@ -1061,10 +1061,8 @@ int vtest_server_run(struct vtest_server *server)
 			return 0;
 		if (r < 0)
 			return r;
-		mediator_link_tick(s->link);
-		if (mediator_link_gone(s->link)) {
-			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
-			return -EPIPE;
-		}
+		r = worker_session_tick(s->session);
+		if (r < 0)
+			return r;
 	}
 }
