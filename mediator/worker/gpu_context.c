@@ -26,7 +26,7 @@
 struct gpu_context {
 	struct gpu_context_options opt;
 	char name[WIRE_NAME_MAX];
-	struct predictor *predictor;
+	struct stream_cost *cost;
 	struct groups *groups;
 	struct fragment_query *fragments;
 	struct mediator_link *link;
@@ -69,11 +69,11 @@ static void load_state(struct gpu_context *c)
 	if (!c->opt.state_dir)
 		return;
 	snprintf(c->state_path, sizeof(c->state_path), "%s/%s.%s.state", c->opt.state_dir,
-		 c->opt.domain, predictor_model_name(c->predictor));
-	r = predictor_load(c->predictor, c->state_path, c->identity);
+		 c->opt.domain, stream_cost_model_name(c->cost));
+	r = stream_cost_load(c->cost, c->state_path, c->identity);
 	if (r == 0)
 		ctx_log(LOG_LEVEL_INFO, c, "model %s: learned state loaded from %s",
-			predictor_model_name(c->predictor), c->state_path);
+			stream_cost_model_name(c->cost), c->state_path);
 	else if (r == -ESTALE)
 		ctx_log(LOG_LEVEL_WARN, c, "%s was learned on another GPU or driver; ignored",
 			c->state_path);
@@ -86,9 +86,9 @@ static void save_state(struct gpu_context *c)
 {
 	int r;
 
-	if (!c->state_path[0] || predictor_learned(c->predictor) == 0)
+	if (!c->state_path[0] || stream_cost_learned(c->cost) == 0)
 		return;
-	r = predictor_save(c->predictor, c->state_path, c->identity);
+	r = stream_cost_save(c->cost, c->state_path, c->identity);
 	if (r < 0)
 		ctx_log(LOG_LEVEL_WARN, c, "cannot save the learned state to %s: %s", c->state_path,
 			strerror(-r));
@@ -99,7 +99,7 @@ static void report_model(struct gpu_context *c)
 {
 	struct wire_model m;
 
-	predictor_report(c->predictor, &m);
+	stream_cost_report(c->cost, &m);
 	m.ctx_id = c->opt.ctx_id;
 	mediator_link_send(c->link, &m, sizeof(m));
 	c->model_reported_ns = mono_now_ns();
@@ -109,7 +109,7 @@ static void report_model(struct gpu_context *c)
 static void finish_calibration(struct gpu_context *c)
 {
 	char summary[512];
-	int r = predictor_calibration_finish(c->predictor, summary, sizeof(summary));
+	int r = stream_cost_calibration_finish(c->cost, summary, sizeof(summary));
 
 	if (r == -ENOENT)
 		return;
@@ -117,7 +117,7 @@ static void finish_calibration(struct gpu_context *c)
 		ctx_log(LOG_LEVEL_WARN, c, "calibration not applied: %s", summary);
 	else
 		ctx_log(LOG_LEVEL_INFO, c, "calibration applied to model %s: %s",
-			predictor_model_name(c->predictor), summary);
+			stream_cost_model_name(c->cost), summary);
 }
 
 static void destroy_parts(struct gpu_context *c)
@@ -126,7 +126,7 @@ static void destroy_parts(struct gpu_context *c)
 		virgl_renderer_context_destroy(c->opt.ctx_id);
 	fragment_query_destroy(c->fragments);
 	groups_destroy(c->groups);
-	predictor_destroy(c->predictor);
+	stream_cost_destroy(c->cost);
 	free(c);
 }
 
@@ -142,10 +142,10 @@ struct gpu_context *gpu_context_create(const struct gpu_context_options *options
 	c->opt.name = c->name;
 	snprintf(c->identity, sizeof(c->identity), "%s",
 		 options->identity ? options->identity : "");
-	c->predictor = predictor_create(options->model);
+	c->cost = stream_cost_create(options->model);
 	c->groups = groups_create(options->ctx_id, options->max_inflight);
 	c->fragments = fragment_query_create(options->ctx_id);
-	if (!c->predictor || !c->groups || !c->fragments) {
+	if (!c->cost || !c->groups || !c->fragments) {
 		log_error("domain %s client %u: out of memory for context %u", options->domain,
 			  options->client_id, options->ctx_id);
 		destroy_parts(c);
@@ -166,14 +166,14 @@ struct gpu_context *gpu_context_create(const struct gpu_context_options *options
 		else
 			snprintf(path, sizeof(path), "%s/%s-%u.%u.jsonl", options->feature_dump_dir,
 				 options->domain, options->client_id, options->ctx_id);
-		if (predictor_dump_to(c->predictor, path) < 0)
+		if (stream_cost_dump_to(c->cost, path) < 0)
 			ctx_log(LOG_LEVEL_WARN, c, "cannot write features to %s", path);
 	}
 	load_state(c);
 	if (options->piece_ns)
-		predictor_record_boundaries(c->predictor, true);
-	if (strcmp(c->name, PREDICTOR_CALIBRATION_CLIENT) == 0 &&
-	    predictor_calibration_start(c->predictor) == 0)
+		stream_cost_record_boundaries(c->cost, true);
+	if (strcmp(c->name, STREAM_COST_CALIBRATION_CLIENT) == 0 &&
+	    stream_cost_calibration_start(c->cost) == 0)
 		ctx_log(LOG_LEVEL_INFO, c, "calibration client: its groups will seed the model");
 	mediator_link_context(c->link, options->ctx_id, true, c->name);
 	return c;
@@ -220,7 +220,7 @@ void gpu_context_destroy(struct gpu_context *ctx)
 		return;
 	groups_abandon(ctx->groups, mono_now_ns(), release_grant, ctx);
 	finish_calibration(ctx);
-	if (predictor_learned(ctx->predictor))
+	if (stream_cost_learned(ctx->cost))
 		report_model(ctx);
 	save_state(ctx);
 	mediator_link_context(ctx->link, ctx->opt.ctx_id, false, ctx->name);
@@ -237,9 +237,9 @@ const char *gpu_context_name(const struct gpu_context *ctx)
 	return ctx->name;
 }
 
-struct predictor *gpu_context_predictor(struct gpu_context *ctx)
+struct stream_cost *gpu_context_stream_cost(struct gpu_context *ctx)
 {
-	return ctx->predictor;
+	return ctx->cost;
 }
 
 bool gpu_context_can_dispatch(const struct gpu_context *ctx)
@@ -278,12 +278,12 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	ctx->cur.buf = NULL;
 	ctx->cur.next = ctx->cur.plan.n = 0;
 	ctx->cur.counting = false;
-	if (predictor_group(ctx->predictor, buf, ndw, &ctx->cur.whole, &err) < 0) {
+	if (stream_cost_group(ctx->cost, buf, ndw, &ctx->cur.whole, &err) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
 			err.index, err.offset, err.what ? err.what : "malformed");
 		return -EPROTO;
 	}
-	nb = predictor_boundaries(ctx->predictor, &b, &total);
+	nb = stream_cost_boundaries(ctx->cost, &b, &total);
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
 		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns,
@@ -398,12 +398,12 @@ static void learn_piece(struct gpu_context *c, const struct group_info *info, ui
 
 	if (c->split_n == 0)
 		return;
-	predictor_learn_piece(c->predictor, &info->features, (double)measured);
+	stream_cost_learn_piece(c->cost, &info->features, (double)measured);
 	sg->measured += (double)measured;
 	if (info->piece < info->pieces)
 		return;
-	predictor_learn(c->predictor, &sg->whole, sg->measured,
-			fragment_query_take(c->fragments, sg->first_seq));
+	stream_cost_learn(c->cost, &sg->whole, sg->measured,
+			  fragment_query_take(c->fragments, sg->first_seq));
 	c->split_head = (c->split_head + 1) % GPU_CONTEXT_SPLIT_MAX;
 	c->split_n--;
 }
@@ -418,10 +418,10 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 	if (info->pieces)
 		learn_piece(c, info, measured);
 	else
-		predictor_learn(c->predictor, info, (double)measured,
-				fragment_query_take(c->fragments, record->seq));
-	if (predictor_learned(c->predictor) - c->saved_at >= GPU_CONTEXT_SAVE_STATE_EVERY) {
-		c->saved_at = predictor_learned(c->predictor);
+		stream_cost_learn(c->cost, info, (double)measured,
+				  fragment_query_take(c->fragments, record->seq));
+	if (stream_cost_learned(c->cost) - c->saved_at >= GPU_CONTEXT_SAVE_STATE_EVERY) {
+		c->saved_at = stream_cost_learned(c->cost);
 		save_state(c);
 	}
 	mediator_link_record(c->link, record);

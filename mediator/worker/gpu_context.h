@@ -3,17 +3,18 @@
  * One guest GPU context in a worker, whatever transport carried it: the
  * code path below the transport layer (doc/design.md, "Data flow").
  *
- * A gpu_context owns the virglrenderer context, the context's predictor
+ * A gpu_context owns the virglrenderer context, the context's stream cost
  * (decoder, state tracker, cost model and bound), its command groups in
- * flight and its fragment query. For each command group a transport calls
+ * flight and its fragment query. For each command group the group runner
+ * (group_runner.h; transports go through it) calls
  *   gpu_context_prepare()   decode + predict, and plan its pieces (a
  *                           rejected stream never reaches the GPU),
  * and then, while gpu_context_pending(), for each piece in turn:
  *   gpu_context_request_grant() when mediatord schedules (unless the
- *                           grant board's offer was taken, the transport
+ *                           grant board's offer was taken, the runner
  *                           waits for mediator_link_take_grant()),
  *   gpu_context_dispatch()  to the renderer with a fence;
- * and for each fence that signalled
+ * and for each fence that signalled (the transport's fence callback)
  *   gpu_context_complete()  the measured time goes to mediatord's
  *                           scheduler (WIRE_DONE) and its records, and
  *                           (once the group's last piece completed) to
@@ -34,7 +35,7 @@
 #include "worker/groups.h"
 #include "worker/mediator_link.h"
 #include "predict.h"
-#include "worker/predictor.h"
+#include "worker/stream_cost.h"
 #include "worker/renderer.h"
 
 struct gpu_context_options {
@@ -45,7 +46,7 @@ struct gpu_context_options {
 	const char *model;	      /* cost model name, NULL for the default */
 	uint32_t max_inflight;	      /* 0 = unlimited */
 	uint64_t piece_ns;	      /* groups predicted longer are cut into pieces; 0: never */
-	const char *feature_dump_dir; /* see predictor_dump_to(); NULL: none */
+	const char *feature_dump_dir; /* see stream_cost_dump_to(); NULL: none */
 	const char *state_dir;	      /* learned model state; NULL: not kept */
 	const char *identity;	      /* GPU/driver identity of the learned state */
 	struct renderer *renderer;    /* the worker's; not owned */
@@ -57,7 +58,7 @@ struct gpu_context;
 /*
  * Creates the virglrenderer context, loads the domain's learned state and
  * tells mediatord the context exists. A context named
- * PREDICTOR_CALIBRATION_CLIENT seeds the model from its groups. NULL on
+ * STREAM_COST_CALIBRATION_CLIENT seeds the model from its groups. NULL on
  * failure (logged).
  */
 struct gpu_context *gpu_context_create(const struct gpu_context_options *options);
@@ -93,8 +94,9 @@ void gpu_context_destroy(struct gpu_context *ctx);
 
 uint32_t gpu_context_id(const struct gpu_context *ctx);
 const char *gpu_context_name(const struct gpu_context *ctx);
-/* The context's predictor, for the transport's resource reports. Owned by the context. */
-struct predictor *gpu_context_predictor(struct gpu_context *ctx);
+/* The context's stream cost (decoder and predictor), for the transport's resource reports. Owned by
+ * the context. */
+struct stream_cost *gpu_context_stream_cost(struct gpu_context *ctx);
 
 /* True when another group may be dispatched now (max_inflight). */
 bool gpu_context_can_dispatch(const struct gpu_context *ctx);

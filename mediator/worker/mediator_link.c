@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "worker/done_relay.h"
+#include "worker/fence_done.h"
 #include "worker/mediator_link.h"
 #include "common/util.h"
 
@@ -99,7 +99,7 @@ void mediator_link_destroy(struct mediator_link *link)
 		free(q);
 	}
 	if (link->fd >= 0) {
-		done_relay_forget(link->fd);
+		fence_done_forget(link->fd);
 		close(link->fd);
 	}
 	if (link->board)
@@ -397,7 +397,7 @@ static void orphan(struct mediator_link *link, const struct wire_orphaned *m)
 {
 	link->orphaned = true;
 	link->serve_freely = m->serve_freely != 0;
-	done_relay_forget(link->fd);
+	fence_done_forget(link->fd);
 	/* What was not sent was for the mediatord that died. */
 	link->claim_unsent = false;
 	link->batch_n = 0;
@@ -429,7 +429,7 @@ static void resume(struct mediator_link *link)
 	link->orphaned = false;
 	link->serve_freely = false;
 	link->granted = 0;
-	done_relay_forget(link->fd); /* their grants are stale now */
+	fence_done_forget(link->fd); /* their grants are stale now */
 	link->stale_below = waiting ? link->request.id : link->grant_last_id + 1;
 	/* First the answer itself: mediatord ignores what came before it. */
 	mediator_link_send(link, &answer, sizeof(answer));
@@ -535,7 +535,7 @@ void mediator_link_arm_done(struct mediator_link *link, uint32_t fence_id, uint6
 	    link->queue || link->claim_unsent)
 		return;
 	/* No slot left: this one's WIRE_DONE comes from mediator_link_done(). */
-	(void)done_relay_arm(link->fd, fence_id, grant_id, dispatch_ns);
+	(void)fence_done_arm(link->fd, fence_id, grant_id, dispatch_ns);
 }
 
 void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t measured_ns,
@@ -547,7 +547,7 @@ void mediator_link_done(struct mediator_link *link, uint64_t grant_id, uint64_t 
 				 .end_ns = end_ns};
 
 	mediator_link_report_claim(link); /* its request before its completion */
-	if (done_relay_take(grant_id)) {
+	if (fence_done_take(grant_id)) {
 		if (link->granted)
 			link->granted--;
 		return; /* sent when its fence signalled */

@@ -130,7 +130,7 @@ int mediator_link_on_events(struct mediator_link *link, short revents);
 bool mediator_link_serving_freely(const struct mediator_link *link);
 /*
  * A granted group's fence @fence_id is about to be created: arms the
- * early WIRE_DONE (done_relay.h), sent from the sync thread when the fence
+ * early WIRE_DONE (fence_done.h), sent from the sync thread when the fence
  * signals, if nothing queued on the channel could be overtaken by it.
  * @dispatch_ns: when the group was submitted. Grant 0 (none) is ignored.
  */

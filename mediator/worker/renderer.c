@@ -24,7 +24,7 @@
 
 #include <virgl/virglrenderer.h>
 
-#include "worker/done_relay.h"
+#include "worker/fence_done.h"
 #include "gm_fence.h"
 #include "worker/groups.h"
 #include "worker/renderer.h"
@@ -105,7 +105,7 @@ static void on_write_fence(void *cookie, uint32_t fence_id)
 	uint64_t one = 1;
 
 	/* mediatord first: it holds the GPU for a granted group until told. */
-	done_relay_signalled(fence_id, now);
+	fence_done_signalled(fence_id, now);
 	if (head - tail < COMPLETION_RING_SIZE) {
 		r->ring[head % COMPLETION_RING_SIZE] = (struct completion){fence_id, now};
 		atomic_store_explicit(&r->head, head + 1, memory_order_release);

@@ -19,7 +19,7 @@ struct worker_options {
 	uint32_t max_inflight;	       /* per context, 0 = unlimited */
 	uint64_t piece_ns;	       /* longer groups are cut into pieces (pieces.h); 0: never */
 	const char *model;	       /* cost model name, NULL for the default */
-	const char *feature_dump_dir;  /* see predictor_dump_to(); NULL: none */
+	const char *feature_dump_dir;  /* see stream_cost_dump_to(); NULL: none */
 	const char *state_dir;	       /* learned model state; NULL: not kept */
 	int client_fd;		       /* the connection; the server closes it */
 	int mediator_fd;	       /* record channel to mediatord; the server closes it */

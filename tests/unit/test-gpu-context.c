@@ -33,7 +33,7 @@
 #include <cmocka.h>
 #include <virgl/virglrenderer.h>
 
-#include "../tools/busy_blits.h"
+#include "busy_texture.h"
 #include "worker/gpu_context.h"
 #include "worker/mediator_link.h"
 #include "worker/pieces.h"
@@ -204,23 +204,6 @@ static uint64_t dispatch_next(struct fixture *f)
 	return seq;
 }
 
-static void create_texture(uint32_t handle)
-{
-	struct virgl_renderer_resource_create_args args = {
-	    .handle = handle,
-	    .target = 2, /* PIPE_TEXTURE_2D */
-	    .format = BUSY_FORMAT,
-	    .bind = BUSY_BIND,
-	    .width = BUSY_SIZE,
-	    .height = BUSY_SIZE,
-	    .depth = 1,
-	    .array_size = 1,
-	};
-
-	assert_int_equal(virgl_renderer_resource_create(&args, NULL, 0), 0);
-	virgl_renderer_ctx_attach_resource((int)CTX_ID, (int)handle);
-}
-
 /*
  * A fresh link, a context with a piece length of PIECE_NS and the two
  * textures, and its first group of blits dispatched whole and completed:
@@ -248,15 +231,15 @@ static int setup(void **state)
 	opt.link = f->link;
 	f->ctx = gpu_context_create(&opt);
 	assert_non_null(f->ctx);
-	create_texture(TEX_A);
-	create_texture(TEX_B);
+	assert_int_equal(busy_texture_create(TEX_A, CTX_ID), 0);
+	assert_int_equal(busy_texture_create(TEX_B, CTX_ID), 0);
 	busy_blits(f->stream, TEX_A, TEX_B);
 	assert_int_equal(gpu_context_prepare(f->ctx, f->stream, BUSY_DWORDS), 0);
 	assert_int_equal(gpu_context_next_piece(f->ctx)->pieces, 0); /* no bound yet: whole */
 	dispatch_next(f);
 	assert_false(gpu_context_pending(f->ctx));
 	wait_idle(f);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 1);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 1);
 	read_peer(f);
 	*state = f;
 	return 0;
@@ -319,12 +302,12 @@ a_long_group_reaches_the_renderer_as_pieces_in_order_each_with_grant_and_fence(v
 	assert_int_equal(count_type(f, from, WIRE_DONE), n);
 	assert_int_equal(count_type(f, from, WIRE_GROUP), 0);
 	for (uint32_t k = 0; k < n; k++) {
-		assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 1);
+		assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 1);
 		assert_int_equal(gpu_context_inflight(f->ctx), n - k);
 		gpu_context_complete(f->ctx, seq[k], f->end_of_fence[fence[k]]);
 	}
 	assert_int_equal(gpu_context_inflight(f->ctx), 0);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 2);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 2);
 
 	read_peer(f);
 	assert_int_equal(count_type(f, from, WIRE_GRANT_REQUEST), n);
@@ -348,7 +331,7 @@ a_long_group_reaches_the_renderer_as_pieces_in_order_each_with_grant_and_fence(v
 	assert_int_equal(blits, BUSY_BLITS);
 	/*
 	 * WIRE_DONE answers each piece's own grant, in order, sent when its
-	 * fence signalled (done_relay.h): the callback's time (this renderer's
+	 * fence signalled (fence_done.h): the callback's time (this renderer's
 	 * only source, so the record's too), measured from its dispatch or the
 	 * end of the worker's fence before it (the set-up's included), which
 	 * is never earlier than the record's start.
@@ -387,7 +370,7 @@ static void a_group_whose_last_command_is_malformed_reaches_the_gpu_in_no_piece(
 	while (gpu_context_pending(f->ctx))
 		dispatch_next(f);
 	wait_idle(f);
-	assert_int_equal(predictor_learned(gpu_context_predictor(f->ctx)), 2);
+	assert_int_equal(stream_cost_learned(gpu_context_stream_cost(f->ctx)), 2);
 }
 
 /*

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "worker/done_relay.h"
+#include "worker/fence_done.h"
 #include "worker/mediator_link.h"
 
 /* A link on one end of a fresh socket pair with a small send buffer; *@peer: the other end. */
@@ -442,7 +442,7 @@ static void a_grant_while_orphaned_breaks_the_protocol(void **state)
 }
 
 /*
- * Shows: a granted group armed for the early WIRE_DONE (done_relay.h) is
+ * Shows: a granted group armed for the early WIRE_DONE (fence_done.h) is
  * done by its fence's signal, whatever the main thread does meanwhile,
  * and the main thread's completion then sends nothing more.
  */
@@ -458,7 +458,7 @@ static void an_armed_group_is_done_when_its_fence_signals(void **state)
 	assert_true(mediator_link_take_grant(link, &verdict));
 	skip_messages(peer);
 	mediator_link_arm_done(link, 9, id, 100);
-	done_relay_signalled(9, 700);
+	fence_done_signalled(9, 700);
 	expect_message(peer, WIRE_DONE, &done, sizeof(done));
 	assert_int_equal(done.id, id);
 	assert_int_equal(done.end_ns, 700);
@@ -481,18 +481,18 @@ static void no_early_done_past_the_queue_or_to_a_dead_mediatord(void **state)
 
 	fill_until_queued(link, &n);
 	mediator_link_arm_done(link, 10, 5, 100);
-	done_relay_signalled(10, 800);
-	assert_false(done_relay_take(5)); /* never armed */
+	fence_done_signalled(10, 800);
+	assert_false(fence_done_take(5)); /* never armed */
 	mediator_link_destroy(link);
 	close(peer);
 
 	link = make_roomy_link(&peer);
 	mediator_link_arm_done(link, 11, 1, 100);
 	orphaned(link, peer, 0);
-	done_relay_signalled(11, 900);
+	fence_done_signalled(11, 900);
 	expect_no_message(peer);
 	mediator_link_arm_done(link, 12, 1, 100);
-	assert_false(done_relay_take(1)); /* not armed while orphaned */
+	assert_false(fence_done_take(1)); /* not armed while orphaned */
 	mediator_link_destroy(link);
 	close(peer);
 }

@@ -24,6 +24,7 @@
 #include <virgl/virglrenderer.h>
 
 #include "worker/gpu_context.h"
+#include "worker/group_runner.h"
 #include "predict.h"
 #include "common/util.h"
 #include "worker/vhost-user/vgpu_device.h"
@@ -73,16 +74,16 @@ struct scanout {
 
 enum hold {
 	HOLD_NONE,
-	HOLD_INFLIGHT,	/* the context has max_inflight groups on the GPU */
-	HOLD_GRANT,	/* waiting for mediatord's grant */
-	HOLD_PENDING,	/* the pending list is full */
-	HOLD_ABANDONED, /* the device was reset while a grant was asked for: its answer is awaited
-			 */
+	HOLD_GROUP,	/* the held SUBMIT_3D's group waits in the runner (a slot, a grant) */
+	HOLD_ABANDONED, /* the device was reset while a grant was asked for: the runner awaits its
+			   answer */
 };
 
 struct vgpu_device {
 	struct vgpu_device_options opt;
-	char identity[128];
+	struct renderer *renderer;   /* the session's */
+	struct mediator_link *link;  /* the session's */
+	struct group_runner *runner; /* takes each SUBMIT_3D's group to the GPU */
 	struct predict_map resources;
 	struct vgpu_ctx ctxs[VGPU_MAX_CONTEXTS];
 	struct pending pending[VGPU_MAX_PENDING];
@@ -96,8 +97,6 @@ struct vgpu_device {
 	struct virtqueue_elem cursor_elem; /* the cursor queue's, never held */
 	uint8_t *req;
 	size_t req_len, req_cap;
-	uint64_t grant_id; /* of the grant asked for (HOLD_GRANT, HOLD_ABANDONED) */
-	bool in_group;	   /* the held SUBMIT_3D's group is prepared: its pieces go on */
 	uint32_t errors_logged;
 	/* What the VM holds, against vgpu_limits.h and its domain's quota. */
 	struct vgpu_backing_usage backing;
@@ -126,6 +125,8 @@ static void guest_error(struct vgpu_device *d, uint32_t type, const char *what)
 
 /* ---- lifetime ------------------------------------------------------------ */
 
+static const struct group_runner_ops group_ops;
+
 struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options)
 {
 	struct vgpu_device *d = calloc(1, sizeof(*d));
@@ -133,12 +134,17 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	if (!d)
 		return NULL;
 	d->opt = *options;
+	d->runner = worker_session_group_runner(options->session, &group_ops, d);
+	if (!d->runner) {
+		free(d);
+		return NULL;
+	}
 	vgpu_budget_refill(&d->budget);
 	vgpu_display_init(&d->display, options->worker->domain, options->worker->client_id);
 	predict_map_init(&d->resources);
 	resource_quota_init(&d->quota, options->worker->resource_quota_bytes);
-	gpu_context_identity(renderer_kind_name(options->worker->renderer), d->identity,
-			     sizeof(d->identity));
+	d->renderer = worker_session_renderer(options->session);
+	d->link = worker_session_link(options->session);
 	return d;
 }
 
@@ -160,7 +166,7 @@ static void poll_completions(void *data)
 	struct vgpu_device *d = data;
 
 	virgl_renderer_poll();
-	renderer_take_completions(d->opt.renderer, on_fence, d);
+	renderer_take_completions(d->renderer, on_fence, d);
 }
 
 /* Frees context @slot once its groups have left the GPU (gpu_context_drain()). */
@@ -168,8 +174,7 @@ static void ctx_free(struct vgpu_device *d, uint32_t slot)
 {
 	struct vgpu_ctx *c = &d->ctxs[slot];
 
-	gpu_context_drain(c->ctx, poll_completions, d);
-	gpu_context_destroy(c->ctx);
+	group_runner_end_context(d->runner, c->ctx, poll_completions, d);
 	memset(c, 0, sizeof(*c));
 	/* Groups of the context still in flight complete without it. */
 	for (uint32_t i = 0; i < d->pending_n; i++) {
@@ -203,9 +208,8 @@ void vgpu_device_reset(struct vgpu_device *dev)
 	d->pending_head = d->pending_n = 0;
 	memset(d->scanouts, 0, sizeof(d->scanouts));
 	/* One grant request may be outstanding per worker: the next group
-	 * waits for the answer to the abandoned one. */
-	d->hold = d->hold == HOLD_GRANT || d->hold == HOLD_ABANDONED ? HOLD_ABANDONED : HOLD_NONE;
-	d->in_group = false;
+	 * waits for the answer to the abandoned one (the runner takes it). */
+	d->hold = group_runner_wait(d->runner) == GROUP_DONE ? HOLD_NONE : HOLD_ABANDONED;
 }
 
 void vgpu_device_destroy(struct vgpu_device *dev)
@@ -214,6 +218,7 @@ void vgpu_device_destroy(struct vgpu_device *dev)
 		return;
 	vgpu_device_reset(dev);
 	vgpu_display_finish(&dev->display);
+	group_runner_destroy(dev->runner);
 	free(dev->req);
 	free(dev);
 }
@@ -278,7 +283,7 @@ static struct pending *add_fence(struct vgpu_device *d, uint32_t virgl_ctx)
 	p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
 	memset(p, 0, sizeof(*p));
 	p->fence_id = ++d->last_fence;
-	if (renderer_fence(d->opt.renderer, virgl_ctx, p->fence_id) < 0)
+	if (renderer_fence(d->renderer, virgl_ctx, p->fence_id) < 0)
 		return NULL;
 	d->pending_n++;
 	return p;
@@ -550,7 +555,8 @@ static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const
 			d->scanouts[i].resource_id = 0;
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
 		if (d->ctxs[i].ctx)
-			predictor_resource_destroy(gpu_context_predictor(d->ctxs[i].ctx), res->id);
+			stream_cost_resource_destroy(gpu_context_stream_cost(d->ctxs[i].ctx),
+						     res->id);
 	predict_map_remove(&d->resources, res->id);
 	release_backing(d, res);
 	resource_quota_release(&d->quota, res->host_bytes);
@@ -662,7 +668,7 @@ static void note_buffer_write(struct vgpu_device *d, struct gpu_context *ctx,
 		return;
 	done = virtqueue_iov_read(res->iov, res->iov_n, (size_t)offset, copy, w);
 	if (done == w)
-		predictor_resource_write(gpu_context_predictor(ctx), res->id, x, copy, w);
+		stream_cost_resource_write(gpu_context_stream_cost(ctx), res->id, x, copy, w);
 	free(copy);
 }
 
@@ -923,7 +929,6 @@ static uint32_t cmd_get_capset(struct vgpu_device *d, enum vgpu_queue q,
 static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const char **what)
 {
 	struct virtio_gpu_ctx_create c;
-	struct gpu_context_options copt;
 	char name[sizeof(c.debug_name) + 1];
 	uint32_t slot = VGPU_MAX_CONTEXTS, j = 0;
 
@@ -952,27 +957,13 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 		name[j++] =
 		    (c.debug_name[i] >= 0x20 && c.debug_name[i] < 0x7f) ? c.debug_name[i] : '?';
 	name[j] = '\0';
-	copt = (struct gpu_context_options){
-	    .domain = d->opt.worker->domain,
-	    .client_id = d->opt.worker->client_id,
-	    .ctx_id = slot + 1,
-	    .name = j ? name : "unnamed",
-	    .model = d->opt.worker->model,
-	    .max_inflight = d->opt.worker->max_inflight,
-	    .piece_ns = d->opt.worker->piece_ns,
-	    .feature_dump_dir = d->opt.worker->feature_dump_dir,
-	    .state_dir = d->opt.worker->state_dir,
-	    .identity = d->identity,
-	    .renderer = d->opt.renderer,
-	    .link = d->opt.link,
-	};
-	d->ctxs[slot].ctx = gpu_context_create(&copt);
+	d->ctxs[slot].ctx = worker_session_context_create(d->opt.session, slot + 1,
+							  j ? name : "unnamed", resource_memory, d);
 	if (!d->ctxs[slot].ctx) {
 		*what = "the renderer cannot create the context";
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	}
 	d->ctxs[slot].guest_id = c.hdr.ctx_id;
-	predictor_set_resource_data(gpu_context_predictor(d->ctxs[slot].ctx), resource_memory, d);
 	dev_log(LOG_LEVEL_INFO, d, "guest context %u \"%s\" created", c.hdr.ctx_id,
 		gpu_context_name(d->ctxs[slot].ctx));
 	return VIRTIO_GPU_RESP_OK_NODATA;
@@ -1019,20 +1010,20 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 		}
 		res->ctx_refs++;
 		virgl_renderer_ctx_attach_resource((int)gpu_context_id(ctx), (int)res->id);
-		predictor_resource_create(gpu_context_predictor(ctx), res->id,
-					  &(struct predict_resource_desc){
-					      .target = res->target,
-					      .format = res->format,
-					      .width = res->width,
-					      .height = res->height,
-					      .depth = 1,
-					      .array_size = 1,
-					  });
+		stream_cost_resource_create(gpu_context_stream_cost(ctx), res->id,
+					    &(struct predict_resource_desc){
+						.target = res->target,
+						.format = res->format,
+						.width = res->width,
+						.height = res->height,
+						.depth = 1,
+						.array_size = 1,
+					    });
 	} else {
 		if (res->ctx_refs)
 			res->ctx_refs--;
 		virgl_renderer_ctx_detach_resource((int)gpu_context_id(ctx), (int)res->id);
-		predictor_resource_destroy(gpu_context_predictor(ctx), res->id);
+		stream_cost_resource_destroy(gpu_context_stream_cost(ctx), res->id);
 	}
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
@@ -1049,115 +1040,110 @@ static void kill_ctx(struct vgpu_device *d, int slot, const char *why)
 	d->ctxs[slot].dead = true;
 }
 
-/*
- * SUBMIT_3D: one command group. Returns the answer type, 0 when answered
- * (or to be answered at its fence), or UINT32_MAX when it holds the queue.
- */
+/* SUBMIT_3D's answer while it holds the control queue. */
 #define HELD UINT32_MAX
-/* dispatch_piece(): the group has more pieces. */
-#define MORE_PIECES (UINT32_MAX - 1)
+
+/* The runner's ops: the pending list holds each piece's fence. */
+static bool fence_room(void *data)
+{
+	const struct vgpu_device *d = data;
+
+	return d->pending_n < VGPU_MAX_PENDING;
+}
+
+static uint32_t next_fence(void *data)
+{
+	const struct vgpu_device *d = data;
+
+	return d->last_fence + 1;
+}
+
+static void piece_dispatched(void *data, struct gpu_context *ctx, uint32_t fence_id, uint64_t seq)
+{
+	struct vgpu_device *d = data;
+	struct pending *p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
+
+	memset(p, 0, sizeof(*p));
+	p->fence_id = fence_id;
+	p->seq = seq;
+	p->slot = gpu_context_id(ctx); /* context slot + 1 (cmd_ctx_create()) */
+	d->last_fence = fence_id;
+	d->pending_n++;
+}
+
+static const struct group_runner_ops group_ops = {
+    .version = GROUP_RUNNER_OPS_VERSION,
+    .fence_room = fence_room,
+    .next_fence = next_fence,
+    .dispatched = piece_dispatched,
+};
 
 /*
- * Dispatches the next piece of the held SUBMIT_3D's group (decoded,
- * predicted, granted) with its fence. The last piece's fence answers a
- * fenced request.
+ * Where the runner left the held SUBMIT_3D's group of context @slot
+ * (@err, @wait): HELD while it waits; otherwise its answer (0 when the
+ * last piece's fence answers it). A stream the decoder rejects, a group
+ * the scheduler refuses or a fence that cannot be created costs the
+ * context.
  */
-static uint32_t dispatch_piece(struct vgpu_device *d, int slot)
+static uint32_t group_answer(struct vgpu_device *d, int slot, int err, enum group_wait wait,
+			     const char **what)
 {
-	struct virtio_gpu_cmd_submit c;
-	struct gpu_context *ctx = d->ctxs[slot].ctx;
-	struct pending *p;
+	struct virtio_gpu_ctrl_hdr hdr;
 
-	memcpy(&c, d->req, sizeof(c));
-	p = &d->pending[(d->pending_head + d->pending_n) % VGPU_MAX_PENDING];
-	/* The fence is created by gpu_context_dispatch() right after the stream. */
-	memset(p, 0, sizeof(*p));
-	p->fence_id = d->last_fence + 1;
-	p->seq = gpu_context_dispatch(ctx, p->fence_id);
-	if (p->seq == 0) {
-		d->in_group = false;
+	switch (err) {
+	case 0:
+		break;
+	case -EPROTO:
+		kill_ctx(d, slot, "malformed command stream");
+		*what = "malformed command stream";
+		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
+	case -EPERM:
+		kill_ctx(d, slot,
+			 "unschedulable: its command group never fits the safety domains' gaps");
+		*what = "refused by the scheduler";
+		return VIRTIO_GPU_RESP_ERR_UNSPEC;
+	default:
 		kill_ctx(d, slot, "the renderer cannot create a fence");
 		return VIRTIO_GPU_RESP_ERR_UNSPEC;
 	}
-	d->last_fence++;
-	d->pending_n++;
-	p->slot = (uint32_t)slot + 1;
-	if (gpu_context_pending(ctx))
-		return MORE_PIECES;
-	d->in_group = false;
-	if (c.hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
-		answer_later(p, &d->elem, &c.hdr);
+	if (wait != GROUP_DONE) {
+		d->hold = HOLD_GROUP;
+		return HELD;
+	}
+	memcpy(&hdr, d->req, sizeof(hdr));
+	if (hdr.flags & VIRTIO_GPU_FLAG_FENCE) {
+		/* The last piece's fence, the newest: it answers the request. */
+		answer_later(&d->pending[(d->pending_head + d->pending_n - 1) % VGPU_MAX_PENDING],
+			     &d->elem, &hdr);
 		return 0;
 	}
 	return VIRTIO_GPU_RESP_OK_NODATA;
 }
 
 /*
- * Dispatches the held SUBMIT_3D's pieces, each once there is room in the
- * pending list, an in-flight slot and a grant for it; holds the queue when
- * one must wait (retry_held() goes on from there).
+ * SUBMIT_3D: one command group, handed to the runner. Returns the answer
+ * type, 0 when answered (or to be answered at its fence), or HELD when it
+ * holds the queue.
  */
-/* True (the queue held, d->hold set) when the pending list is full or @ctx has no in-flight slot.
- */
-static bool must_wait(struct vgpu_device *d, const struct gpu_context *ctx)
-{
-	if (d->pending_n == VGPU_MAX_PENDING)
-		d->hold = HOLD_PENDING;
-	else if (!gpu_context_can_dispatch(ctx))
-		d->hold = HOLD_INFLIGHT;
-	else
-		return false;
-	return true;
-}
-
-static uint32_t dispatch_pieces(struct vgpu_device *d, int slot)
-{
-	struct gpu_context *ctx = d->ctxs[slot].ctx;
-	uint32_t type = MORE_PIECES;
-
-	while (type == MORE_PIECES) {
-		if (must_wait(d, ctx))
-			return HELD;
-		if (d->opt.worker->grants && !gpu_context_request_grant(ctx)) {
-			d->grant_id = gpu_context_next_piece(ctx)->grant_id;
-			d->hold = HOLD_GRANT;
-			return HELD;
-		}
-		type = dispatch_piece(d, slot);
-	}
-	return type;
-}
-
 static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 {
 	struct virtio_gpu_cmd_submit c;
 	struct gpu_context *ctx;
+	enum group_wait wait;
 	uint32_t err;
-	int slot = -1;
+	int slot = -1, r;
 
 	memcpy(&c, d->req, sizeof(c));
 	ctx = live_ctx(d, c.hdr.ctx_id, &slot, &err);
 	if (!ctx) {
-		d->in_group = false;
 		*what = "no such context";
 		return err;
 	}
 	if (c.size == 0)
 		return VIRTIO_GPU_RESP_OK_NODATA;
-	/* Run again after a wait: the group's pieces go on. */
-	if (d->in_group)
-		return dispatch_pieces(d, slot);
-	if (must_wait(d, ctx))
-		return HELD;
-	/* A group is decoded and predicted before it may reach the GPU; a
-	 * stream the decoder rejects never does, and costs its context. */
-	if (gpu_context_prepare(ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4) < 0) {
-		kill_ctx(d, slot, "malformed command stream");
-		*what = "malformed command stream";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	d->in_group = true;
-	return dispatch_pieces(d, slot);
+	r = group_runner_submit(d->runner, ctx, (const uint32_t *)(d->req + sizeof(c)), c.size / 4,
+				&wait);
+	return group_answer(d, slot, r, wait, what);
 }
 
 /* Runs the request in d->req (d->req_len bytes) from chain d->elem. */
@@ -1423,56 +1409,25 @@ bool vgpu_device_blocked(const struct vgpu_device *dev)
 	return dev->hold != HOLD_NONE;
 }
 
-/* Tries the held SUBMIT_3D again. True when it no longer holds the queue. */
+/* Goes on with the held SUBMIT_3D's group. True when it no longer holds the queue. */
 static bool retry_held(struct vgpu_device *d)
 {
 	struct virtio_gpu_cmd_submit c;
 	const char *what = NULL;
-	uint32_t type, verdict;
-	int slot;
+	enum group_wait wait;
+	uint32_t type;
+	int r = group_runner_resume(d->runner, &wait);
 
+	if (r == 0 && wait != GROUP_DONE)
+		return false;
 	if (d->hold == HOLD_ABANDONED) {
-		if (!mediator_link_take_grant(d->opt.link, &verdict))
-			return false;
-		if (verdict == WIRE_GRANTED)
-			mediator_link_done(d->opt.link, d->grant_id, 0, mono_now_ns());
+		/* The answer to a reset device's request came: no request waits for it. */
 		d->hold = HOLD_NONE;
 		return true;
 	}
+	d->hold = HOLD_NONE;
 	memcpy(&c, d->req, sizeof(c));
-	slot = ctx_slot(d, c.hdr.ctx_id);
-	if (d->hold == HOLD_GRANT) {
-		if (!mediator_link_take_grant(d->opt.link, &verdict))
-			return false;
-		d->hold = HOLD_NONE;
-		if (slot < 0 || !d->ctxs[slot].ctx) {
-			d->in_group = false;
-			type = VIRTIO_GPU_RESP_ERR_INVALID_CONTEXT_ID;
-		} else if (verdict != WIRE_GRANTED) {
-			d->in_group = false;
-			kill_ctx(d, slot,
-				 "unschedulable: its command group never fits the safety domains' "
-				 "gaps");
-			what = "refused by the scheduler";
-			type = VIRTIO_GPU_RESP_ERR_UNSPEC;
-		} else {
-			type = dispatch_piece(d, slot);
-			if (type == MORE_PIECES)
-				type = dispatch_pieces(d, slot);
-			if (type == HELD)
-				return false;
-		}
-	} else {
-		if (d->hold == HOLD_INFLIGHT && slot >= 0 && d->ctxs[slot].ctx &&
-		    !gpu_context_can_dispatch(d->ctxs[slot].ctx))
-			return false;
-		if (d->hold == HOLD_PENDING && d->pending_n == VGPU_MAX_PENDING)
-			return false;
-		d->hold = HOLD_NONE;
-		type = run(d, VGPU_QUEUE_CONTROL, &what);
-		if (type == HELD)
-			return false;
-	}
+	type = group_answer(d, ctx_slot(d, c.hdr.ctx_id), r, wait, &what);
 	finish(d, VGPU_QUEUE_CONTROL, type, what);
 	virtqueue_notify(d->opt.queues[VGPU_QUEUE_CONTROL]);
 	return true;
@@ -1482,7 +1437,7 @@ int vgpu_device_poll(struct vgpu_device *dev)
 {
 	uint32_t before = dev->pending_n;
 
-	renderer_take_completions(dev->opt.renderer, on_fence, dev);
+	renderer_take_completions(dev->renderer, on_fence, dev);
 	if (dev->pending_n != before)
 		virtqueue_notify(dev->opt.queues[VGPU_QUEUE_CONTROL]);
 	if (dev->hold != HOLD_NONE && !retry_held(dev))

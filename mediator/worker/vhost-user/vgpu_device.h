@@ -30,10 +30,9 @@
 
 #include "worker/worker_options.h"
 #include "worker/vhost-user/guest_mem.h"
-#include "worker/mediator_link.h"
-#include "worker/renderer.h"
 #include "worker/vhost-user/virtio_gpu_cmd.h"
 #include "worker/vhost-user/virtqueue.h"
+#include "worker/worker_session.h"
 
 /* Guest contexts one VM may hold at once (each is a virglrenderer context). */
 #define VGPU_MAX_CONTEXTS 64u
@@ -44,8 +43,7 @@
 
 struct vgpu_device_options {
 	const struct worker_options *worker; /* not owned; its fds are the server's */
-	struct renderer *renderer;	     /* not owned */
-	struct mediator_link *link;	     /* not owned */
+	struct worker_session *session;	     /* open; not owned */
 	const struct guest_mem *mem; /* not owned; changes are announced by vgpu_device_remap() */
 	struct virtqueue *queues[2]; /* control and cursor; not owned */
 };

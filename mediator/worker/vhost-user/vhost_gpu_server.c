@@ -39,9 +39,9 @@
 #include "worker/renderer.h"
 #include "common/util.h"
 #include "worker/vhost-user/vgpu_device.h"
-#include "worker/syscall_filter.h"
 #include "worker/vhost-user/vhost_gpu_server.h"
 #include "worker/vhost-user/vhost_user.h"
+#include "worker/worker_session.h"
 
 #define NQUEUES 2u
 
@@ -55,8 +55,8 @@
 
 struct vhost_gpu_server {
 	struct worker_options opt;
-	struct mediator_link *link;
-	struct renderer *renderer;
+	struct worker_session *session; /* the link to mediatord and the renderer */
+	struct mediator_link *link;	/* the session's */
 	struct guest_mem *mem;
 	struct virtqueue vq[NQUEUES];
 	struct vgpu_device *dev;
@@ -67,13 +67,33 @@ struct vhost_gpu_server {
 #define srv_log(level, s, fmt, ...)                                                                \
 	log_msg(level, "domain %s vm %u: " fmt, (s)->opt.domain, (s)->opt.client_id, ##__VA_ARGS__)
 
+/* Tells mediatord who the VM is: QEMU's process (its pid and command name). */
+static void report_client(struct vhost_gpu_server *s)
+{
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+	char name[WIRE_NAME_MAX], comm[64] = "", path[64];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "vhost-user-gpu");
+	if (getsockopt(s->opt.client_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)cred.pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	if (comm[0])
+		snprintf(name, sizeof(name), "%s", comm);
+	mediator_link_client_info(s->link, cred.pid, name);
+	srv_log(LOG_LEVEL_INFO, s, "VM connected: %s (pid %d)", name, (int)cred.pid);
+}
+
 struct vhost_gpu_server *vhost_gpu_server_create(const struct worker_options *options)
 {
 	struct vhost_gpu_server *s = calloc(1, sizeof(*s));
-	char err[256];
-	struct ucred cred;
-	socklen_t cred_len = sizeof(cred);
-	char name[WIRE_NAME_MAX];
 
 	if (!s) {
 		close(options->client_fd);
@@ -83,51 +103,22 @@ struct vhost_gpu_server *vhost_gpu_server_create(const struct worker_options *op
 	s->opt = *options;
 	for (uint32_t i = 0; i < NQUEUES; i++)
 		virtqueue_init(&s->vq[i]);
-	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
+	s->session = worker_session_create(options, "vm");
 	s->mem = guest_mem_create();
-	if (!s->link || !s->mem) {
-		if (!s->link)
-			close(options->mediator_fd);
+	if (!s->session || !s->mem)
 		goto fail;
-	}
-	if (options->grants && options->board_domain >= 0 &&
-	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
-		srv_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
-	s->renderer = renderer_create(options->renderer, options->render_node, err, sizeof(err));
-	if (!s->renderer) {
-		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
+	s->link = worker_session_link(s->session);
+	/* Before the session opens: the system-call filter allows no /proc reads. */
+	report_client(s);
+	if (worker_session_open(s->session) < 0)
 		goto fail;
-	}
-	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
-			    renderer_kind_name(options->renderer));
 	s->dev = vgpu_device_create(&(struct vgpu_device_options){
 	    .worker = &s->opt,
-	    .renderer = s->renderer,
-	    .link = s->link,
+	    .session = s->session,
 	    .mem = s->mem,
 	    .queues = {&s->vq[0], &s->vq[1]},
 	});
 	if (!s->dev)
-		goto fail;
-	snprintf(name, sizeof(name), "vhost-user-gpu");
-	if (getsockopt(options->client_fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) == 0) {
-		char comm[64] = "", path[64];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)cred.pid);
-		f = fopen(path, "r");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
-		if (comm[0])
-			snprintf(name, sizeof(name), "%s", comm);
-		mediator_link_client_info(s->link, cred.pid, name);
-		srv_log(LOG_LEVEL_INFO, s, "VM connected: %s (pid %d)", name, (int)cred.pid);
-	}
-	/* The renderer is up: from here on the worker needs only what the list allows. */
-	if (syscall_filter_enter(options->domain, options->client_id) < 0)
 		goto fail;
 	return s;
 fail:
@@ -142,9 +133,8 @@ void vhost_gpu_server_destroy(struct vhost_gpu_server *server)
 	vgpu_device_destroy(server->dev);
 	for (uint32_t i = 0; i < NQUEUES; i++)
 		virtqueue_finish(&server->vq[i]);
-	renderer_destroy(server->renderer);
 	guest_mem_destroy(server->mem);
-	mediator_link_destroy(server->link);
+	worker_session_destroy(server->session);
 	close(server->opt.client_fd);
 	free(server);
 }
@@ -416,7 +406,8 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 		struct pollfd pfd[6] = {
 		    {.fd = s->opt.client_fd, .events = POLLIN},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
-		    {.fd = renderer_completion_fd(s->renderer), .events = POLLIN},
+		    {.fd = renderer_completion_fd(worker_session_renderer(s->session)),
+		     .events = POLLIN},
 		    {.fd = s->vq[0].started ? s->vq[0].kick_fd : -1, .events = POLLIN},
 		    {.fd = s->vq[1].started ? s->vq[1].kick_fd : -1, .events = POLLIN},
 		    {.fd = vgpu_device_display_fd(s->dev), .events = 0},
@@ -453,7 +444,7 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 		if (pfd[5].revents & (POLLHUP | POLLERR))
 			vgpu_device_set_display(s->dev, -1);
 		if (pfd[2].revents & POLLIN)
-			renderer_ack_wakeup(s->renderer);
+			renderer_ack_wakeup(worker_session_renderer(s->session));
 		vgpu_device_wakeup(s->dev);
 		for (uint32_t i = 0; i < NQUEUES; i++) {
 			if (pfd[3 + i].revents & POLLIN)
@@ -465,10 +456,8 @@ int vhost_gpu_server_run(struct vhost_gpu_server *server)
 			if ((pfd[3 + i].revents & POLLIN) || backlog[i])
 				vgpu_device_process(s->dev, (enum vgpu_queue)i);
 		}
-		mediator_link_tick(s->link);
-		if (mediator_link_gone(s->link)) {
-			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
-			return -EPIPE;
-		}
+		r = worker_session_tick(s->session);
+		if (r < 0)
+			return r;
 	}
 }

@@ -3,10 +3,10 @@
  * vtest transport (see vtest_server.h).
  *
  * Objects: the server owns the client connection, a vtest_parser that
- * frames its bytes, the renderer (created lazily on the first command
- * that needs the GPU, so a client that only handshakes costs no GL
- * set-up), a predict_map of the client's resources, and the client's
- * in-flight command groups.
+ * frames its bytes, the worker_session (the link to mediatord, and the
+ * renderer, opened lazily on the first command that needs the GPU, so a
+ * client that only handshakes costs no GL set-up), a predict_map of the
+ * client's resources, and the client's one gpu_context.
  *
  * Flow control: the server stops reading from the client while a
  * SUBMIT_CMD waits for a free in-flight slot (max_inflight) or a
@@ -44,17 +44,18 @@
 #include <virgl/virglrenderer.h>
 
 #include "worker/gpu_context.h"
+#include "worker/group_runner.h"
 #include "worker/mediator_link.h"
 #include "predict.h"
-#include "worker/predictor.h"
+#include "worker/stream_cost.h"
 #include "worker/renderer.h"
 #include "common/util.h"
 #include "worker/resource_quota.h"
 #include "worker/vtest/vtest_limits.h"
 #include "worker/vtest/vtest_outbuf.h"
 #include "worker/vtest/vtest_parser.h"
-#include "worker/syscall_filter.h"
 #include "worker/vtest/vtest_server.h"
+#include "worker/worker_session.h"
 #include "common/wire.h"
 
 /* The one virgl context of this client (one context per vtest connection). */
@@ -73,25 +74,25 @@ struct vtest_resource {
 
 enum blocked_on {
 	BLOCKED_NONE = 0,
-	BLOCKED_INFLIGHT, /* a SUBMIT_CMD waits for a free slot */
-	BLOCKED_IDLE,	  /* a BUSY_WAIT with WAIT waits for all groups */
-	BLOCKED_GRANT,	  /* a SUBMIT_CMD, decoded and predicted, waits for mediatord's grant */
+	BLOCKED_GROUP, /* a SUBMIT_CMD's group waits (a slot, a grant): the runner's */
+	BLOCKED_IDLE,  /* a BUSY_WAIT with WAIT waits for all groups */
 };
 
 struct vtest_server {
 	struct worker_options opt;
 	struct vtest_parser *parser;
-	struct mediator_link *link;
-	struct renderer *renderer;
-	struct gpu_context *ctx; /* once the renderer is up */
+	struct worker_session *session; /* the link to mediatord; the renderer once opened */
+	struct mediator_link *link;	/* the session's */
+	struct gpu_context *ctx;	/* once the session is open */
+	struct group_runner *runner;	/* takes each SUBMIT_CMD's group to the GPU */
 	struct predict_map resources;
 	struct vtest_limits limits;
 	struct resource_quota quota;
 	struct vtest_outbuf *out; /* replies not yet taken by the client */
 	bool more;		  /* the work budget ran out with messages left */
 	uint32_t protocol_version;
-	bool named; /* CREATE_RENDERER was received */
-	bool renderer_failed;
+	bool named;	 /* CREATE_RENDERER was received */
+	bool gpu_failed; /* the session did not open, or the context was not created */
 	char client_name[WIRE_NAME_MAX];
 	enum blocked_on blocked;
 	struct vtest_msg blocked_msg;
@@ -117,6 +118,27 @@ static const void *resource_memory(void *data, uint32_t handle, size_t *size)
 	return res->shm;
 }
 
+/* One context: fence ids are its pieces' sequence numbers, from 1. */
+static uint32_t next_fence(void *data)
+{
+	const struct vtest_server *s = data;
+
+	return (uint32_t)(s->dispatched + 1);
+}
+
+static void piece_dispatched(void *data, struct gpu_context *ctx, uint32_t fence_id, uint64_t seq)
+{
+	struct vtest_server *s = data;
+
+	s->dispatched++;
+}
+
+static const struct group_runner_ops group_ops = {
+    .version = GROUP_RUNNER_OPS_VERSION,
+    .next_fence = next_fence,
+    .dispatched = piece_dispatched,
+};
+
 struct vtest_server *vtest_server_create(const struct worker_options *options)
 {
 	struct vtest_server *s = calloc(1, sizeof(*s));
@@ -129,20 +151,17 @@ struct vtest_server *vtest_server_create(const struct worker_options *options)
 	predict_map_init(&s->resources);
 	vtest_limits_init(&s->limits, 0, 0);
 	resource_quota_init(&s->quota, options->resource_quota_bytes);
-	s->link = mediator_link_create(options->mediator_fd, options->domain, options->client_id);
-	if (!s->parser || !s->out || !s->link) {
+	s->session = worker_session_create(options, "client");
+	if (s->session)
+		s->runner = worker_session_group_runner(s->session, &group_ops, s);
+	if (!s->parser || !s->out || !s->runner) {
 		vtest_parser_destroy(s->parser);
 		vtest_outbuf_destroy(s->out);
-		if (s->link)
-			mediator_link_destroy(s->link);
-		else
-			close(options->mediator_fd);
+		worker_session_destroy(s->session);
 		free(s);
 		return NULL;
 	}
-	if (options->grants && options->board_domain >= 0 &&
-	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
-		srv_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
+	s->link = worker_session_link(s->session);
 	snprintf(s->client_name, sizeof(s->client_name), "unnamed");
 	return s;
 }
@@ -163,15 +182,14 @@ void vtest_server_destroy(struct vtest_server *server)
 
 	if (!server)
 		return;
-	gpu_context_drain(server->ctx, poll_completions, server);
-	gpu_context_destroy(server->ctx);
+	group_runner_end_context(server->runner, server->ctx, poll_completions, server);
+	group_runner_destroy(server->runner);
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		resource_free(res);
 	predict_map_finish(&server->resources);
-	renderer_destroy(server->renderer);
 	vtest_parser_destroy(server->parser);
 	vtest_outbuf_destroy(server->out);
-	mediator_link_destroy(server->link);
+	worker_session_destroy(server->session);
 	close(server->opt.client_fd);
 	free(server);
 }
@@ -217,48 +235,16 @@ static int flush_client(struct vtest_server *s)
 
 /* ---- renderer, lazily ------------------------------------------------- */
 
+/* Opens the session and creates the client's context, on the first command that needs the GPU. */
 static int need_renderer(struct vtest_server *s)
 {
-	char err[256], identity[128];
-	struct gpu_context_options copt;
-
-	if (s->renderer)
-		return s->ctx ? 0 : -ENODEV;
-	if (s->renderer_failed)
-		return -ENODEV;
-	s->renderer = renderer_create(s->opt.renderer, s->opt.render_node, err, sizeof(err));
-	if (!s->renderer) {
-		s->renderer_failed = true;
-		srv_log(LOG_LEVEL_ERROR, s, "cannot start the renderer: %s", err);
-		return -ENODEV;
-	}
-	/* The renderer is up: from here on the worker needs only what the list allows. */
-	if (syscall_filter_enter(s->opt.domain, s->opt.client_id) < 0) {
-		s->renderer_failed = true;
-		return -ENODEV;
-	}
-	gpu_context_identity(renderer_kind_name(s->opt.renderer), identity, sizeof(identity));
-	copt = (struct gpu_context_options){
-	    .domain = s->opt.domain,
-	    .client_id = s->opt.client_id,
-	    .ctx_id = VTEST_CTX_ID,
-	    .name = s->client_name,
-	    .model = s->opt.model,
-	    .max_inflight = s->opt.max_inflight,
-	    .piece_ns = s->opt.piece_ns,
-	    .feature_dump_dir = s->opt.feature_dump_dir,
-	    .state_dir = s->opt.state_dir,
-	    .identity = identity,
-	    .renderer = s->renderer,
-	    .link = s->link,
-	};
-	mediator_link_hello(s->link, renderer_timestamp_source(s->renderer),
-			    renderer_kind_name(s->opt.renderer));
-	s->ctx = gpu_context_create(&copt);
-	if (!s->ctx)
-		return -ENODEV;
-	predictor_set_resource_data(gpu_context_predictor(s->ctx), resource_memory, s);
-	return 0;
+	if (s->ctx)
+		return 0;
+	if (!s->gpu_failed && worker_session_open(s->session) == 0)
+		s->ctx = worker_session_context_create(s->session, VTEST_CTX_ID, s->client_name,
+						       resource_memory, s);
+	s->gpu_failed = !s->ctx;
+	return s->ctx ? 0 : -ENODEV;
 }
 
 static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
@@ -284,9 +270,9 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 
 static void take_completions(struct vtest_server *s)
 {
-	if (s->renderer && s->ctx) {
+	if (s->ctx) {
 		virgl_renderer_poll();
-		renderer_take_completions(s->renderer, on_fence, s);
+		renderer_take_completions(worker_session_renderer(s->session), on_fence, s);
 	}
 }
 
@@ -474,7 +460,7 @@ static void predict_resource(struct vtest_server *s, const struct vtest_resource
 	};
 
 	/* Prediction only loses this resource's size if it fails. */
-	predictor_resource_create(gpu_context_predictor(s->ctx), res->handle, &desc);
+	stream_cost_resource_create(gpu_context_stream_cost(s->ctx), res->handle, &desc);
 }
 
 /*
@@ -617,7 +603,7 @@ static int cmd_resource_unref(struct vtest_server *s, const struct vtest_msg *m,
 	if (!res)
 		return -ENOENT;
 	predict_map_remove(&s->resources, res->handle);
-	predictor_resource_destroy(gpu_context_predictor(s->ctx), res->handle);
+	stream_cost_resource_destroy(gpu_context_stream_cost(s->ctx), res->handle);
 	vtest_limits_release(&s->limits, res->shm_size);
 	resource_quota_release(&s->quota, res->host_bytes);
 	virgl_renderer_ctx_detach_resource(VTEST_CTX_ID, (int)res->handle);
@@ -697,8 +683,8 @@ static int cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, c
 	iov.iov_base = (void *)(p + VCMD_TRANSFER_HDR_SIZE);
 	iov.iov_len = data_size;
 	if (res->target == PIPE_BUFFER)
-		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
-					 iov.iov_base, data_size);
+		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
+					   iov.iov_base, data_size);
 	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
 					      &box, 0, &iov, 1))
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
@@ -728,8 +714,8 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 		data_size = (uint32_t)(res->shm_size - offset);
 	box_from(&box, p + 2);
 	if (put && res->target == PIPE_BUFFER)
-		predictor_resource_write(gpu_context_predictor(s->ctx), res->handle, box.x,
-					 (const uint8_t *)res->shm + offset, data_size);
+		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
+					   (const uint8_t *)res->shm + offset, data_size);
 	if (put)
 		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
 						      &box, offset, NULL, 0);
@@ -752,65 +738,42 @@ static int cmd_transfer_put2(struct vtest_server *s, const struct vtest_msg *m, 
 	return transfer2(s, m, true, what);
 }
 
-/* Hands the next piece of the prepared group (granted) to the renderer. */
-static int dispatch_piece(struct vtest_server *s, const char **what)
-{
-	/* One context: fence ids are its pieces' sequence numbers. */
-	uint64_t seq = gpu_context_dispatch(s->ctx, (uint32_t)(s->dispatched + 1));
-
-	s->dispatched++;
-	if (seq != s->dispatched) {
-		*what = "cannot create a fence";
-		return -EIO;
-	}
-	return 0;
-}
-
 /*
- * Dispatches the prepared group's pieces, each once there is an in-flight
- * slot and a grant for it; returns with s->blocked set when one must
- * wait (the message is handled again, or the grant taken, by unblock()).
+ * Where the runner left the SUBMIT_CMD's group (@err, @wait): a wait
+ * blocks the client (unblock() resumes it); an error ends the connection
+ * with *@what.
  */
-static int dispatch_pieces(struct vtest_server *s, const char **what)
+static int group_went(struct vtest_server *s, int err, enum group_wait wait, const char **what)
 {
-	while (gpu_context_pending(s->ctx)) {
-		int r;
-
-		if (!gpu_context_can_dispatch(s->ctx)) {
-			s->blocked = BLOCKED_INFLIGHT;
-			return 0;
-		}
-		if (s->opt.grants && !gpu_context_request_grant(s->ctx)) {
-			s->blocked = BLOCKED_GRANT;
-			return 0;
-		}
-		r = dispatch_piece(s, what);
-		if (r < 0)
-			return r;
+	switch (err) {
+	case 0:
+		if (wait != GROUP_DONE)
+			s->blocked = BLOCKED_GROUP;
+		return 0;
+	case -EPROTO:
+		*what = "malformed command buffer";
+		break;
+	case -EPERM:
+		*what = "group refused by the scheduler";
+		break;
+	default:
+		*what = "cannot create a fence";
+		break;
 	}
-	return 0;
+	return err;
 }
 
 static int cmd_submit(struct vtest_server *s, const struct vtest_msg *m, const char **what)
 {
+	enum group_wait wait;
+	int r;
+
 	if (need_renderer(s) < 0) {
 		*what = "renderer unavailable";
 		return -ENODEV;
 	}
-	/* Handled again after waiting for a slot: the group's pieces continue. */
-	if (gpu_context_pending(s->ctx))
-		return dispatch_pieces(s, what);
-	if (!gpu_context_can_dispatch(s->ctx)) {
-		s->blocked = BLOCKED_INFLIGHT;
-		return 0;
-	}
-	/* A group is decoded and predicted before it may reach the GPU; a
-	 * stream the decoder rejects never does. */
-	if (gpu_context_prepare(s->ctx, m->payload, m->length_dw) < 0) {
-		*what = "malformed command buffer";
-		return -EPROTO;
-	}
-	return dispatch_pieces(s, what);
+	r = group_runner_submit(s->runner, s->ctx, m->payload, m->length_dw, &wait);
+	return group_went(s, r, wait, what);
 }
 
 static int cmd_busy_wait(struct vtest_server *s, const struct vtest_msg *m, const char **what)
@@ -876,41 +839,25 @@ static int handle(struct vtest_server *s, const struct vtest_msg *m)
 	return r;
 }
 
-/* Retries a blocked message if what it waits for has happened. */
+/* Goes on with what blocked if what it waits for has happened. */
 static int unblock(struct vtest_server *s)
 {
-	enum blocked_on was = s->blocked;
+	const char *what = NULL;
+	enum group_wait wait;
+	int r;
 
-	if (was == BLOCKED_INFLIGHT && !gpu_context_can_dispatch(s->ctx))
-		return 0;
-	if (was == BLOCKED_IDLE && gpu_context_inflight(s->ctx))
-		return 0;
-	if (was == BLOCKED_GRANT) {
-		const char *what = NULL;
-		uint32_t verdict;
-		int r;
-
-		if (!mediator_link_take_grant(s->link, &verdict))
+	if (s->blocked == BLOCKED_GROUP) {
+		r = group_runner_resume(s->runner, &wait);
+		if (r == 0 && wait != GROUP_DONE)
 			return 0;
 		s->blocked = BLOCKED_NONE;
-		if (verdict != WIRE_GRANTED) {
-			const struct group_info *info = gpu_context_next_piece(s->ctx);
-
-			srv_log(
-			    LOG_LEVEL_ERROR, s,
-			    "group refused by the scheduler: its context is unschedulable "
-			    "(predicted %.0f us, bound %.0f us: it never fits the safety domains' "
-			    "gaps); closing the connection",
-			    info->est.predicted_ns / 1000, info->est.bound_ns / 1000);
-			return -EPERM;
-		}
-		r = dispatch_piece(s, &what);
-		if (r == 0)
-			r = dispatch_pieces(s, &what);
+		r = group_went(s, r, wait, &what);
 		if (r < 0)
 			srv_log(LOG_LEVEL_ERROR, s, "SUBMIT_CMD: %s; closing the connection", what);
 		return r;
 	}
+	if (s->blocked == BLOCKED_IDLE && gpu_context_inflight(s->ctx))
+		return 0;
 	s->blocked = BLOCKED_NONE;
 	return handle(s, &s->blocked_msg);
 }
@@ -1028,7 +975,7 @@ static int poll_timeout_ms(const struct vtest_server *s)
  */
 static bool watch_completions(const struct vtest_server *s)
 {
-	if (!s->renderer)
+	if (!worker_session_renderer(s->session))
 		return false;
 	return s->blocked || (s->opt.grants && s->ctx && gpu_context_inflight(s->ctx));
 }
@@ -1092,7 +1039,9 @@ int vtest_server_run(struct vtest_server *server)
 		struct pollfd pfd[3] = {
 		    {.fd = events ? s->opt.client_fd : -1, .events = events},
 		    {.fd = mediator_link_fd(s->link), .events = POLLIN},
-		    {.fd = watch_completions(s) ? renderer_completion_fd(s->renderer) : -1,
+		    {.fd = watch_completions(s)
+			       ? renderer_completion_fd(worker_session_renderer(s->session))
+			       : -1,
 		     .events = POLLIN},
 		};
 		int r;
@@ -1105,17 +1054,15 @@ int vtest_server_run(struct vtest_server *server)
 		if (mediator_link_on_events(s->link, pfd[1].revents) < 0)
 			return -EPIPE;
 		if (pfd[2].revents & POLLIN)
-			renderer_ack_wakeup(s->renderer);
+			renderer_ack_wakeup(worker_session_renderer(s->session));
 		take_completions(s);
 		r = serve_client(s, events, pfd[0].revents);
 		if (r == -ECONNRESET)
 			return 0;
 		if (r < 0)
 			return r;
-		mediator_link_tick(s->link);
-		if (mediator_link_gone(s->link)) {
-			srv_log(LOG_LEVEL_ERROR, s, "record channel to mediatord broken; stopping");
-			return -EPIPE;
-		}
+		r = worker_session_tick(s->session);
+		if (r < 0)
+			return r;
 	}
 }

@@ -12,12 +12,12 @@
  *
  * Process-global, like virglrenderer and its sync thread. The record
  * channel of each armed group is given with it, so links may come and go.
- *   Main thread: done_relay_arm() a granted group's fence before creating
+ *   Main thread: fence_done_arm() a granted group's fence before creating
  *   the fence (the channel must have nothing queued: the relay's message
- *   overtakes what is queued); done_relay_take() where it would send the
- *   group's WIRE_DONE itself; done_relay_forget() a channel before closing
+ *   overtakes what is queued); fence_done_take() where it would send the
+ *   group's WIRE_DONE itself; fence_done_forget() a channel before closing
  *   it or when mediatord behind it died or changed.
- *   Sync thread: done_relay_signalled() for every fence that signalled.
+ *   Sync thread: fence_done_signalled() for every fence that signalled.
  * Exactly one WIRE_DONE per grant goes out: the relay's or the main
  * thread's (a mutex orders the two). The relay's carries the callback's
  * time; the group's record (WIRE_GROUP) keeps the best timestamp source's.
@@ -33,7 +33,7 @@
  * flight (one request outstanding, a few groups in flight); past it,
  * groups are not armed and their WIRE_DONE comes from the main thread.
  */
-#define DONE_RELAY_SLOTS 16
+#define FENCE_DONE_SLOTS 16
 
 /*
  * Main thread. When fence @fence_id signals, send WIRE_DONE for grant
@@ -42,17 +42,17 @@
  * whichever is later. Returns 0, or -ENOSPC when every slot is armed (the
  * main thread then sends it), -EINVAL for @grant_id 0 or @fd < 0.
  */
-int done_relay_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispatch_ns);
+int fence_done_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispatch_ns);
 
 /*
  * Main thread. Whether grant @grant_id's WIRE_DONE went out from the
  * relay (true: do not send it again); either way the relay forgets it,
  * so a false answer means the caller must send it.
  */
-bool done_relay_take(uint64_t grant_id);
+bool fence_done_take(uint64_t grant_id);
 
 /* Main thread. Forgets every group armed on @fd, sent or not. */
-void done_relay_forget(int fd);
+void fence_done_forget(int fd);
 
 /*
  * Sync thread (any thread). Fence @fence_id signalled at @end_ns; fences
@@ -60,6 +60,6 @@ void done_relay_forget(int fd);
  * order) has too. Sends their WIRE_DONE; one whose channel does not take
  * it (full) stays armed for the main thread.
  */
-void done_relay_signalled(uint32_t fence_id, uint64_t end_ns);
+void fence_done_signalled(uint32_t fence_id, uint64_t end_ns);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The early WIRE_DONE (see done_relay.h): a table of armed grants under
+ * The early WIRE_DONE (see fence_done.h): a table of armed grants under
  * one mutex, shared by the main thread and virglrenderer's sync thread.
  */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "worker/done_relay.h"
+#include "worker/fence_done.h"
 #include "common/wire.h"
 
 enum slot_state {
@@ -26,17 +26,17 @@ struct slot {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct slot slots[DONE_RELAY_SLOTS];
+static struct slot slots[FENCE_DONE_SLOTS];
 static uint64_t last_end_ns; /* the latest fence completion seen */
 
-int done_relay_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispatch_ns)
+int fence_done_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispatch_ns)
 {
 	int ret = -ENOSPC;
 
 	if (fd < 0 || grant_id == 0)
 		return -EINVAL;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++) {
 		if (slots[i].state == SLOT_FREE) {
 			slots[i] = (struct slot){SLOT_ARMED, fd, fence_id, grant_id, dispatch_ns};
 			ret = 0;
@@ -47,14 +47,14 @@ int done_relay_arm(int fd, uint32_t fence_id, uint64_t grant_id, uint64_t dispat
 	return ret;
 }
 
-bool done_relay_take(uint64_t grant_id)
+bool fence_done_take(uint64_t grant_id)
 {
 	bool sent = false;
 
 	if (grant_id == 0)
 		return false;
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++) {
 		if (slots[i].state != SLOT_FREE && slots[i].grant_id == grant_id) {
 			sent = slots[i].state == SLOT_SENT;
 			slots[i].state = SLOT_FREE;
@@ -65,10 +65,10 @@ bool done_relay_take(uint64_t grant_id)
 	return sent;
 }
 
-void done_relay_forget(int fd)
+void fence_done_forget(int fd)
 {
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++)
+	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++)
 		if (slots[i].state != SLOT_FREE && slots[i].fd == fd)
 			slots[i].state = SLOT_FREE;
 	pthread_mutex_unlock(&lock);
@@ -80,7 +80,7 @@ static bool fence_not_after(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) <= 0;
 }
 
-void done_relay_signalled(uint32_t fence_id, uint64_t end_ns)
+void fence_done_signalled(uint32_t fence_id, uint64_t end_ns)
 {
 	uint64_t floor_ns;
 
@@ -88,7 +88,7 @@ void done_relay_signalled(uint32_t fence_id, uint64_t end_ns)
 	floor_ns = last_end_ns;
 	if (end_ns > last_end_ns)
 		last_end_ns = end_ns;
-	for (size_t i = 0; i < DONE_RELAY_SLOTS; i++) {
+	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++) {
 		struct slot *s = &slots[i];
 		uint64_t start;
 		struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)}};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests of the early WIRE_DONE (done_relay.h): a granted group's
+ * Tests of the early WIRE_DONE (fence_done.h): a granted group's
  * completion goes out once, from whichever thread comes first; fences
  * signal in order; a full channel leaves the message to the main thread;
  * a forgotten channel gets nothing.
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "worker/done_relay.h"
+#include "worker/fence_done.h"
 #include "common/wire.h"
 
 struct channel {
@@ -41,7 +41,7 @@ static int teardown(void **state)
 {
 	struct channel *ch = *state;
 
-	done_relay_forget(ch->worker);
+	fence_done_forget(ch->worker);
 	close(ch->worker);
 	close(ch->mediatord);
 	return 0;
@@ -65,18 +65,18 @@ static void signalled_fence_sends_done_once(void **state)
 	struct channel *ch = *state;
 	struct wire_done d;
 
-	assert_int_equal(done_relay_arm(ch->worker, 7, 41, 1000), 0);
-	done_relay_signalled(7, 5000);
+	assert_int_equal(fence_done_arm(ch->worker, 7, 41, 1000), 0);
+	fence_done_signalled(7, 5000);
 	assert_true(next_done(ch, &d));
 	assert_int_equal(d.id, 41);
 	assert_int_equal(d.end_ns, 5000);
 	assert_int_equal(d.measured_ns, 4000);
 	/* Signalled again (a later fence): nothing more. */
-	done_relay_signalled(8, 6000);
+	fence_done_signalled(8, 6000);
 	assert_false(next_done(ch, &d));
 	/* The main thread learns it went out and sends nothing. */
-	assert_true(done_relay_take(41));
-	assert_false(done_relay_take(41));
+	assert_true(fence_done_take(41));
+	assert_false(fence_done_take(41));
 }
 
 static void main_thread_first_takes_it_back(void **state)
@@ -84,10 +84,10 @@ static void main_thread_first_takes_it_back(void **state)
 	struct channel *ch = *state;
 	struct wire_done d;
 
-	assert_int_equal(done_relay_arm(ch->worker, 20, 50, 10000), 0);
+	assert_int_equal(fence_done_arm(ch->worker, 20, 50, 10000), 0);
 	/* The main thread completes the group first: it sends, the relay must not. */
-	assert_false(done_relay_take(50));
-	done_relay_signalled(20, 12000);
+	assert_false(fence_done_take(50));
+	fence_done_signalled(20, 12000);
 	assert_false(next_done(ch, &d));
 }
 
@@ -96,22 +96,22 @@ static void a_fence_ends_every_earlier_one_not_later_ones(void **state)
 	struct channel *ch = *state;
 	struct wire_done d;
 
-	assert_int_equal(done_relay_arm(ch->worker, 30, 60, 20000), 0);
-	assert_int_equal(done_relay_arm(ch->worker, 31, 61, 21000), 0);
-	assert_int_equal(done_relay_arm(ch->worker, 33, 62, 22000), 0);
-	done_relay_signalled(32, 30000);
+	assert_int_equal(fence_done_arm(ch->worker, 30, 60, 20000), 0);
+	assert_int_equal(fence_done_arm(ch->worker, 31, 61, 21000), 0);
+	assert_int_equal(fence_done_arm(ch->worker, 33, 62, 22000), 0);
+	fence_done_signalled(32, 30000);
 	assert_true(next_done(ch, &d));
 	assert_true(d.id == 60 || d.id == 61);
 	assert_true(next_done(ch, &d));
 	assert_true(d.id == 60 || d.id == 61);
 	assert_false(next_done(ch, &d));
-	done_relay_signalled(33, 31000);
+	fence_done_signalled(33, 31000);
 	assert_true(next_done(ch, &d));
 	assert_int_equal(d.id, 62);
 	/* Started when the previous fence ended, after its own dispatch. */
 	assert_int_equal(d.measured_ns, 1000);
 	for (uint64_t id = 60; id <= 62; id++)
-		assert_true(done_relay_take(id));
+		assert_true(fence_done_take(id));
 }
 
 static void fence_ids_wrap(void **state)
@@ -119,14 +119,14 @@ static void fence_ids_wrap(void **state)
 	struct channel *ch = *state;
 	struct wire_done d;
 
-	assert_int_equal(done_relay_arm(ch->worker, 2, 70, 40000), 0);
+	assert_int_equal(fence_done_arm(ch->worker, 2, 70, 40000), 0);
 	/* UINT32_MAX comes before 2 once the ids wrapped. */
-	done_relay_signalled(UINT32_MAX, 41000);
+	fence_done_signalled(UINT32_MAX, 41000);
 	assert_false(next_done(ch, &d));
-	done_relay_signalled(2, 42000);
+	fence_done_signalled(2, 42000);
 	assert_true(next_done(ch, &d));
 	assert_int_equal(d.id, 70);
-	assert_true(done_relay_take(70));
+	assert_true(fence_done_take(70));
 }
 
 static void forgotten_channel_gets_nothing(void **state)
@@ -134,12 +134,12 @@ static void forgotten_channel_gets_nothing(void **state)
 	struct channel *ch = *state;
 	struct wire_done d;
 
-	assert_int_equal(done_relay_arm(ch->worker, 40, 80, 50000), 0);
-	done_relay_forget(ch->worker);
-	done_relay_signalled(40, 51000);
+	assert_int_equal(fence_done_arm(ch->worker, 40, 80, 50000), 0);
+	fence_done_forget(ch->worker);
+	fence_done_signalled(40, 51000);
 	assert_false(next_done(ch, &d));
 	/* The main thread decides (its mediatord died or changed). */
-	assert_false(done_relay_take(80));
+	assert_false(fence_done_take(80));
 }
 
 static void full_channel_leaves_it_to_the_main_thread(void **state)
@@ -151,23 +151,23 @@ static void full_channel_leaves_it_to_the_main_thread(void **state)
 	while (send(ch->worker, &d, sizeof(d), MSG_DONTWAIT) == (ssize_t)sizeof(d))
 		fill++;
 	assert_true(fill > 0);
-	assert_int_equal(done_relay_arm(ch->worker, 50, 90, 60000), 0);
-	done_relay_signalled(50, 61000);
+	assert_int_equal(fence_done_arm(ch->worker, 50, 90, 60000), 0);
+	fence_done_signalled(50, 61000);
 	/* Not sent: the main thread must send it (it queues). */
-	assert_false(done_relay_take(90));
+	assert_false(fence_done_take(90));
 }
 
 static void every_slot_armed_is_enospc(void **state)
 {
 	struct channel *ch = *state;
 
-	for (uint64_t i = 0; i < DONE_RELAY_SLOTS; i++)
-		assert_int_equal(done_relay_arm(ch->worker, 100 + (uint32_t)i, 100 + i, 1), 0);
-	assert_int_equal(done_relay_arm(ch->worker, 200, 200, 1), -ENOSPC);
-	assert_int_equal(done_relay_arm(ch->worker, 201, 0, 1), -EINVAL);
-	assert_int_equal(done_relay_arm(-1, 201, 201, 1), -EINVAL);
-	assert_false(done_relay_take(100));
-	assert_int_equal(done_relay_arm(ch->worker, 200, 200, 1), 0);
+	for (uint64_t i = 0; i < FENCE_DONE_SLOTS; i++)
+		assert_int_equal(fence_done_arm(ch->worker, 100 + (uint32_t)i, 100 + i, 1), 0);
+	assert_int_equal(fence_done_arm(ch->worker, 200, 200, 1), -ENOSPC);
+	assert_int_equal(fence_done_arm(ch->worker, 201, 0, 1), -EINVAL);
+	assert_int_equal(fence_done_arm(-1, 201, 201, 1), -EINVAL);
+	assert_false(fence_done_take(100));
+	assert_int_equal(fence_done_arm(ch->worker, 200, 200, 1), 0);
 }
 
 /* The sync thread signals fences while the main thread takes them back. */
@@ -180,7 +180,7 @@ static void *sync_thread(void *data)
 	const struct race *r = data;
 
 	for (uint32_t f = 1; f <= r->fences; f++)
-		done_relay_signalled(f, 1000000u + f);
+		fence_done_signalled(f, 1000000u + f);
 	return NULL;
 }
 
@@ -199,11 +199,11 @@ static void racing_threads_send_each_done_exactly_once(void **state)
 	/* Arm ahead of the fences, take back behind them, as a worker does. */
 	assert_int_equal(pthread_create(&t, NULL, sync_thread, &r), 0);
 	for (uint32_t f = 1; f <= FENCES; f++) {
-		while (done_relay_arm(ch->worker, f, 1000 + f, 0) == -ENOSPC) {
+		while (fence_done_arm(ch->worker, f, 1000 + f, 0) == -ENOSPC) {
 			/* The oldest armed one: taken by the "main thread". */
 			static uint32_t oldest = 1;
 
-			if (done_relay_take(1000 + oldest++))
+			if (fence_done_take(1000 + oldest++))
 				relayed++;
 			else
 				by_main++;
@@ -213,7 +213,7 @@ static void racing_threads_send_each_done_exactly_once(void **state)
 	}
 	pthread_join(t, NULL);
 	for (uint32_t f = 1; f <= FENCES; f++)
-		if (done_relay_take(1000 + f))
+		if (fence_done_take(1000 + f))
 			relayed++;
 	while (next_done(ch, &d))
 		received++;

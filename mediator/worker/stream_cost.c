@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Worker-side prediction glue (see predictor.h).
+ * Worker-side prediction glue (see stream_cost.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -9,20 +9,20 @@
 #include <string.h>
 
 #include "predict.h"
-#include "worker/predictor.h"
+#include "worker/stream_cost.h"
 
-struct predictor {
+struct stream_cost {
 	struct predict_ctx *ctx;
 	const struct predict_model_ops *ops;
 	struct predict_estimator *est;
 	FILE *dump;
 	struct predict_calibration *calibration; /* NULL unless a calibration client */
 	uint64_t learned;
-	/* Accuracy so far, for predictor_report(). */
+	/* Accuracy so far, for stream_cost_report(). */
 	double abs_err_sum, ape_sum;
 	uint64_t big, over;
 	uint32_t flags;
-	/* Where the last group could be cut (predictor_record_boundaries()). */
+	/* Where the last group could be cut (stream_cost_record_boundaries()). */
 	bool record_boundaries;
 	struct piece_boundary *boundaries;
 	size_t n_boundaries, cap_boundaries;
@@ -30,15 +30,15 @@ struct predictor {
 };
 
 /* Groups measured at least this long count for the MAPE (as in bench/accuracy). */
-#define PREDICTOR_MAPE_MIN_NS 100000.0
+#define STREAM_COST_MAPE_MIN_NS 100000.0
 
-struct predictor *predictor_create(const char *model)
+struct stream_cost *stream_cost_create(const char *model)
 {
-	struct predictor *p = calloc(1, sizeof(*p));
+	struct stream_cost *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->ops = predict_model_find(model ? model : PREDICTOR_DEFAULT_MODEL);
+	p->ops = predict_model_find(model ? model : STREAM_COST_DEFAULT_MODEL);
 	if (!p->ops) {
 		free(p);
 		return NULL;
@@ -46,13 +46,13 @@ struct predictor *predictor_create(const char *model)
 	p->ctx = predict_ctx_create();
 	p->est = predict_estimator_create(p->ops, PREDICT_ESTIMATOR_ALL);
 	if (!p->ctx || !p->est) {
-		predictor_destroy(p);
+		stream_cost_destroy(p);
 		return NULL;
 	}
 	return p;
 }
 
-void predictor_destroy(struct predictor *p)
+void stream_cost_destroy(struct stream_cost *p)
 {
 	if (!p)
 		return;
@@ -65,35 +65,35 @@ void predictor_destroy(struct predictor *p)
 	free(p);
 }
 
-const char *predictor_model_name(const struct predictor *p)
+const char *stream_cost_model_name(const struct stream_cost *p)
 {
 	return p->ops->name;
 }
 
-int predictor_resource_create(struct predictor *p, uint32_t handle,
-			      const struct predict_resource_desc *desc)
+int stream_cost_resource_create(struct stream_cost *p, uint32_t handle,
+				const struct predict_resource_desc *desc)
 {
 	return predict_ctx_resource_create(p->ctx, handle, desc);
 }
 
-void predictor_resource_destroy(struct predictor *p, uint32_t handle)
+void stream_cost_resource_destroy(struct stream_cost *p, uint32_t handle)
 {
 	predict_ctx_resource_destroy(p->ctx, handle);
 }
 
-void predictor_resource_write(struct predictor *p, uint32_t handle, uint64_t offset,
-			      const void *data, size_t len)
+void stream_cost_resource_write(struct stream_cost *p, uint32_t handle, uint64_t offset,
+				const void *data, size_t len)
 {
 	predict_ctx_resource_write(p->ctx, handle, offset, data, len);
 }
 
-void predictor_set_resource_data(struct predictor *p, predict_resource_data_fn fn, void *data)
+void stream_cost_set_resource_data(struct stream_cost *p, predict_resource_data_fn fn, void *data)
 {
 	predict_ctx_set_resource_data(p->ctx, fn, data);
 }
 
 /* The model's cost of a group with features @f and @commands commands; @g gets its features. */
-static double model_cost(struct predictor *p, const struct predict_features *f, double commands,
+static double model_cost(struct stream_cost *p, const struct predict_features *f, double commands,
 			 struct predict_features *g)
 {
 	*g = *f;
@@ -106,7 +106,7 @@ static double model_cost(struct predictor *p, const struct predict_features *f, 
 static void on_boundary(void *data, size_t end_dw, uint32_t commands,
 			const struct predict_features *so_far)
 {
-	struct predictor *p = data;
+	struct stream_cost *p = data;
 	struct predict_features g;
 	double cost;
 
@@ -114,7 +114,7 @@ static void on_boundary(void *data, size_t end_dw, uint32_t commands,
 		size_t cap = p->cap_boundaries ? 2 * p->cap_boundaries : 64;
 		struct piece_boundary *b;
 
-		if (cap > PREDICTOR_MAX_BOUNDARIES)
+		if (cap > STREAM_COST_MAX_BOUNDARIES)
 			return; /* the rest of the group stays with the last piece */
 		b = realloc(p->boundaries, cap * sizeof(*b));
 		if (!b)
@@ -129,22 +129,22 @@ static void on_boundary(void *data, size_t end_dw, uint32_t commands,
 	p->n_boundaries++;
 }
 
-void predictor_record_boundaries(struct predictor *p, bool on)
+void stream_cost_record_boundaries(struct stream_cost *p, bool on)
 {
 	p->record_boundaries = on;
 	predict_ctx_set_boundary_hook(p->ctx, on ? on_boundary : NULL, p);
 }
 
-size_t predictor_boundaries(const struct predictor *p, const struct piece_boundary **b,
-			    double *total_cost)
+size_t stream_cost_boundaries(const struct stream_cost *p, const struct piece_boundary **b,
+			      double *total_cost)
 {
 	*b = p->boundaries;
 	*total_cost = p->total_cost;
 	return p->n_boundaries;
 }
 
-int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct group_info *info,
-		    struct predict_decode_error *err)
+int stream_cost_group(struct stream_cost *p, const uint32_t *buf, size_t ndw,
+		      struct group_info *info, struct predict_decode_error *err)
 {
 	struct predict_features empty = {0}, g;
 	int r;
@@ -167,14 +167,14 @@ int predictor_group(struct predictor *p, const uint32_t *buf, size_t ndw, struct
 	return 0;
 }
 
-void predictor_learn_piece(struct predictor *p, const struct predict_features *f,
-			   double measured_ns)
+void stream_cost_learn_piece(struct stream_cost *p, const struct predict_features *f,
+			     double measured_ns)
 {
 	p->ops->update(predict_estimator_model(p->est), f, measured_ns);
 }
 
-void predictor_learn(struct predictor *p, const struct group_info *info, double measured_ns,
-		     double fragments)
+void stream_cost_learn(struct stream_cost *p, const struct group_info *info, double measured_ns,
+		       double fragments)
 {
 	double err = info->est.predicted_ns - measured_ns;
 
@@ -186,7 +186,7 @@ void predictor_learn(struct predictor *p, const struct group_info *info, double 
 		predict_calibration_add(p->calibration, &info->features, measured_ns);
 	p->learned++;
 	p->abs_err_sum += err < 0 ? -err : err;
-	if (measured_ns >= PREDICTOR_MAPE_MIN_NS) {
+	if (measured_ns >= STREAM_COST_MAPE_MIN_NS) {
 		p->ape_sum += (err < 0 ? -err : err) / measured_ns;
 		p->big++;
 	}
@@ -212,43 +212,43 @@ static const struct predict_persist_section fragments_section = {
 };
 
 /* What a domain's state file holds: the estimator's (model first), the fragment estimators. */
-#define PREDICTOR_SECTIONS (PREDICT_ESTIMATOR_PERSIST_ENTRIES + 1)
+#define STREAM_COST_SECTIONS (PREDICT_ESTIMATOR_PERSIST_ENTRIES + 1)
 
-static void predictor_sections(struct predictor *p,
-			       struct predict_persist_entry e[PREDICTOR_SECTIONS])
+static void stream_cost_sections(struct stream_cost *p,
+				 struct predict_persist_entry e[STREAM_COST_SECTIONS])
 {
 	predict_estimator_persist_entries(p->est, e);
-	memset(&e[PREDICTOR_SECTIONS - 1], 0, sizeof(e[0]));
-	e[PREDICTOR_SECTIONS - 1].section = &fragments_section;
-	e[PREDICTOR_SECTIONS - 1].obj = p->ctx;
+	memset(&e[STREAM_COST_SECTIONS - 1], 0, sizeof(e[0]));
+	e[STREAM_COST_SECTIONS - 1].section = &fragments_section;
+	e[STREAM_COST_SECTIONS - 1].obj = p->ctx;
 }
 
-int predictor_load(struct predictor *p, const char *path, const char *identity)
+int stream_cost_load(struct stream_cost *p, const char *path, const char *identity)
 {
-	struct predict_persist_entry e[PREDICTOR_SECTIONS];
+	struct predict_persist_entry e[STREAM_COST_SECTIONS];
 	int r;
 
-	predictor_sections(p, e);
-	r = predict_persist_load(path, identity, e, PREDICTOR_SECTIONS);
+	stream_cost_sections(p, e);
+	r = predict_persist_load(path, identity, e, STREAM_COST_SECTIONS);
 	if (r < 0 && r != -EINVAL)
 		return r;
 	/* The model's own state decides; the other sections may be missing (older files). */
-	for (int i = 0; i < PREDICTOR_SECTIONS; i++) {
+	for (int i = 0; i < STREAM_COST_SECTIONS; i++) {
 		if (e[i].status && e[i].status != -ENOENT)
 			return e[i].status;
 	}
 	return r < 0 ? r : e[0].status;
 }
 
-int predictor_save(struct predictor *p, const char *path, const char *identity)
+int stream_cost_save(struct stream_cost *p, const char *path, const char *identity)
 {
-	struct predict_persist_entry e[PREDICTOR_SECTIONS];
+	struct predict_persist_entry e[STREAM_COST_SECTIONS];
 
-	predictor_sections(p, e);
-	return predict_persist_save(path, identity, e, PREDICTOR_SECTIONS);
+	stream_cost_sections(p, e);
+	return predict_persist_save(path, identity, e, STREAM_COST_SECTIONS);
 }
 
-void predictor_report(const struct predictor *p, struct wire_model *out)
+void stream_cost_report(const struct stream_cost *p, struct wire_model *out)
 {
 	struct predict_fragment_stats fs;
 	size_t n;
@@ -272,14 +272,14 @@ void predictor_report(const struct predictor *p, struct wire_model *out)
 	out->frag_preferred = fs.preferred;
 }
 
-int predictor_calibration_start(struct predictor *p)
+int stream_cost_calibration_start(struct stream_cost *p)
 {
 	if (!p->calibration)
 		p->calibration = predict_calibration_create();
 	return p->calibration ? 0 : -ENOMEM;
 }
 
-int predictor_calibration_finish(struct predictor *p, char *summary, size_t size)
+int stream_cost_calibration_finish(struct stream_cost *p, char *summary, size_t size)
 {
 	struct predict_calibration_result r;
 	int n;
@@ -314,12 +314,12 @@ int predictor_calibration_finish(struct predictor *p, char *summary, size_t size
 	return 0;
 }
 
-uint64_t predictor_learned(const struct predictor *p)
+uint64_t stream_cost_learned(const struct stream_cost *p)
 {
 	return p->learned;
 }
 
-int predictor_dump_to(struct predictor *p, const char *path)
+int stream_cost_dump_to(struct stream_cost *p, const char *path)
 {
 	FILE *f = fopen(path, "ae");
 
