@@ -3,272 +3,11 @@
  * The scheduler (see scheduler.h).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scheduler/scheduler.h"
-
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-/* Weight of the newest interval in a safety domain's observed period. */
-#define SCHED_PERIOD_WEIGHT 0.125
-/* How much of a late arrival moves a safety domain's release grid. */
-#define SCHED_GRID_FOLLOW 0.125
-/*
- * Where a domain's use and debt saturate (SCHED_INV_BUDGET): budget -
- * debt - use stays within an int64_t. A worker that reports an hour for
- * every group (what mediatord lets through) reaches it, rather than
- * wrapping its domain's remaining budget around to a large one.
- */
-#define SCHED_SUM_MAX_NS (1ull << 61)
-
-struct sreq {
-	uint64_t id;
-	int domain;
-	bool used, inflight, throttled;
-	bool carried; /* of a safety frame rolled over before its deadline (see carry_frame()) */
-	bool young;   /* SCHED_YOUNG */
-	bool output;  /* not SCHED_NO_OUTPUT */
-	uint64_t predicted, bound, arrival, granted_at;
-};
-
-struct sdom {
-	struct sched *s; /* the scheduler it belongs to, and its index there */
-	int index;
-	struct sched_domain_params p, next;
-	bool has_next;
-	uint64_t period_start;
-	uint64_t last_period; /* how long the last period was (0: none ended yet) */
-	int64_t remaining;    /* = p.budget_ns - debt - used (SCHED_INV_BUDGET) */
-	uint64_t used, used_last, predicted, debt;
-	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
-	uint64_t revoked; /* by the watchdog */
-	uint64_t late_ns; /* charged by sched_charge_late() */
-	uint32_t pending, inflight;
-	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
-	/* Frames (safety domains). */
-	bool frame_open;
-	uint64_t frame_release;
-	uint64_t frame_bound,
-	    frame_granted;	 /* sums of the bounds of its groups: arrived, granted */
-	uint64_t frame_extra;	 /* what its completed groups took beyond their bounds */
-	uint64_t frame_measured; /* what its completed groups took */
-	uint32_t frame_groups;	 /* its groups so far */
-	bool frame_output;	 /* one of them was not SCHED_NO_OUTPUT */
-	uint64_t frame_last_end; /* end of its last completed group */
-	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
-	uint64_t costs[SCHED_FRAME_HISTORY];
-	uint64_t measured[SCHED_FRAME_HISTORY]; /* ... and what they took, measured */
-	uint32_t counts[SCHED_FRAME_HISTORY];
-	unsigned ncosts, next_cost;
-	bool have_release;
-	uint64_t last_release;
-	/* Releases in a row that came less than half a period after the one before. */
-	uint32_t fast_releases;
-	/*
-	 * The release the last frame was due at on the domain's own grid: a
-	 * client releases frames periodically, but its groups reach us late
-	 * by its own CPU time, which varies. The grid follows late arrivals
-	 * slowly and early ones at once, so that the next release is never
-	 * expected later than it may come.
-	 */
-	uint64_t grid;
-	double period_est;
-	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
-	uint32_t carried_n; /* its groups not completed yet */
-	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
-	bool carried_output; /* its frame_output */
-	/* How much earlier than expected its recent releases came (0 when not early). */
-	uint64_t early[SCHED_FRAME_HISTORY];
-	unsigned next_early;
-};
-
-struct sched {
-	struct sched_params p;
-	struct sdom d[SCHED_MAX_DOMAINS];
-	int n;
-	struct sreq req[SCHED_MAX_PENDING];
-	size_t top; /* req[top..] are unused */
-	uint32_t inflight;
-	/* Closed safety frames not yet taken (sched_take_frames()). */
-	struct sched_frame frame_log[SCHED_FRAME_LOG];
-	size_t frame_head, frame_n;
-	uint64_t frames_dropped;
-	uint64_t latest; /* the latest time a call gave (SCHED_INV_TIME_ORDER) */
-	uint64_t violations[SCHED_INV_COUNT];
-	sched_warn_fn warn;
-	void *warn_data;
-};
-
-/* clang-format off */
-static const char *const invariant_names[SCHED_INV_COUNT] = {
-    [SCHED_INV_REQUEST_COUNTS] = "request_counts",
-    [SCHED_INV_PERIOD_ORDER] = "period_order",
-    [SCHED_INV_TIME_ORDER] = "time_order",
-    [SCHED_INV_BUDGET] = "budget_arithmetic",
-    [SCHED_INV_GRANTED_ONCE] = "granted_once",
-    [SCHED_INV_MAX_INFLIGHT] = "max_inflight",
-    [SCHED_INV_FRAME_ONCE] = "frame_closed_once",
-};
-/* clang-format on */
-
-/* Counts a broken invariant @inv and tells the warn callback what @fmt says. */
-static void violated(struct sched *s, enum sched_invariant inv, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void violated(struct sched *s, enum sched_invariant inv, const char *fmt, ...)
-{
-	char what[256];
-	va_list ap;
-
-	s->violations[inv]++;
-	if (!s->warn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	s->warn(s->warn_data, inv, s->violations[inv], what);
-}
-
-void sched_set_warn(struct sched *s, sched_warn_fn fn, void *data)
-{
-	s->warn = fn;
-	s->warn_data = data;
-}
-
-const char *sched_invariant_name(enum sched_invariant inv)
-{
-	return (unsigned)inv < SCHED_INV_COUNT ? invariant_names[inv] : NULL;
-}
-
-uint64_t sched_invariant_violations(const struct sched *s, enum sched_invariant inv)
-{
-	return (unsigned)inv < SCHED_INV_COUNT ? s->violations[inv] : 0;
-}
-
-/*
- * SCHED_INV_TIME_ORDER: the time of a call (@call) never goes back; an
- * earlier one (the state already went past it) is taken as the latest.
- */
-static uint64_t call_time(struct sched *s, uint64_t now_ns, const char *call)
-{
-	if (now_ns < s->latest) {
-		violated(s, SCHED_INV_TIME_ORDER, "%s at %llu ns, after a call at %llu ns", call,
-			 (unsigned long long)now_ns, (unsigned long long)s->latest);
-		return s->latest;
-	}
-	s->latest = now_ns;
-	return now_ns;
-}
-
-/* Takes one off @count, the @what of domain @domain (-1: the scheduler's), never below 0. */
-static void take_one(struct sched *s, uint32_t *count, int domain, const char *what)
-{
-	if (*count) {
-		(*count)--;
-		return;
-	}
-	violated(s, SCHED_INV_REQUEST_COUNTS, "domain %d: %s count taken below 0", domain, what);
-}
-
-/* Takes a request's @bound off the bounds @d has outstanding, never below 0. */
-static void take_bound(struct sdom *d, uint64_t bound)
-{
-	if (d->outstanding_bound >= bound) {
-		d->outstanding_bound -= bound;
-		return;
-	}
-	violated(d->s, SCHED_INV_REQUEST_COUNTS,
-		 "domain %d: a bound of %llu ns taken off %llu ns outstanding", d->index,
-		 (unsigned long long)bound, (unsigned long long)d->outstanding_bound);
-	d->outstanding_bound = 0;
-}
-
-/*
- * SCHED_INV_REQUEST_COUNTS: recounts what the slots hold and repairs the
- * counts that disagree (the slots are what is waiting and in flight).
- */
-static void check_counts(struct sched *s, const char *call)
-{
-	uint32_t pending[SCHED_MAX_DOMAINS] = {0}, inflight[SCHED_MAX_DOMAINS] = {0};
-	uint32_t carried[SCHED_MAX_DOMAINS] = {0}, all = 0;
-	uint64_t bound[SCHED_MAX_DOMAINS] = {0};
-
-	if (s->top && !s->req[s->top - 1].used) {
-		violated(s, SCHED_INV_REQUEST_COUNTS, "%s: the top slot %zu is unused", call,
-			 s->top - 1);
-		while (s->top && !s->req[s->top - 1].used)
-			s->top--;
-	}
-	for (size_t i = 0; i < s->top; i++) {
-		const struct sreq *r = &s->req[i];
-
-		if (!r->used)
-			continue;
-		if (r->inflight) {
-			inflight[r->domain]++;
-			all++;
-		} else {
-			pending[r->domain]++;
-		}
-		bound[r->domain] += r->bound;
-		carried[r->domain] += r->carried;
-	}
-	for (int i = 0; i < s->n; i++) {
-		struct sdom *d = &s->d[i];
-
-		if (d->pending == pending[i] && d->inflight == inflight[i] &&
-		    d->outstanding_bound == bound[i] && d->carried_n == carried[i])
-			continue;
-		violated(s, SCHED_INV_REQUEST_COUNTS,
-			 "%s: domain %d counts %u waiting, %u in flight, %llu ns of bounds, %u "
-			 "carried; its slots hold %u, %u, %llu ns, %u",
-			 call, i, d->pending, d->inflight, (unsigned long long)d->outstanding_bound,
-			 d->carried_n, pending[i], inflight[i], (unsigned long long)bound[i],
-			 carried[i]);
-		d->pending = pending[i];
-		d->inflight = inflight[i];
-		d->outstanding_bound = bound[i];
-		d->carried_n = carried[i];
-	}
-	if (s->inflight != all) {
-		violated(s, SCHED_INV_REQUEST_COUNTS, "%s: %u counted in flight, %u in the slots",
-			 call, s->inflight, all);
-		s->inflight = all;
-	}
-}
-
-/*
- * SCHED_INV_BUDGET: @d's use and debt within SCHED_SUM_MAX_NS, and its
- * remaining budget its budget less both; repaired (saturated) if not.
- */
-static void check_budget(struct sdom *d, const char *call)
-{
-	int64_t expect;
-
-	if (d->used > SCHED_SUM_MAX_NS || d->debt > SCHED_SUM_MAX_NS) {
-		violated(d->s, SCHED_INV_BUDGET,
-			 "%s: domain %d used %llu ns, owes %llu ns: saturated at %llu ns", call,
-			 d->index, (unsigned long long)d->used, (unsigned long long)d->debt,
-			 SCHED_SUM_MAX_NS);
-		d->used = MIN(d->used, SCHED_SUM_MAX_NS);
-		d->debt = MIN(d->debt, SCHED_SUM_MAX_NS);
-		d->remaining = (int64_t)d->p.budget_ns - (int64_t)d->debt - (int64_t)d->used;
-		return;
-	}
-	expect = (int64_t)d->p.budget_ns - (int64_t)d->debt - (int64_t)d->used;
-	if (d->remaining != expect) {
-		violated(d->s, SCHED_INV_BUDGET,
-			 "%s: domain %d has %lld ns left of a budget of %llu ns, owing %llu ns, "
-			 "having used %llu ns",
-			 call, d->index, (long long)d->remaining,
-			 (unsigned long long)d->p.budget_ns, (unsigned long long)d->debt,
-			 (unsigned long long)d->used);
-		d->remaining = expect;
-	}
-}
+#include "scheduler/sched_internal.h"
 
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
 {
@@ -531,9 +270,9 @@ static void close_frame(struct sdom *d, bool unfinished)
 	bool missed = unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns;
 
 	if (!d->frame_open) {
-		violated(d->s, SCHED_INV_FRAME_ONCE,
-			 "domain %d: the frame released at %llu ns closed again", d->index,
-			 (unsigned long long)d->frame_release);
+		sched_violated(d->s, SCHED_INV_FRAME_ONCE,
+			       "domain %d: the frame released at %llu ns closed again", d->index,
+			       (unsigned long long)d->frame_release);
 		return;
 	}
 	d->frame_open = false;
@@ -644,12 +383,13 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 		d->debt = (uint64_t)((int64_t)d->p.budget_ns - d->remaining);
 	}
 	if (d->period_start <= start || now_ns >= d->period_start + d->p.period_ns)
-		violated(d->s, SCHED_INV_PERIOD_ORDER,
-			 "domain %d: advanced to %llu ns, its period moved from %llu ns to %llu "
-			 "ns (%llu ns long)",
-			 d->index, (unsigned long long)now_ns, (unsigned long long)start,
-			 (unsigned long long)d->period_start, (unsigned long long)d->p.period_ns);
-	check_budget(d, "period boundary");
+		sched_violated(
+		    d->s, SCHED_INV_PERIOD_ORDER,
+		    "domain %d: advanced to %llu ns, its period moved from %llu ns to %llu "
+		    "ns (%llu ns long)",
+		    d->index, (unsigned long long)now_ns, (unsigned long long)start,
+		    (unsigned long long)d->period_start, (unsigned long long)d->p.period_ns);
+	sched_check_budget(d, "period boundary");
 }
 
 /*
@@ -688,9 +428,10 @@ static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 	bool missed;
 
 	if (!r->carried || !d->carried_n) {
-		violated(d->s, SCHED_INV_FRAME_ONCE,
-			 "domain %d: a group done for a carried frame already judged (%u left)",
-			 d->index, d->carried_n);
+		sched_violated(
+		    d->s, SCHED_INV_FRAME_ONCE,
+		    "domain %d: a group done for a carried frame already judged (%u left)",
+		    d->index, d->carried_n);
 		r->carried = false;
 		return;
 	}
@@ -776,7 +517,7 @@ static void advance(struct sched *s, uint64_t now_ns)
 
 void sched_advance(struct sched *s, uint64_t now_ns)
 {
-	advance(s, call_time(s, now_ns, "sched_advance"));
+	advance(s, sched_call_time(s, now_ns, "sched_advance"));
 }
 
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
@@ -794,7 +535,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	}
 	if (!r)
 		return -ENOSPC;
-	now_ns = call_time(s, now_ns, "sched_submit");
+	now_ns = sched_call_time(s, now_ns, "sched_submit");
 	advance(s, now_ns);
 	d = &s->d[domain];
 	/*
@@ -827,7 +568,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		if (!(flags & SCHED_NO_OUTPUT))
 			d->frame_output = true;
 	}
-	check_counts(s, "sched_submit");
+	sched_check_counts(s, "sched_submit");
 	return 0;
 }
 
@@ -1037,17 +778,17 @@ static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 	struct sdom *d = &s->d[r->domain];
 
 	if (r->inflight) {
-		violated(s, SCHED_INV_GRANTED_ONCE, "domain %d: request %llu granted again",
-			 r->domain, (unsigned long long)r->id);
+		sched_violated(s, SCHED_INV_GRANTED_ONCE, "domain %d: request %llu granted again",
+			       r->domain, (unsigned long long)r->id);
 		return;
 	}
 	if (!slot_free(s))
-		violated(s, SCHED_INV_MAX_INFLIGHT,
-			 "domain %d: request %llu granted with %u of %u in flight", r->domain,
-			 (unsigned long long)r->id, s->inflight, s->p.max_inflight);
+		sched_violated(s, SCHED_INV_MAX_INFLIGHT,
+			       "domain %d: request %llu granted with %u of %u in flight", r->domain,
+			       (unsigned long long)r->id, s->inflight, s->p.max_inflight);
 	r->inflight = true;
 	r->granted_at = now_ns;
-	take_one(s, &d->pending, d->index, "waiting");
+	sched_take_one(s, &d->pending, d->index, "waiting");
 	d->inflight++;
 	d->predicted += r->predicted;
 	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open)
@@ -1161,8 +902,8 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
 		    ((over_budget && r->predicted > d->p.budget_ns) ||
 		     (!over_budget && !fits_typically))) {
-			take_one(s, &d->pending, d->index, "waiting");
-			take_bound(d, r->bound);
+			sched_take_one(s, &d->pending, d->index, "waiting");
+			sched_take_bound(d, r->bound);
 			d->unschedulable++;
 			/* A carried frame's group that never runs: judged without it. */
 			if (r->carried)
@@ -1251,13 +992,13 @@ size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, 
 {
 	size_t n;
 
-	now_ns = call_time(s, now_ns, "sched_poll");
+	now_ns = sched_call_time(s, now_ns, "sched_poll");
 	advance(s, now_ns);
 	if (s->p.policy == SCHED_POLICY_FIFO)
 		n = poll_fifo(s, now_ns, out, max);
 	else
 		n = poll_budget(s, now_ns, out, max);
-	check_counts(s, "sched_poll");
+	sched_check_counts(s, "sched_poll");
 	return n;
 }
 
@@ -1304,7 +1045,7 @@ static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uin
 bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after_inflight,
 		 uint64_t *max_bound)
 {
-	now_ns = call_time(s, now_ns, "sched_offer");
+	now_ns = sched_call_time(s, now_ns, "sched_offer");
 	advance(s, now_ns);
 	if ((!after_inflight && !slot_free(s)) || until_ns < now_ns)
 		return false;
@@ -1327,7 +1068,7 @@ int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns,
 	if (r == 0) {
 		/* The time sched_submit() took: never before the latest. */
 		grant(s, find(s, id), s->latest);
-		check_counts(s, "sched_claim");
+		sched_check_counts(s, "sched_claim");
 	}
 	return r;
 }
@@ -1342,22 +1083,22 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	/* Its end may be older than the last call's time: it was reported after. */
 	advance(s, end_ns);
 	d = &s->d[r->domain];
-	take_one(s, &d->inflight, d->index, "in-flight");
-	take_bound(d, r->bound);
-	take_one(s, &s->inflight, -1, "in-flight");
+	sched_take_one(s, &d->inflight, d->index, "in-flight");
+	sched_take_bound(d, r->bound);
+	sched_take_one(s, &s->inflight, -1, "in-flight");
 	d->groups++;
 	if (measured_ns > SCHED_TIME_MAX_NS) {
-		violated(s, SCHED_INV_BUDGET,
-			 "domain %d: request %llu took %llu ns; charged %llu ns", d->index,
-			 (unsigned long long)id, (unsigned long long)measured_ns,
-			 SCHED_TIME_MAX_NS);
+		sched_violated(s, SCHED_INV_BUDGET,
+			       "domain %d: request %llu took %llu ns; charged %llu ns", d->index,
+			       (unsigned long long)id, (unsigned long long)measured_ns,
+			       SCHED_TIME_MAX_NS);
 		measured_ns = SCHED_TIME_MAX_NS;
 	}
 	d->used += measured_ns;
 	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
-	check_budget(d, "sched_complete");
+	sched_check_budget(d, "sched_complete");
 	if (r->carried) {
 		carried_done(d, r, end_ns);
 	} else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open) {
@@ -1368,7 +1109,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 		d->frame_measured += measured_ns;
 	}
 	release(s, r);
-	check_counts(s, "sched_complete");
+	sched_check_counts(s, "sched_complete");
 	return 0;
 }
 
@@ -1379,21 +1120,21 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 
 	if (!r)
 		return -ENOENT;
-	now_ns = call_time(s, now_ns, "sched_cancel");
+	now_ns = sched_call_time(s, now_ns, "sched_cancel");
 	d = &s->d[r->domain];
-	take_bound(d, r->bound);
+	sched_take_bound(d, r->bound);
 	if (r->inflight) {
-		take_one(s, &d->inflight, d->index, "in-flight");
-		take_one(s, &s->inflight, -1, "in-flight");
+		sched_take_one(s, &d->inflight, d->index, "in-flight");
+		sched_take_one(s, &s->inflight, -1, "in-flight");
 	} else {
-		take_one(s, &d->pending, d->index, "waiting");
+		sched_take_one(s, &d->pending, d->index, "waiting");
 	}
 	if (r->carried)
 		carried_done(d, r, now_ns);
 	else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
 		d->frame_last_end = now_ns;
 	release(s, r);
-	check_counts(s, "sched_cancel");
+	sched_check_counts(s, "sched_cancel");
 	return 0;
 }
 
@@ -1470,7 +1211,7 @@ int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns)
 
 	if (!r || !r->inflight)
 		return -ENOENT;
-	now_ns = call_time(s, now_ns, "sched_revoke");
+	now_ns = sched_call_time(s, now_ns, "sched_revoke");
 	held = now_ns > r->granted_at ? now_ns - r->granted_at : 0;
 	if (held < r->bound)
 		held = r->bound;
@@ -1488,15 +1229,15 @@ int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t e
 	advance(s, end_ns);
 	d = &s->d[domain];
 	if (extra_ns > SCHED_TIME_MAX_NS) {
-		violated(s, SCHED_INV_BUDGET,
-			 "domain %d: a late completion charged %llu ns; %llu ns", d->index,
-			 (unsigned long long)extra_ns, SCHED_TIME_MAX_NS);
+		sched_violated(s, SCHED_INV_BUDGET,
+			       "domain %d: a late completion charged %llu ns; %llu ns", d->index,
+			       (unsigned long long)extra_ns, SCHED_TIME_MAX_NS);
 		extra_ns = SCHED_TIME_MAX_NS;
 	}
 	d->used += extra_ns;
 	d->late_ns += extra_ns;
 	d->remaining -= (int64_t)extra_ns;
-	check_budget(d, "sched_charge_late");
+	sched_check_budget(d, "sched_charge_late");
 	return 0;
 }
 
