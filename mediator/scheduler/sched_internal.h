@@ -135,4 +135,52 @@ void sched_check_counts(struct sched *s, const char *call);
  */
 void sched_check_budget(struct sdom *d, const char *call);
 
+/* Safety frames (sched_frames.c); each a no-op for a normal domain where it says "safety". */
+
+/* The typical frame cost C of safety domain @d: the median of its recent frames' costs. */
+uint64_t sched_frame_cost(const struct sdom *d);
+/* The median measured time of safety domain @d's recent frames (its budget before any). */
+uint64_t sched_frame_time(const struct sdom *d);
+/* Safety domain @d's frames are protected against other domains' groups. */
+bool sched_protected_safety(const struct sdom *d);
+/* The next release expected of safety domain @d, or 0 when none is expected. */
+uint64_t sched_next_release(const struct sdom *d, uint64_t now_ns);
+/* How much earlier than expected the next release of safety domain @d may come. */
+uint64_t sched_release_guard(const struct sdom *d);
+/* What the open frame of safety domain @d still needs, @c being its typical cost. */
+uint64_t sched_frame_rest(const struct sdom *d, uint64_t c);
+/* Closes @d's frame after its idle gap, rolls it over at its next release (sched_advance()). */
+void sched_frames_advance(struct sdom *d, uint64_t now_ns);
+/* A group of @d arrives at @now_ns: it may close the frame and open the next. */
+void sched_frame_arrival(struct sdom *d, uint64_t now_ns);
+/* Waiting request @r of @d joins its open frame. */
+void sched_frame_add(struct sdom *d, const struct sreq *r);
+/* @r of @d was granted: its bound counts as granted in the open frame. */
+void sched_frame_grant(struct sdom *d, const struct sreq *r);
+/* In-flight @r of @d completed at @end_ns after @measured_ns: its frame learns so. */
+void sched_frame_complete(struct sdom *d, struct sreq *r, uint64_t measured_ns, uint64_t end_ns);
+/* @r of @d went away (cancelled) at @now_ns. */
+void sched_frame_cancel(struct sdom *d, struct sreq *r, uint64_t now_ns);
+/* A group of a carried frame completed (or went away, or was refused) at @end_ns. */
+void sched_carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns);
+
+/* Gaps (sched_gaps.c): the safety domains' gaps, and what fits before their next frame. */
+
+/* Check 3: would @r, its bound started now, make a safety frame of another domain late? */
+bool sched_fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns);
+/* At a gap's start, @r (its bound no guide) waits for room for its likely cost, up to max_defer. */
+bool sched_waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns);
+/*
+ * @r exceeds the largest gap some safety domain leaves: its bound against
+ * the gap check 3 sees (@typical false), or its prediction against the gap
+ * between frames of their typical measured time (@typical true).
+ */
+bool sched_exceeds_gaps(const struct sched *s, const struct sreq *r, bool typical, uint64_t now_ns);
+/* @r's bound exceeds the largest gap some safety domain leaves. */
+bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns);
+/* @now_ns is at the start of a gap of every (other) protected safety domain. */
+bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns);
+/* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
+uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
+
 #endif

@@ -134,216 +134,6 @@ static void release(struct sched *s, struct sreq *r)
 		s->top--;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The median of @n values (n >= 1); sorts @v. */
-static uint64_t median(uint64_t *v, unsigned n)
-{
-	qsort(v, n, sizeof(v[0]), cmp_u64);
-	return v[n / 2];
-}
-
-/* The median of @d's recent frames' values @per_frame (costs or measured), its budget before any.
- */
-static uint64_t frames_median(const struct sdom *d, const uint64_t *per_frame)
-{
-	uint64_t c[SCHED_FRAME_HISTORY];
-
-	if (!d->ncosts)
-		return d->p.budget_ns;
-	memcpy(c, per_frame, d->ncosts * sizeof(c[0]));
-	return median(c, d->ncosts);
-}
-
-/*
- * The frame cost C of a safety domain: the median of its recent frames'
- * costs (its budget before any frame was seen). A frame's cost is the sum
- * of its groups' bounds, or of their measured times where those were
- * larger. Each bound is already a high quantile of what its group will
- * take (the 0.995 quantile of its context's residuals), so the typical
- * frame's sum is what the domain needs with that confidence; the largest
- * of the sums would count each frame's rare worst case again.
- */
-static uint64_t frame_cost(const struct sdom *d)
-{
-	return frames_median(d, d->costs);
-}
-
-/* The median measured time of safety domain @d's recent frames (its budget before any). */
-static uint64_t frame_time(const struct sdom *d)
-{
-	return frames_median(d, d->measured);
-}
-
-/*
- * True while safety domain @d is past its budget and draws as fast as it
- * can: its last SCHED_FAST_RELEASES releases each came less than half a
- * period after the one before, or its typical measured frame exceeds its
- * budget (frames that roll into one another). Its frames are then not
- * protected against other domains' groups, nor ordered first. It is
- * guaranteed its budget each period, not the GPU: such a client (a
- * benchmark run in the cluster) would otherwise leave no gap another
- * domain's group fits in, and starve it for as long as it draws. A
- * periodic client keeps its protection past its budget (a frame slowed by
- * a stall) and through a frame split by a pause.
- */
-static bool past_entitlement(const struct sdom *d)
-{
-	return d->remaining < 0 &&
-	       (d->fast_releases >= SCHED_FAST_RELEASES || frame_time(d) > d->p.budget_ns);
-}
-
-/* Safety domain @d's frames are protected against other domains' groups. */
-static bool protected_safety(const struct sdom *d)
-{
-	return d->p.class == SCHED_CLASS_SAFETY && !past_entitlement(d);
-}
-
-/*
- * The most groups a recent frame of safety domain @d had (UINT32_MAX
- * before any frame was seen): a frame with fewer may still be sent more.
- */
-static uint32_t frame_groups_max(const struct sdom *d)
-{
-	uint32_t m = d->ncosts ? 0 : UINT32_MAX;
-
-	for (unsigned i = 0; i < d->ncosts; i++)
-		m = d->counts[i] > m ? d->counts[i] : m;
-	return m;
-}
-
-/* What one more group of safety domain @d typically costs: the median of its frames' cost per
- * group. */
-static uint64_t group_cost(const struct sdom *d)
-{
-	uint64_t c[SCHED_FRAME_HISTORY];
-
-	if (!d->ncosts)
-		return d->p.budget_ns;
-	for (unsigned i = 0; i < d->ncosts; i++)
-		c[i] = d->costs[i] / (d->counts[i] ? d->counts[i] : 1);
-	return median(c, d->ncosts);
-}
-
-/* Logs a frame that ended for the trace. */
-static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint64_t end,
-		      uint64_t bound, bool missed)
-{
-	struct sched *s = d->s;
-	struct sched_frame *f;
-
-	if (s->frame_n == SCHED_FRAME_LOG) {
-		s->frame_head = (s->frame_head + 1) % SCHED_FRAME_LOG;
-		s->frame_n--;
-		s->frames_dropped++;
-	}
-	f = &s->frame_log[(s->frame_head + s->frame_n++) % SCHED_FRAME_LOG];
-	*f = (struct sched_frame){.domain = d->index,
-				  .missed = missed,
-				  .release_ns = release,
-				  .deadline_ns = deadline,
-				  .end_ns = end,
-				  .bound_ns = bound};
-}
-
-size_t sched_take_frames(struct sched *s, struct sched_frame *out, size_t max, uint64_t *dropped)
-{
-	size_t n = 0;
-
-	for (; n < max && s->frame_n; n++, s->frame_n--) {
-		out[n] = s->frame_log[s->frame_head];
-		s->frame_head = (s->frame_head + 1) % SCHED_FRAME_LOG;
-	}
-	if (dropped)
-		*dropped = s->frames_dropped;
-	s->frames_dropped = 0;
-	return n;
-}
-
-static void close_frame(struct sdom *d, bool unfinished)
-{
-	bool missed = unfinished || d->frame_last_end > d->frame_release + d->p.deadline_ns;
-
-	if (!d->frame_open) {
-		sched_violated(d->s, SCHED_INV_FRAME_ONCE,
-			       "domain %d: the frame released at %llu ns closed again", d->index,
-			       (unsigned long long)d->frame_release);
-		return;
-	}
-	d->frame_open = false;
-	if (!d->frame_output)
-		return; /* set-up or teardown: no frame */
-	d->frames++;
-	if (missed)
-		d->misses++;
-	log_frame(d, d->frame_release, d->frame_release + d->p.deadline_ns,
-		  unfinished ? 0 : d->frame_last_end, d->frame_bound, missed);
-	/* What an unfinished frame would have cost is not known. */
-	if (unfinished)
-		return;
-	d->costs[d->next_cost] = d->frame_bound + d->frame_extra;
-	d->measured[d->next_cost] = d->frame_measured;
-	d->counts[d->next_cost] = d->frame_groups;
-	d->next_cost = (d->next_cost + 1) % SCHED_FRAME_HISTORY;
-	if (d->ncosts < SCHED_FRAME_HISTORY)
-		d->ncosts++;
-}
-
-/* A safety domain's frame is over once it has been idle for SCHED_FRAME_GAP_NS. */
-static bool frame_over(const struct sdom *d, uint64_t now_ns)
-{
-	return d->frame_open && !d->pending && !d->inflight && d->frame_last_end &&
-	       now_ns >= d->frame_last_end + SCHED_FRAME_GAP_NS;
-}
-
-static void open_frame(struct sdom *d, uint64_t now_ns)
-{
-	if (d->have_release) {
-		double interval = (double)(now_ns - d->last_release);
-		double p = (double)d->p.period_ns;
-
-		/* A frame split by a pause, or a skipped release, says nothing of the period. */
-		if (interval >= p / 2 && interval <= p * 2)
-			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
-		if (interval < p / 2)
-			d->fast_releases++;
-		else
-			d->fast_releases = 0;
-	}
-	if (!d->have_release) {
-		d->grid = now_ns;
-	} else {
-		uint64_t due = d->grid + (uint64_t)d->period_est;
-
-		uint64_t off = now_ns > due ? now_ns - due : due - now_ns;
-
-		if (off < (uint64_t)d->period_est / 2) { /* on the grid, give or take */
-			d->early[d->next_early] = now_ns < due ? due - now_ns : 0;
-			d->next_early = (d->next_early + 1) % SCHED_FRAME_HISTORY;
-		}
-		if (now_ns <= due || now_ns - due > (uint64_t)d->period_est / 2)
-			d->grid = now_ns; /* early, or an irregular release: start again here */
-		else
-			d->grid = due + (uint64_t)(SCHED_GRID_FOLLOW * (double)(now_ns - due));
-	}
-	d->have_release = true;
-	d->last_release = now_ns;
-	d->frame_open = true;
-	d->frame_release = now_ns;
-	d->frame_bound = 0;
-	d->frame_granted = 0;
-	d->frame_extra = 0;
-	d->frame_measured = 0;
-	d->frame_groups = 0;
-	d->frame_output = false;
-	d->frame_last_end = 0;
-}
-
 static void advance_periods(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t start = d->period_start;
@@ -392,115 +182,6 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 	sched_check_budget(d, "period boundary");
 }
 
-/*
- * A safety domain that never leaves an idle gap (it submits without
- * pause) still has one frame per period: a frame open for a whole
- * observed period is closed (late if work of it was still waiting or
- * running at its deadline), and what remains opens the next one.
- */
-/*
- * Rolls the open frame over at the next release while work of it still
- * waits or runs but its deadline has not come: whether it missed is
- * decided when that work completed.
- */
-static void carry_frame(struct sdom *d)
-{
-	struct sched *s = d->s;
-
-	d->frame_open = false;
-	d->carried_n = 0;
-	for (size_t i = 0; i < s->top; i++) {
-		if (s->req[i].used && s->req[i].domain == d->index) {
-			s->req[i].carried = true;
-			d->carried_n++;
-		}
-	}
-	d->carried_release = d->frame_release;
-	d->carried_deadline = d->frame_release + d->p.deadline_ns;
-	d->carried_bound = d->frame_bound;
-	d->carried_end = d->frame_last_end;
-	d->carried_output = d->frame_output;
-}
-
-/* A group of a carried frame completed (or went away) at @end_ns. */
-static void carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
-{
-	bool missed;
-
-	if (!r->carried || !d->carried_n) {
-		sched_violated(
-		    d->s, SCHED_INV_FRAME_ONCE,
-		    "domain %d: a group done for a carried frame already judged (%u left)",
-		    d->index, d->carried_n);
-		r->carried = false;
-		return;
-	}
-	r->carried = false;
-	if (end_ns > d->carried_end)
-		d->carried_end = end_ns;
-	if (--d->carried_n || !d->carried_output)
-		return;
-	missed = d->carried_end > d->carried_deadline;
-	d->frames++;
-	if (missed)
-		d->misses++;
-	log_frame(d, d->carried_release, d->carried_deadline, d->carried_end, d->carried_bound,
-		  missed);
-}
-
-/* True when a group of @d with output waits or runs. */
-static bool output_outstanding(const struct sdom *d)
-{
-	const struct sched *s = d->s;
-
-	for (size_t i = 0; i < s->top; i++)
-		if (s->req[i].used && s->req[i].domain == d->index && s->req[i].output)
-			return true;
-	return false;
-}
-
-static void roll_frame(struct sdom *d, uint64_t now_ns)
-{
-	uint64_t next = d->frame_release + (uint64_t)d->period_est;
-	bool busy = d->pending || d->inflight;
-	bool drawn;
-
-	if (!d->frame_open || now_ns < next)
-		return;
-	/*
-	 * Only groups without output left (a client's teardown right after
-	 * its last frame, waiting behind another domain's group): the frame
-	 * is judged by what it drew, which is done, and what is left is no
-	 * frame of its own.
-	 */
-	drawn = busy && !output_outstanding(d);
-	if (busy && !drawn && !d->carried_n && now_ns < d->frame_release + d->p.deadline_ns)
-		carry_frame(d);
-	else
-		close_frame(d, busy && !drawn);
-	if (!busy)
-		return;
-	d->have_release = true;
-	d->last_release = next;
-	d->grid = next;
-	d->frame_open = true;
-	d->frame_release = next;
-	d->frame_bound = d->outstanding_bound;
-	d->frame_granted = 0;
-	d->frame_extra = 0;
-	d->frame_measured = 0;
-	d->frame_groups = 0; /* the groups carried over are the last frame's */
-	if (drawn)
-		d->frame_output = false;
-	/*
-	 * frame_output stays: a frame rolled over from one with output is
-	 * judged as before (a release the client missed while its last frame
-	 * waited is a frame late); one rolled over from set-up or teardown is
-	 * no frame unless a group with output joins it.
-	 */
-	d->frame_last_end = 0;
-}
-
 /* Rolls periods and frames forward to @now_ns. */
 static void advance(struct sched *s, uint64_t now_ns)
 {
@@ -508,10 +189,7 @@ static void advance(struct sched *s, uint64_t now_ns)
 		struct sdom *d = &s->d[i];
 
 		advance_periods(d, now_ns);
-		if (frame_over(d, now_ns))
-			close_frame(d, false);
-		if (d->p.class == SCHED_CLASS_SAFETY)
-			roll_frame(d, now_ns);
+		sched_frames_advance(d, now_ns);
 	}
 }
 
@@ -538,17 +216,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	now_ns = sched_call_time(s, now_ns, "sched_submit");
 	advance(s, now_ns);
 	d = &s->d[domain];
-	/*
-	 * A group arriving half a period or more after its frame's release,
-	 * with all of that frame done, is the next frame's, even if it came
-	 * before the idle gap that ends a frame (the GPU was busy, the frame
-	 * completed late in its period).
-	 */
-	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->pending && !d->inflight &&
-	    d->frame_last_end && now_ns - d->frame_release >= (uint64_t)(d->period_est / 2))
-		close_frame(d, false);
-	if (d->p.class == SCHED_CLASS_SAFETY && !d->frame_open)
-		open_frame(d, now_ns);
+	sched_frame_arrival(d, now_ns);
 	memset(r, 0, sizeof(*r));
 	r->used = true;
 	r->id = id;
@@ -562,185 +230,9 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 		s->top = (size_t)(r - s->req) + 1;
 	d->pending++;
 	d->outstanding_bound += r->bound;
-	if (d->p.class == SCHED_CLASS_SAFETY) {
-		d->frame_bound += r->bound;
-		d->frame_groups++;
-		if (!(flags & SCHED_NO_OUTPUT))
-			d->frame_output = true;
-	}
+	sched_frame_add(d, r);
 	sched_check_counts(s, "sched_submit");
 	return 0;
-}
-
-/* When the GPU is expected to be free of what is in flight now. */
-static uint64_t busy_until(const struct sched *s, uint64_t now_ns)
-{
-	uint64_t t = now_ns;
-
-	for (size_t i = 0; i < s->top; i++) {
-		const struct sreq *r = &s->req[i];
-
-		if (r->used && r->inflight && r->granted_at + r->bound > now_ns)
-			t += r->granted_at + r->bound - now_ns;
-	}
-	return t;
-}
-
-/* The next release expected of safety domain @d, or 0 when none is expected. */
-static uint64_t next_release(const struct sdom *d, uint64_t now_ns)
-{
-	uint64_t r;
-
-	if (!d->have_release ||
-	    now_ns - d->last_release > (uint64_t)(SCHED_IDLE_PERIODS * d->period_est))
-		return 0;
-	r = d->grid + (uint64_t)d->period_est;
-	return r > now_ns ? r : now_ns;
-}
-
-/*
- * How much earlier than expected the next release of safety domain @d may
- * come: the most any of its recent releases was early (a client's frames
- * reach us late by its own CPU time, which varies, so the grid sits a
- * little late now and then), at most an eighth of its deadline.
- */
-static uint64_t release_guard(const struct sdom *d)
-{
-	uint64_t g = 0;
-
-	for (unsigned i = 0; i < SCHED_FRAME_HISTORY; i++)
-		g = d->early[i] > g ? d->early[i] : g;
-	return g < d->p.deadline_ns / 8 ? g : d->p.deadline_ns / 8;
-}
-
-/* The largest gap safety domain @d leaves between frames that cost @c each (0 if none). */
-static uint64_t gap_between(const struct sdom *d, uint64_t c)
-{
-	uint64_t room = (uint64_t)d->period_est + d->p.deadline_ns;
-
-	return room > 2 * c ? room - 2 * c : 0;
-}
-
-/* The largest gap safety domain @d leaves between its frames as check 3 sees them. */
-static uint64_t largest_gap(const struct sdom *d)
-{
-	uint64_t gap = gap_between(d, frame_cost(d));
-
-	return gap > d->p.guard_ns ? gap - d->p.guard_ns : 0;
-}
-
-/*
- * What the open frame of safety domain @d still needs, C being its typical
- * cost: a typical frame or what arrived, less what was granted. A frame
- * with all its groups granted and fewer than its recent frames had may
- * still be sent another, so it keeps room for one typical group; one with
- * as many is done.
- */
-static uint64_t frame_rest(const struct sdom *d, uint64_t c)
-{
-	uint64_t need = c > d->frame_bound ? c : d->frame_bound;
-	uint64_t rest = need > d->frame_granted ? need - d->frame_granted : 0;
-	uint64_t one;
-
-	if (d->pending)
-		return rest;
-	if (d->frame_groups >= frame_groups_max(d))
-		return 0;
-	one = group_cost(d);
-	return rest > one ? rest : one;
-}
-
-/* Check 3 of scheduler.h: would a group of @r's bound, started now, make a safety frame late? */
-static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t cost_ns,
-			   uint64_t now_ns)
-{
-	uint64_t end = busy_until(s, now_ns) + cost_ns;
-
-	for (int i = 0; i < s->n; i++) {
-		const struct sdom *d = &s->d[i];
-		uint64_t c = frame_cost(d), next;
-
-		if (!protected_safety(d) || i == r->domain)
-			continue;
-		if (d->frame_open) {
-			uint64_t rest = frame_rest(d, c);
-
-			if (rest &&
-			    end + rest + d->p.guard_ns > d->frame_release + d->p.deadline_ns)
-				return false;
-		}
-		next = next_release(d, now_ns);
-		if (next && end + c + release_guard(d) + d->p.guard_ns > next + d->p.deadline_ns)
-			return false;
-	}
-	return true;
-}
-
-static bool fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
-{
-	return fits_safety_as(s, r, r->bound, now_ns);
-}
-
-/* What @r likely takes at most: halfway from its prediction to its bound. */
-static uint64_t likely_cost(const struct sreq *r)
-{
-	return r->bound > r->predicted ? r->predicted + (r->bound - r->predicted) / 2
-				       : r->predicted;
-}
-
-/*
- * At a gap's start, a group whose bound is no guide (oversize by it, or
- * young) waits for room for its likely cost, but no longer than max_defer.
- */
-static bool waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
-{
-	return now_ns < r->arrival + s->p.max_defer_ns &&
-	       !fits_safety_as(s, r, likely_cost(r), now_ns);
-}
-
-/*
- * True when @r exceeds the largest gap some safety domain leaves: its bound
- * against the gap check 3 sees (@typical false), or its prediction against
- * the gap between frames of their typical measured time (@typical true).
- */
-static bool exceeds_gaps(const struct sched *s, const struct sreq *r, bool typical, uint64_t now_ns)
-{
-	for (int i = 0; i < s->n; i++) {
-		const struct sdom *d = &s->d[i];
-
-		if (!protected_safety(d) || i == r->domain || !next_release(d, now_ns))
-			continue;
-		if (typical ? r->predicted > gap_between(d, frame_time(d))
-			    : r->bound > largest_gap(d))
-			return true;
-	}
-	return false;
-}
-
-static bool oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
-{
-	return exceeds_gaps(s, r, false, now_ns);
-}
-
-/*
- * True at the start of a gap of every safety domain: none has work waiting
- * or running, and each active one completed its last group at most
- * SCHED_GAP_START_NS ago (so the gap ahead is as long as it gets).
- */
-static bool in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns)
-{
-	for (int i = 0; i < s->n; i++) {
-		const struct sdom *d = &s->d[i];
-
-		if (!protected_safety(d) || i == r->domain)
-			continue;
-		if (d->pending || d->inflight)
-			return false;
-		if (next_release(d, now_ns) && !(d->frame_open && d->frame_last_end &&
-						 now_ns - d->frame_last_end <= SCHED_GAP_START_NS))
-			return false;
-	}
-	return true;
 }
 
 static bool has_budget(const struct sched *s, const struct sreq *r)
@@ -762,10 +254,10 @@ static bool unknown_cost(const struct sched *s, const struct sreq *r)
  */
 static bool eligible(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
-	if (unknown_cost(s, r) && !in_safety_gap(s, r, now_ns))
+	if (unknown_cost(s, r) && !sched_in_safety_gap(s, r, now_ns))
 		return false;
-	return has_budget(s, r) && fits_safety(s, r, now_ns) &&
-	       !(s->d[r->domain].p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns));
+	return has_budget(s, r) && sched_fits_safety(s, r, now_ns) &&
+	       !(s->d[r->domain].p.class != SCHED_CLASS_SAFETY && sched_oversize(s, r, now_ns));
 }
 
 static bool slot_free(const struct sched *s)
@@ -791,8 +283,7 @@ static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 	sched_take_one(s, &d->pending, d->index, "waiting");
 	d->inflight++;
 	d->predicted += r->predicted;
-	if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open)
-		d->frame_granted += r->bound;
+	sched_frame_grant(d, r);
 	s->inflight++;
 }
 
@@ -808,7 +299,7 @@ static void throttle(struct sched *s, struct sreq *r)
 static bool before(const struct sched *s, const struct sreq *a, const struct sreq *b)
 {
 	const struct sdom *da = &s->d[a->domain], *db = &s->d[b->domain];
-	bool sa = protected_safety(da), sb = protected_safety(db);
+	bool sa = sched_protected_safety(da), sb = sched_protected_safety(db);
 
 	if (sa != sb)
 		return sa;
@@ -865,8 +356,8 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 	bool unknown = unknown_cost(s, r);
 	/* Larger than a strict domain's whole budget: it would never have enough. */
 	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
-	bool big = !unknown &&
-		   (over_budget || (d->p.class != SCHED_CLASS_SAFETY && oversize(s, r, now_ns)));
+	bool big = !unknown && (over_budget ||
+				(d->p.class != SCHED_CLASS_SAFETY && sched_oversize(s, r, now_ns)));
 	/*
 	 * A group of unknown cost needs budget for its prediction, or a whole
 	 * period's when it is predicted above that (a shader compile the memo
@@ -886,7 +377,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * gap a period instead of one every max_defer). The others wait
 		 * max_defer first: they may be refused.
 		 */
-		bool fits_typically = !over_budget && !exceeds_gaps(s, r, true, now_ns);
+		bool fits_typically = !over_budget && !sched_exceeds_gaps(s, r, true, now_ns);
 
 		throttle(s, r);
 		if (!fits_typically && now_ns < r->arrival + s->p.max_defer_ns)
@@ -907,7 +398,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 			d->unschedulable++;
 			/* A carried frame's group that never runs: judged without it. */
 			if (r->carried)
-				carried_done(d, r, now_ns);
+				sched_carried_done(d, r, now_ns);
 			*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
 			release(s, r);
 			return true;
@@ -915,7 +406,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		/* A strict domain's runs with a whole period's budget, and no debt. */
 		if (over_budget)
 			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
-		if (!in_safety_gap(s, r, now_ns) || !budget_ok)
+		if (!sched_in_safety_gap(s, r, now_ns) || !budget_ok)
 			return false;
 		/*
 		 * And, at this gap's start, only if check 3 passes with its
@@ -931,7 +422,7 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * no gap of the safety frames' bounds (a prediction inflated
 		 * once, 25 ms for groups that take 10) waited for ever.
 		 */
-		if (fits_typically && waits_for_room(s, r, now_ns))
+		if (fits_typically && sched_waits_for_room(s, r, now_ns))
 			return false;
 	} else if (unknown) {
 		/*
@@ -944,11 +435,12 @@ static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t n
 		 * groups), and with their prediction alone, one that ran a
 		 * fifth over it did.
 		 */
-		if (!in_safety_gap(s, r, now_ns) || !budget_ok || waits_for_room(s, r, now_ns)) {
+		if (!sched_in_safety_gap(s, r, now_ns) || !budget_ok ||
+		    sched_waits_for_room(s, r, now_ns)) {
 			throttle(s, r);
 			return false;
 		}
-	} else if (!budget_ok || !fits_safety(s, r, now_ns)) {
+	} else if (!budget_ok || !sched_fits_safety(s, r, now_ns)) {
 		throttle(s, r);
 		return false;
 	}
@@ -1002,46 +494,6 @@ size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, 
 	return n;
 }
 
-/* a - b, or 0 when b >= a. */
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
-/*
- * The largest bound a group of domain @dom may have to pass checks 2 and
- * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing
- * else waiting: check 3 with the GPU busy until the later of the two.
- */
-static uint64_t offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns)
-{
-	const struct sdom *d = &s->d[dom];
-	uint64_t busy = busy_until(s, now_ns), b = UINT64_MAX;
-
-	if (busy_until(s, until_ns) > busy)
-		busy = busy_until(s, until_ns);
-	if (d->p.strict)
-		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
-	for (int i = 0; i < s->n; i++) {
-		const struct sdom *o = &s->d[i];
-		uint64_t c = frame_cost(o), next, rest;
-
-		if (!protected_safety(o) || i == dom)
-			continue;
-		if (o->frame_open && (rest = frame_rest(o, c)) != 0)
-			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,
-					busy + rest + o->p.guard_ns));
-		next = next_release(o, now_ns);
-		if (next) {
-			b = MIN(b, sub0(next + o->p.deadline_ns,
-					busy + c + release_guard(o) + o->p.guard_ns));
-			if (d->p.class != SCHED_CLASS_SAFETY)
-				b = MIN(b, largest_gap(o));
-		}
-	}
-	return b;
-}
-
 bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after_inflight,
 		 uint64_t *max_bound)
 {
@@ -1056,7 +508,7 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 	for (int i = 0; i < s->n; i++)
 		max_bound[i] = s->p.policy == SCHED_POLICY_FIFO
 				   ? UINT64_MAX
-				   : offer_bound(s, i, now_ns, until_ns);
+				   : sched_offer_bound(s, i, now_ns, until_ns);
 	return true;
 }
 
@@ -1099,15 +551,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
 	sched_check_budget(d, "sched_complete");
-	if (r->carried) {
-		carried_done(d, r, end_ns);
-	} else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open) {
-		if (end_ns > d->frame_last_end)
-			d->frame_last_end = end_ns;
-		if (measured_ns > r->bound)
-			d->frame_extra += measured_ns - r->bound;
-		d->frame_measured += measured_ns;
-	}
+	sched_frame_complete(d, r, measured_ns, end_ns);
 	release(s, r);
 	sched_check_counts(s, "sched_complete");
 	return 0;
@@ -1129,10 +573,7 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	} else {
 		sched_take_one(s, &d->pending, d->index, "waiting");
 	}
-	if (r->carried)
-		carried_done(d, r, now_ns);
-	else if (d->p.class == SCHED_CLASS_SAFETY && d->frame_open && !d->frame_last_end)
-		d->frame_last_end = now_ns;
+	sched_frame_cancel(d, r, now_ns);
 	release(s, r);
 	sched_check_counts(s, "sched_cancel");
 	return 0;
@@ -1254,7 +695,7 @@ uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 			b = d->frame_last_end + SCHED_FRAME_GAP_NS;
 			t = b < t ? b : t;
 		}
-		r = d->p.class == SCHED_CLASS_SAFETY ? next_release(d, now_ns) : 0;
+		r = d->p.class == SCHED_CLASS_SAFETY ? sched_next_release(d, now_ns) : 0;
 		if (r > now_ns)
 			t = r < t ? r : t;
 	}
@@ -1297,7 +738,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->late_ns = d->late_ns;
 	out->pending = d->pending;
 	out->inflight = d->inflight;
-	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? frame_cost(d) : 0;
+	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? sched_frame_cost(d) : 0;
 	out->observed_period_ns = (uint64_t)d->period_est;
 	return 0;
 }
