@@ -110,6 +110,13 @@ struct sched {
 	void *warn_data;
 };
 
+/* The core (scheduler.c). */
+
+/* The request @id waiting or in flight, or NULL. */
+struct sreq *sched_find(struct sched *s, uint64_t id);
+/* Rolls periods and frames forward to @now_ns. */
+void sched_advance_to(struct sched *s, uint64_t now_ns);
+
 /* Invariants (sched_invariants.c). */
 
 /* Counts a broken invariant @inv and tells the warn callback what @fmt says. */

@@ -117,7 +117,7 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 	return 0;
 }
 
-static struct sreq *find(struct sched *s, uint64_t id)
+struct sreq *sched_find(struct sched *s, uint64_t id)
 {
 	for (size_t i = 0; i < s->top; i++) {
 		if (s->req[i].used && s->req[i].id == id)
@@ -183,7 +183,7 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 }
 
 /* Rolls periods and frames forward to @now_ns. */
-static void advance(struct sched *s, uint64_t now_ns)
+void sched_advance_to(struct sched *s, uint64_t now_ns)
 {
 	for (int i = 0; i < s->n; i++) {
 		struct sdom *d = &s->d[i];
@@ -195,7 +195,7 @@ static void advance(struct sched *s, uint64_t now_ns)
 
 void sched_advance(struct sched *s, uint64_t now_ns)
 {
-	advance(s, sched_call_time(s, now_ns, "sched_advance"));
+	sched_advance_to(s, sched_call_time(s, now_ns, "sched_advance"));
 }
 
 int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns, uint64_t bound_ns,
@@ -204,7 +204,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	struct sdom *d;
 	struct sreq *r = NULL;
 
-	if (domain < 0 || domain >= s->n || find(s, id) || predicted_ns > SCHED_TIME_MAX_NS ||
+	if (domain < 0 || domain >= s->n || sched_find(s, id) || predicted_ns > SCHED_TIME_MAX_NS ||
 	    bound_ns > SCHED_TIME_MAX_NS)
 		return -EINVAL;
 	for (size_t i = 0; i < SCHED_MAX_PENDING && !r; i++) {
@@ -214,7 +214,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	if (!r)
 		return -ENOSPC;
 	now_ns = sched_call_time(s, now_ns, "sched_submit");
-	advance(s, now_ns);
+	sched_advance_to(s, now_ns);
 	d = &s->d[domain];
 	sched_frame_arrival(d, now_ns);
 	memset(r, 0, sizeof(*r));
@@ -485,7 +485,7 @@ size_t sched_poll(struct sched *s, uint64_t now_ns, struct sched_decision *out, 
 	size_t n;
 
 	now_ns = sched_call_time(s, now_ns, "sched_poll");
-	advance(s, now_ns);
+	sched_advance_to(s, now_ns);
 	if (s->p.policy == SCHED_POLICY_FIFO)
 		n = poll_fifo(s, now_ns, out, max);
 	else
@@ -498,7 +498,7 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 		 uint64_t *max_bound)
 {
 	now_ns = sched_call_time(s, now_ns, "sched_offer");
-	advance(s, now_ns);
+	sched_advance_to(s, now_ns);
 	if ((!after_inflight && !slot_free(s)) || until_ns < now_ns)
 		return false;
 	for (size_t i = 0; i < s->top; i++) {
@@ -519,7 +519,7 @@ int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns,
 
 	if (r == 0) {
 		/* The time sched_submit() took: never before the latest. */
-		grant(s, find(s, id), s->latest);
+		grant(s, sched_find(s, id), s->latest);
 		sched_check_counts(s, "sched_claim");
 	}
 	return r;
@@ -527,13 +527,13 @@ int sched_claim(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns,
 
 int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t end_ns)
 {
-	struct sreq *r = find(s, id);
+	struct sreq *r = sched_find(s, id);
 	struct sdom *d;
 
 	if (!r || !r->inflight)
 		return -ENOENT;
 	/* Its end may be older than the last call's time: it was reported after. */
-	advance(s, end_ns);
+	sched_advance_to(s, end_ns);
 	d = &s->d[r->domain];
 	sched_take_one(s, &d->inflight, d->index, "in-flight");
 	sched_take_bound(d, r->bound);
@@ -559,7 +559,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 
 int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 {
-	struct sreq *r = find(s, id);
+	struct sreq *r = sched_find(s, id);
 	struct sdom *d;
 
 	if (!r)
@@ -576,109 +576,6 @@ int sched_cancel(struct sched *s, uint64_t id, uint64_t now_ns)
 	sched_frame_cancel(d, r, now_ns);
 	release(s, r);
 	sched_check_counts(s, "sched_cancel");
-	return 0;
-}
-
-uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
-{
-	uint64_t limit = w->floor_ns;
-
-	if (!w->multiplier)
-		return UINT64_MAX;
-	if (bound_ns > UINT64_MAX / w->multiplier)
-		return UINT64_MAX;
-	if (bound_ns * w->multiplier > limit)
-		limit = bound_ns * w->multiplier;
-	if (bound_ns > UINT64_MAX - w->slack_ns)
-		return UINT64_MAX;
-	if (bound_ns + w->slack_ns > limit)
-		limit = bound_ns + w->slack_ns;
-	return limit;
-}
-
-/* When in-flight @r is overdue: its grant + its limit, saturating. */
-static uint64_t deadline_of(const struct sched *s, const struct sreq *r)
-{
-	uint64_t limit = sched_watchdog_limit(&s->p.watchdog, r->bound);
-
-	return limit > UINT64_MAX - r->granted_at ? UINT64_MAX : r->granted_at + limit;
-}
-
-uint64_t sched_next_deadline(const struct sched *s)
-{
-	uint64_t t = UINT64_MAX;
-
-	for (size_t i = 0; i < s->top; i++) {
-		const struct sreq *r = &s->req[i];
-
-		if (r->used && r->inflight && deadline_of(s, r) < t)
-			t = deadline_of(s, r);
-	}
-	return t;
-}
-
-size_t sched_overdue(const struct sched *s, uint64_t now_ns, struct sched_overdue *out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->top; i++) {
-		const struct sreq *r = &s->req[i];
-		size_t k;
-
-		if (!r->used || !r->inflight || deadline_of(s, r) > now_ns)
-			continue;
-		/* Insertion by grant time; the oldest are kept when more are overdue. */
-		for (k = n; k > 0 && out[k - 1].granted_ns > r->granted_at; k--) {
-			if (k < max)
-				out[k] = out[k - 1];
-		}
-		if (k >= max)
-			continue;
-		out[k] = (struct sched_overdue){.id = r->id,
-						.domain = r->domain,
-						.granted_ns = r->granted_at,
-						.bound_ns = r->bound,
-						.deadline_ns = deadline_of(s, r)};
-		if (n < max)
-			n++;
-	}
-	return n;
-}
-
-int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns)
-{
-	struct sreq *r = find(s, id);
-	uint64_t held;
-
-	if (!r || !r->inflight)
-		return -ENOENT;
-	now_ns = sched_call_time(s, now_ns, "sched_revoke");
-	held = now_ns > r->granted_at ? now_ns - r->granted_at : 0;
-	if (held < r->bound)
-		held = r->bound;
-	s->d[r->domain].revoked++;
-	return sched_complete(s, id, held, now_ns);
-}
-
-int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t end_ns)
-{
-	struct sdom *d;
-
-	if (domain < 0 || domain >= s->n)
-		return -EINVAL;
-	/* Like a completion's, its end may be older than the last call's time. */
-	advance(s, end_ns);
-	d = &s->d[domain];
-	if (extra_ns > SCHED_TIME_MAX_NS) {
-		sched_violated(s, SCHED_INV_BUDGET,
-			       "domain %d: a late completion charged %llu ns; %llu ns", d->index,
-			       (unsigned long long)extra_ns, SCHED_TIME_MAX_NS);
-		extra_ns = SCHED_TIME_MAX_NS;
-	}
-	d->used += extra_ns;
-	d->late_ns += extra_ns;
-	d->remaining -= (int64_t)extra_ns;
-	sched_check_budget(d, "sched_charge_late");
 	return 0;
 }
 
