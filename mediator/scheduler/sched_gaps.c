@@ -88,7 +88,7 @@ static uint64_t likely_cost(const struct sreq *r)
  * At a gap's start, a group whose bound is no guide (oversize by it, or
  * young) waits for room for its likely cost, but no longer than max_defer.
  */
-bool sched_waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+static bool waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
 	return now_ns < r->arrival + s->p.max_defer_ns &&
 	       !fits_safety_as(s, r, likely_cost(r), now_ns);
@@ -178,4 +178,92 @@ uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint
 		}
 	}
 	return b;
+}
+
+enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c)
+{
+	/*
+	 * A group whose prediction fits the gap between safety frames of
+	 * their typical measured time, and that fails on its bound alone,
+	 * cannot get smaller by waiting: it starts at the next gap's
+	 * start, right after a safety frame, where it has the most room
+	 * (a flood of single long draws, which no piece can cut, gets one
+	 * gap a period instead of one every max_defer). The others wait
+	 * max_defer first: they may be refused.
+	 */
+	if (!c->big || c->fits_typically)
+		return SCHED_RULE_NEXT;
+	return c->now_ns < c->r->arrival + c->s->p.max_defer_ns ? SCHED_RULE_WAIT : SCHED_RULE_NEXT;
+}
+
+enum sched_rule_verdict sched_rule_oversize_refused(const struct sched_case *c)
+{
+	/*
+	 * Refused only when it never fits even as it typically goes: its
+	 * prediction against the gap between safety frames of their
+	 * typical measured time. A group that fails only on bounds (a
+	 * margin widened by a noisy stretch, its own or the safety
+	 * domain's, whose frame cost then narrows the gaps) may well fit,
+	 * and runs at a gap's start.
+	 */
+	if (!c->big || c->s->p.oversize != SCHED_OVERSIZE_UNSCHEDULABLE)
+		return SCHED_RULE_NEXT;
+	if (c->over_budget ? c->r->predicted > c->d->p.budget_ns : !c->fits_typically)
+		return SCHED_RULE_REFUSE;
+	return SCHED_RULE_NEXT;
+}
+
+enum sched_rule_verdict sched_rule_oversize_at_gap_start(const struct sched_case *c)
+{
+	bool budget_ok = c->budget_ok;
+
+	if (!c->big)
+		return SCHED_RULE_NEXT;
+	/* A strict domain's runs with a whole period's budget, and no debt. */
+	if (c->over_budget)
+		budget_ok = c->d->remaining >= (int64_t)c->d->p.budget_ns;
+	if (!sched_in_safety_gap(c->s, c->r, c->now_ns) || !budget_ok)
+		return SCHED_RULE_WAIT;
+	/*
+	 * And, at this gap's start, only if check 3 passes with its
+	 * likely cost, halfway from its prediction to its bound (about
+	 * the 0.9 quantile of its time, the bound being the 0.995): a
+	 * safety frame that completed late (it waited for the last such
+	 * group) leaves less than a whole gap, and groups longer than a
+	 * period started at every gap's start pushed each frame later
+	 * until one missed; with their prediction alone, one that ran a
+	 * fifth over it made the next frame miss (test-isolation, single
+	 * draws). Past max_defer it starts at the next gap's start, as
+	 * any oversize group that runs does: one whose likely cost fits
+	 * no gap of the safety frames' bounds (a prediction inflated
+	 * once, 25 ms for groups that take 10) waited for ever.
+	 */
+	if (c->fits_typically && waits_for_room(c->s, c->r, c->now_ns))
+		return SCHED_RULE_WAIT;
+	return SCHED_RULE_GRANT;
+}
+
+enum sched_rule_verdict sched_rule_unknown_at_gap_start(const struct sched_case *c)
+{
+	if (!c->unknown)
+		return SCHED_RULE_NEXT;
+	/*
+	 * Only where the most room is and, for max_defer, where check 3
+	 * passes with its likely cost (from a young context's estimate
+	 * and the longest group it had): started at every gap's start,
+	 * a flood's young groups of more than a period (22 ms draws)
+	 * made the next frame miss after each late gap start (all of
+	 * bench/isolation's single-load misses came from its first 64
+	 * groups), and with their prediction alone, one that ran a
+	 * fifth over it did.
+	 */
+	if (!sched_in_safety_gap(c->s, c->r, c->now_ns) || !c->budget_ok ||
+	    waits_for_room(c->s, c->r, c->now_ns))
+		return SCHED_RULE_WAIT;
+	return SCHED_RULE_GRANT;
+}
+
+enum sched_rule_verdict sched_rule_fits_safety(const struct sched_case *c)
+{
+	return sched_fits_safety(c->s, c->r, c->now_ns) ? SCHED_RULE_NEXT : SCHED_RULE_WAIT;
 }

@@ -110,6 +110,33 @@ struct sched {
 	void *warn_data;
 };
 
+/*
+ * decide() (scheduler.c) asks its rules, in order, about one waiting
+ * request under policy budget; the first that does not say
+ * SCHED_RULE_NEXT decides. Each rule is a function of its concept's file.
+ */
+enum sched_rule_verdict {
+	SCHED_RULE_NEXT = 0, /* nothing to say about it: ask the next rule */
+	SCHED_RULE_WAIT,     /* it waits (counted as throttled) */
+	SCHED_RULE_REFUSE,   /* it is refused: its context is unschedulable */
+	SCHED_RULE_GRANT,    /* it starts now */
+};
+
+/* What the rules know of the waiting request decide() asks about. */
+struct sched_case {
+	const struct sched *s;
+	const struct sreq *r;
+	const struct sdom *d; /* its domain */
+	uint64_t now_ns;
+	bool unknown;	     /* a normal domain's group of unknown cost: bound 0, or young */
+	bool over_budget;    /* its bound exceeds its strict domain's whole budget */
+	bool big;	     /* oversize: over_budget, or larger than a gap (normal domains) */
+	bool fits_typically; /* big, not over_budget, its prediction fits the typical gap */
+	bool budget_ok;	     /* check 2: budget left for it, or work-conserving for it */
+};
+
+typedef enum sched_rule_verdict (*sched_rule_fn)(const struct sched_case *c);
+
 /* The core (scheduler.c). */
 
 /* The request @id waiting or in flight, or NULL. */
@@ -175,8 +202,6 @@ void sched_carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns);
 
 /* Check 3: would @r, its bound started now, make a safety frame of another domain late? */
 bool sched_fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns);
-/* At a gap's start, @r (its bound no guide) waits for room for its likely cost, up to max_defer. */
-bool sched_waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns);
 /*
  * @r exceeds the largest gap some safety domain leaves: its bound against
  * the gap check 3 sees (@typical false), or its prediction against the gap
@@ -189,5 +214,18 @@ bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns
 bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns);
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
+
+/* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
+
+/* An oversize group that does not fit typically waits max_defer. */
+enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c);
+/* With SCHED_OVERSIZE_UNSCHEDULABLE, an oversize group that never fits is refused. */
+enum sched_rule_verdict sched_rule_oversize_refused(const struct sched_case *c);
+/* An oversize group starts at a gap's start, with budget, where its likely cost fits. */
+enum sched_rule_verdict sched_rule_oversize_at_gap_start(const struct sched_case *c);
+/* A group of unknown cost starts at a gap's start, with budget, where its likely cost fits. */
+enum sched_rule_verdict sched_rule_unknown_at_gap_start(const struct sched_case *c);
+/* Check 3: any other group waits while it would make a safety frame late. */
+enum sched_rule_verdict sched_rule_fits_safety(const struct sched_case *c);
 
 #endif

@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
- * The scheduler (see scheduler.h).
+ * DOC: the scheduler's core
+ *
+ * Requests, domains and their budgets: a worker's group waits in a slot
+ * (struct sreq) from sched_submit() until sched_poll() grants or refuses
+ * it, and is in flight until sched_complete() (or sched_cancel(),
+ * sched_revoke()). Each domain (struct sdom) has a budget of GPU time per
+ * period, charged with measured time and replenished at each period
+ * boundary, overspending carried as debt.
+ *
+ * Policy fifo grants in arrival order. Policy budget orders the waiting
+ * requests (protected safety domains first, by frame deadline, then the
+ * rest by arrival) and decide() asks, for each in turn, an ordered list
+ * of named rules (rules[] below). The budget's rule is here; the rules of
+ * oversize groups, of groups of unknown cost and check 3 are the gaps'
+ * (sched_gaps.c), which ask the safety frames (sched_frames.c) for their
+ * costs and releases. The watchdog (sched_watchdog.c) and the invariant
+ * checks (sched_invariants.c) stand beside. The policy itself is
+ * doc/design.md, "Scheduling model".
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "scheduler/sched_internal.h"
 
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
@@ -348,101 +366,86 @@ static size_t poll_fifo(struct sched *s, uint64_t now_ns, struct sched_decision 
 	return n;
 }
 
-/* Decides about one waiting request under policy budget; true when it was decided. */
-static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t now_ns,
-		   struct sched_decision *out)
+/* check 2: its domain has budget for it, or the policy is work-conserving for it. */
+static enum sched_rule_verdict rule_within_budget(const struct sched_case *c)
 {
-	struct sdom *d = &s->d[r->domain];
-	bool unknown = unknown_cost(s, r);
-	/* Larger than a strict domain's whole budget: it would never have enough. */
-	bool over_budget = d->p.strict && r->bound > d->p.budget_ns;
-	bool big = !unknown && (over_budget ||
-				(d->p.class != SCHED_CLASS_SAFETY && sched_oversize(s, r, now_ns)));
+	return c->budget_ok ? SCHED_RULE_NEXT : SCHED_RULE_WAIT;
+}
+
+/*
+ * decide()'s rules, in order: the first that does not say SCHED_RULE_NEXT
+ * decides, and a request that none stops is granted. Check 1
+ * (max_inflight) is poll_budget()'s: it asks only while a slot is free.
+ */
+static const sched_rule_fn rules[] = {
+    sched_rule_oversize_waits,	      /* oversize: waits max_defer unless it fits typically, */
+    sched_rule_oversize_refused,      /* is refused if it never fits (as configured), */
+    sched_rule_oversize_at_gap_start, /* or starts at a gap's start */
+    sched_rule_unknown_at_gap_start,  /* unknown cost: starts at a gap's start */
+    rule_within_budget,		      /* check 2: budget, or work-conserving */
+    sched_rule_fits_safety,	      /* check 3: no safety frame made late */
+};
+
+/* What decide()'s rules know of waiting request @r at @now_ns. */
+static struct sched_case make_case(const struct sched *s, const struct sreq *r, bool others_wait,
+				   uint64_t now_ns)
+{
+	const struct sdom *d = &s->d[r->domain];
 	/*
 	 * A group of unknown cost needs budget for its prediction, or a whole
 	 * period's when it is predicted above that (a shader compile the memo
 	 * remembers from the last start: a strict domain never has more).
 	 */
 	uint64_t unknown_need = r->predicted < d->p.budget_ns ? r->predicted : d->p.budget_ns;
-	bool budget_ok = (unknown ? d->remaining >= (int64_t)unknown_need : has_budget(s, r)) ||
-			 (!d->p.strict && !others_wait);
+	struct sched_case c = {.s = s, .r = r, .d = d, .now_ns = now_ns};
 
-	if (big) {
-		/*
-		 * A group whose prediction fits the gap between safety frames of
-		 * their typical measured time, and that fails on its bound alone,
-		 * cannot get smaller by waiting: it starts at the next gap's
-		 * start, right after a safety frame, where it has the most room
-		 * (a flood of single long draws, which no piece can cut, gets one
-		 * gap a period instead of one every max_defer). The others wait
-		 * max_defer first: they may be refused.
-		 */
-		bool fits_typically = !over_budget && !sched_exceeds_gaps(s, r, true, now_ns);
+	c.unknown = unknown_cost(s, r);
+	/* Larger than a strict domain's whole budget: it would never have enough. */
+	c.over_budget = d->p.strict && r->bound > d->p.budget_ns;
+	c.big = !c.unknown && (c.over_budget ||
+			       (d->p.class != SCHED_CLASS_SAFETY && sched_oversize(s, r, now_ns)));
+	c.fits_typically = c.big && !c.over_budget && !sched_exceeds_gaps(s, r, true, now_ns);
+	c.budget_ok = (c.unknown ? d->remaining >= (int64_t)unknown_need : has_budget(s, r)) ||
+		      (!d->p.strict && !others_wait);
+	return c;
+}
 
+/* Refuses waiting @r: it never runs, its context is reported unschedulable. */
+static void refuse(struct sched *s, struct sreq *r, uint64_t now_ns, struct sched_decision *out)
+{
+	struct sdom *d = &s->d[r->domain];
+
+	sched_take_one(s, &d->pending, d->index, "waiting");
+	sched_take_bound(d, r->bound);
+	d->unschedulable++;
+	/* A carried frame's group that never runs: judged without it. */
+	if (r->carried)
+		sched_carried_done(d, r, now_ns);
+	*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
+	release(s, r);
+}
+
+/*
+ * Decides about one waiting request under policy budget by asking the
+ * rules; true when it was decided (granted or refused), false when it
+ * waits. An oversize group counts as throttled whatever the rules say: it
+ * waits for a gap's start at least.
+ */
+static bool decide(struct sched *s, struct sreq *r, bool others_wait, uint64_t now_ns,
+		   struct sched_decision *out)
+{
+	struct sched_case c = make_case(s, r, others_wait, now_ns);
+	enum sched_rule_verdict v = SCHED_RULE_NEXT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(rules) && v == SCHED_RULE_NEXT; i++)
+		v = rules[i](&c);
+	if (c.big || v == SCHED_RULE_WAIT)
 		throttle(s, r);
-		if (!fits_typically && now_ns < r->arrival + s->p.max_defer_ns)
-			return false;
-		/*
-		 * Refused only when it never fits even as it typically goes: its
-		 * prediction against the gap between safety frames of their
-		 * typical measured time. A group that fails only on bounds (a
-		 * margin widened by a noisy stretch, its own or the safety
-		 * domain's, whose frame cost then narrows the gaps) may well fit,
-		 * and runs at a gap's start.
-		 */
-		if (s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE &&
-		    ((over_budget && r->predicted > d->p.budget_ns) ||
-		     (!over_budget && !fits_typically))) {
-			sched_take_one(s, &d->pending, d->index, "waiting");
-			sched_take_bound(d, r->bound);
-			d->unschedulable++;
-			/* A carried frame's group that never runs: judged without it. */
-			if (r->carried)
-				sched_carried_done(d, r, now_ns);
-			*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
-			release(s, r);
-			return true;
-		}
-		/* A strict domain's runs with a whole period's budget, and no debt. */
-		if (over_budget)
-			budget_ok = d->remaining >= (int64_t)d->p.budget_ns;
-		if (!sched_in_safety_gap(s, r, now_ns) || !budget_ok)
-			return false;
-		/*
-		 * And, at this gap's start, only if check 3 passes with its
-		 * likely cost, halfway from its prediction to its bound (about
-		 * the 0.9 quantile of its time, the bound being the 0.995): a
-		 * safety frame that completed late (it waited for the last such
-		 * group) leaves less than a whole gap, and groups longer than a
-		 * period started at every gap's start pushed each frame later
-		 * until one missed; with their prediction alone, one that ran a
-		 * fifth over it made the next frame miss (test-isolation, single
-		 * draws). Past max_defer it starts at the next gap's start, as
-		 * any oversize group that runs does: one whose likely cost fits
-		 * no gap of the safety frames' bounds (a prediction inflated
-		 * once, 25 ms for groups that take 10) waited for ever.
-		 */
-		if (fits_typically && sched_waits_for_room(s, r, now_ns))
-			return false;
-	} else if (unknown) {
-		/*
-		 * Only where the most room is and, for max_defer, where check 3
-		 * passes with its likely cost (from a young context's estimate
-		 * and the longest group it had): started at every gap's start,
-		 * a flood's young groups of more than a period (22 ms draws)
-		 * made the next frame miss after each late gap start (all of
-		 * bench/isolation's single-load misses came from its first 64
-		 * groups), and with their prediction alone, one that ran a
-		 * fifth over it did.
-		 */
-		if (!sched_in_safety_gap(s, r, now_ns) || !budget_ok ||
-		    sched_waits_for_room(s, r, now_ns)) {
-			throttle(s, r);
-			return false;
-		}
-	} else if (!budget_ok || !sched_fits_safety(s, r, now_ns)) {
-		throttle(s, r);
+	if (v == SCHED_RULE_WAIT)
 		return false;
+	if (v == SCHED_RULE_REFUSE) {
+		refuse(s, r, now_ns, out);
+		return true;
 	}
 	grant(s, r, now_ns);
 	*out = (struct sched_decision){r->id, r->domain, SCHED_GRANTED};
