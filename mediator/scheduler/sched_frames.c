@@ -75,12 +75,10 @@ uint64_t sched_frame_time(const struct sdom *d)
  * can: its last SCHED_FAST_RELEASES releases each came less than half a
  * period after the one before, or its typical measured frame exceeds its
  * budget (frames that roll into one another). Its frames are then not
- * protected against other domains' groups, nor ordered first. It is
- * guaranteed its budget each period, not the GPU: such a client (a
- * benchmark run in the cluster) would otherwise leave no gap another
- * domain's group fits in, and starve it for as long as it draws. A
- * periodic client keeps its protection past its budget (a frame slowed by
- * a stall) and through a frame split by a pause.
+ * protected against other domains' groups, nor ordered first: it is
+ * guaranteed its budget each period, not the GPU, and would otherwise
+ * leave no gap for the others while it draws. A periodic client keeps
+ * its protection past its budget (doc/results/scheduler-tuning.md).
  */
 static bool past_entitlement(const struct sdom *d)
 {

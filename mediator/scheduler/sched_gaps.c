@@ -185,11 +185,11 @@ enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c)
 	/*
 	 * A group whose prediction fits the gap between safety frames of
 	 * their typical measured time, and that fails on its bound alone,
-	 * cannot get smaller by waiting: it starts at the next gap's
-	 * start, right after a safety frame, where it has the most room
-	 * (a flood of single long draws, which no piece can cut, gets one
-	 * gap a period instead of one every max_defer). The others wait
-	 * max_defer first: they may be refused.
+	 * cannot get smaller by waiting: it goes on to start at the next
+	 * gap's start, where it has the most room, so that a flood of long
+	 * draws gets a gap a period, not one a max_defer
+	 * (doc/results/scheduler-tuning.md). The others wait max_defer
+	 * first: they may be refused.
 	 */
 	if (!c->big || c->fits_typically)
 		return SCHED_RULE_NEXT;
@@ -201,10 +201,9 @@ enum sched_rule_verdict sched_rule_oversize_refused(const struct sched_case *c)
 	/*
 	 * Refused only when it never fits even as it typically goes: its
 	 * prediction against the gap between safety frames of their
-	 * typical measured time. A group that fails only on bounds (a
-	 * margin widened by a noisy stretch, its own or the safety
-	 * domain's, whose frame cost then narrows the gaps) may well fit,
-	 * and runs at a gap's start.
+	 * typical measured time. A group that fails only on bounds may well
+	 * fit (a noisy stretch widens bounds and narrows the gaps alike),
+	 * and runs at a gap's start (doc/results/scheduler-tuning.md).
 	 */
 	if (!c->big || c->s->p.oversize != SCHED_OVERSIZE_UNSCHEDULABLE)
 		return SCHED_RULE_NEXT;
@@ -228,15 +227,10 @@ enum sched_rule_verdict sched_rule_oversize_at_gap_start(const struct sched_case
 	 * And, at this gap's start, only if check 3 passes with its
 	 * likely cost, halfway from its prediction to its bound (about
 	 * the 0.9 quantile of its time, the bound being the 0.995): a
-	 * safety frame that completed late (it waited for the last such
-	 * group) leaves less than a whole gap, and groups longer than a
-	 * period started at every gap's start pushed each frame later
-	 * until one missed; with their prediction alone, one that ran a
-	 * fifth over it made the next frame miss (test-isolation, single
-	 * draws). Past max_defer it starts at the next gap's start, as
-	 * any oversize group that runs does: one whose likely cost fits
-	 * no gap of the safety frames' bounds (a prediction inflated
-	 * once, 25 ms for groups that take 10) waited for ever.
+	 * frame that completed late leaves less than a whole gap. Past
+	 * max_defer it starts at the next gap's start regardless, so that
+	 * one whose likely cost fits no gap does not wait for ever
+	 * (doc/results/scheduler-tuning.md).
 	 */
 	if (c->fits_typically && waits_for_room(c->s, c->r, c->now_ns))
 		return SCHED_RULE_WAIT;
@@ -250,12 +244,9 @@ enum sched_rule_verdict sched_rule_unknown_at_gap_start(const struct sched_case 
 	/*
 	 * Only where the most room is and, for max_defer, where check 3
 	 * passes with its likely cost (from a young context's estimate
-	 * and the longest group it had): started at every gap's start,
-	 * a flood's young groups of more than a period (22 ms draws)
-	 * made the next frame miss after each late gap start (all of
-	 * bench/isolation's single-load misses came from its first 64
-	 * groups), and with their prediction alone, one that ran a
-	 * fifth over it did.
+	 * and the longest group it had): young groups longer than a
+	 * period, started at every gap's start, made frames miss
+	 * (doc/results/scheduler-tuning.md).
 	 */
 	if (!sched_in_safety_gap(c->s, c->r, c->now_ns) || !c->budget_ok ||
 	    waits_for_room(c->s, c->r, c->now_ns))

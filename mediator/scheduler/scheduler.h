@@ -46,11 +46,8 @@
  * context reported unschedulable: refused only when even its prediction
  * exceeds the gap between safety frames of their typical measured time
  * (the median of recent frames), or its strict domain's budget; a group
- * that fails only on bounds runs at a gap's start (a margin widened by a
- * noisy stretch also widens the safety frames' costs, which narrows the
- * gaps: refusing on bounds disconnected an infotainment client whose
- * 10 ms groups had fitted for seconds, once the cluster's 1.3 ms frames
- * were bounded at 15 ms).
+ * that fails only on bounds runs at a gap's start (a noisy stretch widens
+ * bounds and narrows the gaps alike; doc/results/scheduler-tuning.md).
  *
  * Frames of a safety domain: a frame is released by the first group that
  * arrives while the domain has no frame open, and ends with the group
@@ -127,12 +124,9 @@ struct sched_watchdog {
 	uint64_t floor_ns;
 };
 /*
- * The defaults: 4 x the bound (a bound is the 0.995 quantile of the
- * context's recent residuals: 4 x is far past any noise seen), at least
- * 50 ms over it (a host stall, or the worker's main loop busy with a
- * texture upload before it notices the fence), and at least 200 ms (young
- * groups and groups of unknown cost, bound 0 or the longest seen so far,
- * include shader compiles of tens of ms on llvmpipe).
+ * The defaults: 4 x the bound (far past a 0.995 quantile's noise), at
+ * least 50 ms over it (a host stall) and at least 200 ms (young groups'
+ * shader compiles) (doc/results/scheduler-tuning.md).
  */
 #define SCHED_WATCHDOG_MULTIPLIER 4u
 #define SCHED_WATCHDOG_SLACK_NS	  50000000ull
@@ -239,8 +233,9 @@ enum sched_group_flag {
 	/*
 	 * Its context is young: its bound is the longest group the context
 	 * took so far, not a learned one (predict_estimator.h), and that is
-	 * often a one-off such as a 28 ms shader compile. A young group of a
-	 * normal domain is handled as one of unknown cost (bound 0): it
+	 * often a one-off, a shader compile
+	 * (doc/results/scheduler-tuning.md). A young group of a normal
+	 * domain is handled as one of unknown cost (bound 0): it
 	 * starts only at the start of a safety gap, never deferred or
 	 * refused as oversize; it needs budget for its prediction, or for a
 	 * whole period when it is predicted above that.
