@@ -45,7 +45,10 @@ static uint64_t largest_gap(const struct sdom *d)
 	return gap > d->p.guard_ns ? gap - d->p.guard_ns : 0;
 }
 
-/* Check 3 of scheduler.h: would a group of @r's bound, started now, make a safety frame late? */
+/*
+ * Check 3 (doc/design.md, "Scheduling model"): would a group of @r's
+ * domain costing @cost_ns, started now, make a safety frame late?
+ */
 static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t cost_ns,
 			   uint64_t now_ns)
 {
