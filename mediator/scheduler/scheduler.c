@@ -152,6 +152,11 @@ static void release(struct sched *s, struct sreq *r)
 		s->top--;
 }
 
+/*
+ * Rolls @d's budget periods forward to @now_ns: at each boundary the
+ * budget is replenished less what was overspent (debt), and a new period,
+ * budget and deadline (sched_set_budget()) take effect.
+ */
 static void advance_periods(struct sdom *d, uint64_t now_ns)
 {
 	uint64_t start = d->period_start;
