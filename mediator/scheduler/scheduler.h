@@ -1,76 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The scheduler: decides when each command group may start on a GPU that
- * cannot be preempted. One implementation, two drivers: mediatord (live
- * grants to workers) and mediator-sim (trace replay). Pure: no I/O, no
- * clock; every call is given the time. All times in nanoseconds.
+ * cannot be preempted, so that the safety domains' frames meet their
+ * deadlines. One implementation, two drivers: mediatord (live grants to
+ * workers) and mediator-sim (trace replay). Pure: no I/O, no clock; every
+ * call is given the time. All times in nanoseconds.
  *
- * A worker asks for a grant before dispatching a group (sched_submit(),
- * with the group's prediction and bound); sched_poll() returns the
- * requests that may start now, in the order the policy decides; the
- * worker reports the measured time when the group completed
- * (sched_complete()).
- *
- * Policy fifo: grants in arrival order, limited only by max_inflight.
- *
- * Policy budget (doc/design.md, "Scheduling model"): every domain has a
- * budget of GPU time per period, replenished at each period boundary. A
- * group is granted when
- *   1. fewer than max_inflight groups are in flight (0 = unlimited);
- *   2. its domain has budget left for its bound, or the policy is
- *      work-conserving for it (the domain is not strict) and no other
- *      domain's group waits that could start now;
- *   3. starting it now does not push a safety domain's frame past its
- *      deadline: the frame in progress (released at R, deadline D, its
- *      typical cost C, of which part is done) and the next expected one
- *      (released one observed period after the last, needing C by its
- *      deadline) must still fit after this group's bound and what is in
- *      flight. C is the median of the domain's recent frames' costs (the
- *      sum of their groups' bounds, or measured times where larger; its
- *      budget before any frame was seen). A frame in progress whose groups
- *      have all started is done once it has as many groups as the most
- *      any of its recent frames had; with fewer it keeps room for one
- *      more typical group. The next release is expected up to as early
- *      as the most any of its 16 recent releases came early (at most an
- *      eighth of its deadline).
- * A normal domain's group with bound 0 (its worker has no model yet: its
- * cost is not known at all) starts only at the start of a safety gap.
- * Safety domains' groups go first (earliest deadline first among them),
- * then the others in arrival order. Measured time is charged, not
- * predicted time: a domain that spends more than its budget carries the
- * overrun as debt into the next period. A group whose bound is larger
- * than any gap the safety domains leave, or than its strict domain's whole
- * budget, waits (counted as throttled); after max_defer it runs at the
- * start of the next gap (the end of a safety frame; for a strict domain,
- * also with a whole period's budget) or, as configured, is refused and its
- * context reported unschedulable: refused only when even its prediction
- * exceeds the gap between safety frames of their typical measured time
- * (the median of recent frames), or its strict domain's budget; a group
- * that fails only on bounds runs at a gap's start (a margin widened by a
- * noisy stretch also widens the safety frames' costs, which narrows the
- * gaps: refusing on bounds disconnected an infotainment client whose
- * 10 ms groups had fitted for seconds, once the cluster's 1.3 ms frames
- * were bounded at 15 ms).
- *
- * Frames of a safety domain: a frame is released by the first group that
- * arrives while the domain has no frame open, and ends with the group
- * that precedes an idle gap of SCHED_FRAME_GAP_NS (no group of the domain
- * waiting or in flight); it misses when it completed later than release +
- * deadline. A frame still busy one observed period after its release is
- * rolled over (what arrives now is the next frame's); if its deadline has
- * not come yet, whether it missed is decided when its work completed.
- *
- * Accounting: the scheduler's per-domain figures (sched_domain_stats())
- * are the only per-period accounting of mediatord: a group's measured
- * time is charged to the period in which sched_complete() reported it,
- * and a new period, budget and deadline (sched_set_budget()) apply from
- * the domain's next period boundary on, to enforcement and figures alike.
- *
- * Invariants: conditions on the scheduler's state that hold by
- * construction (enum sched_invariant). Each is checked where it can
- * break; a broken one is counted, reported to the warn callback
- * (sched_set_warn()) and, where the state would stay wrong, repaired.
- * The scheduler never aborts on one.
+ * A worker asks for a grant (sched_submit(), with the group's prediction
+ * and bound); sched_poll() returns the requests that may start now, in the
+ * policy's order; sched_complete() charges the measured time. Policy fifo
+ * grants in arrival order; policy budget adds budgets per period, safety
+ * frames and the gaps they leave. The policy's full text is doc/design.md,
+ * "Scheduling model"; the measurements behind its rules are in
+ * doc/results/scheduler-tuning.md.
  */
 #ifndef MEDIATOR_SCHEDULER_H
 #define MEDIATOR_SCHEDULER_H
@@ -127,12 +69,9 @@ struct sched_watchdog {
 	uint64_t floor_ns;
 };
 /*
- * The defaults: 4 x the bound (a bound is the 0.995 quantile of the
- * context's recent residuals: 4 x is far past any noise seen), at least
- * 50 ms over it (a host stall, or the worker's main loop busy with a
- * texture upload before it notices the fence), and at least 200 ms (young
- * groups and groups of unknown cost, bound 0 or the longest seen so far,
- * include shader compiles of tens of ms on llvmpipe).
+ * The defaults: 4 x the bound (far past a 0.995 quantile's noise), at
+ * least 50 ms over it (a host stall) and at least 200 ms (young groups'
+ * shader compiles) (doc/results/scheduler-tuning.md).
  */
 #define SCHED_WATCHDOG_MULTIPLIER 4u
 #define SCHED_WATCHDOG_SLACK_NS	  50000000ull
@@ -188,7 +127,7 @@ struct sched_domain_stats {
 	uint64_t revoked; /* groups the watchdog revoked (sched_revoke()) */
 	uint64_t late_ns; /* charged by sched_charge_late(), in all */
 	uint32_t pending, inflight;
-	uint64_t frame_cost_ns; /* C: the typical frame cost used in check 3 (safety only) */
+	uint64_t frame_cost_ns; /* C: the typical frame cost of check 3 (safety only) */
 	uint64_t observed_period_ns;
 };
 
@@ -239,8 +178,9 @@ enum sched_group_flag {
 	/*
 	 * Its context is young: its bound is the longest group the context
 	 * took so far, not a learned one (predict_estimator.h), and that is
-	 * often a one-off such as a 28 ms shader compile. A young group of a
-	 * normal domain is handled as one of unknown cost (bound 0): it
+	 * often a one-off, a shader compile
+	 * (doc/results/scheduler-tuning.md). A young group of a normal
+	 * domain is handled as one of unknown cost (bound 0): it
 	 * starts only at the start of a safety gap, never deferred or
 	 * refused as oversize; it needs budget for its prediction, or for a
 	 * whole period when it is predicted above that.
@@ -356,7 +296,12 @@ void sched_advance(struct sched *s, uint64_t now_ns);
 /* The counts of @domain as of the last call. Returns -EINVAL for a bad index. */
 int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_stats *out);
 
-/* The invariants of the scheduler's state (see the overview above). */
+/*
+ * The invariants of the scheduler's state, which hold by construction. Each
+ * is checked where it can break; a broken one is counted, reported to the
+ * warn callback (sched_set_warn()) and, where the state would stay wrong,
+ * repaired. The scheduler never aborts on one.
+ */
 enum sched_invariant {
 	/*
 	 * Each domain's waiting and in-flight counts, the bounds it has

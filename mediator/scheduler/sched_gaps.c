@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: gaps
+ *
+ * The safety domains' frames leave gaps between them; another domain's
+ * group may start only if it fits in the gap before the next frame
+ * (check 3 of doc/design.md, "Scheduling model"): after what is in flight
+ * and its own bound, the open frame's rest and the next expected frame
+ * (its typical cost C, its release possibly early by the release guard,
+ * the domain's guard time) must still meet their deadlines. A group
+ * larger than any gap some safety domain leaves is oversize; it, and a
+ * group of unknown cost, starts only at the start of a gap, right after
+ * a safety frame, where the gap ahead is as long as it gets. The grant
+ * board's offer (sched_offer()) is the largest bound that fits.
+ */
+#include "scheduler/sched_internal.h"
+
+/* When the GPU is expected to be free of what is in flight now. */
+static uint64_t busy_until(const struct sched *s, uint64_t now_ns)
+{
+	uint64_t t = now_ns;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (r->used && r->inflight && r->granted_at + r->bound > now_ns)
+			t += r->granted_at + r->bound - now_ns;
+	}
+	return t;
+}
+
+/* The largest gap safety domain @d leaves between frames that cost @c each (0 if none). */
+static uint64_t gap_between(const struct sdom *d, uint64_t c)
+{
+	uint64_t room = (uint64_t)d->period_est + d->p.deadline_ns;
+
+	return room > 2 * c ? room - 2 * c : 0;
+}
+
+/* The largest gap safety domain @d leaves between its frames as check 3 sees them. */
+static uint64_t largest_gap(const struct sdom *d)
+{
+	uint64_t gap = gap_between(d, sched_frame_cost(d));
+
+	return gap > d->p.guard_ns ? gap - d->p.guard_ns : 0;
+}
+
+/*
+ * Check 3 (doc/design.md, "Scheduling model"): would a group of @r's
+ * domain costing @cost_ns, started now, make a safety frame late?
+ */
+static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t cost_ns,
+			   uint64_t now_ns)
+{
+	uint64_t end = busy_until(s, now_ns) + cost_ns;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+		uint64_t c = sched_frame_cost(d), next;
+
+		if (!sched_protected_safety(d) || i == r->domain)
+			continue;
+		if (d->frame_open) {
+			uint64_t rest = sched_frame_rest(d, c);
+
+			if (rest &&
+			    end + rest + d->p.guard_ns > d->frame_release + d->p.deadline_ns)
+				return false;
+		}
+		next = sched_next_release(d, now_ns);
+		if (next &&
+		    end + c + sched_release_guard(d) + d->p.guard_ns > next + d->p.deadline_ns)
+			return false;
+	}
+	return true;
+}
+
+bool sched_fits_safety(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return fits_safety_as(s, r, r->bound, now_ns);
+}
+
+/* What @r likely takes at most: halfway from its prediction to its bound. */
+static uint64_t likely_cost(const struct sreq *r)
+{
+	return r->bound > r->predicted ? r->predicted + (r->bound - r->predicted) / 2
+				       : r->predicted;
+}
+
+/*
+ * At a gap's start, a group whose bound is no guide (oversize by it, or
+ * young) waits for room for its likely cost, but no longer than max_defer.
+ */
+static bool waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return now_ns < r->arrival + s->p.max_defer_ns &&
+	       !fits_safety_as(s, r, likely_cost(r), now_ns);
+}
+
+/*
+ * True when @r exceeds the largest gap some safety domain leaves: its bound
+ * against the gap check 3 sees (@typical false), or its prediction against
+ * the gap between frames of their typical measured time (@typical true).
+ */
+bool sched_exceeds_gaps(const struct sched *s, const struct sreq *r, bool typical, uint64_t now_ns)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+
+		if (!sched_protected_safety(d) || i == r->domain || !sched_next_release(d, now_ns))
+			continue;
+		if (typical ? r->predicted > gap_between(d, sched_frame_time(d))
+			    : r->bound > largest_gap(d))
+			return true;
+	}
+	return false;
+}
+
+bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	return sched_exceeds_gaps(s, r, false, now_ns);
+}
+
+/*
+ * True at the start of a gap of every safety domain: none has work waiting
+ * or running, and each active one completed its last group at most
+ * SCHED_GAP_START_NS ago (so the gap ahead is as long as it gets).
+ */
+bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *d = &s->d[i];
+
+		if (!sched_protected_safety(d) || i == r->domain)
+			continue;
+		if (d->pending || d->inflight)
+			return false;
+		if (sched_next_release(d, now_ns) &&
+		    !(d->frame_open && d->frame_last_end &&
+		      now_ns - d->frame_last_end <= SCHED_GAP_START_NS))
+			return false;
+	}
+	return true;
+}
+
+/* a - b, or 0 when b >= a. */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * The largest bound a group of domain @dom may have to pass checks 2 and
+ * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing
+ * else waiting: check 3 with the GPU busy until the later of the two.
+ */
+uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns)
+{
+	const struct sdom *d = &s->d[dom];
+	uint64_t busy = busy_until(s, now_ns), b = UINT64_MAX;
+
+	if (busy_until(s, until_ns) > busy)
+		busy = busy_until(s, until_ns);
+	if (d->p.strict)
+		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+		uint64_t c = sched_frame_cost(o), next, rest;
+
+		if (!sched_protected_safety(o) || i == dom)
+			continue;
+		if (o->frame_open && (rest = sched_frame_rest(o, c)) != 0)
+			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,
+					busy + rest + o->p.guard_ns));
+		next = sched_next_release(o, now_ns);
+		if (next) {
+			b = MIN(b, sub0(next + o->p.deadline_ns,
+					busy + c + sched_release_guard(o) + o->p.guard_ns));
+			if (d->p.class != SCHED_CLASS_SAFETY)
+				b = MIN(b, largest_gap(o));
+		}
+	}
+	return b;
+}
+
+enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c)
+{
+	/*
+	 * A group whose prediction fits the gap between safety frames of
+	 * their typical measured time, and that fails on its bound alone,
+	 * cannot get smaller by waiting: it goes on to start at the next
+	 * gap's start, where it has the most room, so that a flood of long
+	 * draws gets a gap a period, not one a max_defer
+	 * (doc/results/scheduler-tuning.md). The others wait max_defer
+	 * first: they may be refused.
+	 */
+	if (!c->big || c->fits_typically)
+		return SCHED_RULE_NEXT;
+	return c->now_ns < c->r->arrival + c->s->p.max_defer_ns ? SCHED_RULE_WAIT : SCHED_RULE_NEXT;
+}
+
+enum sched_rule_verdict sched_rule_oversize_refused(const struct sched_case *c)
+{
+	/*
+	 * Refused only when it never fits even as it typically goes: its
+	 * prediction against the gap between safety frames of their
+	 * typical measured time. A group that fails only on bounds may well
+	 * fit (a noisy stretch widens bounds and narrows the gaps alike),
+	 * and runs at a gap's start (doc/results/scheduler-tuning.md).
+	 */
+	if (!c->big || c->s->p.oversize != SCHED_OVERSIZE_UNSCHEDULABLE)
+		return SCHED_RULE_NEXT;
+	if (c->over_budget ? c->r->predicted > c->d->p.budget_ns : !c->fits_typically)
+		return SCHED_RULE_REFUSE;
+	return SCHED_RULE_NEXT;
+}
+
+enum sched_rule_verdict sched_rule_oversize_at_gap_start(const struct sched_case *c)
+{
+	bool budget_ok = c->budget_ok;
+
+	if (!c->big)
+		return SCHED_RULE_NEXT;
+	/* A strict domain's runs with a whole period's budget, and no debt. */
+	if (c->over_budget)
+		budget_ok = c->d->remaining >= (int64_t)c->d->p.budget_ns;
+	if (!sched_in_safety_gap(c->s, c->r, c->now_ns) || !budget_ok)
+		return SCHED_RULE_WAIT;
+	/*
+	 * And, at this gap's start, only if check 3 passes with its
+	 * likely cost, halfway from its prediction to its bound (about
+	 * the 0.9 quantile of its time, the bound being the 0.995): a
+	 * frame that completed late leaves less than a whole gap. Past
+	 * max_defer it starts at the next gap's start regardless, so that
+	 * one whose likely cost fits no gap does not wait for ever
+	 * (doc/results/scheduler-tuning.md).
+	 */
+	if (c->fits_typically && waits_for_room(c->s, c->r, c->now_ns))
+		return SCHED_RULE_WAIT;
+	return SCHED_RULE_GRANT;
+}
+
+enum sched_rule_verdict sched_rule_unknown_at_gap_start(const struct sched_case *c)
+{
+	if (!c->unknown)
+		return SCHED_RULE_NEXT;
+	/*
+	 * Only where the most room is and, for max_defer, where check 3
+	 * passes with its likely cost (from a young context's estimate
+	 * and the longest group it had): young groups longer than a
+	 * period, started at every gap's start, made frames miss
+	 * (doc/results/scheduler-tuning.md).
+	 */
+	if (!sched_in_safety_gap(c->s, c->r, c->now_ns) || !c->budget_ok ||
+	    waits_for_room(c->s, c->r, c->now_ns))
+		return SCHED_RULE_WAIT;
+	return SCHED_RULE_GRANT;
+}
+
+enum sched_rule_verdict sched_rule_fits_safety(const struct sched_case *c)
+{
+	return sched_fits_safety(c->s, c->r, c->now_ns) ? SCHED_RULE_NEXT : SCHED_RULE_WAIT;
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: the grant watchdog
+ *
+ * A granted group holds the GPU's slot until its completion comes. The
+ * watchdog (doc/design.md, "The grant watchdog") gives each one a
+ * deadline, its grant + sched_watchdog_limit() of its bound; the
+ * scheduler only says which groups are past it (sched_next_deadline(),
+ * sched_overdue()). Its driver revokes them (sched_revoke(): completed as
+ * if measured for as long as they held the slot) and stops their workers;
+ * a completion that comes after all is charged late
+ * (sched_charge_late()). The deadlines change no decision of
+ * sched_poll(), so replays are not affected.
+ */
+#include <errno.h>
+
+#include "scheduler/sched_internal.h"
+
+uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
+{
+	uint64_t limit = w->floor_ns;
+
+	if (!w->multiplier)
+		return UINT64_MAX;
+	if (bound_ns > UINT64_MAX / w->multiplier)
+		return UINT64_MAX;
+	if (bound_ns * w->multiplier > limit)
+		limit = bound_ns * w->multiplier;
+	if (bound_ns > UINT64_MAX - w->slack_ns)
+		return UINT64_MAX;
+	if (bound_ns + w->slack_ns > limit)
+		limit = bound_ns + w->slack_ns;
+	return limit;
+}
+
+/* When in-flight @r is overdue: its grant + its limit, saturating. */
+static uint64_t deadline_of(const struct sched *s, const struct sreq *r)
+{
+	uint64_t limit = sched_watchdog_limit(&s->p.watchdog, r->bound);
+
+	return limit > UINT64_MAX - r->granted_at ? UINT64_MAX : r->granted_at + limit;
+}
+
+uint64_t sched_next_deadline(const struct sched *s)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+
+		if (r->used && r->inflight && deadline_of(s, r) < t)
+			t = deadline_of(s, r);
+	}
+	return t;
+}
+
+size_t sched_overdue(const struct sched *s, uint64_t now_ns, struct sched_overdue *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->top; i++) {
+		const struct sreq *r = &s->req[i];
+		size_t k;
+
+		if (!r->used || !r->inflight || deadline_of(s, r) > now_ns)
+			continue;
+		/* Insertion by grant time; the oldest are kept when more are overdue. */
+		for (k = n; k > 0 && out[k - 1].granted_ns > r->granted_at; k--) {
+			if (k < max)
+				out[k] = out[k - 1];
+		}
+		if (k >= max)
+			continue;
+		out[k] = (struct sched_overdue){.id = r->id,
+						.domain = r->domain,
+						.granted_ns = r->granted_at,
+						.bound_ns = r->bound,
+						.deadline_ns = deadline_of(s, r)};
+		if (n < max)
+			n++;
+	}
+	return n;
+}
+
+int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns)
+{
+	struct sreq *r = sched_find(s, id);
+	uint64_t held;
+
+	if (!r || !r->inflight)
+		return -ENOENT;
+	now_ns = sched_call_time(s, now_ns, "sched_revoke");
+	held = now_ns > r->granted_at ? now_ns - r->granted_at : 0;
+	if (held < r->bound)
+		held = r->bound;
+	s->d[r->domain].revoked++;
+	return sched_complete(s, id, held, now_ns);
+}
+
+int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t end_ns)
+{
+	struct sdom *d;
+
+	if (domain < 0 || domain >= s->n)
+		return -EINVAL;
+	/* Like a completion's, its end may be older than the last call's time. */
+	sched_advance_to(s, end_ns);
+	d = &s->d[domain];
+	if (extra_ns > SCHED_TIME_MAX_NS) {
+		sched_violated(s, SCHED_INV_BUDGET,
+			       "domain %d: a late completion charged %llu ns; %llu ns", d->index,
+			       (unsigned long long)extra_ns, SCHED_TIME_MAX_NS);
+		extra_ns = SCHED_TIME_MAX_NS;
+	}
+	d->used += extra_ns;
+	d->late_ns += extra_ns;
+	d->remaining -= (int64_t)extra_ns;
+	sched_check_budget(d, "sched_charge_late");
+	return 0;
+}
