@@ -16,6 +16,7 @@
 #define MEDIATOR_WIRE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* File descriptors the worker inherits from mediatord. */
@@ -44,6 +45,26 @@
  */
 #define WIRE_CMD_CLASSES 16
 #define WIRE_COEFS	 32
+/*
+ * How many of struct wire_model's coef a model fills at most: libpredict's
+ * PF_COUNT (enum predict_feature). Its own value here so that common/
+ * needs no libpredict; mediatord asserts at compile time that they agree.
+ */
+#define WIRE_FEATURES 20u
+/*
+ * struct wire_model's frag_preferred: libpredict's enum
+ * predict_fragment_mode less AUTO (a context always prefers one of the
+ * two); mediatord asserts at compile time that the values agree.
+ */
+#define WIRE_FRAGMENTS_BBOX    1u
+#define WIRE_FRAGMENTS_HISTORY 2u
+/*
+ * Largest time a worker may report or ask for (a grant request's bound, a
+ * completion's measured time): an hour. No command group runs that long
+ * (the grant watchdog stops one far sooner), and sums of such times stay
+ * far from overflowing 64 bits.
+ */
+#define WIRE_TIME_MAX_NS (3600ull * 1000000000ull)
 
 enum wire_type {
 	WIRE_HELLO = 1,	  /* worker -> mediatord, once, when the renderer is up */
@@ -262,5 +283,57 @@ struct wire_model {
 	uint32_t frag_preferred;   /* enum predict_fragment_mode: BBOX or HISTORY */
 	uint32_t pad;
 };
+
+/*
+ * Largest packet a worker may send on its record channel: a full batch of
+ * WIRE_GROUP (every other message is smaller).
+ */
+#define WIRE_MAX_PACKET (WIRE_MAX_BATCH * sizeof(struct wire_group))
+
+/*
+ * The checker of what a worker sends (wire.c): every rule a message must
+ * keep on its own, whoever reads it. Rules that need the reader's state
+ * (a group's seq above the last one, a request's id above the last, a
+ * completion of a group it granted, a claim of the offer it made, a
+ * WIRE_RESUME only as the answer to a take-over) are the reader's
+ * (mediatord's clients.c and dispatcher.c).
+ *
+ * The errors, the same for every function:
+ *   -EPROTO    the packet's framing: shorter than a header, its header's
+ *              size not the packet's, a type no worker sends, a size not
+ *              its type's (a batch: not a whole number of WIRE_GROUP)
+ *   -EMSGSIZE  a packet longer than WIRE_MAX_PACKET
+ *   -EINVAL    a field breaks its rule: a string not NUL-terminated, a
+ *              value out of its enum or range, an unknown flag, a
+ *              reserved field not 0, times out of order or in the future
+ * @err (NULL: none) gets a line saying which rule broke; every function
+ * only reads the message (any alignment) and keeps no state.
+ */
+
+/*
+ * Checks the framing of one packet of @len bytes read from a record
+ * channel: returns how many messages it holds (1, or a WIRE_GROUP batch's
+ * records, each sizeof(struct wire_group) bytes, back to back), or a
+ * negative errno. Their content is wire_check_message()'s.
+ */
+int wire_frame(const void *packet, size_t len, char *err, size_t err_size);
+/*
+ * Checks one message of @len bytes (a packet, or one record of a batch)
+ * that a worker sent: its header (a worker's type, the size of that type)
+ * and every field. @now_ns (CLOCK_MONOTONIC) is when it was read: no time
+ * in it may be later. 0 or a negative errno.
+ */
+int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, size_t err_size);
+/* wire_frame() and wire_check_message() of every message: 0 or a negative errno. */
+int wire_check(const void *packet, size_t len, uint64_t now_ns, char *err, size_t err_size);
+
+/* The fields' rules of one message of that type, its header not looked at. 0 or -EINVAL. */
+int wire_check_group(const struct wire_group *m, uint64_t now_ns, char *err, size_t err_size);
+int wire_check_grant_request(const struct wire_grant_request *m, char *err, size_t err_size);
+int wire_check_done(const struct wire_done *m, uint64_t now_ns, char *err, size_t err_size);
+int wire_check_hello(const struct wire_hello *m, char *err, size_t err_size);
+int wire_check_client_info(const struct wire_client_info *m, char *err, size_t err_size);
+int wire_check_context(const struct wire_context *m, char *err, size_t err_size);
+int wire_check_model(const struct wire_model *m, char *err, size_t err_size);
 
 #endif

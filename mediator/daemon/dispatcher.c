@@ -18,8 +18,6 @@
 #include "daemon/dispatcher.h"
 #include "common/util.h"
 
-/* Largest time a worker may report or ask for: an hour. */
-#define DISPATCHER_TIME_MAX (3600ull * 1000000000ull)
 /*
  * How long an offer on the grant board stands: a new one is made when it
  * runs out. Its bounds hold for the whole span, so a longer one offers
@@ -729,11 +727,8 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
 	int r;
 
-	if (!ids || req->id <= ids->last_id || req->bound_ns < req->predicted_ns || req->reserved ||
-	    req->bound_ns > DISPATCHER_TIME_MAX ||
-	    (req->flags &
-	     ~(uint32_t)(WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT)) ||
-	    (req->flags & WIRE_GRANT_CLAIMED && req->flags & WIRE_GRANT_YOUNG))
+	/* What the request says on its own is the wire's rule; its id is the dispatcher's. */
+	if (wire_check_grant_request(req, NULL, 0) < 0 || !ids || req->id <= ids->last_id)
 		return -EPROTO;
 	if (claimed && !claim_valid(d, client, domain, req, now_ns))
 		return -EPROTO;
@@ -789,9 +784,15 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 	int r = request(d, client, domain, req, now_ns);
 
 	/* A refused claim costs its worker only: nobody waits for its report. */
-	if (r < 0 && req->flags & WIRE_GRANT_CLAIMED && drop_claim(d, client))
-		run(d, now_ns);
+	if (r < 0 && req->flags & WIRE_GRANT_CLAIMED)
+		dispatcher_release_claim(d, client, now_ns);
 	return r;
+}
+
+void dispatcher_release_claim(struct dispatcher *d, uint32_t client, uint64_t now_ns)
+{
+	if (drop_claim(d, client))
+		run(d, now_ns);
 }
 
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
@@ -799,7 +800,7 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 {
 	struct outstanding *o = find_wire(d, client, done->id);
 
-	if (!o || !o->granted || done->end_ns > now_ns || done->measured_ns > DISPATCHER_TIME_MAX)
+	if (wire_check_done(done, now_ns, NULL, 0) < 0 || !o || !o->granted)
 		return -EPROTO;
 	if (o->revoked) {
 		/* Late: charged the rest of its measured time; its client resumes. */

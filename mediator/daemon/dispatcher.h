@@ -12,9 +12,10 @@
  * reports it with a claimed request, checked against the offer.
  *
  * Workers are not trusted: a request or completion that breaks the
- * protocol (an id out of order, a second request while one waits, a time
- * in the future, a completion of a group never granted, a claim of an
- * offer it did not take or that did not fit) is refused, and the caller
+ * protocol (a rule of the wire's, wire_check_grant_request() and
+ * wire_check_done(); an id out of order, a second request while one
+ * waits, a completion of a group never granted, a claim of an offer it
+ * did not take or that did not fit) is refused, and the caller
  * stops that worker; a refused claim holds up no other worker. All on
  * mediatord's main thread.
  *
@@ -99,6 +100,13 @@ int dispatcher_adopt_board(struct dispatcher *d, int fd);
 /* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
 		       const struct wire_grant_request *req, uint64_t now_ns);
+/*
+ * A claim of @client refused before it came to dispatcher_request() (its
+ * message broke a rule of wire_check()): when the board says @client took
+ * the offer, the offer is released, as dispatcher_request() does for a
+ * claim it refuses, so that nobody waits for the report of it.
+ */
+void dispatcher_release_claim(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 /* The granted group @done->id of @client completed. 0 or -EPROTO. */
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
 		    uint64_t now_ns);

@@ -19,7 +19,7 @@
 #include "common/wire.h"
 
 /* Largest packet a worker may send on its record channel: a full batch. */
-#define MEDIATORD_MAX_RECORD (WIRE_MAX_BATCH * sizeof(struct wire_group))
+#define MEDIATORD_MAX_RECORD WIRE_MAX_PACKET
 /* Socket buffer of a record channel: about a thousand records in flight. */
 #define MEDIATORD_RECORD_BUFFER (1 << 20)
 /* Workers still running at shutdown get SIGTERM, then SIGKILL after this. */

@@ -49,6 +49,10 @@
 #include "daemon/worker_user.h"
 
 _Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+_Static_assert(PF_COUNT == WIRE_FEATURES, "wire_check_model() knows libpredict's features");
+_Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
+		   PREDICT_FRAGMENTS_HISTORY == WIRE_FRAGMENTS_HISTORY,
+	       "wire_check_model() knows libpredict's fragment estimators");
 
 extern char **environ;
 
@@ -175,24 +179,38 @@ static void client_kill(const struct client *c, int sig)
 		kill(c->pid, sig);
 }
 
-static bool string_ok(const char *s, size_t size)
-{
-	return memchr(s, '\0', size) != NULL;
-}
+/*
+ * Reading a worker. Each packet from its record channel goes through
+ * three steps, each message of it in turn (a WIRE_GROUP batch holds
+ * several):
+ *   1. the wire's rules (wire_frame(), wire_check_message()): what any
+ *      message must be on its own;
+ *   2. the rules of the client's state: a group's seq above the last one,
+ *      WIRE_RESUME only as the answer to a take-over, and the dispatcher's
+ *      (a request's id, a claim of the offer it made, a completion of a
+ *      group it granted);
+ *   3. its taker (record_takers[]) applies it.
+ * The first message that breaks a rule stops the worker; the messages
+ * before it in its packet were applied.
+ */
 
-/* Checks and applies one group record. Returns false if it is malformed. */
-static bool client_take_group(struct client *c, const void *buf, uint64_t now)
+/* Applies one checked message of its type; 0 or a negative errno with the reason in @err. */
+typedef int (*record_taker)(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			    size_t err_size);
+
+static int take_group(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
 {
 	struct mediatord *md = c->md;
 	struct domain *domain = c->listener->domain;
 	struct wire_group m;
 
-	memcpy(&m, buf, sizeof(m));
-	if (m.hdr.type != WIRE_GROUP || m.hdr.size != sizeof(m) ||
-	    !string_ok(m.model, sizeof(m.model)) || m.seq <= c->last_seq ||
-	    m.dispatch_ns < m.request_ns || m.start_ns < m.dispatch_ns || m.end_ns < m.start_ns ||
-	    m.end_ns > now)
-		return false;
+	memcpy(&m, msg, sizeof(m));
+	if (m.seq <= c->last_seq) {
+		snprintf(err, err_size, "group: seq %llu not above %llu", (unsigned long long)m.seq,
+			 (unsigned long long)c->last_seq);
+		return -EPROTO;
+	}
 	c->last_seq = m.seq;
 	c->groups++;
 	for (uint32_t i = 0; i < c->n_ctx_list; i++) {
@@ -207,159 +225,190 @@ static bool client_take_group(struct client *c, const void *buf, uint64_t now)
 		trace_close(md->trace);
 		md->trace = NULL;
 	}
-	return true;
+	return 0;
 }
 
-/* Checks and applies one packet. Returns false if the worker broke the protocol. */
-static bool client_take_record(struct client *c, const void *buf, size_t size)
+static int take_grant_request(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			      size_t err_size)
+{
+	struct wire_grant_request m;
+	int r;
+
+	memcpy(&m, msg, sizeof(m));
+	r = dispatcher_request(c->md->dispatcher, c->id, (int)(c->listener - c->md->listeners), &m,
+			       now_ns);
+	if (r < 0)
+		snprintf(err, err_size, "grant request %llu refused by the dispatcher: %s",
+			 (unsigned long long)m.id, strerror(-r));
+	return r;
+}
+
+static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *err, size_t err_size)
+{
+	struct wire_done m;
+	int r;
+
+	memcpy(&m, msg, sizeof(m));
+	r = dispatcher_done(c->md->dispatcher, c->id, &m, now_ns);
+	if (r < 0)
+		snprintf(err, err_size, "done %llu refused by the dispatcher: %s",
+			 (unsigned long long)m.id, strerror(-r));
+	return r;
+}
+
+static int take_hello(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	struct wire_hello m;
+
+	memcpy(&m, msg, sizeof(m));
+	domain_set_timestamp_source(c->listener->domain, m.timestamp_source);
+	return 0;
+}
+
+static int take_client_info(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			    size_t err_size)
+{
+	struct wire_client_info m;
+
+	memcpy(&m, msg, sizeof(m));
+	memcpy(c->name, m.name, sizeof(c->name));
+	c->peer_pid = m.peer_pid;
+	return 0;
+}
+
+static int take_model(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	memcpy(&c->model.m, msg, sizeof(c->model.m));
+	c->model.valid = true;
+	c->model.client = c->id;
+	memcpy(c->model.client_name, c->name, sizeof(c->model.client_name));
+	c->listener->last_model = c->model;
+	return 0;
+}
+
+static int take_context(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			size_t err_size)
 {
 	struct domain *domain = c->listener->domain;
+	struct wire_context m;
+
+	memcpy(&m, msg, sizeof(m));
+	if (m.alive) {
+		c->contexts++;
+		domain_contexts_changed(domain, 1);
+		if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
+			struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
+
+			x->ctx_id = m.ctx_id;
+			x->groups = 0;
+			memcpy(x->name, m.name, sizeof(x->name));
+		}
+	} else if (c->contexts) {
+		c->contexts--;
+		domain_contexts_changed(domain, -1);
+		for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+			if (c->ctx_list[i].ctx_id == m.ctx_id) {
+				c->ctx_list[i] = c->ctx_list[--c->n_ctx_list];
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* By enum wire_type; NULL: a message a worker may send only at another time (WIRE_RESUME). */
+static const record_taker record_takers[] = {
+    [WIRE_HELLO] = take_hello, [WIRE_CONTEXT] = take_context,
+    [WIRE_GROUP] = take_group, [WIRE_CLIENT_INFO] = take_client_info,
+    [WIRE_MODEL] = take_model, [WIRE_GRANT_REQUEST] = take_grant_request,
+    [WIRE_DONE] = take_done,   [WIRE_RESUME] = NULL,
+};
+
+/*
+ * A claim the wire's rules refused never came to the dispatcher, which
+ * would have released the offer it took: released here.
+ */
+static void release_refused_claim(struct client *c, const void *msg, uint64_t now_ns)
+{
+	struct wire_grant_request m;
+
+	memcpy(&m, msg, sizeof(m));
+	if (m.flags & WIRE_GRANT_CLAIMED)
+		dispatcher_release_claim(c->md->dispatcher, c->id, now_ns);
+}
+
+/* Checks and applies one packet: 0, or a negative errno with the rule it broke in @err. */
+static int client_take_record(struct client *c, const void *buf, size_t size, char *err,
+			      size_t err_size)
+{
+	uint64_t now = mono_now_ns();
 	struct wire_header hdr;
+	size_t each;
+	int n;
 
 	if (c->revoked)
-		return true; /* killed by the watchdog; the dispatcher forgot it */
+		return 0; /* killed by the watchdog; the dispatcher forgot it */
 	if (size < sizeof(hdr))
-		return false;
+		return wire_frame(buf, size, err, err_size);
 	memcpy(&hdr, buf, sizeof(hdr));
 	/* Taken over: what came before its answer was for the mediatord that died. */
 	if (c->resuming) {
-		c->resuming = !(hdr.type == WIRE_RESUME && size == sizeof(struct wire_resume) &&
-				hdr.size == size);
-		return true;
+		c->resuming =
+		    !(hdr.type == WIRE_RESUME && wire_check(buf, size, now, NULL, 0) == 0);
+		return 0;
 	}
-	if (hdr.type == WIRE_GROUP) {
-		uint64_t now = mono_now_ns();
+	n = wire_frame(buf, size, err, err_size);
+	if (n < 0)
+		return n;
+	each = size / (size_t)n;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *msg = (const uint8_t *)buf + (size_t)i * each;
+		int r = wire_check_message(msg, each, now, err, err_size);
 
-		if (size % sizeof(struct wire_group))
-			return false;
-		for (size_t off = 0; off < size; off += sizeof(struct wire_group)) {
-			if (!client_take_group(c, (const uint8_t *)buf + off, now))
-				return false;
+		if (r == -EINVAL && hdr.type == WIRE_GRANT_REQUEST)
+			release_refused_claim(c, msg, now);
+		if (r < 0)
+			return r;
+		if (hdr.type >= ARRAY_SIZE(record_takers) || !record_takers[hdr.type]) {
+			snprintf(err, err_size, "type %u: not after the worker was taken over",
+				 hdr.type);
+			return -EPROTO;
 		}
-		return true;
+		r = record_takers[hdr.type](c, msg, now, err, err_size);
+		if (r < 0)
+			return r;
 	}
-	if (hdr.size != size)
-		return false;
-	switch (hdr.type) {
-	case WIRE_GRANT_REQUEST: {
-		struct wire_grant_request m;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		return dispatcher_request(c->md->dispatcher, c->id,
-					  (int)(c->listener - c->md->listeners), &m,
-					  mono_now_ns()) == 0;
-	}
-	case WIRE_DONE: {
-		struct wire_done m;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		return dispatcher_done(c->md->dispatcher, c->id, &m, mono_now_ns()) == 0;
-	}
-	case WIRE_HELLO: {
-		struct wire_hello m;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		if (!string_ok(m.timestamp_source, sizeof(m.timestamp_source)) ||
-		    !string_ok(m.renderer, sizeof(m.renderer)))
-			return false;
-		domain_set_timestamp_source(domain, m.timestamp_source);
-		return true;
-	}
-	case WIRE_CLIENT_INFO: {
-		struct wire_client_info m;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		if (!string_ok(m.name, sizeof(m.name)))
-			return false;
-		memcpy(c->name, m.name, sizeof(c->name));
-		c->peer_pid = m.peer_pid;
-		return true;
-	}
-	case WIRE_MODEL: {
-		struct wire_model m;
-		bool ok;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		ok = string_ok(m.model, sizeof(m.model)) && m.n_coef <= PF_COUNT &&
-		     isfinite(m.mae_ns) && m.mae_ns >= 0 && isfinite(m.mape) && m.mape >= 0 &&
-		     m.over_share >= 0 && m.over_share <= 1 && isfinite(m.margin_ns) &&
-		     m.margin_ns >= 0 && isfinite(m.frag_bbox_error) && m.frag_bbox_error >= -1 &&
-		     isfinite(m.frag_history_error) && m.frag_history_error >= -1 &&
-		     (m.frag_preferred == PREDICT_FRAGMENTS_BBOX ||
-		      m.frag_preferred == PREDICT_FRAGMENTS_HISTORY);
-		for (int i = 0; ok && i < PF_COUNT; i++)
-			ok = isfinite(m.coef[i]);
-		if (!ok)
-			return false;
-		c->model.valid = true;
-		c->model.client = c->id;
-		memcpy(c->model.client_name, c->name, sizeof(c->model.client_name));
-		c->model.m = m;
-		c->listener->last_model = c->model;
-		return true;
-	}
-	case WIRE_CONTEXT: {
-		struct wire_context m;
-
-		if (size != sizeof(m))
-			return false;
-		memcpy(&m, buf, sizeof(m));
-		if (!string_ok(m.name, sizeof(m.name)) || m.alive > 1)
-			return false;
-		if (m.alive) {
-			c->contexts++;
-			domain_contexts_changed(domain, 1);
-			if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
-				struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
-
-				x->ctx_id = m.ctx_id;
-				x->groups = 0;
-				memcpy(x->name, m.name, sizeof(x->name));
-			}
-		} else if (c->contexts) {
-			c->contexts--;
-			domain_contexts_changed(domain, -1);
-			for (uint32_t i = 0; i < c->n_ctx_list; i++) {
-				if (c->ctx_list[i].ctx_id == m.ctx_id) {
-					c->ctx_list[i] = c->ctx_list[--c->n_ctx_list];
-					break;
-				}
-			}
-		}
-		return true;
-	}
-	default:
-		return false;
-	}
+	return 0;
 }
 
 /* Reads every record waiting. Returns false when the channel is closed or broken. */
 static bool client_read_records(struct client *c)
 {
 	uint8_t buf[MEDIATORD_MAX_RECORD];
+	char err[256];
 
 	for (;;) {
 		ssize_t n = recv(c->record_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		int r;
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 		if (n == 0)
 			return false;
-		if ((size_t)n > sizeof(buf) || !client_take_record(c, buf, (size_t)n)) {
+		if ((size_t)n > sizeof(buf)) {
+			snprintf(err, sizeof(err), "a packet of %zd bytes, above %zu", n,
+				 sizeof(buf));
+			r = -EMSGSIZE;
+		} else {
+			r = client_take_record(c, buf, (size_t)n, err, sizeof(err));
+		}
+		if (r < 0) {
 			c->md->bad_records++;
-			log_error("domain %s client %u: worker %d sent a malformed record; "
+			log_error("domain %s client %u: worker %d sent a malformed record (%s); "
 				  "stopping it",
-				  domain_name(c->listener->domain), c->id, (int)c->pid);
+				  domain_name(c->listener->domain), c->id, (int)c->pid, err);
 			client_kill(c, SIGKILL);
 			return false;
 		}
