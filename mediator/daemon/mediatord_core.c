@@ -40,6 +40,7 @@
 #include "common/loop.h"
 #include "build-config/build-config.h"
 #include "daemon/mediatord.h"
+#include "daemon/mediatord_priv.h"
 #include "daemon/trace.h"
 #include "common/unix_listener.h"
 #include "common/util.h"
@@ -53,93 +54,6 @@ _Static_assert(PF_COUNT == WIRE_FEATURES, "wire_check_model() knows libpredict's
 _Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
 		   PREDICT_FRAGMENTS_HISTORY == WIRE_FRAGMENTS_HISTORY,
 	       "wire_check_model() knows libpredict's fragment estimators");
-
-extern char **environ;
-
-/* The latest cost-model report of a context, as its worker sent it. */
-struct model_report {
-	bool valid;
-	uint32_t client;
-	char client_name[WIRE_NAME_MAX];
-	struct wire_model m;
-};
-
-struct listener {
-	struct mediatord *md;
-	struct domain *domain;
-	struct model_report last_model; /* of the domain's most recent reporter */
-	struct unix_listener sock;	/* vtest */
-	struct loop_source *source;
-	/* vhost-user-gpu: one VM at a time. */
-	struct unix_listener vhost_sock;
-	struct loop_source *vhost_source;
-	bool vm_connected;
-	struct worker_user user; /* its workers run as */
-	struct domain_dirs dirs; /* its learned models and shader cache */
-};
-
-/* A live guest context of a client, for show-budgets' context list. */
-struct client_ctx {
-	uint32_t ctx_id;
-	uint64_t groups;
-	char name[WIRE_NAME_MAX];
-};
-
-/* Contexts listed per client: a VM holds up to VGPU_MAX_CONTEXTS (64). */
-#define MEDIATORD_MAX_CLIENT_CONTEXTS 64u
-
-struct client {
-	struct mediatord *md;
-	struct listener *listener;
-	uint32_t id;
-	pid_t pid;
-	int record_fd;
-	struct loop_source *source;
-	uint32_t contexts;
-	struct client_ctx ctx_list[MEDIATORD_MAX_CLIENT_CONTEXTS];
-	uint32_t n_ctx_list; /* <= contexts: beyond the list's room they are only counted */
-	bool vm;	     /* a vhost-user-gpu connection */
-	int32_t peer_pid;
-	uint64_t last_seq;
-	uint64_t groups;
-	char name[WIRE_NAME_MAX];
-	struct model_report model;
-	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
-	/*
-	 * Taken over from a mediatord that died (keeper.h): its worker is no
-	 * child of ours, watched through @pidfd; what it sends before its
-	 * answer to WIRE_RESUME was for the dead one (@resuming).
-	 */
-	bool adopted;
-	bool resuming;
-	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (on_resume_timer()) */
-	int pidfd;
-	struct loop_source *pid_source;
-	struct client *next;
-};
-
-struct mediatord {
-	struct mediator_config cfg;
-	char worker_path[4096];
-	struct loop *loop;
-	int signal_fd;
-	struct loop_source *signal_source;
-	struct listener listeners[CONFIG_MAX_DOMAINS];
-	struct control *control;
-	struct dispatcher *dispatcher;
-	struct trace *trace;
-	struct client *clients;
-	uint32_t n_clients;
-	uint32_t next_client_id;
-	uint64_t started_ns;
-	uint64_t bad_records;
-	struct keeper *keeper; /* NULL: workers die with mediatord */
-	bool served;	       /* mediatord_run() ran: a stop is a clean one */
-	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
-	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
-	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
-	struct loop_source *resume_source;
-};
 
 /* ---- clients ----------------------------------------------------------- */
 
@@ -470,112 +384,6 @@ static int move_fd_above(int fd, int min)
 	return nfd;
 }
 
-/* spawn_worker()'s argv: the program, 21 options always given, up to 11 optional ones, NULL. */
-#define SPAWN_MAX_ARGS 48
-
-static pid_t spawn_worker(struct mediatord *md, struct listener *l, uint32_t id, bool vm,
-			  int client_fd, int worker_fd)
-{
-	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16],
-	    res_str[16];
-	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
-	bool board = id <= 0x3fffffffu;
-	const char *argv[SPAWN_MAX_ARGS] = {
-	    md->worker_path,
-	    "--domain",
-	    domain_name(l->domain),
-	    "--client-id",
-	    id_str,
-	    "--renderer",
-	    renderer_kind_name(md->cfg.renderer),
-	    "--render-node",
-	    md->cfg.render_node,
-	    "--max-inflight",
-	    inflight_str,
-	    "--grants",
-	    "--nice",
-	    nice_str,
-	    "--piece-us",
-	    piece_str,
-	    "--memory-mb",
-	    mem_str,
-	    "--resource-memory-mb",
-	    res_str,
-	    "--transport",
-	    vm ? "vhost-user" : "vtest",
-	    /* Then the options below that are given, and NULL. */
-	};
-	/* Options given or not: each with its value, or alone (value NULL). */
-	const struct {
-		bool given;
-		const char *option, *value;
-	} optional[] = {
-	    {md->keeper != NULL, "--outlive-mediatord", NULL},
-	    {l->user.switch_user, "--run-as", l->user.run_as},
-	    {l->dirs.state[0] != '\0', "--state-dir", l->dirs.state},
-	    {l->dirs.cache[0] != '\0', "--cache-dir", l->dirs.cache},
-	    {board, "--board-domain", index_str},
-	    {md->cfg.model[0] != '\0', "--model", md->cfg.model},
-	};
-	size_t argc = 0;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none;
-	pid_t pid = -1;
-	int r;
-
-	while (argv[argc])
-		argc++;
-	for (size_t i = 0; i < ARRAY_SIZE(optional); i++) {
-		if (!optional[i].given)
-			continue;
-		argv[argc++] = optional[i].option;
-		if (optional[i].value)
-			argv[argc++] = optional[i].value;
-	}
-	argv[argc] = NULL;
-	snprintf(id_str, sizeof(id_str), "%u", id);
-	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
-	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
-	snprintf(nice_str, sizeof(nice_str), "%d", md->cfg.domains[l - md->listeners].worker_nice);
-	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
-	snprintf(mem_str, sizeof(mem_str), "%u",
-		 md->cfg.domains[l - md->listeners].worker_memory_mb);
-	snprintf(res_str, sizeof(res_str), "%u",
-		 md->cfg.domains[l - md->listeners].resource_memory_mb);
-	sigemptyset(&none);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	/* dup2 onto the fixed numbers clears close-on-exec there; everything
-	 * else of mediatord's is close-on-exec. */
-	posix_spawn_file_actions_adddup2(&fa, client_fd, WIRE_CLIENT_FD);
-	posix_spawn_file_actions_adddup2(&fa, worker_fd, WIRE_WORKER_FD);
-	if (board)
-		posix_spawn_file_actions_adddup2(&fa, dispatcher_board_fd(md->dispatcher),
-						 WIRE_BOARD_FD);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	{
-		sigset_t def;
-
-		sigemptyset(&def);
-		sigaddset(&def, SIGPIPE);
-		sigaddset(&def, SIGCHLD);
-		sigaddset(&def, SIGTERM);
-		sigaddset(&def, SIGINT);
-		sigaddset(&def, SIGHUP);
-		posix_spawnattr_setsigdefault(&attr, &def);
-	}
-	r = posix_spawn(&pid, md->worker_path, &fa, &attr, (char *const *)argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	if (r != 0) {
-		errno = r;
-		return -1;
-	}
-	return pid;
-}
-
 /* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
 static void keep_client(struct mediatord *md, const struct client *c)
 {
@@ -646,7 +454,7 @@ static void accept_client(struct listener *l, bool vm)
 	c->peer_pid = -1;
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	c->vm = vm;
-	c->pid = spawn_worker(md, l, c->id, vm, client_fd, pair[1]);
+	c->pid = worker_spawn(md, l, c->id, vm, client_fd, pair[1]);
 	if (c->pid < 0) {
 		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
 			  strerror(errno));

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the files of mediatord's core share (mediatord.h is its public
+ * face): its objects and the functions each file offers the others. All
+ * of it runs on mediatord's one thread.
+ *
+ * Objects: struct mediatord owns one struct listener per configured
+ * domain (its struct domain, its sockets, its workers' user and
+ * directories) and a list of struct client, one per live worker: its
+ * process, its record channel and what it reported. Each client belongs
+ * to one listener.
+ *
+ * The files, by job:
+ *   mediatord.c        set-up, signals and tear-down (mediatord.h)
+ *   clients.c          accepting clients, their workers' ends, the grant
+ *                      path's way to them
+ *   client_records.c   reading a worker's records
+ *   worker_spawn.c     starting a worker process
+ *   control_answers.c  the control socket's answers (control.h)
+ *   takeover.c         the keeper: what outlives mediatord, taking it over
+ */
+#ifndef MEDIATOR_MEDIATORD_PRIV_H
+#define MEDIATOR_MEDIATORD_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/loop.h"
+#include "common/unix_listener.h"
+#include "common/wire.h"
+#include "config/config.h"
+#include "daemon/domain_dirs.h"
+#include "daemon/worker_user.h"
+
+/* The latest cost-model report of a context, as its worker sent it. */
+struct model_report {
+	bool valid;
+	uint32_t client;
+	char client_name[WIRE_NAME_MAX];
+	struct wire_model m;
+};
+
+struct listener {
+	struct mediatord *md;
+	struct domain *domain;
+	struct model_report last_model; /* of the domain's most recent reporter */
+	struct unix_listener sock;	/* vtest */
+	struct loop_source *source;
+	/* vhost-user-gpu: one VM at a time. */
+	struct unix_listener vhost_sock;
+	struct loop_source *vhost_source;
+	bool vm_connected;
+	struct worker_user user; /* its workers run as */
+	struct domain_dirs dirs; /* its learned models and shader cache */
+};
+
+/* A live guest context of a client, for show-budgets' context list. */
+struct client_ctx {
+	uint32_t ctx_id;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+};
+
+/* Contexts listed per client: a VM holds up to VGPU_MAX_CONTEXTS (64). */
+#define MEDIATORD_MAX_CLIENT_CONTEXTS 64u
+
+struct client {
+	struct mediatord *md;
+	struct listener *listener;
+	uint32_t id;
+	pid_t pid;
+	int record_fd;
+	struct loop_source *source;
+	uint32_t contexts;
+	struct client_ctx ctx_list[MEDIATORD_MAX_CLIENT_CONTEXTS];
+	uint32_t n_ctx_list; /* <= contexts: beyond the list's room they are only counted */
+	bool vm;	     /* a vhost-user-gpu connection */
+	int32_t peer_pid;
+	uint64_t last_seq;
+	uint64_t groups;
+	char name[WIRE_NAME_MAX];
+	struct model_report model;
+	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
+	/*
+	 * Taken over from a mediatord that died (keeper.h): its worker is no
+	 * child of ours, watched through @pidfd; what it sends before its
+	 * answer to WIRE_RESUME was for the dead one (@resuming).
+	 */
+	bool adopted;
+	bool resuming;
+	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (on_resume_timer()) */
+	int pidfd;
+	struct loop_source *pid_source;
+	struct client *next;
+};
+
+struct mediatord {
+	struct mediator_config cfg;
+	char worker_path[4096];
+	struct loop *loop;
+	int signal_fd;
+	struct loop_source *signal_source;
+	struct listener listeners[CONFIG_MAX_DOMAINS];
+	struct control *control;
+	struct dispatcher *dispatcher;
+	struct trace *trace;
+	struct client *clients;
+	uint32_t n_clients;
+	uint32_t next_client_id;
+	uint64_t started_ns;
+	uint64_t bad_records;
+	struct keeper *keeper; /* NULL: workers die with mediatord */
+	bool served;	       /* mediatord_run() ran: a stop is a clean one */
+	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
+	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
+	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
+	struct loop_source *resume_source;
+};
+
+/* ---- worker_spawn.c ------------------------------------------------------ */
+
+/*
+ * Starts mediator-worker for client @id of @l's domain (@vm: a
+ * vhost-user-gpu connection) with @client_fd on WIRE_CLIENT_FD, @worker_fd
+ * on WIRE_WORKER_FD and the grant board on WIRE_BOARD_FD. The caller keeps
+ * and closes its descriptors. Returns the worker's pid, or -1 with errno.
+ */
+pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool vm, int client_fd,
+		   int worker_fd);
+
+#endif
