@@ -30,6 +30,7 @@
 #include "common/unix_listener.h"
 #include "common/wire.h"
 #include "config/config.h"
+#include "daemon/control.h"
 #include "daemon/domain_dirs.h"
 #include "daemon/worker_user.h"
 
@@ -117,6 +118,19 @@ struct mediatord {
 	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
 	struct loop_source *resume_source;
 };
+
+/* ---- mediatord_core.c ---------------------------------------------------- */
+
+/*
+ * Takes the safety frames the scheduler closed: into their domains' frame
+ * latency, and into the trace when one is open (closed when it fails).
+ */
+void mediatord_take_frames(struct mediatord *md);
+
+/* ---- control_answers.c --------------------------------------------------- */
+
+/* mediatord's answers to the control socket's requests; their data is the struct mediatord. */
+extern const struct control_ops mediatord_control_ops;
 
 /* ---- worker_spawn.c ------------------------------------------------------ */
 
