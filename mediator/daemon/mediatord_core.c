@@ -57,7 +57,7 @@ _Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
 
 /* ---- clients ----------------------------------------------------------- */
 
-static void client_free(struct client *c)
+void client_free(struct client *c)
 {
 	struct mediatord *md = c->md;
 	struct client **pp;
@@ -85,7 +85,7 @@ static void client_free(struct client *c)
 }
 
 /* Signals a client's worker: through its pidfd when it is no child of ours. */
-static void client_kill(const struct client *c, int sig)
+void client_kill(const struct client *c, int sig)
 {
 	if (c->pidfd >= 0)
 		pidfd_send_signal(c->pidfd, sig, NULL, 0);
@@ -298,7 +298,7 @@ static int client_take_record(struct client *c, const void *buf, size_t size, ch
 }
 
 /* Reads every record waiting. Returns false when the channel is closed or broken. */
-static bool client_read_records(struct client *c)
+bool client_read_records(struct client *c)
 {
 	uint8_t buf[MEDIATORD_MAX_RECORD];
 	char err[256];
@@ -359,7 +359,7 @@ void mediatord_take_frames(struct mediatord *md)
 	}
 }
 
-static void on_record(struct loop_source *source, int fd, uint32_t events, void *data)
+void client_on_record(struct loop_source *source, int fd, uint32_t events, void *data)
 {
 	struct client *c = data;
 
@@ -382,27 +382,6 @@ static int move_fd_above(int fd, int min)
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
 	close(fd);
 	return nfd;
-}
-
-/* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
-static void keep_client(struct mediatord *md, const struct client *c)
-{
-	const struct domain_config *dc = &md->cfg.domains[c->listener - md->listeners];
-	struct keep_entry e = {.kind = KEEP_CLIENT,
-			       .domain = (uint32_t)(c->listener - md->listeners),
-			       .client_id = c->id,
-			       .pid = c->pid,
-			       .flags =
-				   (c->vm ? KEEP_CLIENT_VM : 0) |
-				   (dc->class == DOMAIN_CLASS_SAFETY ? KEEP_CLIENT_SAFETY : 0)};
-
-	if (!md->keeper)
-		return;
-	snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
-	if (keeper_keep(md->keeper, &e, c->record_fd) < 0)
-		log_warn("domain %s: client %u: the keeper did not take its channel (%s): it will "
-			 "not outlive mediatord",
-			 dc->name, c->id, strerror(errno));
 }
 
 static void accept_client(struct listener *l, bool vm)
@@ -462,12 +441,12 @@ static void accept_client(struct listener *l, bool vm)
 	}
 	close(client_fd);
 	close(pair[1]);
-	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, on_record, c);
+	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, client_on_record, c);
 	if (!c->source) {
 		kill(c->pid, SIGKILL);
 		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
 	}
-	keep_client(md, c);
+	takeover_keep_client(md, c);
 	c->next = md->clients;
 	md->clients = c;
 	md->n_clients++;
@@ -521,134 +500,6 @@ static void reap_workers(struct mediatord *md)
 		if (c->vm)
 			c->listener->vm_connected = false;
 		client_free(c);
-	}
-}
-
-/* A worker taken over from a mediatord that died ended (its pidfd is readable). */
-static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events, void *data)
-{
-	struct client *c = data;
-
-	if (c->record_fd >= 0)
-		client_read_records(c);
-	log_info("domain %s: client %u: worker %d (taken over) ended after %llu groups",
-		 domain_name(c->listener->domain), c->id, (int)c->pid,
-		 (unsigned long long)c->groups);
-	if (c->vm)
-		c->listener->vm_connected = false;
-	client_free(c);
-}
-
-/*
- * Takes over the worker of a mediatord that died (keeper.h), whose record
- * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
- */
-static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, bool hold_normal)
-{
-	struct listener *l = &md->listeners[e->domain];
-	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	struct client *c = calloc(1, sizeof(*c));
-	int pidfd = pidfd_open(e->pid, 0);
-	/* A normal domain's worker goes on waiting a while (on_resume_timer()). */
-	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
-
-	/* A live channel means a live worker: its pid is no other process's. */
-	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
-	    (!hold &&
-	     send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume))) {
-		log_warn("domain %s: client %u: worker %d ended before it was taken over",
-			 e->domain_name, e->client_id, (int)e->pid);
-		free(c);
-		if (pidfd >= 0)
-			close(pidfd);
-		close(fd);
-		keeper_forget_client(md->keeper, e->client_id);
-		return;
-	}
-	c->md = md;
-	c->listener = l;
-	c->id = e->client_id;
-	c->pid = e->pid;
-	c->pidfd = pidfd;
-	c->record_fd = fd;
-	c->peer_pid = -1;
-	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
-	c->adopted = true;
-	c->resuming = true;
-	c->resume_held = hold;
-	snprintf(c->name, sizeof(c->name), "unnamed");
-	c->source = loop_add(md->loop, fd, EPOLLIN, on_record, c);
-	c->pid_source = loop_add(md->loop, pidfd, EPOLLIN, on_adopted_exit, c);
-	if (!c->source || !c->pid_source)
-		log_error("domain %s: cannot watch worker %d", e->domain_name, (int)e->pid);
-	c->next = md->clients;
-	md->clients = c;
-	md->n_clients++;
-	if (c->id > md->next_client_id)
-		md->next_client_id = c->id;
-	domain_client_added(l->domain);
-	if (c->vm)
-		l->vm_connected = true;
-	log_info("domain %s: %s %u taken over, worker %d", e->domain_name, c->vm ? "VM" : "client",
-		 c->id, (int)c->pid);
-}
-
-/*
- * The normal domains' workers taken over are told last: until then they
- * wait as they did while mediatord was away, and the scheduler learns the
- * safety domains' frames (their phase and cost) from their groups alone.
- * Told at once, a normal domain's backlog would meet a scheduler that does
- * not know yet when the next safety frame comes.
- */
-static void on_resume_timer(struct loop_source *source, int fd, uint32_t events, void *data)
-{
-	struct mediatord *md = data;
-	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
-	uint64_t expirations;
-	unsigned n = 0;
-
-	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
-		return;
-	for (struct client *c = md->clients; c; c = c->next) {
-		if (!c->resume_held)
-			continue;
-		c->resume_held = false;
-		n++;
-		if (send(c->record_fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-		    sizeof(resume)) {
-			log_error(
-			    "domain %s: client %u: cannot take worker %d over: %s; stopping it",
-			    domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));
-			client_kill(c, SIGKILL);
-		}
-	}
-	log_info("the normal domains' %u workers taken over resume, %u ms after the safety "
-		 "domains'",
-		 n, MEDIATORD_RESUME_HOLD_MS);
-	loop_remove(md->resume_source);
-	md->resume_source = NULL;
-	close(md->resume_timer);
-	md->resume_timer = -1;
-}
-
-/* Arms the timer that tells the held clients (on_resume_timer()). */
-static void hold_normal_clients(struct mediatord *md)
-{
-	struct itimerspec when = {
-	    .it_value = {.tv_sec = MEDIATORD_RESUME_HOLD_MS / 1000,
-			 .tv_nsec = (MEDIATORD_RESUME_HOLD_MS % 1000) * 1000000L}};
-
-	md->resume_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (md->resume_timer < 0 || timerfd_settime(md->resume_timer, 0, &when, NULL) < 0 ||
-	    !(md->resume_source =
-		  loop_add(md->loop, md->resume_timer, EPOLLIN, on_resume_timer, md))) {
-		log_warn("cannot hold the normal domains' workers: %s; resumed at once",
-			 strerror(errno));
-		if (md->resume_timer >= 0)
-			close(md->resume_timer);
-		md->resume_timer = -1;
-		on_resume_timer(NULL, -1, 0, md);
 	}
 }
 
@@ -788,153 +639,6 @@ static bool open_domain_socket(struct mediatord *md, struct listener *l,
 	return true;
 }
 
-/* What a mediatord that died left with the keeper (keeper.h). */
-struct kept {
-	size_t n;
-	struct keep_entry e[MEDIATORD_MAX_KEPT];
-	int fd[MEDIATORD_MAX_KEPT];
-};
-
-/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
-static int kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->fd[i] >= 0 && k->e[i].kind == kind &&
-		    (kind == KEEP_BOARD || k->e[i].domain == domain)) {
-			int fd = k->fd[i];
-
-			k->fd[i] = -1;
-			return fd;
-		}
-	}
-	return -1;
-}
-
-static void close_kept(struct kept *k)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->fd[i] >= 0)
-			close(k->fd[i]);
-	}
-	k->n = 0;
-}
-
-/*
- * True when what was kept is of the same domains (names, order, sockets)
- * as @cfg: only then can the workers be taken over (their domain indices
- * and board slots stay right). Otherwise says why in @why.
- */
-static bool kept_matches(const struct mediator_config *cfg, const struct kept *k, char *why,
-			 size_t why_size)
-{
-	size_t listeners = 0, wanted = 0;
-
-	for (size_t i = 0; i < cfg->n_domains; i++)
-		wanted += (cfg->domains[i].vtest_socket[0] != '\0') +
-			  (cfg->domains[i].vhost_user_socket[0] != '\0');
-	for (size_t i = 0; i < k->n; i++) {
-		const struct keep_entry *e = &k->e[i];
-		const struct domain_config *dc;
-
-		if (e->kind == KEEP_BOARD)
-			continue;
-		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
-		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {
-			snprintf(why, why_size, "domain %s is not domain %u any more",
-				 e->domain_name, e->domain);
-			return false;
-		}
-		if (e->kind == KEEP_CLIENT)
-			continue;
-		listeners++;
-		if (strcmp(e->path, e->kind == KEEP_LISTENER_VTEST ? dc->vtest_socket
-								   : dc->vhost_user_socket)) {
-			snprintf(why, why_size, "domain %s's socket %s changed", dc->name, e->path);
-			return false;
-		}
-	}
-	if (listeners != wanted) {
-		snprintf(why, why_size, "%zu sockets kept, %zu configured", listeners, wanted);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Starts the keeper, or reaches the one a mediatord that died left (then
- * @k holds what it kept). Without one (restart_wait_s = 0, or it failed)
- * workers die with mediatord.
- */
-static void open_keeper(struct mediatord *md, struct kept *k)
-{
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], err[512], why[256];
-	struct keep_entry e;
-	bool adopted;
-	int fd;
-
-	k->n = 0;
-	if (!md->cfg.restart_wait_s) {
-		log_info("restart_wait_s is 0: workers end with mediatord");
-		return;
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%s%s", md->cfg.control_socket,
-			     KEEPER_SOCKET_SUFFIX) >= sizeof(path)) {
-		log_warn(
-		    "control_socket %s is too long for the keeper's socket next to it: workers "
-		    "end with mediatord",
-		    md->cfg.control_socket);
-		return;
-	}
-	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
-	if (!md->keeper) {
-		log_warn("keeper: %s; workers end with mediatord", err);
-		return;
-	}
-	if (!adopted)
-		return;
-	md->took_over = true;
-	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
-		if (k->n == MEDIATORD_MAX_KEPT) {
-			close(fd);
-			continue;
-		}
-		k->e[k->n] = e;
-		k->fd[k->n++] = fd;
-	}
-	if (kept_matches(&md->cfg, k, why, sizeof(why)))
-		return;
-	log_warn("the workers kept for a restart were of another configuration (%s): they are "
-		 "stopped",
-		 why);
-	close_kept(k);
-	keeper_quit(md->keeper);
-	md->took_over = false;
-	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
-	if (!md->keeper)
-		log_warn("keeper: %s; workers end with mediatord", err);
-}
-
-/* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
-static void resume_budgets(struct mediatord *md)
-{
-	struct keep_budget b;
-	char err[256];
-
-	while (keeper_take_budget(md->keeper, &b)) {
-		if (b.domain >= md->cfg.n_domains ||
-		    strcmp(md->cfg.domains[b.domain].name, b.domain_name))
-			continue;
-		if (dispatcher_set_budget(md->dispatcher, (int)b.domain, b.period_us, b.budget_us,
-					  b.deadline_us, err, sizeof(err)) < 0)
-			log_warn("domain %s: the budget set before the restart: %s", b.domain_name,
-				 err);
-		else
-			log_info("domain %s: budget %u us per %u us, deadline %u us, as set before "
-				 "the restart",
-				 b.domain_name, b.budget_us, b.period_us, b.deadline_us);
-	}
-}
-
 /*
  * Each domain's worker user and directories (domain_dirs.h). Returns 0 or
  * a negative errno with a reason in @err (a worker user that does not
@@ -996,7 +700,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	if (prepare_domains(md, err, err_size) < 0)
 		goto fail;
 	/* Before anything a keeper must not inherit. */
-	open_keeper(md, kept);
+	takeover_open_keeper(md, kept);
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
@@ -1027,15 +731,15 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 			goto fail;
 		}
 		if (dc->vtest_socket[0] &&
-		    !open_domain_socket(md, l, dc, &l->sock, &l->source, dc->vtest_socket,
-					"vtest_socket", kept_fd(kept, KEEP_LISTENER_VTEST, i),
-					on_accept, err, err_size))
+		    !open_domain_socket(
+			md, l, dc, &l->sock, &l->source, dc->vtest_socket, "vtest_socket",
+			takeover_kept_fd(kept, KEEP_LISTENER_VTEST, i), on_accept, err, err_size))
 			goto fail;
 		if (dc->vhost_user_socket[0] &&
 		    !open_domain_socket(md, l, dc, &l->vhost_sock, &l->vhost_source,
 					dc->vhost_user_socket, "vhost_user_socket",
-					kept_fd(kept, KEEP_LISTENER_VHOST, i), on_accept_vm, err,
-					err_size))
+					takeover_kept_fd(kept, KEEP_LISTENER_VHOST, i),
+					on_accept_vm, err, err_size))
 			goto fail;
 	}
 	md->dispatcher =
@@ -1043,7 +747,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	if (!md->dispatcher)
 		goto fail;
 	/* The workers taken over share the board with new ones. */
-	board = kept_fd(kept, KEEP_BOARD, 0);
+	board = takeover_kept_fd(kept, KEEP_BOARD, 0);
 	if (board >= 0 && dispatcher_adopt_board(md->dispatcher, board) < 0) {
 		log_warn("the grant board kept for the restart is not one; workers taken over ask "
 			 "for every grant");
@@ -1062,29 +766,13 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	if (!md->control)
 		goto fail;
 	if (md->keeper) {
-		bool safety = false, held = false;
-
-		resume_budgets(md);
-		for (size_t i = 0; i < kept->n; i++)
-			safety |= kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT &&
-				  (kept->e[i].flags & KEEP_CLIENT_SAFETY);
-		for (size_t i = 0; i < kept->n; i++) {
-			if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
-				adopt_client(md, &kept->e[i], kept->fd[i], safety);
-			else if (kept->fd[i] >= 0)
-				close(kept->fd[i]);
-		}
-		for (struct client *c = md->clients; c; c = c->next)
-			held |= c->resume_held;
-		if (held)
-			hold_normal_clients(md);
-		if (kept->n)
-			log_info("took over %u workers of the mediatord that died", md->n_clients);
+		takeover_resume_budgets(md);
+		takeover_adopt_clients(md, kept);
 	}
 	free(kept);
 	return md;
 fail:
-	close_kept(kept);
+	takeover_close_kept(kept);
 	free(kept);
 	mediatord_destroy(md);
 	return NULL;

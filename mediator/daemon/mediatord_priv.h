@@ -31,6 +31,8 @@
 #include "common/wire.h"
 #include "config/config.h"
 #include "daemon/control.h"
+#include "daemon/keeper.h"
+#include "daemon/mediatord.h"
 #include "daemon/domain_dirs.h"
 #include "daemon/worker_user.h"
 
@@ -127,10 +129,47 @@ struct mediatord {
  */
 void mediatord_take_frames(struct mediatord *md);
 
+/* ---- clients (mediatord_core.c) ------------------------------------------ */
+
+/* Forgets @c: its domain's counts, the dispatcher's, the keeper's; closes its channel. */
+void client_free(struct client *c);
+/* Signals @c's worker: through its pidfd when it is no child of ours. */
+void client_kill(const struct client *c, int sig);
+/* Reads every record waiting. Returns false when the channel is closed or broken. */
+bool client_read_records(struct client *c);
+/* The loop's callback of a client's record channel (loop_fn); @data is the client. */
+void client_on_record(struct loop_source *source, int fd, uint32_t events, void *data);
+
 /* ---- control_answers.c --------------------------------------------------- */
 
 /* mediatord's answers to the control socket's requests; their data is the struct mediatord. */
 extern const struct control_ops mediatord_control_ops;
+
+/* ---- takeover.c ---------------------------------------------------------- */
+
+/* What a mediatord that died left with the keeper (keeper.h). */
+struct kept {
+	size_t n;
+	struct keep_entry e[MEDIATORD_MAX_KEPT];
+	int fd[MEDIATORD_MAX_KEPT];
+};
+
+/*
+ * Starts the keeper, or reaches the one a mediatord that died left (then
+ * @k holds what it kept, when it is of the same domains). Without one
+ * (restart_wait_s = 0, or it failed) workers die with mediatord.
+ */
+void takeover_open_keeper(struct mediatord *md, struct kept *k);
+/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
+int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain);
+/* Closes what @k still holds. */
+void takeover_close_kept(struct kept *k);
+/* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
+void takeover_resume_budgets(struct mediatord *md);
+/* Takes over the workers @k holds and tells them (WIRE_RESUME); closes the rest. */
+void takeover_adopt_clients(struct mediatord *md, struct kept *k);
+/* Gives the keeper a copy of @c's record channel, for a successor. */
+void takeover_keep_client(struct mediatord *md, const struct client *c);
 
 /* ---- worker_spawn.c ------------------------------------------------------ */
 

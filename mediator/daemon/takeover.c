@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Take-over after a restart (keeper.h, doc/design.md). While mediatord
+ * runs, its keeper process holds a copy of each domain socket, the grant
+ * board and each client's record channel, and the budgets set at run
+ * time. When mediatord dies, the keeper tells the workers (WIRE_ORPHANED)
+ * and waits restart_wait_s for a successor; a mediatord that starts with
+ * the same domains takes it all over: the sockets (mediatord.c), the
+ * budgets, and each worker, which is watched through a pidfd (it is no
+ * child of the new mediatord) and told WIRE_RESUME; what it sends before
+ * its answer was for the mediatord that died (client_records.c). The
+ * normal domains' workers are told MEDIATORD_RESUME_HOLD_MS after the
+ * safety domains'. All on mediatord's one thread.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "common/wire.h"
+#include "daemon/dispatcher.h"
+#include "daemon/domain.h"
+#include "daemon/keeper.h"
+#include "daemon/mediatord.h"
+#include "daemon/mediatord_priv.h"
+
+/* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
+void takeover_keep_client(struct mediatord *md, const struct client *c)
+{
+	const struct domain_config *dc = &md->cfg.domains[c->listener - md->listeners];
+	struct keep_entry e = {.kind = KEEP_CLIENT,
+			       .domain = (uint32_t)(c->listener - md->listeners),
+			       .client_id = c->id,
+			       .pid = c->pid,
+			       .flags =
+				   (c->vm ? KEEP_CLIENT_VM : 0) |
+				   (dc->class == DOMAIN_CLASS_SAFETY ? KEEP_CLIENT_SAFETY : 0)};
+
+	if (!md->keeper)
+		return;
+	snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
+	if (keeper_keep(md->keeper, &e, c->record_fd) < 0)
+		log_warn("domain %s: client %u: the keeper did not take its channel (%s): it will "
+			 "not outlive mediatord",
+			 dc->name, c->id, strerror(errno));
+}
+
+/* A worker taken over from a mediatord that died ended (its pidfd is readable). */
+static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	if (c->record_fd >= 0)
+		client_read_records(c);
+	log_info("domain %s: client %u: worker %d (taken over) ended after %llu groups",
+		 domain_name(c->listener->domain), c->id, (int)c->pid,
+		 (unsigned long long)c->groups);
+	if (c->vm)
+		c->listener->vm_connected = false;
+	client_free(c);
+}
+
+/*
+ * Takes over the worker of a mediatord that died (keeper.h), whose record
+ * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
+ */
+static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, bool hold_normal)
+{
+	struct listener *l = &md->listeners[e->domain];
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	struct client *c = calloc(1, sizeof(*c));
+	int pidfd = pidfd_open(e->pid, 0);
+	/* A normal domain's worker goes on waiting a while (on_resume_timer()). */
+	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
+
+	/* A live channel means a live worker: its pid is no other process's. */
+	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
+	    (!hold &&
+	     send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume))) {
+		log_warn("domain %s: client %u: worker %d ended before it was taken over",
+			 e->domain_name, e->client_id, (int)e->pid);
+		free(c);
+		if (pidfd >= 0)
+			close(pidfd);
+		close(fd);
+		keeper_forget_client(md->keeper, e->client_id);
+		return;
+	}
+	c->md = md;
+	c->listener = l;
+	c->id = e->client_id;
+	c->pid = e->pid;
+	c->pidfd = pidfd;
+	c->record_fd = fd;
+	c->peer_pid = -1;
+	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
+	c->adopted = true;
+	c->resuming = true;
+	c->resume_held = hold;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->source = loop_add(md->loop, fd, EPOLLIN, client_on_record, c);
+	c->pid_source = loop_add(md->loop, pidfd, EPOLLIN, on_adopted_exit, c);
+	if (!c->source || !c->pid_source)
+		log_error("domain %s: cannot watch worker %d", e->domain_name, (int)e->pid);
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	if (c->id > md->next_client_id)
+		md->next_client_id = c->id;
+	domain_client_added(l->domain);
+	if (c->vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u taken over, worker %d", e->domain_name, c->vm ? "VM" : "client",
+		 c->id, (int)c->pid);
+}
+
+/*
+ * The normal domains' workers taken over are told last: until then they
+ * wait as they did while mediatord was away, and the scheduler learns the
+ * safety domains' frames (their phase and cost) from their groups alone.
+ * Told at once, a normal domain's backlog would meet a scheduler that does
+ * not know yet when the next safety frame comes.
+ */
+static void on_resume_timer(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
+	uint64_t expirations;
+	unsigned n = 0;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno == EAGAIN)
+		return;
+	for (struct client *c = md->clients; c; c = c->next) {
+		if (!c->resume_held)
+			continue;
+		c->resume_held = false;
+		n++;
+		if (send(c->record_fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+		    sizeof(resume)) {
+			log_error(
+			    "domain %s: client %u: cannot take worker %d over: %s; stopping it",
+			    domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));
+			client_kill(c, SIGKILL);
+		}
+	}
+	log_info("the normal domains' %u workers taken over resume, %u ms after the safety "
+		 "domains'",
+		 n, MEDIATORD_RESUME_HOLD_MS);
+	loop_remove(md->resume_source);
+	md->resume_source = NULL;
+	close(md->resume_timer);
+	md->resume_timer = -1;
+}
+
+/* Arms the timer that tells the held clients (on_resume_timer()). */
+static void hold_normal_clients(struct mediatord *md)
+{
+	struct itimerspec when = {
+	    .it_value = {.tv_sec = MEDIATORD_RESUME_HOLD_MS / 1000,
+			 .tv_nsec = (MEDIATORD_RESUME_HOLD_MS % 1000) * 1000000L}};
+
+	md->resume_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (md->resume_timer < 0 || timerfd_settime(md->resume_timer, 0, &when, NULL) < 0 ||
+	    !(md->resume_source =
+		  loop_add(md->loop, md->resume_timer, EPOLLIN, on_resume_timer, md))) {
+		log_warn("cannot hold the normal domains' workers: %s; resumed at once",
+			 strerror(errno));
+		if (md->resume_timer >= 0)
+			close(md->resume_timer);
+		md->resume_timer = -1;
+		on_resume_timer(NULL, -1, 0, md);
+	}
+}
+
+/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
+int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0 && k->e[i].kind == kind &&
+		    (kind == KEEP_BOARD || k->e[i].domain == domain)) {
+			int fd = k->fd[i];
+
+			k->fd[i] = -1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+void takeover_close_kept(struct kept *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0)
+			close(k->fd[i]);
+	}
+	k->n = 0;
+}
+
+/*
+ * True when what was kept is of the same domains (names, order, sockets)
+ * as @cfg: only then can the workers be taken over (their domain indices
+ * and board slots stay right). Otherwise says why in @why.
+ */
+static bool kept_matches(const struct mediator_config *cfg, const struct kept *k, char *why,
+			 size_t why_size)
+{
+	size_t listeners = 0, wanted = 0;
+
+	for (size_t i = 0; i < cfg->n_domains; i++)
+		wanted += (cfg->domains[i].vtest_socket[0] != '\0') +
+			  (cfg->domains[i].vhost_user_socket[0] != '\0');
+	for (size_t i = 0; i < k->n; i++) {
+		const struct keep_entry *e = &k->e[i];
+		const struct domain_config *dc;
+
+		if (e->kind == KEEP_BOARD)
+			continue;
+		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
+		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {
+			snprintf(why, why_size, "domain %s is not domain %u any more",
+				 e->domain_name, e->domain);
+			return false;
+		}
+		if (e->kind == KEEP_CLIENT)
+			continue;
+		listeners++;
+		if (strcmp(e->path, e->kind == KEEP_LISTENER_VTEST ? dc->vtest_socket
+								   : dc->vhost_user_socket)) {
+			snprintf(why, why_size, "domain %s's socket %s changed", dc->name, e->path);
+			return false;
+		}
+	}
+	if (listeners != wanted) {
+		snprintf(why, why_size, "%zu sockets kept, %zu configured", listeners, wanted);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Starts the keeper, or reaches the one a mediatord that died left (then
+ * @k holds what it kept). Without one (restart_wait_s = 0, or it failed)
+ * workers die with mediatord.
+ */
+void takeover_open_keeper(struct mediatord *md, struct kept *k)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)], err[512], why[256];
+	struct keep_entry e;
+	bool adopted;
+	int fd;
+
+	k->n = 0;
+	if (!md->cfg.restart_wait_s) {
+		log_info("restart_wait_s is 0: workers end with mediatord");
+		return;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s", md->cfg.control_socket,
+			     KEEPER_SOCKET_SUFFIX) >= sizeof(path)) {
+		log_warn(
+		    "control_socket %s is too long for the keeper's socket next to it: workers "
+		    "end with mediatord",
+		    md->cfg.control_socket);
+		return;
+	}
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper) {
+		log_warn("keeper: %s; workers end with mediatord", err);
+		return;
+	}
+	if (!adopted)
+		return;
+	md->took_over = true;
+	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
+		if (k->n == MEDIATORD_MAX_KEPT) {
+			close(fd);
+			continue;
+		}
+		k->e[k->n] = e;
+		k->fd[k->n++] = fd;
+	}
+	if (kept_matches(&md->cfg, k, why, sizeof(why)))
+		return;
+	log_warn("the workers kept for a restart were of another configuration (%s): they are "
+		 "stopped",
+		 why);
+	takeover_close_kept(k);
+	keeper_quit(md->keeper);
+	md->took_over = false;
+	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
+	if (!md->keeper)
+		log_warn("keeper: %s; workers end with mediatord", err);
+}
+
+/* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
+void takeover_resume_budgets(struct mediatord *md)
+{
+	struct keep_budget b;
+	char err[256];
+
+	while (keeper_take_budget(md->keeper, &b)) {
+		if (b.domain >= md->cfg.n_domains ||
+		    strcmp(md->cfg.domains[b.domain].name, b.domain_name))
+			continue;
+		if (dispatcher_set_budget(md->dispatcher, (int)b.domain, b.period_us, b.budget_us,
+					  b.deadline_us, err, sizeof(err)) < 0)
+			log_warn("domain %s: the budget set before the restart: %s", b.domain_name,
+				 err);
+		else
+			log_info("domain %s: budget %u us per %u us, deadline %u us, as set before "
+				 "the restart",
+				 b.domain_name, b.budget_us, b.period_us, b.deadline_us);
+	}
+}
+
+/*
+ * Takes over every worker @k holds (their record channels), tells them
+ * (WIRE_RESUME): the safety domains' at once, the normal domains' after
+ * MEDIATORD_RESUME_HOLD_MS when a safety domain's worker is among them;
+ * closes the rest of what @k holds.
+ */
+void takeover_adopt_clients(struct mediatord *md, struct kept *kept)
+{
+	bool safety = false, held = false;
+
+	for (size_t i = 0; i < kept->n; i++)
+		safety |= kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT &&
+			  (kept->e[i].flags & KEEP_CLIENT_SAFETY);
+	for (size_t i = 0; i < kept->n; i++) {
+		if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
+			adopt_client(md, &kept->e[i], kept->fd[i], safety);
+		else if (kept->fd[i] >= 0)
+			close(kept->fd[i]);
+	}
+	for (struct client *c = md->clients; c; c = c->next)
+		held |= c->resume_held;
+	if (held)
+		hold_normal_clients(md);
+	if (kept->n)
+		log_info("took over %u workers of the mediatord that died", md->n_clients);
+}
