@@ -135,9 +135,20 @@ void mediatord_take_frames(struct mediatord *md);
 void client_free(struct client *c);
 /* Signals @c's worker: through its pidfd when it is no child of ours. */
 void client_kill(const struct client *c, int sig);
-/* Reads every record waiting. Returns false when the channel is closed or broken. */
+
+/* ---- client_records.c ---------------------------------------------------- */
+
+/*
+ * Reads every record waiting on @c's channel; on the first that breaks a
+ * rule, counts it (bad_records), logs it and kills the worker. Returns
+ * false when the channel is closed or broken.
+ */
 bool client_read_records(struct client *c);
-/* The loop's callback of a client's record channel (loop_fn); @data is the client. */
+/*
+ * The loop's callback of a client's record channel (loop_fn, @data the
+ * client): reads what waits; a channel closed or broken is closed and no
+ * longer watched (the worker is forgotten when it is reaped).
+ */
 void client_on_record(struct loop_source *source, int fd, uint32_t events, void *data);
 
 /* ---- control_answers.c --------------------------------------------------- */

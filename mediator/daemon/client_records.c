@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading a worker: the records it sends on its record channel (wire.h).
+ * Each packet goes through three steps, each message of it in turn (a
+ * WIRE_GROUP batch holds several):
+ *   1. the wire's rules (wire_frame(), wire_check_message()): what any
+ *      message must be on its own;
+ *   2. the rules of the client's state: a group's seq above the last one,
+ *      WIRE_RESUME only as the answer to a take-over, and the dispatcher's
+ *      (a request's id, a claim of the offer it made, a completion of a
+ *      group it granted);
+ *   3. its taker (record_takers[]) applies it.
+ * The first message that breaks a rule stops the worker; the messages
+ * before it in its packet were applied.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "predict.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "daemon/dispatcher.h"
+#include "daemon/domain.h"
+#include "daemon/mediatord_priv.h"
+#include "daemon/trace.h"
+
+_Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+_Static_assert(PF_COUNT == WIRE_FEATURES, "wire_check_model() knows libpredict's features");
+_Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
+		   PREDICT_FRAGMENTS_HISTORY == WIRE_FRAGMENTS_HISTORY,
+	       "wire_check_model() knows libpredict's fragment estimators");
+
+/* Applies one checked message of its type; 0 or a negative errno with the reason in @err. */
+typedef int (*record_taker)(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			    size_t err_size);
+
+static int take_group(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	struct mediatord *md = c->md;
+	struct domain *domain = c->listener->domain;
+	struct wire_group m;
+
+	memcpy(&m, msg, sizeof(m));
+	if (m.seq <= c->last_seq) {
+		snprintf(err, err_size, "group: seq %llu not above %llu", (unsigned long long)m.seq,
+			 (unsigned long long)c->last_seq);
+		return -EPROTO;
+	}
+	c->last_seq = m.seq;
+	c->groups++;
+	for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+		if (c->ctx_list[i].ctx_id == m.ctx_id) {
+			c->ctx_list[i].groups++;
+			break;
+		}
+	}
+	domain_charge_group(domain, &m);
+	if (md->trace && trace_write_group(md->trace, domain_name(domain), c->id, &m) < 0) {
+		log_error("trace %s: write failed; tracing stopped", trace_path(md->trace));
+		trace_close(md->trace);
+		md->trace = NULL;
+	}
+	return 0;
+}
+
+static int take_grant_request(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			      size_t err_size)
+{
+	struct wire_grant_request m;
+	int r;
+
+	memcpy(&m, msg, sizeof(m));
+	r = dispatcher_request(c->md->dispatcher, c->id, (int)(c->listener - c->md->listeners), &m,
+			       now_ns);
+	if (r < 0)
+		snprintf(err, err_size, "grant request %llu refused by the dispatcher: %s",
+			 (unsigned long long)m.id, strerror(-r));
+	return r;
+}
+
+static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *err, size_t err_size)
+{
+	struct wire_done m;
+	int r;
+
+	memcpy(&m, msg, sizeof(m));
+	r = dispatcher_done(c->md->dispatcher, c->id, &m, now_ns);
+	if (r < 0)
+		snprintf(err, err_size, "done %llu refused by the dispatcher: %s",
+			 (unsigned long long)m.id, strerror(-r));
+	return r;
+}
+
+static int take_hello(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	struct wire_hello m;
+
+	memcpy(&m, msg, sizeof(m));
+	domain_set_timestamp_source(c->listener->domain, m.timestamp_source);
+	return 0;
+}
+
+static int take_client_info(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			    size_t err_size)
+{
+	struct wire_client_info m;
+
+	memcpy(&m, msg, sizeof(m));
+	memcpy(c->name, m.name, sizeof(c->name));
+	c->peer_pid = m.peer_pid;
+	return 0;
+}
+
+static int take_model(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	memcpy(&c->model.m, msg, sizeof(c->model.m));
+	c->model.valid = true;
+	c->model.client = c->id;
+	memcpy(c->model.client_name, c->name, sizeof(c->model.client_name));
+	c->listener->last_model = c->model;
+	return 0;
+}
+
+static int take_context(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			size_t err_size)
+{
+	struct domain *domain = c->listener->domain;
+	struct wire_context m;
+
+	memcpy(&m, msg, sizeof(m));
+	if (m.alive) {
+		c->contexts++;
+		domain_contexts_changed(domain, 1);
+		if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
+			struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
+
+			x->ctx_id = m.ctx_id;
+			x->groups = 0;
+			memcpy(x->name, m.name, sizeof(x->name));
+		}
+	} else if (c->contexts) {
+		c->contexts--;
+		domain_contexts_changed(domain, -1);
+		for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+			if (c->ctx_list[i].ctx_id == m.ctx_id) {
+				c->ctx_list[i] = c->ctx_list[--c->n_ctx_list];
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* By enum wire_type; NULL: a message a worker may send only at another time (WIRE_RESUME). */
+static const record_taker record_takers[] = {
+    [WIRE_HELLO] = take_hello, [WIRE_CONTEXT] = take_context,
+    [WIRE_GROUP] = take_group, [WIRE_CLIENT_INFO] = take_client_info,
+    [WIRE_MODEL] = take_model, [WIRE_GRANT_REQUEST] = take_grant_request,
+    [WIRE_DONE] = take_done,   [WIRE_RESUME] = NULL,
+};
+
+/*
+ * A claim the wire's rules refused never came to the dispatcher, which
+ * would have released the offer it took: released here.
+ */
+static void release_refused_claim(struct client *c, const void *msg, uint64_t now_ns)
+{
+	struct wire_grant_request m;
+
+	memcpy(&m, msg, sizeof(m));
+	if (m.flags & WIRE_GRANT_CLAIMED)
+		dispatcher_release_claim(c->md->dispatcher, c->id, now_ns);
+}
+
+/* Checks and applies one packet: 0, or a negative errno with the rule it broke in @err. */
+static int client_take_record(struct client *c, const void *buf, size_t size, char *err,
+			      size_t err_size)
+{
+	uint64_t now = mono_now_ns();
+	struct wire_header hdr;
+	size_t each;
+	int n;
+
+	if (c->revoked)
+		return 0; /* killed by the watchdog; the dispatcher forgot it */
+	if (size < sizeof(hdr))
+		return wire_frame(buf, size, err, err_size);
+	memcpy(&hdr, buf, sizeof(hdr));
+	/* Taken over: what came before its answer was for the mediatord that died. */
+	if (c->resuming) {
+		c->resuming =
+		    !(hdr.type == WIRE_RESUME && wire_check(buf, size, now, NULL, 0) == 0);
+		return 0;
+	}
+	n = wire_frame(buf, size, err, err_size);
+	if (n < 0)
+		return n;
+	each = size / (size_t)n;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *msg = (const uint8_t *)buf + (size_t)i * each;
+		int r = wire_check_message(msg, each, now, err, err_size);
+
+		if (r == -EINVAL && hdr.type == WIRE_GRANT_REQUEST)
+			release_refused_claim(c, msg, now);
+		if (r < 0)
+			return r;
+		if (hdr.type >= ARRAY_SIZE(record_takers) || !record_takers[hdr.type]) {
+			snprintf(err, err_size, "type %u: not after the worker was taken over",
+				 hdr.type);
+			return -EPROTO;
+		}
+		r = record_takers[hdr.type](c, msg, now, err, err_size);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Reads every record waiting. Returns false when the channel is closed or broken. */
+bool client_read_records(struct client *c)
+{
+	uint8_t buf[MEDIATORD_MAX_RECORD];
+	char err[256];
+
+	for (;;) {
+		ssize_t n = recv(c->record_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		int r;
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+		if (n == 0)
+			return false;
+		if ((size_t)n > sizeof(buf)) {
+			snprintf(err, sizeof(err), "a packet of %zd bytes, above %zu", n,
+				 sizeof(buf));
+			r = -EMSGSIZE;
+		} else {
+			r = client_take_record(c, buf, (size_t)n, err, sizeof(err));
+		}
+		if (r < 0) {
+			c->md->bad_records++;
+			log_error("domain %s client %u: worker %d sent a malformed record (%s); "
+				  "stopping it",
+				  domain_name(c->listener->domain), c->id, (int)c->pid, err);
+			client_kill(c, SIGKILL);
+			return false;
+		}
+	}
+}
+
+void client_on_record(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct client *c = data;
+
+	mediatord_take_frames(c->md);
+	if (!client_read_records(c)) {
+		/* The worker is gone or cut off; it is forgotten when reaped. */
+		loop_remove(c->source);
+		c->source = NULL;
+		close(c->record_fd);
+		c->record_fd = -1;
+	}
+}
