@@ -31,6 +31,7 @@
 #include "common/wire.h"
 #include "config/config.h"
 #include "daemon/control.h"
+#include "daemon/dispatcher.h"
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/domain_dirs.h"
@@ -129,12 +130,27 @@ struct mediatord {
  */
 void mediatord_take_frames(struct mediatord *md);
 
-/* ---- clients (mediatord_core.c) ------------------------------------------ */
+/* ---- clients.c ----------------------------------------------------------- */
 
 /* Forgets @c: its domain's counts, the dispatcher's, the keeper's; closes its channel. */
 void client_free(struct client *c);
 /* Signals @c's worker: through its pidfd when it is no child of ours. */
 void client_kill(const struct client *c, int sig);
+/* The loop's callbacks of a domain's vtest and vhost-user sockets (loop_fn, @data the listener). */
+void client_on_accept(struct loop_source *source, int fd, uint32_t events, void *data);
+void client_on_accept_vm(struct loop_source *source, int fd, uint32_t events, void *data);
+/* Reaps the workers that exited (SIGCHLD) and forgets their clients. */
+void clients_reap(struct mediatord *md);
+/* Stops every worker (SIGTERM, SIGKILL after MEDIATORD_STOP_GRACE_MS) and forgets its client. */
+void clients_stop(struct mediatord *md);
+/* The dispatcher's way to a worker (dispatcher_send_fn, @data the struct mediatord). */
+int client_send_grant(void *data, uint32_t client, const struct wire_grant *grant);
+/*
+ * The grant watchdog revoked a group of a client (dispatcher_revoke_fn,
+ * @data the struct mediatord): at the revocation a warning; when it gives
+ * up, the worker is killed.
+ */
+void client_revoked(void *data, const struct dispatcher_revoked *r);
 
 /* ---- client_records.c ---------------------------------------------------- */
 

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mediatord's clients (struct client, mediatord_priv.h), one per worker.
+ *
+ * Life of a client: a connection is accepted on a domain's socket; a
+ * SOCK_SEQPACKET socketpair is made for its records; mediator-worker is
+ * spawned (worker_spawn.c) with the connection on fd 3 and its end of the
+ * pair on fd 4; mediatord keeps its end and reads records from it
+ * (client_records.c). Grants go the other way on the same channel. When
+ * the worker exits (SIGCHLD, however it ended), mediatord reads what
+ * records remain, takes the client's clients/contexts counts back from
+ * its domain and forgets it. A worker taken over after a restart
+ * (takeover.c) is watched through its pidfd instead. mediatord never
+ * parses client bytes itself and never waits on a worker, but at its
+ * stop. All on mediatord's one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "common/wire.h"
+#include "daemon/dispatcher.h"
+#include "daemon/domain.h"
+#include "daemon/keeper.h"
+#include "daemon/mediatord.h"
+#include "daemon/mediatord_priv.h"
+
+void client_free(struct client *c)
+{
+	struct mediatord *md = c->md;
+	struct client **pp;
+
+	for (pp = &md->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	md->n_clients--;
+	dispatcher_forget(md->dispatcher, c->id, mono_now_ns());
+	domain_client_removed(c->listener->domain);
+	if (c->contexts)
+		domain_contexts_changed(c->listener->domain, -(int)c->contexts);
+	loop_remove(c->source);
+	if (c->record_fd >= 0)
+		close(c->record_fd);
+	loop_remove(c->pid_source);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (md->keeper)
+		keeper_forget_client(md->keeper, c->id);
+	free(c);
+}
+
+/* Signals a client's worker: through its pidfd when it is no child of ours. */
+void client_kill(const struct client *c, int sig)
+{
+	if (c->pidfd >= 0)
+		pidfd_send_signal(c->pidfd, sig, NULL, 0);
+	else
+		kill(c->pid, sig);
+}
+
+static int move_fd_above(int fd, int min)
+{
+	int nfd;
+
+	if (fd >= min)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, min);
+	close(fd);
+	return nfd;
+}
+
+static void accept_client(struct listener *l, bool vm)
+{
+	struct mediatord *md = l->md;
+	const char *dname = domain_name(l->domain);
+	int client_fd, pair[2];
+	int bufsize = MEDIATORD_RECORD_BUFFER;
+	struct client *c;
+
+	client_fd = accept4(vm ? l->vhost_sock.fd : l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
+	if (client_fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("domain %s: accept: %s", dname, strerror(errno));
+		return;
+	}
+	if (vm && l->vm_connected) {
+		log_warn("domain %s: refusing a second VM on %s: one is connected", dname,
+			 l->vhost_sock.path);
+		close(client_fd);
+		return;
+	}
+	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
+		log_warn("domain %s: refusing a client: %u clients already", dname, md->n_clients);
+		close(client_fd);
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
+		log_error("domain %s: socketpair: %s", dname, strerror(errno));
+		close(client_fd);
+		return;
+	}
+	/* Keep the fds the worker inherits away from the numbers they get there. */
+	client_fd = move_fd_above(client_fd, WIRE_BOARD_FD + 1);
+	pair[1] = move_fd_above(pair[1], WIRE_BOARD_FD + 1);
+	setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof(bufsize));
+	setsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof(bufsize));
+
+	c = calloc(1, sizeof(*c));
+	if (!c || client_fd < 0 || pair[1] < 0) {
+		log_error("domain %s: out of resources for a new client", dname);
+		goto fail;
+	}
+	c->md = md;
+	c->listener = l;
+	c->pidfd = -1;
+	c->id = ++md->next_client_id;
+	c->record_fd = pair[0];
+	c->peer_pid = -1;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	c->vm = vm;
+	c->pid = worker_spawn(md, l, c->id, vm, client_fd, pair[1]);
+	if (c->pid < 0) {
+		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
+			  strerror(errno));
+		goto fail;
+	}
+	close(client_fd);
+	close(pair[1]);
+	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, client_on_record, c);
+	if (!c->source) {
+		kill(c->pid, SIGKILL);
+		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
+	}
+	takeover_keep_client(md, c);
+	c->next = md->clients;
+	md->clients = c;
+	md->n_clients++;
+	domain_client_added(l->domain);
+	if (vm)
+		l->vm_connected = true;
+	log_info("domain %s: %s %u accepted, worker %d", dname, vm ? "VM" : "client", c->id,
+		 (int)c->pid);
+	return;
+fail:
+	free(c);
+	if (client_fd >= 0)
+		close(client_fd);
+	close(pair[0]);
+	if (pair[1] >= 0)
+		close(pair[1]);
+}
+
+void client_on_accept(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data, false);
+}
+
+void client_on_accept_vm(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	accept_client(data, true);
+}
+
+void clients_reap(struct mediatord *md)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		struct client *c;
+
+		for (c = md->clients; c && c->pid != pid; c = c->next)
+			;
+		if (!c)
+			continue;
+		if (c->record_fd >= 0)
+			client_read_records(c);
+		if (WIFSIGNALED(status))
+			log_warn("domain %s: client %u: worker %d killed by signal %d",
+				 domain_name(c->listener->domain), c->id, (int)pid,
+				 WTERMSIG(status));
+		else
+			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
+				 domain_name(c->listener->domain), c->id, (int)pid,
+				 WEXITSTATUS(status), (unsigned long long)c->groups);
+		if (c->vm)
+			c->listener->vm_connected = false;
+		client_free(c);
+	}
+}
+
+/* The dispatcher's way to a worker (dispatcher_send_fn). */
+int client_send_grant(void *data, uint32_t client, const struct wire_grant *grant)
+{
+	struct mediatord *md = data;
+	struct client *c;
+
+	for (c = md->clients; c && c->id != client; c = c->next)
+		;
+	if (!c || c->record_fd < 0)
+		return -ENOENT;
+	if (send(c->record_fd, grant, sizeof(*grant), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(*grant)) {
+		log_error("domain %s: client %u: cannot send a grant: %s; stopping its worker",
+			  domain_name(c->listener->domain), c->id, strerror(errno));
+		client_kill(c, SIGKILL);
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The grant watchdog revoked a group of a client (dispatcher_revoke_fn):
+ * at the revocation a warning (the client is suspended); when its
+ * completion has not come by the kill delay, its worker is killed and the
+ * reaper cleans up as for a crash.
+ */
+void client_revoked(void *data, const struct dispatcher_revoked *r)
+{
+	struct mediatord *md = data;
+	uint64_t now = mono_now_ns();
+	struct client *c;
+
+	for (c = md->clients; c && c->id != r->client; c = c->next)
+		;
+	if (!c)
+		return;
+	if (!r->kill) {
+		log_warn(
+		    "domain %s: client %u context %u: group of grant %llu held it for %llu ms, "
+		    "past its watchdog deadline of %llu ms (bound %llu us); grant revoked, "
+		    "client suspended until its completion",
+		    domain_name(c->listener->domain), c->id, r->ctx_id,
+		    (unsigned long long)r->wire_id,
+		    (unsigned long long)((now - r->granted_ns) / 1000000u),
+		    (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
+		    (unsigned long long)(r->bound_ns / 1000u));
+		return;
+	}
+	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
+		  "not completed (held %llu ms); killing worker %d",
+		  domain_name(c->listener->domain), c->id, r->ctx_id,
+		  (unsigned long long)r->wire_id,
+		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
+		  (unsigned long long)((now - r->granted_ns) / 1000000u), (int)c->pid);
+	domain_watchdog_killed(c->listener->domain);
+	c->revoked = true;
+	client_kill(c, SIGKILL);
+}
+
+/* Forgets the workers taken over that have ended (their pidfds readable). */
+static void reap_adopted(struct mediatord *md)
+{
+	struct client *c = md->clients, *next;
+
+	for (; c; c = next) {
+		struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+
+		next = c->next;
+		if (c->adopted && poll(&p, 1, 0) == 1)
+			client_free(c);
+	}
+}
+
+void clients_stop(struct mediatord *md)
+{
+	uint64_t deadline = mono_now_ns() + MEDIATORD_STOP_GRACE_MS * 1000000ull;
+
+	for (struct client *c = md->clients; c; c = c->next)
+		client_kill(c, SIGTERM);
+	while (md->clients && mono_now_ns() < deadline) {
+		clients_reap(md);
+		reap_adopted(md);
+		if (md->clients)
+			usleep(10000);
+	}
+	for (struct client *c = md->clients; c; c = c->next)
+		client_kill(c, SIGKILL);
+	while (md->clients) {
+		struct pollfd p = {.fd = md->clients->pidfd, .events = POLLIN};
+
+		if (md->clients->adopted)
+			poll(&p, 1, 1000);
+		else
+			waitpid(md->clients->pid, NULL, 0);
+		client_free(md->clients);
+	}
+}
