@@ -3,7 +3,9 @@
  * mediatord's core: the domains of the config, their listening sockets,
  * one worker process per accepted connection, the records the workers
  * send, the control socket and the trace. Everything runs on one thread,
- * driven by a loop (loop.h); signals arrive through a signalfd.
+ * driven by a loop (loop.h); signals arrive through a signalfd. These
+ * functions are mediatord.c's; the files it shares the work with, by job,
+ * are listed in mediatord_priv.h.
  *
  * Objects: struct mediatord owns one struct domain (accounting) and one
  * listening socket per configured domain, a list of struct client (one per

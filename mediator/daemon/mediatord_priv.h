@@ -122,7 +122,7 @@ struct mediatord {
 	struct loop_source *resume_source;
 };
 
-/* ---- mediatord_core.c ---------------------------------------------------- */
+/* ---- mediatord.c --------------------------------------------------------- */
 
 /*
  * Takes the safety frames the scheduler closed: into their domains' frame

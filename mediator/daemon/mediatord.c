@@ -1,52 +1,41 @@
 // SPDX-License-Identifier: MIT
 /*
- * mediatord's core (see mediatord.h).
+ * mediatord's core (mediatord.h): set-up, signals and tear-down.
  *
- * Life of a client: a connection is accepted on a domain's socket; a
- * SOCK_SEQPACKET socketpair is made for its records; mediator-worker is
- * spawned with the connection on fd 3 and its end of the pair on fd 4;
- * mediatord keeps its end and reads records from it. When the worker
- * exits (SIGCHLD, however it ended), mediatord reads what records remain,
- * takes the client's clients/contexts counts back from its domain and
- * forgets it. mediatord never parses client bytes itself and never waits
- * on a worker.
+ * mediatord_create() makes, in this order: each domain's worker user and
+ * directories, the keeper (takeover.c; before anything it must not
+ * inherit), the loop and its signalfd, each domain's struct domain and
+ * sockets (taken over from a predecessor when the keeper holds them), the
+ * dispatcher and its grant board, the control socket (control_answers.c),
+ * and the workers taken over. mediatord_run() serves on the loop until
+ * SIGTERM or SIGINT; SIGCHLD reaps workers (clients.c).
+ * mediatord_destroy() undoes it: after a clean stop with the workers and
+ * the keeper; after a failed start that took over, leaving the
+ * predecessor's workers with the keeper for another try.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <json-c/json.h>
-#include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
-#include <sys/pidfd.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
+#include <sys/types.h>
 #include <unistd.h>
 
-#include "predict.h"
+#include "common/loop.h"
+#include "common/unix_listener.h"
+#include "common/util.h"
 #include "daemon/control.h"
 #include "daemon/dispatcher.h"
 #include "daemon/domain.h"
+#include "daemon/domain_dirs.h"
 #include "daemon/keeper.h"
-#include "common/loop.h"
-#include "build-config/build-config.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
-#include "daemon/trace.h"
-#include "common/unix_listener.h"
-#include "common/util.h"
-#include "common/wire.h"
-#include "daemon/domain_dirs.h"
 #include "daemon/service_notify.h"
+#include "daemon/trace.h"
 #include "daemon/worker_user.h"
 
 /*
@@ -105,11 +94,6 @@ static void on_signal(struct loop_source *source, int fd, uint32_t events, void 
 
 /* ---- set-up and tear-down ---------------------------------------------- */
 
-/*
- * Opens one of a domain's sockets (its config @key names it in messages)
- * with the domain's socket_mode, socket_owner and socket_group, and
- * watches it with @fn. Returns false with the reason in @err.
- */
 /*
  * Opens one of a domain's sockets (its config @key names it in messages)
  * with the domain's socket_mode, socket_owner and socket_group, or takes
