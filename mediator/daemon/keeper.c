@@ -17,6 +17,7 @@
 #include "common/fd_pass.h"
 #include "daemon/keeper.h"
 #include "daemon/keeper_msg.h"
+#include "daemon/keeper_process.h"
 #include "common/unix_listener.h"
 #include "common/util.h"
 

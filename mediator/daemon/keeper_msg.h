@@ -26,10 +26,4 @@ struct keep_msg {
 	struct keep_budget budget; /* KEEP_OP_BUDGET */
 };
 
-/*
- * The keeper process: serves mediatord on @conn_fd and successors on
- * @listen_fd (bound at @path), as keeper.h says. Never returns.
- */
-_Noreturn void keeper_process_run(int listen_fd, int conn_fd, const char *path, uint32_t wait_s);
-
 #endif

@@ -19,6 +19,7 @@
 
 #include "common/fd_pass.h"
 #include "daemon/keeper_msg.h"
+#include "daemon/keeper_process.h"
 #include "common/util.h"
 #include "common/wire.h"
 
