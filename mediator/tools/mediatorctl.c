@@ -5,7 +5,9 @@
  * Each invocation connects, sends one request line (see control.h for the
  * protocol), waits at most MEDIATORCTL_TIMEOUT_MS for the one reply line,
  * prints it for people (or as JSON for scripts) and exits with a status
- * that tells scripts what went wrong (enum mediatorctl_exit).
+ * that tells scripts what went wrong (enum mediatorctl_exit). This file
+ * holds the commands, their help and options; the request and its reply
+ * are mediatorctl_call.c's, the printing for people mediatorctl_print.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,23 +29,13 @@
 #include "config/config.h"
 #include "common/helper_path.h"
 #include "build-config/build-config.h"
+#include "tools/mediatorctl_call.h"
+#include "tools/mediatorctl_print.h"
 #include "tools/metrics_text.h"
 #include "tools/trace_export.h"
 
-/* How long mediatorctl waits for mediatord, connect to reply, so a hung daemon cannot hang scripts.
- */
-#define MEDIATORCTL_TIMEOUT_MS 10000
-/* Largest reply accepted; show-budgets of CONFIG_MAX_DOMAINS domains is a few KiB. */
-#define MEDIATORCTL_MAX_REPLY (16 * 1024 * 1024)
 /* Environment variable naming the control socket (overridden by --socket). */
 #define MEDIATORCTL_SOCKET_ENV "MEDIATOR_CONTROL_SOCKET"
-
-enum mediatorctl_exit {
-	EXIT_OK = 0,
-	EXIT_REFUSED = 1,     /* mediatord answered with an error */
-	EXIT_USAGE = 2,	      /* unknown command or option, missing argument */
-	EXIT_UNREACHABLE = 3, /* cannot connect, connection closed, no or malformed reply */
-};
 
 static const char main_help[] =
     "NAME\n"
@@ -254,19 +246,6 @@ static const char trace_help[] =
     "\n"
     "    -h, --help  print this help\n";
 
-static void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void print_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mediatorctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
@@ -281,239 +260,6 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Waits until @fd is ready for @events or @deadline (ms) passes. Returns 0 or a negative errno. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = events};
-		int64_t left = deadline - now_ms();
-		int r;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		r = poll(&p, 1, (int)left);
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			return 0;
-	}
-}
-
-static int connect_to(const char *path, int64_t deadline)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = MEDIATORCTL_TIMEOUT_MS / 1000};
-	int fd;
-
-	memcpy(addr.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		print_error("socket: %s", strerror(errno));
-		return -1;
-	}
-	/* A blocking connect() to a unix socket with a full backlog waits at most this long. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-		if (errno == EINTR && now_ms() < deadline)
-			continue;
-		print_error("cannot connect to mediatord at %s: %s%s", path,
-			    errno == EAGAIN ? "no answer" : strerror(errno),
-			    errno == ENOENT || errno == ECONNREFUSED ? " (is mediatord running?)"
-								     : "");
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int send_all(int fd, const char *buf, size_t len, int64_t deadline)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			int r;
-
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				return -errno;
-			r = wait_fd(fd, POLLOUT, deadline);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * Reads one line into a new buffer (*@line, NUL-terminated, without '\n';
- * the caller frees it). Returns its length, -EPIPE when the connection
- * closed first, -EMSGSIZE when it is too long, or another negative errno.
- */
-static ssize_t recv_line(int fd, char **line, int64_t deadline)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	for (;;) {
-		char *nl;
-		ssize_t n;
-		int r;
-
-		if (cap - len < 4096) {
-			char *p;
-
-			if (cap >= MEDIATORCTL_MAX_REPLY) {
-				free(buf);
-				return -EMSGSIZE;
-			}
-			cap = cap ? cap * 2 : 8192;
-			p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = p;
-		}
-		r = wait_fd(fd, POLLIN, deadline);
-		if (r < 0) {
-			free(buf);
-			return r;
-		}
-		n = recv(fd, buf + len, cap - len - 1, MSG_DONTWAIT);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-				continue;
-			r = -errno;
-			free(buf);
-			return r;
-		}
-		if (n == 0) {
-			free(buf);
-			return -EPIPE;
-		}
-		nl = memchr(buf + len, '\n', (size_t)n);
-		len += (size_t)n;
-		if (nl) {
-			*nl = '\0';
-			*line = buf;
-			return nl - buf;
-		}
-	}
-}
-
-/*
- * Sends @request (its reference is taken over) to mediatord at @socket_path
- * and waits for the reply. On success (EXIT_OK) *@result is a new reference
- * to the reply's "result" (the caller puts it). Otherwise the problem has
- * been printed and the exit status is returned.
- */
-static int call(const char *socket_path, struct json_object *request, struct json_object **result)
-{
-	int64_t deadline = now_ms() + MEDIATORCTL_TIMEOUT_MS;
-	struct json_object *reply = NULL, *ok, *value;
-	struct json_tokener *tok;
-	const char *text;
-	char *line = NULL;
-	size_t text_len;
-	ssize_t len;
-	int fd, r, status = EXIT_UNREACHABLE;
-
-	*result = NULL;
-	if (!request) {
-		print_error("out of memory");
-		return EXIT_REFUSED;
-	}
-	text = json_object_to_json_string_length(
-	    request, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &text_len);
-	if (!text) {
-		json_object_put(request);
-		print_error("out of memory");
-		return EXIT_REFUSED;
-	}
-	fd = connect_to(socket_path, deadline);
-	if (fd < 0) {
-		json_object_put(request);
-		return EXIT_UNREACHABLE;
-	}
-	r = send_all(fd, text, text_len, deadline);
-	if (r == 0)
-		r = send_all(fd, "\n", 1, deadline);
-	json_object_put(request);
-	if (r < 0) {
-		print_error("cannot send to mediatord at %s: %s", socket_path,
-			    r == -ETIMEDOUT ? "no answer within 10 s" : strerror(-r));
-		close(fd);
-		return EXIT_UNREACHABLE;
-	}
-	len = recv_line(fd, &line, deadline);
-	close(fd);
-	if (len < 0) {
-		if (len == -ETIMEDOUT)
-			print_error("mediatord at %s did not answer within %d s", socket_path,
-				    MEDIATORCTL_TIMEOUT_MS / 1000);
-		else if (len == -EPIPE)
-			print_error("mediatord at %s closed the connection without answering",
-				    socket_path);
-		else if (len == -EMSGSIZE)
-			print_error("malformed reply from mediatord: longer than %d bytes",
-				    MEDIATORCTL_MAX_REPLY);
-		else
-			print_error("cannot read from mediatord at %s: %s", socket_path,
-				    strerror((int)-len));
-		return EXIT_UNREACHABLE;
-	}
-
-	tok = json_tokener_new();
-	if (tok) {
-		reply = json_tokener_parse_ex(tok, line, (int)len);
-		if (reply && (json_tokener_get_error(tok) != json_tokener_success ||
-			      json_tokener_get_parse_end(tok) != (size_t)len)) {
-			json_object_put(reply);
-			reply = NULL;
-		}
-		json_tokener_free(tok);
-	}
-	free(line);
-	if (!reply || !json_object_is_type(reply, json_type_object) ||
-	    !json_object_object_get_ex(reply, "ok", &ok) ||
-	    !json_object_is_type(ok, json_type_boolean)) {
-		print_error("malformed reply from mediatord: not a JSON object with \"ok\"");
-		goto out;
-	}
-	if (!json_object_get_boolean(ok)) {
-		if (json_object_object_get_ex(reply, "error", &value) &&
-		    json_object_is_type(value, json_type_string))
-			print_error("%s", json_object_get_string(value));
-		else
-			print_error("mediatord refused the request without saying why");
-		status = EXIT_REFUSED;
-		goto out;
-	}
-	if (!json_object_object_get_ex(reply, "result", &value) ||
-	    !json_object_is_type(value, json_type_object)) {
-		print_error("malformed reply from mediatord: no \"result\" object");
-		goto out;
-	}
-	*result = json_object_get(value);
-	status = EXIT_OK;
-out:
-	json_object_put(reply);
-	return status;
-}
-
 static struct json_object *new_request(const char *cmd)
 {
 	struct json_object *req = json_object_new_object();
@@ -521,48 +267,6 @@ static struct json_object *new_request(const char *cmd)
 	if (req)
 		json_object_object_add(req, "cmd", json_object_new_string(cmd));
 	return req;
-}
-
-/* Prints @s with control characters replaced, so that odd names cannot drive the terminal. */
-static void print_sanitized(const char *s)
-{
-	for (; *s; s++)
-		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-}
-
-static void print_json(struct json_object *obj)
-{
-	puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-						     JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-/* Prints @obj as "key: value" lines, nested members as "outer.inner" and "list[i]". */
-static void print_flat(const char *prefix, struct json_object *obj)
-{
-	char key[512];
-
-	if (json_object_is_type(obj, json_type_object) && json_object_object_length(obj)) {
-		json_object_object_foreach(obj, k, v)
-		{
-			snprintf(key, sizeof(key), "%s%s%s", prefix, prefix[0] ? "." : "", k);
-			print_flat(key, v);
-		}
-		return;
-	}
-	if (json_object_is_type(obj, json_type_array) && json_object_array_length(obj)) {
-		for (size_t i = 0; i < json_object_array_length(obj); i++) {
-			snprintf(key, sizeof(key), "%s[%zu]", prefix, i);
-			print_flat(key, json_object_array_get_idx(obj, i));
-		}
-		return;
-	}
-	print_sanitized(prefix);
-	fputs(": ", stdout);
-	if (json_object_is_type(obj, json_type_string))
-		print_sanitized(json_object_get_string(obj));
-	else
-		fputs(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN), stdout);
-	putchar('\n');
 }
 
 /* Options of a subcommand: --json and --help, then up to @max_args positional arguments. */
@@ -581,7 +285,7 @@ static int parse_sub_args(const char *cmd, int argc, char **argv, bool json_allo
 	memset(out, 0, sizeof(*out));
 	out->args = calloc((size_t)argc + 1, sizeof(char *));
 	if (!out->args) {
-		print_error("out of memory");
+		mediatorctl_error("out of memory");
 		return EXIT_REFUSED;
 	}
 	for (int i = 0; i < argc; i++) {
@@ -646,235 +350,19 @@ static int cmd_status(const char *socket_path, int argc, char **argv)
 		fputs(status_help, stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
-	r = call(socket_path, new_request("status"), &result);
+	r = mediatorctl_call(socket_path, new_request("status"), &result);
 	if (r != EXIT_OK)
 		goto out;
 	if (a.json)
-		print_json(result);
+		mediatorctl_print_json(result);
 	else if (json_object_object_length(result) == 0)
 		puts("(mediatord reported no status)");
 	else
-		print_flat("", result);
+		mediatorctl_print_flat("", result);
 	json_object_put(result);
 out:
 	free(a.args);
 	return r;
-}
-
-enum column_kind {
-	COL_TEXT,
-	COL_US,
-	COL_COUNT,
-	COL_PERCENT,
-};
-
-struct column {
-	const char *header;
-	const char *key;
-	enum column_kind kind;
-};
-
-/* One column a line. */
-/* clang-format off */
-static const struct column budget_columns[] = {
-    {"DOMAIN", "name", COL_TEXT},
-    {"CLASS", "class", COL_TEXT},
-    {"PERIOD", "period_us", COL_US},
-    {"BUDGET", "budget_us", COL_US},
-    {"REMAIN", "remaining_us", COL_US},
-    {"THIS", "used_this_period_us", COL_US},
-    {"USED", "used_us", COL_US},
-    {"LAST", "used_last_period_us", COL_US},
-    {"PRED", "predicted_us", COL_US},
-    {"DEBT", "debt_us", COL_US},
-    {"UTIL", "utilization", COL_PERCENT},
-    {"CLI", "clients", COL_COUNT},
-    {"CTX", "contexts", COL_COUNT},
-    {"GROUPS", "groups", COL_COUNT},
-    {"OVR", "overruns", COL_COUNT},
-    {"MISS", "deadline_misses", COL_COUNT},
-    {"THR", "throttled", COL_COUNT},
-    {"TIMESTAMPS", "timestamp_source", COL_TEXT},
-};
-/* clang-format on */
-#define N_BUDGET_COLUMNS (sizeof(budget_columns) / sizeof(budget_columns[0]))
-#define CELL_MAX	 48
-
-static bool is_number(struct json_object *v)
-{
-	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
-}
-
-/* Formats a time in microseconds with a unit that keeps it short. */
-static void format_us(char *buf, size_t size, double us)
-{
-	if (us < 1000.0)
-		snprintf(buf, size, "%.0fus", us);
-	else if (us < 1000000.0)
-		snprintf(buf, size, "%.2fms", us / 1000.0);
-	else
-		snprintf(buf, size, "%.2fs", us / 1000000.0);
-}
-
-static void format_cell(char *buf, size_t size, struct json_object *domain,
-			const struct column *col)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(domain, col->key, &v) || !v) {
-		snprintf(buf, size, "-");
-		return;
-	}
-	switch (col->kind) {
-	case COL_TEXT:
-		snprintf(buf, size, "%s", json_object_get_string(v));
-		for (char *p = buf; *p; p++) {
-			if ((unsigned char)*p < 0x20 || *p == 0x7f)
-				*p = '?';
-		}
-		return;
-	case COL_US:
-		if (is_number(v))
-			format_us(buf, size, json_object_get_double(v));
-		else
-			snprintf(buf, size, "-");
-		return;
-	case COL_COUNT:
-		if (json_object_is_type(v, json_type_int))
-			snprintf(buf, size, "%" PRId64, json_object_get_int64(v));
-		else
-			snprintf(buf, size, "-");
-		return;
-	case COL_PERCENT:
-		if (is_number(v))
-			snprintf(buf, size, "%.1f%%", json_object_get_double(v) * 100.0);
-		else
-			snprintf(buf, size, "-");
-		return;
-	}
-}
-
-static void print_row(char cells[][CELL_MAX], const size_t *widths)
-{
-	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
-		bool last = c + 1 == N_BUDGET_COLUMNS;
-		int w = (int)widths[c];
-
-		if (budget_columns[c].kind == COL_TEXT)
-			printf("%-*s", last ? 0 : w, cells[c]);
-		else
-			printf("%*s", w, cells[c]);
-		if (!last)
-			fputs("  ", stdout);
-	}
-	putchar('\n');
-}
-
-/* show-budgets' "invariant_violations": one line naming those broken, nothing when none is. */
-static void print_invariant_violations(struct json_object *result)
-{
-	struct json_object *inv;
-	bool any = false;
-
-	if (!json_object_object_get_ex(result, "invariant_violations", &inv) ||
-	    !json_object_is_type(inv, json_type_object))
-		return;
-	json_object_object_foreach(inv, name, count)
-	{
-		if (!json_object_is_type(count, json_type_int) || json_object_get_int64(count) <= 0)
-			continue;
-		fputs(any ? ", " : "broken invariants of mediatord (see its log): ", stdout);
-		print_sanitized(name);
-		printf(" %" PRId64, json_object_get_int64(count));
-		any = true;
-	}
-	if (any)
-		putchar('\n');
-}
-
-static int print_budgets(struct json_object *result)
-{
-	struct json_object *policy, *domains;
-	char(*cells)[N_BUDGET_COLUMNS][CELL_MAX];
-	size_t widths[N_BUDGET_COLUMNS];
-	size_t n;
-
-	if (!json_object_object_get_ex(result, "domains", &domains) ||
-	    !json_object_is_type(domains, json_type_array)) {
-		print_error("malformed reply from mediatord: no \"domains\" array");
-		return EXIT_UNREACHABLE;
-	}
-	fputs("policy: ", stdout);
-	if (json_object_object_get_ex(result, "policy", &policy) && policy)
-		print_sanitized(json_object_get_string(policy));
-	else
-		fputs("-", stdout);
-	putchar('\n');
-
-	n = json_object_array_length(domains);
-	if (n == 0) {
-		puts("(no domains)");
-		return EXIT_OK;
-	}
-	cells = calloc(n + 1, sizeof(*cells));
-	if (!cells) {
-		print_error("out of memory");
-		return EXIT_REFUSED;
-	}
-	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
-		snprintf(cells[0][c], CELL_MAX, "%s", budget_columns[c].header);
-		widths[c] = strlen(cells[0][c]);
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(domains, i);
-
-		for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
-			size_t w;
-
-			if (json_object_is_type(d, json_type_object))
-				format_cell(cells[i + 1][c], CELL_MAX, d, &budget_columns[c]);
-			else
-				snprintf(cells[i + 1][c], CELL_MAX, "-");
-			w = strlen(cells[i + 1][c]);
-			if (w > widths[c])
-				widths[c] = w;
-		}
-	}
-	for (size_t i = 0; i <= n; i++)
-		print_row(cells[i], widths);
-	free(cells);
-	print_invariant_violations(result);
-	return EXIT_OK;
-}
-
-static struct json_object *json_get(struct json_object *o, const char *key);
-
-/* show-budgets --contexts: one line per live guest context of each domain. */
-static void print_contexts(struct json_object *result)
-{
-	struct json_object *domains = json_get(result, "domains");
-	size_t n = domains ? json_object_array_length(domains) : 0;
-
-	printf("\n%-16s %-6s %-10s %-5s %-8s %s\n", "DOMAIN", "CLIENT", "TRANSPORT", "CTX",
-	       "GROUPS", "CONTEXT");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(domains, i);
-		struct json_object *list = json_get(d, "context_list");
-		const char *dname = json_object_get_string(json_get(d, "name"));
-		size_t m = list ? json_object_array_length(list) : 0;
-
-		for (size_t j = 0; j < m; j++) {
-			struct json_object *c = json_object_array_get_idx(list, j);
-
-			printf("%-16s %-6" PRId64 " %-10s %-5" PRId64 " %-8" PRId64 " ",
-			       dname ? dname : "-", json_object_get_int64(json_get(c, "client")),
-			       json_object_get_string(json_get(c, "transport")),
-			       json_object_get_int64(json_get(c, "ctx_id")),
-			       json_object_get_int64(json_get(c, "groups")));
-			print_sanitized(json_object_get_string(json_get(c, "name")));
-			putchar('\n');
-		}
-	}
 }
 
 static volatile sig_atomic_t interrupted;
@@ -897,12 +385,12 @@ static int watch_budgets(const char *socket_path)
 		time_t now = time(NULL);
 		char when[32];
 
-		r = call(socket_path, new_request("show-budgets"), &result);
+		r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
 		if (r != EXIT_OK)
 			return r;
 		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
 		printf("\033[H\033[J%s  (every 1 s; Ctrl-C ends)\n", when);
-		r = print_budgets(result);
+		r = mediatorctl_print_budgets(result);
 		json_object_put(result);
 		fflush(stdout);
 		if (r != EXIT_OK)
@@ -943,15 +431,15 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 		r = watch_budgets(socket_path);
 		goto out;
 	}
-	r = call(socket_path, new_request("show-budgets"), &result);
+	r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
 	if (r != EXIT_OK)
 		goto out;
 	if (a.json) {
-		print_json(result);
+		mediatorctl_print_json(result);
 	} else {
-		r = print_budgets(result);
+		r = mediatorctl_print_budgets(result);
 		if (r == EXIT_OK && contexts)
-			print_contexts(result);
+			mediatorctl_print_contexts(result);
 	}
 	json_object_put(result);
 out:
@@ -992,117 +480,24 @@ static int cmd_set_budget(const char *socket_path, int argc, char **argv)
 	if (deadline)
 		json_object_object_add(req, "deadline_us",
 				       json_object_new_int64((int64_t)deadline));
-	r = call(socket_path, req, &result);
+	r = mediatorctl_call(socket_path, req, &result);
 	if (r != EXIT_OK)
 		goto out;
 	if (a.json) {
-		print_json(result);
+		mediatorctl_print_json(result);
 	} else {
 		fputs("domain ", stdout);
-		print_sanitized(a.args[0]);
+		mediatorctl_print_sanitized(a.args[0]);
 		printf(": budget %" PRId64 " us per %" PRId64 " us, deadline %" PRId64
 		       " us, from its next period\n",
-		       json_object_get_int64(json_get(result, "budget_us")),
-		       json_object_get_int64(json_get(result, "period_us")),
-		       json_object_get_int64(json_get(result, "deadline_us")));
+		       json_object_get_int64(mediatorctl_json_get(result, "budget_us")),
+		       json_object_get_int64(mediatorctl_json_get(result, "period_us")),
+		       json_object_get_int64(mediatorctl_json_get(result, "deadline_us")));
 	}
 	json_object_put(result);
 out:
 	free(a.args);
 	return r;
-}
-
-/* Member @key of @o, or NULL (json-c's getters treat NULL as 0 / ""). */
-static struct json_object *json_get(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, key, &v);
-	return v;
-}
-
-/* An estimator's error as "x1.23" (estimates off by that factor lately), or "-". */
-static void format_fragment_error(double factor, char *buf, size_t size)
-{
-	if (factor < 0)
-		snprintf(buf, size, "-");
-	else
-		snprintf(buf, size, "x%.2f", factor);
-}
-
-static void print_fragment_estimators(struct json_object *c)
-{
-	char bbox[32], hist[32];
-
-	if (json_object_get_int64(json_get(c, "fragments_measured")) == 0)
-		return;
-	format_fragment_error(json_object_get_double(json_get(c, "fragment_error_bbox")), bbox,
-			      sizeof(bbox));
-	format_fragment_error(json_object_get_double(json_get(c, "fragment_error_history")), hist,
-			      sizeof(hist));
-	printf("    fragments: measured in %" PRId64 " groups; recent error bbox %s, history %s; "
-	       "using %s\n",
-	       json_object_get_int64(json_get(c, "fragments_measured")), bbox, hist,
-	       json_object_get_string(json_get(c, "fragment_estimator")));
-}
-
-static void print_context_model(struct json_object *c)
-{
-	struct json_object *coef = NULL;
-	int n = 0;
-
-	printf("  client %" PRId64 " %s%s: model %s, %" PRId64 " groups, mean |error| %.0f us, "
-	       "MAPE %.1f %%, bound margin %.0f us, exceeded by %.2f %% of groups%s\n",
-	       json_object_get_int64(json_get(c, "client")),
-	       json_object_get_string(json_get(c, "name")),
-	       json_object_get_boolean(json_get(c, "live")) ? "" : " (gone)",
-	       json_object_get_string(json_get(c, "model")),
-	       json_object_get_int64(json_get(c, "groups")),
-	       json_object_get_double(json_get(c, "mae_us")),
-	       100.0 * json_object_get_double(json_get(c, "mape")),
-	       json_object_get_double(json_get(c, "bound_margin_us")),
-	       100.0 * json_object_get_double(json_get(c, "bound_exceeded")),
-	       json_object_get_boolean(json_get(c, "unbounded_loops"))
-		   ? ", unbounded shader loops seen (conservative estimate)"
-		   : "");
-	print_fragment_estimators(c);
-	if (!json_object_object_get_ex(c, "coefficients_ns", &coef) ||
-	    json_object_object_length(coef) == 0)
-		return;
-	printf("    coefficients (ns per unit):");
-	json_object_object_foreach(coef, key, val)
-	{
-		double v = json_object_get_double(val);
-
-		if (v == 0)
-			continue;
-		printf("%s %s=%.4g", n++ % 4 == 0 ? "\n     " : "", key, v);
-	}
-	printf("\n");
-}
-
-static int print_models(struct json_object *result)
-{
-	struct json_object *domains;
-
-	if (!json_object_object_get_ex(result, "domains", &domains) ||
-	    !json_object_is_type(domains, json_type_array)) {
-		fprintf(stderr, "mediatorctl: malformed answer from mediatord\n");
-		return EXIT_UNREACHABLE;
-	}
-	for (size_t i = 0; i < json_object_array_length(domains); i++) {
-		struct json_object *d = json_object_array_get_idx(domains, i), *ctxs;
-
-		printf("domain %s:\n", json_object_get_string(json_get(d, "name")));
-		if (!json_object_object_get_ex(d, "contexts", &ctxs) ||
-		    json_object_array_length(ctxs) == 0) {
-			printf("  (no context has reported a model yet)\n");
-			continue;
-		}
-		for (size_t k = 0; k < json_object_array_length(ctxs); k++)
-			print_context_model(json_object_array_get_idx(ctxs, k));
-	}
-	return EXIT_OK;
 }
 
 static int cmd_model(const char *socket_path, int argc, char **argv)
@@ -1115,13 +510,13 @@ static int cmd_model(const char *socket_path, int argc, char **argv)
 		fputs(model_help, stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
-	r = call(socket_path, new_request("model"), &result);
+	r = mediatorctl_call(socket_path, new_request("model"), &result);
 	if (r != EXIT_OK)
 		goto out;
 	if (a.json)
-		print_json(result);
+		mediatorctl_print_json(result);
 	else
-		r = print_models(result);
+		r = mediatorctl_print_models(result);
 	json_object_put(result);
 out:
 	free(a.args);
@@ -1143,9 +538,9 @@ static const char *domain_socket(struct json_object *status, const char *name)
 		return NULL;
 	for (size_t i = 0; i < json_object_array_length(domains); i++) {
 		struct json_object *d = json_object_array_get_idx(domains, i);
-		const char *s = json_object_get_string(json_get(d, "vtest_socket"));
+		const char *s = json_object_get_string(mediatorctl_json_get(d, "vtest_socket"));
 
-		if (!strcmp(json_object_get_string(json_get(d, "name")) ?: "", name))
+		if (!strcmp(json_object_get_string(mediatorctl_json_get(d, "name")) ?: "", name))
 			return s ? s : "";
 	}
 	return NULL;
@@ -1200,16 +595,16 @@ static struct json_object *calibrated_context(struct json_object *models, const 
 	for (size_t i = 0; i < json_object_array_length(domains); i++) {
 		struct json_object *d = json_object_array_get_idx(domains, i);
 
-		if (strcmp(json_object_get_string(json_get(d, "name")) ?: "", domain) ||
+		if (strcmp(json_object_get_string(mediatorctl_json_get(d, "name")) ?: "", domain) ||
 		    !json_object_object_get_ex(d, "contexts", &ctxs))
 			continue;
 		for (size_t k = 0; k < json_object_array_length(ctxs); k++) {
 			struct json_object *c = json_object_array_get_idx(ctxs, k);
 
-			if (!strcmp(json_object_get_string(json_get(c, "name")) ?: "",
+			if (!strcmp(json_object_get_string(mediatorctl_json_get(c, "name")) ?: "",
 				    "mediator-calibrate") &&
-			    !json_object_get_boolean(json_get(c, "live")) &&
-			    json_object_get_int64(json_get(c, "client")) > after)
+			    !json_object_get_boolean(mediatorctl_json_get(c, "live")) &&
+			    json_object_get_int64(mediatorctl_json_get(c, "client")) > after)
 				found = c;
 		}
 	}
@@ -1250,40 +645,42 @@ static int cmd_calibrate(const char *socket_path, int argc, char **argv)
 	if (helper_path("MEDIATOR_EXEC", "", "mediator-exec", exec_path, sizeof(exec_path)) < 0 ||
 	    helper_path("MEDIATOR_CALIBRATE", "calibrate/", "mediator-calibrate", calib_path,
 			sizeof(calib_path)) < 0) {
-		print_error("calibrate: cannot find %s", exec_path[0] ? calib_path : exec_path);
+		mediatorctl_error("calibrate: cannot find %s",
+				  exec_path[0] ? calib_path : exec_path);
 		r = EXIT_REFUSED;
 		goto out;
 	}
-	r = call(socket_path, new_request("show-budgets"), &status);
+	r = mediatorctl_call(socket_path, new_request("show-budgets"), &status);
 	if (r != EXIT_OK)
 		goto out;
 	sock = domain_socket(status, a.args[0]);
 	if (!sock || !sock[0]) {
-		print_error("calibrate: %s",
-			    sock ? "domain has no vtest socket" : "no such domain");
+		mediatorctl_error("calibrate: %s",
+				  sock ? "domain has no vtest socket" : "no such domain");
 		r = EXIT_REFUSED;
 		goto out;
 	}
 	/* A calibration context from an earlier run may still be listed. */
-	r = call(socket_path, new_request("model"), &models);
+	r = mediatorctl_call(socket_path, new_request("model"), &models);
 	if (r != EXIT_OK)
 		goto out;
 	c = calibrated_context(models, a.args[0], -1);
-	earlier = c ? json_object_get_int64(json_get(c, "client")) : -1;
+	earlier = c ? json_object_get_int64(mediatorctl_json_get(c, "client")) : -1;
 	c = NULL;
 	printf("calibrating domain %s through %s (%s rounds)\n", a.args[0], sock, rounds);
 	run = run_calibration(exec_path, calib_path, sock, rounds);
 	if (run != 0) {
-		print_error("calibrate: the calibration run failed (exit status %d)", run);
+		mediatorctl_error("calibrate: the calibration run failed (exit status %d)", run);
 		r = EXIT_REFUSED;
 		goto out;
 	}
 	/* The worker reports the seeded model as its client leaves. */
-	for (int64_t deadline = now_ms() + MEDIATORCTL_TIMEOUT_MS; !c && now_ms() < deadline;) {
+	for (int64_t deadline = mediatorctl_now_ms() + MEDIATORCTL_TIMEOUT_MS;
+	     !c && mediatorctl_now_ms() < deadline;) {
 		if (models)
 			json_object_put(models);
 		models = NULL;
-		r = call(socket_path, new_request("model"), &models);
+		r = mediatorctl_call(socket_path, new_request("model"), &models);
 		if (r != EXIT_OK)
 			goto out;
 		c = calibrated_context(models, a.args[0], earlier);
@@ -1291,13 +688,13 @@ static int cmd_calibrate(const char *socket_path, int argc, char **argv)
 			usleep(100000);
 	}
 	if (!c) {
-		print_error("calibrate: the calibration context's model did not arrive");
+		mediatorctl_error("calibrate: the calibration context's model did not arrive");
 		r = EXIT_REFUSED;
 		goto out;
 	}
 	printf("seeded model of domain %s (its error figures are from the run, before the seed):\n",
 	       a.args[0]);
-	print_context_model(c);
+	mediatorctl_print_context_model(c);
 	r = EXIT_OK;
 out:
 	if (status)
@@ -1337,11 +734,11 @@ static int cmd_metrics(const char *socket_path, int argc, char **argv)
 		      stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
-	r = call(socket_path, new_request("show-budgets"), &result);
+	r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
 	if (r != EXIT_OK)
 		goto out;
 	if (metrics_write_prometheus(stdout, result) < 0) {
-		print_error("metrics: mediatord's answer has no domains");
+		mediatorctl_error("metrics: mediatord's answer has no domains");
 		r = EXIT_UNREACHABLE;
 	}
 	json_object_put(result);
@@ -1377,12 +774,12 @@ static int cmd_trace_export(int argc, char **argv)
 		return usage_error("trace export: needs --perfetto OUT and a TRACE file");
 	in = strcmp(in_path, "-") ? fopen(in_path, "r") : stdin;
 	if (!in) {
-		print_error("trace export: %s: %s", in_path, strerror(errno));
+		mediatorctl_error("trace export: %s: %s", in_path, strerror(errno));
 		return EXIT_USAGE;
 	}
 	out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
 	if (!out) {
-		print_error("trace export: %s: %s", out_path, strerror(errno));
+		mediatorctl_error("trace export: %s: %s", out_path, strerror(errno));
 		if (in != stdin)
 			fclose(in);
 		return EXIT_USAGE;
@@ -1395,7 +792,7 @@ static int cmd_trace_export(int argc, char **argv)
 		snprintf(err, sizeof(err), "writing the timeline: %s", strerror(errno));
 	}
 	if (r < 0) {
-		print_error("trace export: %s", err);
+		mediatorctl_error("trace export: %s", err);
 		return EXIT_REFUSED;
 	}
 	fprintf(stderr,
@@ -1430,7 +827,7 @@ static int cmd_trace(const char *socket_path, int argc, char **argv)
 			r = usage_error("trace stop: unexpected argument '%s'", a.args[1]);
 			goto out;
 		}
-		r = call(socket_path, new_request("trace-stop"), &result);
+		r = mediatorctl_call(socket_path, new_request("trace-stop"), &result);
 		if (r == EXIT_OK) {
 			puts("trace stopped");
 			json_object_put(result);
@@ -1448,22 +845,22 @@ static int cmd_trace(const char *socket_path, int argc, char **argv)
 	}
 	path = absolute_path(a.args[1]);
 	if (!path) {
-		print_error("trace start: cannot make '%s' absolute: %s", a.args[1],
-			    strerror(errno));
+		mediatorctl_error("trace start: cannot make '%s' absolute: %s", a.args[1],
+				  strerror(errno));
 		r = EXIT_REFUSED;
 		goto out;
 	}
 	req = new_request("trace-start");
 	if (req)
 		json_object_object_add(req, "path", json_object_new_string(path));
-	r = call(socket_path, req, &result);
+	r = mediatorctl_call(socket_path, req, &result);
 	if (r == EXIT_OK) {
 		fputs("tracing to ", stdout);
 		if (json_object_object_get_ex(result, "path", &jpath) &&
 		    json_object_is_type(jpath, json_type_string))
-			print_sanitized(json_object_get_string(jpath));
+			mediatorctl_print_sanitized(json_object_get_string(jpath));
 		else
-			print_sanitized(path);
+			mediatorctl_print_sanitized(path);
 		putchar('\n');
 		json_object_put(result);
 	}
@@ -1476,7 +873,7 @@ out:
 static int finish(int status)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		print_error("cannot write to standard output: %s", strerror(errno));
+		mediatorctl_error("cannot write to standard output: %s", strerror(errno));
 		if (status == EXIT_OK)
 			status = EXIT_REFUSED;
 	}
