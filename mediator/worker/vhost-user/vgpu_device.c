@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The virtio-gpu device of a VM (see vgpu_device.h).
+ * The virtio-gpu device of a VM (see vgpu_device.h). Resources and their
+ * backing are vgpu_resources.c's, scanouts and capsets vgpu_scanout.c's
+ * (vgpu_device_priv.h).
  *
  * Fences: every SUBMIT_3D gets a renderer fence of its own, so that each
  * command group is measured; a request with VIRTIO_GPU_FLAG_FENCE gets
@@ -28,89 +30,10 @@
 #include "predict.h"
 #include "common/util.h"
 #include "worker/vhost-user/vgpu_device.h"
+#include "worker/vhost-user/vgpu_device_priv.h"
 #include "worker/vhost-user/vgpu_display.h"
 #include "worker/resource_quota.h"
 #include "worker/vhost-user/vgpu_limits.h"
-
-struct vgpu_resource {
-	uint32_t id;
-	bool is_2d; /* RESOURCE_CREATE_2D: its backing holds what the guest shows */
-	/* A 2D resource no context uses is shown from its backing and not
-	 * uploaded to the GPU at each transfer; the first context to attach
-	 * it gets it uploaded whole (stale marks what the GPU lacks). */
-	uint32_t ctx_refs;
-	bool stale;
-	uint32_t target, format, width, height;
-	uint64_t host_bytes;		      /* charged to the VM's quota (resource_quota.h) */
-	struct virtio_gpu_mem_entry *entries; /* the guest's backing pages */
-	uint32_t n_entries;
-	uint64_t backing_bytes; /* their lengths' sum, counted in the VM's usage */
-	struct iovec *iov;	/* their host addresses; virglrenderer keeps a pointer */
-	int iov_n;
-};
-
-struct vgpu_ctx {
-	uint32_t guest_id; /* 0: free slot */
-	bool dead;	   /* its stream was refused: requests naming it fail */
-	struct gpu_context *ctx;
-};
-
-struct pending {
-	uint32_t fence_id;
-	uint32_t slot; /* context slot + 1 of the group it ends, 0 if none */
-	uint64_t seq;  /* the group's sequence number */
-	bool answer;   /* a fenced request waits for this fence */
-	uint16_t head; /* its chain */
-	struct virtio_gpu_ctrl_hdr resp;
-	struct iovec in[4]; /* its device-writable buffers */
-	int in_n;
-};
-
-struct scanout {
-	uint32_t resource_id; /* 0: disabled */
-	struct virtio_gpu_rect r;
-	bool announced; /* QEMU knows its size */
-};
-
-enum hold {
-	HOLD_NONE,
-	HOLD_GROUP,	/* the held SUBMIT_3D's group waits in the runner (a slot, a grant) */
-	HOLD_ABANDONED, /* the device was reset while a grant was asked for: the runner awaits its
-			   answer */
-};
-
-struct vgpu_device {
-	struct vgpu_device_options opt;
-	struct renderer *renderer;   /* the session's */
-	struct mediator_link *link;  /* the session's */
-	struct group_runner *runner; /* takes each SUBMIT_3D's group to the GPU */
-	struct predict_map resources;
-	struct vgpu_ctx ctxs[VGPU_MAX_CONTEXTS];
-	struct pending pending[VGPU_MAX_PENDING];
-	uint32_t pending_head, pending_n;
-	uint32_t last_fence;
-	struct scanout scanouts[VGPU_MAX_SCANOUTS];
-	struct vgpu_display display;
-	/* The request that holds the control queue. */
-	enum hold hold;
-	struct virtqueue_elem elem;
-	struct virtqueue_elem cursor_elem; /* the cursor queue's, never held */
-	uint8_t *req;
-	size_t req_len, req_cap;
-	uint32_t errors_logged;
-	/* What the VM holds, against vgpu_limits.h and its domain's quota. */
-	struct vgpu_backing_usage backing;
-	struct resource_quota quota;
-	/* This wake-up's work, and the queues it left requests on. */
-	struct vgpu_budget budget;
-	bool backlog[2];
-	/* vgpu_device_reset() is completing groups: their answers go nowhere. */
-	bool resetting;
-};
-
-#define dev_log(level, d, fmt, ...)                                                                \
-	log_msg(level, "domain %s vm %u: " fmt, (d)->opt.worker->domain,                           \
-		(d)->opt.worker->client_id, ##__VA_ARGS__)
 
 /* Guest errors are logged, but a flood of them is not. */
 #define MAX_ERRORS_LOGGED 64u
@@ -148,7 +71,7 @@ struct vgpu_device *vgpu_device_create(const struct vgpu_device_options *options
 	return d;
 }
 
-static void resource_free(struct vgpu_resource *res)
+void vgpu_resource_free(struct vgpu_resource *res)
 {
 	if (res->iov)
 		virgl_renderer_resource_detach_iov((int)res->id, NULL, NULL);
@@ -200,7 +123,7 @@ void vgpu_device_reset(struct vgpu_device *dev)
 			ctx_free(d, i);
 	d->resetting = false;
 	for (size_t i = 0; (res = predict_map_next(&d->resources, &i));)
-		resource_free(res);
+		vgpu_resource_free(res);
 	predict_map_finish(&d->resources);
 	d->backing = (struct vgpu_backing_usage){0, 0};
 	d->quota.used = 0;
@@ -252,8 +175,8 @@ int vgpu_device_display_fd(const struct vgpu_device *dev)
 
 /* ---- answers ----------------------------------------------------------------- */
 
-static void answer(struct vgpu_device *d, enum vgpu_queue q, const struct virtqueue_elem *elem,
-		   const void *resp, size_t len)
+void vgpu_answer(struct vgpu_device *d, enum vgpu_queue q, const struct virtqueue_elem *elem,
+		 const void *resp, size_t len)
 {
 	size_t n = virtqueue_elem_write(elem, resp, len);
 
@@ -270,7 +193,7 @@ static void answer_type(struct vgpu_device *d, enum vgpu_queue q, const struct v
 		resp.fence_id = req->fence_id;
 		resp.ctx_id = req->ctx_id;
 	}
-	answer(d, q, elem, &resp, sizeof(resp));
+	vgpu_answer(d, q, elem, &resp, sizeof(resp));
 }
 
 /* Adds a renderer fence, remembering what waits for it. Returns its pending entry. */
@@ -320,7 +243,7 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 
 			memcpy(e.iov, p->in, sizeof(p->in[0]) * (size_t)p->in_n);
 			e.in = e.iov;
-			answer(d, VGPU_QUEUE_CONTROL, &e, &p->resp, sizeof(p->resp));
+			vgpu_answer(d, VGPU_QUEUE_CONTROL, &e, &p->resp, sizeof(p->resp));
 		}
 		d->pending_head = (d->pending_head + 1) % VGPU_MAX_PENDING;
 		d->pending_n--;
@@ -329,15 +252,15 @@ static void on_fence(uint32_t fence_id, uint64_t end_ns, void *data)
 
 /* ---- objects ------------------------------------------------------------------ */
 
-static struct vgpu_resource *resource(struct vgpu_device *d, uint32_t id)
+struct vgpu_resource *vgpu_resource_get(struct vgpu_device *d, uint32_t id)
 {
 	return id ? predict_map_get(&d->resources, id) : NULL;
 }
 
 /* Resource @id of this VM, or NULL with *@what saying so. */
-static struct vgpu_resource *owned_resource(struct vgpu_device *d, uint32_t id, const char **what)
+struct vgpu_resource *vgpu_owned_resource(struct vgpu_device *d, uint32_t id, const char **what)
 {
-	struct vgpu_resource *res = resource(d, id);
+	struct vgpu_resource *res = vgpu_resource_get(d, id);
 
 	if (!res)
 		*what = "no such resource";
@@ -356,8 +279,8 @@ static int ctx_slot(const struct vgpu_device *d, uint32_t guest_id)
 }
 
 /* The live gpu_context of the request's ctx_id, or NULL (then *err is the answer). */
-static struct gpu_context *live_ctx(struct vgpu_device *d, uint32_t guest_id, int *slot_out,
-				    uint32_t *err)
+struct gpu_context *vgpu_live_ctx(struct vgpu_device *d, uint32_t guest_id, int *slot_out,
+				  uint32_t *err)
 {
 	int slot = ctx_slot(d, guest_id);
 
@@ -373,557 +296,12 @@ static struct gpu_context *live_ctx(struct vgpu_device *d, uint32_t guest_id, in
 static const void *resource_memory(void *data, uint32_t handle, size_t *size)
 {
 	struct vgpu_device *d = data;
-	struct vgpu_resource *res = resource(d, handle);
+	struct vgpu_resource *res = vgpu_resource_get(d, handle);
 
 	if (!res || res->iov_n != 1)
 		return NULL;
 	*size = res->iov[0].iov_len;
 	return res->iov[0].iov_base;
-}
-
-/* Translates @res's backing entries into host iovecs; 0 or -EFAULT/-E2BIG/-ENOMEM. */
-static int map_backing(struct vgpu_device *d, struct vgpu_resource *res)
-{
-	int max = (int)(res->n_entries + GUEST_MEM_MAX_REGIONS);
-	struct iovec *iov = calloc((size_t)max, sizeof(*iov));
-	int n = 0;
-
-	if (!iov)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < res->n_entries; i++) {
-		n = guest_mem_iov(d->opt.mem, res->entries[i].addr, res->entries[i].length, iov, n,
-				  max);
-		if (n < 0) {
-			free(iov);
-			return n;
-		}
-	}
-	res->iov = iov;
-	res->iov_n = n;
-	virgl_renderer_resource_attach_iov((int)res->id, iov, n);
-	return 0;
-}
-
-static void unmap_backing(struct vgpu_resource *res)
-{
-	if (!res->iov)
-		return;
-	virgl_renderer_resource_detach_iov((int)res->id, NULL, NULL);
-	free(res->iov);
-	res->iov = NULL;
-	res->iov_n = 0;
-}
-
-/* Detaches and forgets @res's backing, giving its entries back to the VM's usage. */
-static void release_backing(struct vgpu_device *d, struct vgpu_resource *res)
-{
-	unmap_backing(res);
-	vgpu_backing_usage_sub(&d->backing, res->n_entries, res->backing_bytes);
-	free(res->entries);
-	res->entries = NULL;
-	res->n_entries = 0;
-	res->backing_bytes = 0;
-}
-
-void vgpu_device_remap(struct vgpu_device *dev)
-{
-	struct vgpu_resource *res;
-
-	for (size_t i = 0; (res = predict_map_next(&dev->resources, &i));) {
-		if (!res->entries)
-			continue;
-		unmap_backing(res);
-		if (map_backing(dev, res) < 0) {
-			dev_log(LOG_LEVEL_WARN, dev,
-				"resource %u: backing outside the new memory table; detached",
-				res->id);
-			release_backing(dev, res);
-		}
-	}
-}
-
-/* ---- commands ------------------------------------------------------------------ */
-
-/* Each returns the answer's type (RESP_OK_NODATA or an error), or 0 when it answered itself. */
-
-static uint32_t create_resource(struct vgpu_device *d,
-				struct virgl_renderer_resource_create_args *args, const char **what)
-{
-	const struct resource_desc desc = {args->target,     args->format,    args->width,
-					   args->height,     args->depth,     args->array_size,
-					   args->last_level, args->nr_samples};
-	uint64_t host_bytes = resource_host_bytes(&desc);
-	struct vgpu_resource *res;
-
-	if (args->handle == 0 || args->handle >= PREDICT_HOST_HANDLE_MIN) {
-		*what = "resource id 0 or reserved for the host";
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
-	if (resource(d, args->handle)) {
-		*what = "resource id already in use";
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
-	if (vgpu_limits_may_create((uint32_t)predict_map_count(&d->resources), what) < 0)
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	if (resource_quota_admit(&d->quota, host_bytes) < 0) {
-		*what = "the domain's host memory quota for resources (resource_memory_mb) reached";
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	}
-	res = calloc(1, sizeof(*res));
-	if (!res) {
-		resource_quota_release(&d->quota, host_bytes);
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	}
-	res->host_bytes = host_bytes;
-	res->id = args->handle;
-	res->target = args->target;
-	res->format = args->format;
-	res->width = args->width;
-	res->height = args->height;
-	if (virgl_renderer_resource_create(args, NULL, 0)) {
-		resource_quota_release(&d->quota, host_bytes);
-		free(res);
-		*what = "virglrenderer refused the resource description";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	if (predict_map_add(&d->resources, res->id, res) < 0) {
-		virgl_renderer_resource_unref(res->id);
-		resource_quota_release(&d->quota, host_bytes);
-		free(res);
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	}
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static uint32_t cmd_resource_create_2d(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_create_2d c;
-	struct virgl_renderer_resource_create_args args;
-	uint32_t r;
-
-	memcpy(&c, req, sizeof(c));
-	args = (struct virgl_renderer_resource_create_args){
-	    .handle = c.resource_id,
-	    .target = PIPE_TEXTURE_2D,
-	    .format = c.format,
-	    .bind = VIRGL_RES_BIND_RENDER_TARGET,
-	    .width = c.width,
-	    .height = c.height,
-	    .depth = 1,
-	    .array_size = 1,
-	    .flags = VIRTIO_GPU_RESOURCE_FLAG_Y_0_TOP,
-	};
-	r = create_resource(d, &args, what);
-	if (r == VIRTIO_GPU_RESP_OK_NODATA)
-		resource(d, c.resource_id)->is_2d = true;
-	return r;
-}
-
-static uint32_t cmd_resource_create_3d(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_create_3d c;
-	struct virgl_renderer_resource_create_args args;
-
-	memcpy(&c, req, sizeof(c));
-	args = (struct virgl_renderer_resource_create_args){
-	    .handle = c.resource_id,
-	    .target = c.target,
-	    .format = c.format,
-	    .bind = c.bind,
-	    .width = c.width,
-	    .height = c.height,
-	    .depth = c.depth,
-	    .array_size = c.array_size,
-	    .last_level = c.last_level,
-	    .nr_samples = c.nr_samples,
-	    .flags = c.flags,
-	};
-	return create_resource(d, &args, what);
-}
-
-static uint32_t cmd_resource_unref(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_unref c;
-	struct vgpu_resource *res;
-
-	memcpy(&c, req, sizeof(c));
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++)
-		if (d->scanouts[i].resource_id == res->id)
-			d->scanouts[i].resource_id = 0;
-	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++)
-		if (d->ctxs[i].ctx)
-			stream_cost_resource_destroy(gpu_context_stream_cost(d->ctxs[i].ctx),
-						     res->id);
-	predict_map_remove(&d->resources, res->id);
-	release_backing(d, res);
-	resource_quota_release(&d->quota, res->host_bytes);
-	resource_free(res);
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static uint32_t cmd_attach_backing(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_attach_backing c;
-	struct vgpu_resource *res;
-	const struct virtio_gpu_mem_entry *entries =
-	    (const void *)((const uint8_t *)req + sizeof(c));
-	size_t size;
-	uint64_t span;
-	int r;
-
-	memcpy(&c, req, sizeof(c));
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	if (res->entries) {
-		*what = "resource already has a backing";
-		return VIRTIO_GPU_RESP_ERR_UNSPEC;
-	}
-	size = (size_t)c.nr_entries * sizeof(struct virtio_gpu_mem_entry);
-	res->entries = malloc(size);
-	if (!res->entries)
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	memcpy(res->entries, entries, size);
-	span = vgpu_limits_backing_bytes(res->entries, c.nr_entries);
-	/* Limits before anything is translated: a refusal holds nothing. */
-	if (vgpu_limits_may_attach(&d->backing, c.nr_entries, span, what) < 0) {
-		free(res->entries);
-		res->entries = NULL;
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	}
-	res->n_entries = c.nr_entries;
-	r = map_backing(d, res);
-	if (r < 0) {
-		free(res->entries);
-		res->entries = NULL;
-		res->n_entries = 0;
-		*what = r == -ENOMEM ? "out of memory" : "backing page outside guest memory";
-		return r == -ENOMEM ? VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY
-				    : VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	res->backing_bytes = span;
-	vgpu_backing_usage_add(&d->backing, res->n_entries, span);
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static uint32_t cmd_detach_backing(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_detach_backing c;
-	struct vgpu_resource *res;
-
-	memcpy(&c, req, sizeof(c));
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	release_backing(d, res);
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static uint32_t cmd_transfer_to_host_2d(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_transfer_to_host_2d c;
-	struct vgpu_resource *res;
-	struct virgl_box box;
-
-	memcpy(&c, req, sizeof(c));
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	if (res->is_2d && res->ctx_refs == 0) {
-		if (!res->iov) {
-			*what = "resource has no backing";
-			return VIRTIO_GPU_RESP_ERR_UNSPEC;
-		}
-		if ((uint64_t)c.r.x + c.r.width > res->width ||
-		    (uint64_t)c.r.y + c.r.height > res->height) {
-			*what = "transfer rectangle outside the resource";
-			return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-		}
-		res->stale = true;
-		return VIRTIO_GPU_RESP_OK_NODATA;
-	}
-	box = (struct virgl_box){c.r.x, c.r.y, 0, c.r.width, c.r.height, 1};
-	if (virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &box, c.offset, NULL, 0)) {
-		*what = "virglrenderer refused the transfer";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-/* Tells the vertex-data watchers of context @ctx what a buffer transfer wrote. */
-static void note_buffer_write(struct vgpu_device *d, struct gpu_context *ctx,
-			      const struct vgpu_resource *res, uint64_t offset, uint32_t x,
-			      uint32_t w)
-{
-	uint8_t *copy;
-	size_t done;
-
-	if (res->target != PIPE_BUFFER || !res->iov || w == 0 || w > (1u << 20))
-		return;
-	copy = malloc(w);
-	if (!copy)
-		return;
-	done = virtqueue_iov_read(res->iov, res->iov_n, (size_t)offset, copy, w);
-	if (done == w)
-		stream_cost_resource_write(gpu_context_stream_cost(ctx), res->id, x, copy, w);
-	free(copy);
-}
-
-static uint32_t cmd_transfer_3d(struct vgpu_device *d, const void *req, bool to_host,
-				const char **what)
-{
-	struct virtio_gpu_transfer_host_3d c;
-	struct vgpu_resource *res;
-	struct gpu_context *ctx;
-	struct virgl_box box;
-	uint32_t err, virgl_ctx = 0;
-	int r;
-
-	memcpy(&c, req, sizeof(c));
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	ctx = live_ctx(d, c.hdr.ctx_id, NULL, &err);
-	if (c.hdr.ctx_id && !ctx) {
-		*what = "no such context";
-		return err;
-	}
-	if (ctx)
-		virgl_ctx = gpu_context_id(ctx);
-	box = (struct virgl_box){c.box.x, c.box.y, c.box.z, c.box.w, c.box.h, c.box.d};
-	if (to_host) {
-		if (ctx)
-			note_buffer_write(d, ctx, res, c.offset, c.box.x, c.box.w);
-		r = virgl_renderer_transfer_write_iov(res->id, virgl_ctx, (int)c.level, c.stride,
-						      c.layer_stride, &box, c.offset, NULL, 0);
-	} else {
-		r = virgl_renderer_transfer_read_iov(res->id, virgl_ctx, c.level, c.stride,
-						     c.layer_stride, &box, c.offset, NULL, 0);
-	}
-	if (r) {
-		*what = "virglrenderer refused the transfer";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static void announce_scanout(struct vgpu_device *d, uint32_t i)
-{
-	struct scanout *s = &d->scanouts[i];
-
-	if (vgpu_display_scanout(&d->display, i, s->resource_id ? s->r.width : 0,
-				 s->resource_id ? s->r.height : 0) == 0)
-		s->announced = true;
-}
-
-static uint32_t cmd_set_scanout(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_set_scanout c;
-	struct vgpu_resource *res;
-	struct scanout *s;
-
-	memcpy(&c, req, sizeof(c));
-	if (c.scanout_id >= VGPU_MAX_SCANOUTS) {
-		*what = "no such scanout";
-		return VIRTIO_GPU_RESP_ERR_INVALID_SCANOUT_ID;
-	}
-	s = &d->scanouts[c.scanout_id];
-	if (c.resource_id == 0 || c.r.width == 0 || c.r.height == 0) {
-		s->resource_id = 0;
-		announce_scanout(d, c.scanout_id);
-		return VIRTIO_GPU_RESP_OK_NODATA;
-	}
-	res = owned_resource(d, c.resource_id, what);
-	if (!res)
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	if (c.r.x > res->width || c.r.y > res->height || c.r.width > res->width - c.r.x ||
-	    c.r.height > res->height - c.r.y) {
-		*what = "scanout rectangle outside the resource";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	/* QEMU makes a new console surface for each VHOST_USER_GPU_SCANOUT:
-	 * a page flip to another resource of the same size is not one. */
-	if (!s->resource_id || s->r.width != c.r.width || s->r.height != c.r.height)
-		s->announced = false;
-	s->resource_id = c.resource_id;
-	s->r = c.r;
-	if (!s->announced)
-		announce_scanout(d, c.scanout_id);
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-/*
- * Reads the @w x @h pixels at (@x, @y) of @res (4 bytes each) into @dst,
- * rows of 4 * @w bytes. A 2D resource no context uses shows its backing,
- * as QEMU's 2D device does; anything else is read back from the renderer.
- * False when neither has them.
- */
-static bool read_pixels(const struct vgpu_resource *res, uint32_t x, uint32_t y, uint32_t w,
-			uint32_t h, uint8_t *dst)
-{
-	size_t stride = (size_t)res->width * 4, row_len = (size_t)w * 4;
-	struct virgl_box box = {x, y, 0, w, h, 1};
-	struct iovec iov = {dst, row_len * h};
-
-	if ((uint64_t)x + w > res->width || (uint64_t)y + h > res->height)
-		return false;
-	if (!res->is_2d || !res->iov || res->ctx_refs)
-		return virgl_renderer_transfer_read_iov(res->id, 0, 0, (uint32_t)row_len, 0, &box,
-							0, &iov, 1) == 0;
-	for (uint32_t row = 0; row < h; row++, dst += row_len) {
-		size_t off = (size_t)(y + row) * stride + (size_t)x * 4;
-
-		if (virtqueue_iov_read(res->iov, res->iov_n, off, dst, row_len) < row_len)
-			return false;
-	}
-	return true;
-}
-
-/* Sends rows [y, y + h) of scanout @i to QEMU. */
-static void update_scanout(struct vgpu_device *d, uint32_t i, uint32_t y, uint32_t h)
-{
-	struct scanout *s = &d->scanouts[i];
-	struct vgpu_resource *res = resource(d, s->resource_id);
-	uint8_t *pixels;
-
-	if (!res || h == 0 || d->display.fd < 0)
-		return;
-	if (!s->announced)
-		announce_scanout(d, i);
-	pixels = malloc((size_t)s->r.width * 4 * h);
-	if (!pixels)
-		return;
-	if (read_pixels(res, s->r.x, s->r.y + y, s->r.width, h, pixels))
-		vgpu_display_update(&d->display, i, 0, y, s->r.width, h, pixels);
-	free(pixels);
-}
-
-static uint32_t cmd_resource_flush(struct vgpu_device *d, const void *req, const char **what)
-{
-	struct virtio_gpu_resource_flush c;
-
-	memcpy(&c, req, sizeof(c));
-	if (!resource(d, c.resource_id)) {
-		*what = "no such resource";
-		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
-	}
-	for (uint32_t i = 0; i < VGPU_MAX_SCANOUTS; i++) {
-		struct scanout *s = &d->scanouts[i];
-		uint64_t top, bottom;
-
-		if (s->resource_id != c.resource_id)
-			continue;
-		/* The flushed rows, in the scanout's coordinates. */
-		top = c.r.y > s->r.y ? c.r.y - s->r.y : 0;
-		bottom = (uint64_t)c.r.y + c.r.height - s->r.y;
-		if ((uint64_t)c.r.y + c.r.height <= s->r.y || top >= s->r.height)
-			continue;
-		if (bottom > s->r.height)
-			bottom = s->r.height;
-		update_scanout(d, i, (uint32_t)top, (uint32_t)(bottom - top));
-	}
-	return VIRTIO_GPU_RESP_OK_NODATA;
-}
-
-static uint32_t cmd_get_display_info(struct vgpu_device *d, enum vgpu_queue q,
-				     const struct virtqueue_elem *elem, const void *req)
-{
-	struct virtio_gpu_ctrl_hdr hdr;
-	struct virtio_gpu_resp_display_info info = *vgpu_display_info(&d->display);
-
-	memcpy(&hdr, req, sizeof(hdr));
-	info.hdr.flags = hdr.flags & VIRTIO_GPU_FLAG_FENCE;
-	info.hdr.fence_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.fence_id : 0;
-	info.hdr.ctx_id = hdr.flags & VIRTIO_GPU_FLAG_FENCE ? hdr.ctx_id : 0;
-	answer(d, q, elem, &info, sizeof(info));
-	return 0;
-}
-
-/* GET_EDID: QEMU's EDID of the scanout, asked over the display channel. */
-static uint32_t cmd_get_edid(struct vgpu_device *d, enum vgpu_queue q,
-			     const struct virtqueue_elem *elem, const void *req, const char **what)
-{
-	struct virtio_gpu_cmd_get_edid c;
-	struct virtio_gpu_resp_edid resp;
-	int r;
-
-	memcpy(&c, req, sizeof(c));
-	if (c.scanout >= VGPU_MAX_SCANOUTS) {
-		*what = "no such scanout";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	memset(&resp, 0, sizeof(resp));
-	r = vgpu_display_edid(&d->display, c.scanout, &resp);
-	if (r == -EINVAL) {
-		*what = "EDID of a scanout QEMU does not show";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	if (r < 0) {
-		*what = r == -ENOTSUP ? "no EDID: QEMU's display channel does not offer it"
-				      : "no EDID: the display channel broke";
-		return VIRTIO_GPU_RESP_ERR_UNSPEC;
-	}
-	resp.hdr.flags = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE;
-	resp.hdr.fence_id = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE ? c.hdr.fence_id : 0;
-	resp.hdr.ctx_id = c.hdr.flags & VIRTIO_GPU_FLAG_FENCE ? c.hdr.ctx_id : 0;
-	answer(d, q, elem, &resp, sizeof(resp));
-	return 0;
-}
-
-static uint32_t cmd_get_capset_info(struct vgpu_device *d, enum vgpu_queue q,
-				    const struct virtqueue_elem *elem, const void *req,
-				    const char **what)
-{
-	struct virtio_gpu_get_capset_info c;
-	struct virtio_gpu_resp_capset_info resp = {.hdr.type = VIRTIO_GPU_RESP_OK_CAPSET_INFO};
-	uint32_t ver = 0, size = 0;
-
-	memcpy(&c, req, sizeof(c));
-	if (c.capset_index >= vgpu_device_num_capsets()) {
-		*what = "no such capset index";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	resp.capset_id = c.capset_index == 0 ? VIRTIO_GPU_CAPSET_VIRGL : VIRTIO_GPU_CAPSET_VIRGL2;
-	virgl_renderer_get_cap_set(resp.capset_id, &ver, &size);
-	resp.capset_max_version = ver;
-	resp.capset_max_size = size;
-	answer(d, q, elem, &resp, sizeof(resp));
-	return 0;
-}
-
-static uint32_t cmd_get_capset(struct vgpu_device *d, enum vgpu_queue q,
-			       const struct virtqueue_elem *elem, const void *req,
-			       const char **what)
-{
-	struct virtio_gpu_get_capset c;
-	struct virtio_gpu_resp_capset *resp;
-	uint32_t ver = 0, size = 0;
-
-	memcpy(&c, req, sizeof(c));
-	if (c.capset_id != VIRTIO_GPU_CAPSET_VIRGL && c.capset_id != VIRTIO_GPU_CAPSET_VIRGL2) {
-		*what = "no such capset";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	virgl_renderer_get_cap_set(c.capset_id, &ver, &size);
-	if (size == 0 || c.capset_version > ver) {
-		*what = "capset version not offered";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	if (virtqueue_elem_in_size(elem) < sizeof(*resp) + size) {
-		*what = "answer buffer too small for the capset";
-		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
-	}
-	resp = calloc(1, sizeof(*resp) + size);
-	if (!resp)
-		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
-	resp->hdr.type = VIRTIO_GPU_RESP_OK_CAPSET;
-	virgl_renderer_fill_caps(c.capset_id, c.capset_version, resp->capset_data);
-	answer(d, q, elem, resp, sizeof(*resp) + size);
-	free(resp);
-	return 0;
 }
 
 static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const char **what)
@@ -993,12 +371,12 @@ static uint32_t cmd_ctx_resource(struct vgpu_device *d, const void *req, bool at
 	uint32_t err;
 
 	memcpy(&c, req, sizeof(c));
-	ctx = live_ctx(d, c.hdr.ctx_id, NULL, &err);
+	ctx = vgpu_live_ctx(d, c.hdr.ctx_id, NULL, &err);
 	if (!ctx) {
 		*what = "no such context";
 		return err;
 	}
-	res = owned_resource(d, c.resource_id, what);
+	res = vgpu_owned_resource(d, c.resource_id, what);
 	if (!res)
 		return VIRTIO_GPU_RESP_ERR_INVALID_RESOURCE_ID;
 	if (attach) {
@@ -1134,7 +512,7 @@ static uint32_t cmd_submit_3d(struct vgpu_device *d, const char **what)
 	int slot = -1, r;
 
 	memcpy(&c, d->req, sizeof(c));
-	ctx = live_ctx(d, c.hdr.ctx_id, &slot, &err);
+	ctx = vgpu_live_ctx(d, c.hdr.ctx_id, &slot, &err);
 	if (!ctx) {
 		*what = "no such context";
 		return err;
@@ -1155,27 +533,27 @@ static uint32_t run(struct vgpu_device *d, enum vgpu_queue q, const char **what)
 	memcpy(&hdr, req, sizeof(hdr));
 	switch (hdr.type) {
 	case VIRTIO_GPU_CMD_GET_DISPLAY_INFO:
-		return cmd_get_display_info(d, q, &d->elem, req);
+		return vgpu_scanout_display_info(d, q, &d->elem, req);
 	case VIRTIO_GPU_CMD_RESOURCE_CREATE_2D:
-		return cmd_resource_create_2d(d, req, what);
+		return vgpu_res_create_2d(d, req, what);
 	case VIRTIO_GPU_CMD_RESOURCE_UNREF:
-		return cmd_resource_unref(d, req, what);
+		return vgpu_res_unref(d, req, what);
 	case VIRTIO_GPU_CMD_SET_SCANOUT:
-		return cmd_set_scanout(d, req, what);
+		return vgpu_scanout_set(d, req, what);
 	case VIRTIO_GPU_CMD_RESOURCE_FLUSH:
-		return cmd_resource_flush(d, req, what);
+		return vgpu_scanout_flush(d, req, what);
 	case VIRTIO_GPU_CMD_TRANSFER_TO_HOST_2D:
-		return cmd_transfer_to_host_2d(d, req, what);
+		return vgpu_res_transfer_to_host_2d(d, req, what);
 	case VIRTIO_GPU_CMD_RESOURCE_ATTACH_BACKING:
-		return cmd_attach_backing(d, req, what);
+		return vgpu_res_attach_backing(d, req, what);
 	case VIRTIO_GPU_CMD_RESOURCE_DETACH_BACKING:
-		return cmd_detach_backing(d, req, what);
+		return vgpu_res_detach_backing(d, req, what);
 	case VIRTIO_GPU_CMD_GET_CAPSET_INFO:
-		return cmd_get_capset_info(d, q, &d->elem, req, what);
+		return vgpu_scanout_capset_info(d, q, &d->elem, req, what);
 	case VIRTIO_GPU_CMD_GET_CAPSET:
-		return cmd_get_capset(d, q, &d->elem, req, what);
+		return vgpu_scanout_capset(d, q, &d->elem, req, what);
 	case VIRTIO_GPU_CMD_GET_EDID:
-		return cmd_get_edid(d, q, &d->elem, req, what);
+		return vgpu_scanout_edid(d, q, &d->elem, req, what);
 	case VIRTIO_GPU_CMD_CTX_CREATE:
 		return cmd_ctx_create(d, req, what);
 	case VIRTIO_GPU_CMD_CTX_DESTROY:
@@ -1185,11 +563,11 @@ static uint32_t run(struct vgpu_device *d, enum vgpu_queue q, const char **what)
 	case VIRTIO_GPU_CMD_CTX_DETACH_RESOURCE:
 		return cmd_ctx_resource(d, req, false, what);
 	case VIRTIO_GPU_CMD_RESOURCE_CREATE_3D:
-		return cmd_resource_create_3d(d, req, what);
+		return vgpu_res_create_3d(d, req, what);
 	case VIRTIO_GPU_CMD_TRANSFER_TO_HOST_3D:
-		return cmd_transfer_3d(d, req, true, what);
+		return vgpu_res_transfer_3d(d, req, true, what);
 	case VIRTIO_GPU_CMD_TRANSFER_FROM_HOST_3D:
-		return cmd_transfer_3d(d, req, false, what);
+		return vgpu_res_transfer_3d(d, req, false, what);
 	case VIRTIO_GPU_CMD_SUBMIT_3D:
 		return cmd_submit_3d(d, what);
 	default:
@@ -1210,10 +588,11 @@ static void cursor(struct vgpu_device *d, const struct virtio_gpu_update_cursor 
 		vgpu_display_cursor_pos(&d->display, pos->scanout_id, pos->x, pos->y, false);
 		return;
 	}
-	res = resource(d, c->resource_id);
+	res = vgpu_resource_get(d, c->resource_id);
 	image = calloc(VGPU_CURSOR_SIZE * VGPU_CURSOR_SIZE, 4);
 	if (res && image &&
-	    read_pixels(res, 0, 0, VGPU_CURSOR_SIZE, VGPU_CURSOR_SIZE, (uint8_t *)image))
+	    vgpu_scanout_read_pixels(res, 0, 0, VGPU_CURSOR_SIZE, VGPU_CURSOR_SIZE,
+				     (uint8_t *)image))
 		vgpu_display_cursor_update(&d->display, pos->scanout_id, pos->x, pos->y, c->hot_x,
 					   c->hot_y, image);
 	else
@@ -1237,7 +616,7 @@ static void finish(struct vgpu_device *d, enum vgpu_queue q, uint32_t type, cons
 		struct pending *p;
 
 		if (hdr.ctx_id)
-			ctx = live_ctx(d, hdr.ctx_id, NULL, &err);
+			ctx = vgpu_live_ctx(d, hdr.ctx_id, NULL, &err);
 		p = add_fence(d, ctx ? gpu_context_id(ctx) : 0);
 		if (p) {
 			answer_later(p, &d->elem, &hdr);
