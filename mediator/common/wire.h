@@ -296,7 +296,7 @@ struct wire_model {
  * (a group's seq above the last one, a request's id above the last, a
  * completion of a group it granted, a claim of the offer it made, a
  * WIRE_RESUME only as the answer to a take-over) are the reader's
- * (mediatord's clients.c and dispatcher.c).
+ * (mediatord's client_records.c and dispatcher.c).
  *
  * The errors, the same for every function:
  *   -EPROTO    the packet's framing: shorter than a header, its header's
@@ -306,8 +306,10 @@ struct wire_model {
  *   -EINVAL    a field breaks its rule: a string not NUL-terminated, a
  *              value out of its enum or range, an unknown flag, a
  *              reserved field not 0, times out of order or in the future
- * @err (NULL: none) gets a line saying which rule broke; every function
- * only reads the message (any alignment) and keeps no state.
+ * @err (NULL: none) gets a line saying which rule broke. No function
+ * keeps state or writes the message; wire_frame(), wire_check_message()
+ * and wire_check() read it at any alignment (as recv() leaves it), the
+ * per-type ones take a struct of that type.
  */
 
 /*

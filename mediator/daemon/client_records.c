@@ -213,8 +213,7 @@ static int client_take_record(struct client *c, const void *buf, size_t size, ch
 		if (r < 0)
 			return r;
 		if (hdr.type >= ARRAY_SIZE(record_takers) || !record_takers[hdr.type]) {
-			snprintf(err, err_size, "type %u: not after the worker was taken over",
-				 hdr.type);
+			snprintf(err, err_size, "type %u: no take-over waits for it", hdr.type);
 			return -EPROTO;
 		}
 		r = record_takers[hdr.type](c, msg, now, err, err_size);
