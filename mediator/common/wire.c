@@ -226,16 +226,7 @@ int wire_check_model(const struct wire_model *m, char *err, size_t err_size)
 
 int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, size_t err_size)
 {
-	union {
-		struct wire_header hdr;
-		struct wire_group group;
-		struct wire_grant_request request;
-		struct wire_done done;
-		struct wire_hello hello;
-		struct wire_client_info info;
-		struct wire_context context;
-		struct wire_model model;
-	} m;
+	union wire_message m;
 	size_t size;
 
 	if (len < sizeof(m.hdr))

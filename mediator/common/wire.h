@@ -291,6 +291,24 @@ struct wire_model {
 #define WIRE_MAX_PACKET (WIRE_MAX_BATCH * sizeof(struct wire_group))
 
 /*
+ * Any one message, to read one at any alignment (memcpy it in) or to build
+ * one: the checker's and its tests' buffer.
+ */
+union wire_message {
+	struct wire_header hdr;
+	struct wire_group group;
+	struct wire_grant_request request;
+	struct wire_grant grant;
+	struct wire_done done;
+	struct wire_orphaned orphaned;
+	struct wire_resume resume;
+	struct wire_hello hello;
+	struct wire_client_info info;
+	struct wire_context context;
+	struct wire_model model;
+};
+
+/*
  * The checker of what a worker sends (wire.c): every rule a message must
  * keep on its own, whoever reads it. Rules that need the reader's state
  * (a group's seq above the last one, a request's id above the last, a

@@ -38,6 +38,7 @@
 #include "worker/mediator_link.h"
 #include "worker/pieces.h"
 #include "worker/renderer.h"
+#include "test_renderer.h"
 #include "virgl_defs.h"
 #include "common/wire.h"
 
@@ -427,7 +428,6 @@ static void a_context_destroyed_mid_group_releases_its_dispatched_pieces_charged
 
 int main(void)
 {
-	char err[256] = "";
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 		a_long_group_reaches_the_renderer_as_pieces_in_order_each_with_grant_and_fence,
@@ -443,11 +443,7 @@ int main(void)
 	};
 	int failed;
 
-	renderer = renderer_create(MEDIATOR_RENDERER_EGL_SURFACELESS, NULL, err, sizeof(err));
-	if (!renderer) {
-		fprintf(stderr, "skipped: no renderer (EGL surfaceless, llvmpipe): %s\n", err);
-		return 77;
-	}
+	renderer = test_renderer_start();
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
 	renderer_destroy(renderer);
 	return failed;

@@ -36,6 +36,7 @@
 #include "worker/group_runner.h"
 #include "worker/mediator_link.h"
 #include "worker/renderer.h"
+#include "test_renderer.h"
 #include "virgl_defs.h"
 #include "common/wire.h"
 
@@ -358,7 +359,6 @@ static void group_runner_destroy_accepts_null(void **state)
 
 int main(void)
 {
-	char err[256] = "";
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(
 		a_long_group_waits_for_a_grant_per_piece_and_reaches_the_gpu_in_pieces, setup,
@@ -377,11 +377,7 @@ int main(void)
 	};
 	int failed;
 
-	renderer = renderer_create(MEDIATOR_RENDERER_EGL_SURFACELESS, NULL, err, sizeof(err));
-	if (!renderer) {
-		fprintf(stderr, "skipped: no renderer (EGL surfaceless, llvmpipe): %s\n", err);
-		return 77;
-	}
+	renderer = test_renderer_start();
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
 	renderer_destroy(renderer);
 	return failed;

@@ -28,23 +28,9 @@
 #define BAD_TYPE  99u
 #define GROUP_LEN sizeof(struct wire_group)
 
-union message {
-	struct wire_header hdr;
-	struct wire_group group;
-	struct wire_grant_request request;
-	struct wire_done done;
-	struct wire_hello hello;
-	struct wire_client_info info;
-	struct wire_context context;
-	struct wire_model model;
-	struct wire_resume resume;
-	struct wire_grant grant;
-	struct wire_orphaned orphaned;
-};
-
 /* A valid message of @type (a worker's, or WIRE_GRANT / WIRE_ORPHANED as their senders make them).
  */
-static size_t valid_message(uint32_t type, union message *m)
+static size_t valid_message(uint32_t type, union wire_message *m)
 {
 	memset(m, 0, sizeof(*m));
 	switch (type) {
@@ -263,7 +249,7 @@ static const struct message_case message_cases[] = {
      FIELD(wire_model, coef[WIRE_FEATURES - 1]), .f = -INFINITY, .expect = -EINVAL},
 };
 
-static size_t build(const struct message_case *c, union message *m)
+static size_t build(const struct message_case *c, union wire_message *m)
 {
 	size_t len = valid_message(c->type, m);
 	uint8_t *p = (uint8_t *)m + c->off;
@@ -309,7 +295,7 @@ static void every_message_is_held_to_each_rule_of_its_type(void **state)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(message_cases); i++) {
 		const struct message_case *c = &message_cases[i];
-		union message m;
+		union wire_message m;
 		size_t len = build(c, &m);
 		char err[256] = "";
 
@@ -364,7 +350,7 @@ static const struct packet_case packet_cases[] = {
 
 static void a_packet_is_one_message_or_a_batch_of_groups(void **state)
 {
-	static union message buf[WIRE_MAX_BATCH + 2];
+	static union wire_message buf[WIRE_MAX_BATCH + 2];
 
 	for (size_t i = 0; i < ARRAY_SIZE(packet_cases); i++) {
 		const struct packet_case *c = &packet_cases[i];
@@ -376,7 +362,7 @@ static void a_packet_is_one_message_or_a_batch_of_groups(void **state)
 		print_message("%s\n", c->what);
 		memset(buf, 0, sizeof(buf));
 		for (size_t k = 0; k < c->records; k++) {
-			union message m;
+			union wire_message m;
 
 			each = valid_message(c->type, &m);
 			if (k + 1 == c->bad && c->spoil == WRONG_TYPE)
@@ -401,7 +387,7 @@ static void a_packet_is_one_message_or_a_batch_of_groups(void **state)
 
 static void each_type_checker_holds_its_fields_without_a_header(void **state)
 {
-	union message m;
+	union wire_message m;
 
 	/* The dispatcher's way in: a request or completion with no header set. */
 	valid_message(WIRE_GRANT_REQUEST, &m);
@@ -427,7 +413,7 @@ static void each_type_checker_holds_its_fields_without_a_header(void **state)
 
 static void a_reason_is_cut_to_its_buffer_and_none_is_fine(void **state)
 {
-	union message m;
+	union wire_message m;
 	size_t len = valid_message(WIRE_CONTEXT, &m);
 	char err[8];
 
@@ -442,7 +428,7 @@ static void a_reason_is_cut_to_its_buffer_and_none_is_fine(void **state)
 static void a_message_at_any_alignment_is_read_the_same(void **state)
 {
 	static uint8_t buf[sizeof(struct wire_model) + 8];
-	union message m;
+	union wire_message m;
 	size_t len = valid_message(WIRE_MODEL, &m);
 
 	for (size_t shift = 0; shift < 8; shift++) {
