@@ -17,7 +17,7 @@
 #   fuzz-virtio-gpu     virtio-gpu requests in guest memory
 #   fuzz-wire           a worker's packets to mediatord (mediator/common/wire.c)
 #
-# Environment: RUNS (default 10000000), TARGETS (default all six),
+# Environment: RUNS (default 10000000), TARGETS (default all seven),
 # BUILD_DIR (default build-fuzz/), OUT (corpora and crashes, default
 # bench-fuzz-out/), FUZZ_ARGS (more libFuzzer options for every target,
 # e.g. -max_len=16384: the recorded sessions that seed the decoder are
