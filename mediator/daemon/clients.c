@@ -140,6 +140,16 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 		struct domain_usage u;
 		uint32_t suppressed;
 
+		if (domain_limits_log_flush(&l->refused_log, mono_now_ns(), &suppressed))
+			log_warn("domain %s: %u more clients refused (max_clients %u, "
+				 "domain_memory_mb %llu) since the last line",
+				 domain_name(l->domain), suppressed, l->limits.max_clients,
+				 (unsigned long long)(l->limits.memory_kib >> 10));
+		if (domain_limits_log_flush(&l->ended_log, mono_now_ns(), &suppressed))
+			log_warn("domain %s: %u more workers ended past its domain_memory_mb %llu "
+				 "since the last line",
+				 domain_name(l->domain), suppressed,
+				 (unsigned long long)(l->limits.memory_kib >> 10));
 		domain_usage(l, &u);
 		if (!domain_limits_over(&l->limits, &u))
 			continue;

@@ -102,6 +102,17 @@ bool domain_limits_log_pass(struct domain_limits_log *log, uint64_t now_ns, uint
 	return true;
 }
 
+bool domain_limits_log_flush(struct domain_limits_log *log, uint64_t now_ns, uint32_t *suppressed)
+{
+	if (!log->suppressed || now_ns - log->window_start_ns < DOMAIN_LIMITS_LOG_WINDOW_NS)
+		return false;
+	*suppressed = log->suppressed;
+	log->suppressed = 0;
+	log->window_start_ns = now_ns;
+	log->in_window = 0;
+	return true;
+}
+
 /* The path of the cgroup v2 line ("0::/PATH") of /proc/self/cgroup's @text, or NULL. */
 static const char *unified_path(const char *text, size_t *len)
 {

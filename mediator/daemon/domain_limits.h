@@ -88,6 +88,14 @@ struct domain_limits_log {
 bool domain_limits_log_pass(struct domain_limits_log *log, uint64_t now_ns, uint32_t *suppressed);
 
 /*
+ * At @now_ns, past the window of the last line: true when refusals were
+ * not logged since it, their number in *@suppressed (to be told in a line
+ * of its own), and the count starts again. So a flood that stops is still
+ * counted in the log.
+ */
+bool domain_limits_log_flush(struct domain_limits_log *log, uint64_t now_ns, uint32_t *suppressed);
+
+/*
  * Whether the host gives mediatord a cgroup v2 memory controller it may
  * delegate to its domains: @root is the cgroup v2 mount (/sys/fs/cgroup),
  * @self_cgroup the text of /proc/self/cgroup. 0 when @root holds the

@@ -146,7 +146,8 @@ void client_free(struct client *c);
 /*
  * The limits timer's callback (loop_fn, @data the mediatord): ends the
  * newest worker of each domain whose workers hold more than its
- * domain_memory_mb (one a domain per call; the next call sees the rest).
+ * domain_memory_mb (one a domain per call; the next call sees the rest),
+ * and logs how many refusals the rate limit kept out of the log.
  */
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
 /* Signals @c's worker: through its pidfd when it is no child of ours. */

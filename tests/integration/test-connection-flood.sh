@@ -137,7 +137,17 @@ lines=$(grep -c "domain $DOMAIN_B: refusing a client: it has $MAX_CLIENTS, its m
 [ "$lines" -ge 1 ] || fail "no log line names the domain and its max_clients"
 [ "$lines" -le "$MAX_REFUSAL_LINES" ] ||
   fail "$lines refusal lines for $((n * (FLOOD - MAX_CLIENTS))) refusals: not rate-limited"
-log "refusals: $lines log lines, e.g. $(grep -m1 'refusing a client' "$MEDIATORD_LOG")"
+# Every refusal is counted in the log: a line of its own, or in a later
+# line's count ("N more ... since the last line").
+told=$(grep "domain $DOMAIN_B: " "$MEDIATORD_LOG" |
+  sed -n 's/.*refusing a client: .*(\([0-9]*\) more refused.*/1 \1/p
+          s/.*: \([0-9]*\) more clients refused.*/0 \1/p' |
+  awk '{ n += $1 + $2 } END { print n + 0 }')
+[ "$told" -eq $((n * (FLOOD - MAX_CLIENTS))) ] ||
+  fail "the log tells of $told refusals, not the $((n * (FLOOD - MAX_CLIENTS))) made"
+log "refusals: $((n * (FLOOD - MAX_CLIENTS))) in $lines lines and $(grep -c ' more clients refused' \
+  "$MEDIATORD_LOG") counts, e.g. $(grep -m1 'refusing a client' "$MEDIATORD_LOG");" \
+  "$(grep -m1 ' more clients refused' "$MEDIATORD_LOG")"
 ! grep -q "clients already" "$MEDIATORD_LOG" || fail "the global client table was reached"
 gm_assert_mediatord_alive
 log "ok"

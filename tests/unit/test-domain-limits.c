@@ -152,6 +152,27 @@ static void refusal_lines_are_rate_limited_and_count_the_rest(void **state)
 	assert_int_equal(suppressed, 0);
 }
 
+/* Refusals not logged are told once their window is over, even when none follows. */
+static void refusals_not_logged_are_told_after_their_window(void **state)
+{
+	struct domain_limits_log log = {0};
+	uint64_t t = 5000;
+	uint32_t suppressed = 99;
+
+	assert_false(domain_limits_log_flush(&log, t, &suppressed));
+	for (unsigned i = 0; i < DOMAIN_LIMITS_LOG_BURST + 7; i++)
+		domain_limits_log_pass(&log, t + i, &suppressed);
+	assert_false(
+	    domain_limits_log_flush(&log, t + DOMAIN_LIMITS_LOG_WINDOW_NS - 1, &suppressed));
+	assert_true(domain_limits_log_flush(&log, t + DOMAIN_LIMITS_LOG_WINDOW_NS, &suppressed));
+	assert_int_equal(suppressed, 7);
+	assert_false(
+	    domain_limits_log_flush(&log, t + 3 * DOMAIN_LIMITS_LOG_WINDOW_NS, &suppressed));
+	/* A new window: lines again. */
+	assert_true(domain_limits_log_pass(&log, t + 3 * DOMAIN_LIMITS_LOG_WINDOW_NS, &suppressed));
+	assert_int_equal(suppressed, 0);
+}
+
 /* A fake cgroup root in a temporary directory. */
 static void write_file(const char *dir, const char *name, const char *text)
 {
@@ -207,6 +228,7 @@ int main(void)
 	    cmocka_unit_test(a_workers_memory_is_its_rss_anon),
 	    cmocka_unit_test(this_processs_memory_is_read_from_proc),
 	    cmocka_unit_test(refusal_lines_are_rate_limited_and_count_the_rest),
+	    cmocka_unit_test(refusals_not_logged_are_told_after_their_window),
 	    cmocka_unit_test(the_cgroup_v2_memory_controller_is_detected_or_refused_with_why),
 	};
 
