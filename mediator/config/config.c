@@ -216,6 +216,9 @@ enum domain_key {
 	DOMAIN_KEY_WORKER_MEMORY_MB,
 	DOMAIN_KEY_RESOURCE_MEMORY_MB,
 	DOMAIN_KEY_WORKER_USER,
+	DOMAIN_KEY_MAX_CLIENTS,
+	DOMAIN_KEY_DOMAIN_MEMORY_MB,
+	DOMAIN_KEY_MAX_CONTEXTS_PER_CLIENT,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -283,6 +286,22 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_WORKER_USER] = {.name = "worker_user",
 				.kind = VALUE_USER,
 				.offset = offsetof(struct domain_config, worker_uid)},
+    [DOMAIN_KEY_MAX_CLIENTS] = {.name = "max_clients",
+				.kind = VALUE_U32,
+				.offset = offsetof(struct domain_config, max_clients),
+				.min = 1,
+				.max = CONFIG_MAX_CLIENTS_TOTAL},
+    [DOMAIN_KEY_DOMAIN_MEMORY_MB] = {.name = "domain_memory_mb",
+				     .kind = VALUE_U32,
+				     .offset = offsetof(struct domain_config, domain_memory_mb),
+				     .min = 0,
+				     .max = CONFIG_MAX_WORKER_MEMORY_MB},
+    [DOMAIN_KEY_MAX_CONTEXTS_PER_CLIENT] = {.name = "max_contexts_per_client",
+					    .kind = VALUE_U32,
+					    .offset = offsetof(struct domain_config,
+							       max_contexts_per_client),
+					    .min = 1,
+					    .max = CONFIG_MAX_CONTEXTS_PER_CLIENT},
 };
 
 enum config_section {
@@ -855,6 +874,8 @@ static void config_check_sockets(struct config_parser *p)
 /* Checks what needs the whole file and fills the defaults that depend on other keys. */
 static void config_validate(struct config_parser *p)
 {
+	uint32_t clients = 0;
+
 	if (!p->cfg.n_domains) {
 		config_fail(p, -EINVAL, p->line,
 			    "no [domain NAME] section; at least one is needed");
@@ -879,6 +900,20 @@ static void config_validate(struct config_parser *p)
 		if (!lines[DOMAIN_KEY_RESOURCE_MEMORY_MB])
 			d->resource_memory_mb =
 			    d->worker_memory_mb / CONFIG_DEFAULT_RESOURCE_MEMORY_SHARE;
+		if (!lines[DOMAIN_KEY_MAX_CLIENTS])
+			d->max_clients = CONFIG_DEFAULT_MAX_CLIENTS;
+		if (!lines[DOMAIN_KEY_DOMAIN_MEMORY_MB])
+			d->domain_memory_mb = CONFIG_DEFAULT_DOMAIN_MEMORY_MB;
+		if (!lines[DOMAIN_KEY_MAX_CONTEXTS_PER_CLIENT])
+			d->max_contexts_per_client = CONFIG_DEFAULT_MAX_CONTEXTS_PER_CLIENT;
+		clients += d->max_clients;
+		if (clients > CONFIG_MAX_CLIENTS_TOTAL)
+			config_fail(p, -EINVAL,
+				    lines[DOMAIN_KEY_MAX_CLIENTS] ? lines[DOMAIN_KEY_MAX_CLIENTS]
+								  : d->line,
+				    "domain '%s': key 'max_clients': the domains' max_clients "
+				    "add up to %u, more than the %u clients mediatord serves",
+				    d->name, clients, CONFIG_MAX_CLIENTS_TOTAL);
 		/* [mediator]'s (or its default, unset here) where the domain names none. */
 		if (!lines[DOMAIN_KEY_WORKER_USER])
 			d->worker_uid = p->cfg.worker_uid;

@@ -91,6 +91,35 @@
  * worker_memory_mb. 0: unlimited.
  */
 #define CONFIG_DEFAULT_RESOURCE_MEMORY_SHARE 2u
+/*
+ * The clients (connections, each a worker) a domain may have at once,
+ * where max_clients is not set. A refused connection is closed at once,
+ * so that one domain's flood cannot take what another domain needs. The
+ * sum of all domains' max_clients may not pass CONFIG_MAX_CLIENTS_TOTAL,
+ * the size of mediatord's client table: every domain, the safety ones
+ * first, can always reach its own limit whatever the others do. 16: what
+ * CONFIG_MAX_DOMAINS domains all left at the default fit in that table,
+ * and 16 renderers (~80 MiB each, doc/results) are far more than a VM
+ * or a set of host clients draws with at once.
+ */
+#define CONFIG_DEFAULT_MAX_CLIENTS 16u
+#define CONFIG_MAX_CLIENTS_TOTAL   256u
+/*
+ * The memory all the workers of a domain may hold together, where
+ * domain_memory_mb is not set (the sum of their private resident memory,
+ * RssAnon: mediatord refuses a new client when it is reached, and ends
+ * the domain's newest worker while it is passed). 4096: two domains at the
+ * default leave most of a 24 GiB host to the guests; 0: unlimited.
+ */
+#define CONFIG_DEFAULT_DOMAIN_MEMORY_MB 4096u
+/*
+ * Guest contexts one client may hold, where max_contexts_per_client is not
+ * set, and its most: a vhost-user worker's context table
+ * (VGPU_MAX_CONTEXTS, worker/vhost-user/vgpu_device.h). A vtest client has
+ * one context per connection whatever is set.
+ */
+#define CONFIG_DEFAULT_MAX_CONTEXTS_PER_CLIENT 64u
+#define CONFIG_MAX_CONTEXTS_PER_CLIENT	       64u
 /* socket_owner/socket_group not set: the socket keeps mediatord's user/group. */
 #define CONFIG_SOCKET_ID_UNSET (-1)
 
@@ -158,6 +187,9 @@ struct domain_config {
 	uint32_t piece_us;	     /* its groups predicted longer are cut into pieces; 0: never */
 	uint32_t worker_memory_mb;   /* RLIMIT_DATA of its workers; 0: unlimited */
 	uint32_t resource_memory_mb; /* host memory a client's resources may take; 0: unlimited */
+	uint32_t max_clients;	     /* its clients at once, 1..CONFIG_MAX_CLIENTS_TOTAL */
+	uint32_t domain_memory_mb;   /* its workers' private memory together; 0: unlimited */
+	uint32_t max_contexts_per_client; /* guest contexts of one client */
 	/* The user its workers run as; [mediator]'s worker_user where not set
 	   (CONFIG_SOCKET_ID_UNSET: CONFIG_DEFAULT_WORKER_USER). */
 	uid_t worker_uid;

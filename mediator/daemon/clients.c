@@ -48,6 +48,7 @@ void client_free(struct client *c)
 		}
 	}
 	md->n_clients--;
+	c->listener->n_clients--;
 	dispatcher_forget(md->dispatcher, c->id, mono_now_ns());
 	domain_client_removed(c->listener->domain);
 	if (c->contexts)
@@ -83,6 +84,92 @@ static int move_fd_above(int fd, int min)
 	return nfd;
 }
 
+/*
+ * What domain @l's clients hold now: their number, and with a memory
+ * total their workers' memory together (those ended for it not counted).
+ */
+static void domain_usage(const struct listener *l, struct domain_usage *u)
+{
+	u->clients = l->n_clients;
+	u->memory_kib = 0;
+	if (!l->limits.memory_kib)
+		return;
+	for (const struct client *c = l->md->clients; c; c = c->next) {
+		uint64_t kib;
+
+		if (c->listener == l && !c->memory_ended &&
+		    domain_limits_worker_kib(c->pid, &kib) == 0)
+			u->memory_kib += kib;
+	}
+}
+
+/* Whether domain @l may take a client now; when not, says so in the log (rate-limited). */
+static bool admit_client(struct listener *l)
+{
+	struct domain_usage u;
+	const char *what = "";
+	uint32_t suppressed;
+
+	domain_usage(l, &u);
+	if (domain_limits_admit(&l->limits, &u, &what) == 0)
+		return true;
+	if (!domain_limits_log_pass(&l->refused_log, mono_now_ns(), &suppressed))
+		return false;
+	if (strcmp(what, "max_clients") == 0)
+		log_warn("domain %s: refusing a client: it has %u, its max_clients (%u more "
+			 "refused since the last line)",
+			 domain_name(l->domain), l->limits.max_clients, suppressed);
+	else
+		log_warn("domain %s: refusing a client: its workers hold %llu MiB, its "
+			 "domain_memory_mb is %llu (%u more refused since the last line)",
+			 domain_name(l->domain), (unsigned long long)(u.memory_kib >> 10),
+			 (unsigned long long)(l->limits.memory_kib >> 10), suppressed);
+	return false;
+}
+
+void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct mediatord *md = data;
+	uint64_t ticks;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+		struct listener *l = &md->listeners[i];
+		struct client *newest = NULL;
+		struct domain_usage u;
+		uint32_t suppressed;
+
+		if (domain_limits_log_flush(&l->refused_log, mono_now_ns(), &suppressed))
+			log_warn("domain %s: %u more clients refused (max_clients %u, "
+				 "domain_memory_mb %llu) since the last line",
+				 domain_name(l->domain), suppressed, l->limits.max_clients,
+				 (unsigned long long)(l->limits.memory_kib >> 10));
+		if (domain_limits_log_flush(&l->ended_log, mono_now_ns(), &suppressed))
+			log_warn("domain %s: %u more workers ended past its domain_memory_mb %llu "
+				 "since the last line",
+				 domain_name(l->domain), suppressed,
+				 (unsigned long long)(l->limits.memory_kib >> 10));
+		domain_usage(l, &u);
+		if (!domain_limits_over(&l->limits, &u))
+			continue;
+		for (struct client *c = md->clients; c; c = c->next)
+			if (c->listener == l && !c->memory_ended && (!newest || c->id > newest->id))
+				newest = c;
+		if (!newest)
+			continue;
+		if (domain_limits_log_pass(&l->ended_log, mono_now_ns(), &suppressed))
+			log_warn("domain %s: its workers hold %llu MiB, past its domain_memory_mb "
+				 "%llu: ending its newest, worker %d of client %u (%u more ended "
+				 "since the last line)",
+				 domain_name(l->domain), (unsigned long long)(u.memory_kib >> 10),
+				 (unsigned long long)(l->limits.memory_kib >> 10), (int)newest->pid,
+				 newest->id, suppressed);
+		newest->memory_ended = true;
+		client_kill(newest, SIGKILL);
+	}
+}
+
 static void accept_client(struct listener *l, bool vm)
 {
 	struct mediatord *md = l->md;
@@ -103,6 +190,11 @@ static void accept_client(struct listener *l, bool vm)
 		close(client_fd);
 		return;
 	}
+	if (!admit_client(l)) {
+		close(client_fd);
+		return;
+	}
+	/* A backstop: the domains' max_clients add up to MEDIATORD_MAX_CLIENTS at most. */
 	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
 		log_warn("domain %s: refusing a client: %u clients already", dname, md->n_clients);
 		close(client_fd);
@@ -149,6 +241,7 @@ static void accept_client(struct listener *l, bool vm)
 	c->next = md->clients;
 	md->clients = c;
 	md->n_clients++;
+	l->n_clients++;
 	domain_client_added(l->domain);
 	if (vm)
 		l->vm_connected = true;

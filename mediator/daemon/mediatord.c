@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@
 #include "daemon/dispatcher.h"
 #include "daemon/domain.h"
 #include "daemon/domain_dirs.h"
+#include "daemon/domain_limits.h"
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
@@ -169,6 +171,56 @@ static int prepare_domains(struct mediatord *md, char *err, size_t err_size)
 	return 0;
 }
 
+/*
+ * Says at start how the domains' memory totals are kept: a cgroup v2
+ * memory controller delegated to mediatord is detected, but for now the
+ * totals are always counted from each worker's /proc (domain_limits.h).
+ */
+static void log_memory_limits(const struct mediator_config *cfg)
+{
+	char self[1024] = "", where[600];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(self, 1, sizeof(self) - 1, f);
+		fclose(f);
+	}
+	self[n] = '\0';
+	if (domain_limits_cgroup_probe("/sys/fs/cgroup", self, where, sizeof(where)) == 0)
+		log_info("memory: a cgroup v2 memory controller is delegated at %s, not used "
+			 "yet; domain_memory_mb is counted from the workers' RssAnon, "
+			 "worker_memory_mb is each worker's RLIMIT_DATA",
+			 where);
+	else
+		log_info("memory: no cgroup v2 memory controller to delegate (%s); "
+			 "domain_memory_mb is counted from the workers' RssAnon, "
+			 "worker_memory_mb is each worker's RLIMIT_DATA",
+			 where);
+	for (size_t i = 0; i < cfg->n_domains; i++)
+		log_info("domain %s: at most %u clients, %u MiB of memory together%s, %u MiB each",
+			 cfg->domains[i].name, cfg->domains[i].max_clients,
+			 cfg->domains[i].domain_memory_mb,
+			 cfg->domains[i].domain_memory_mb ? "" : " (0: unlimited)",
+			 cfg->domains[i].worker_memory_mb);
+}
+
+/* Arms the timer of clients_check_memory(): every DOMAIN_LIMITS_CHECK_MS. */
+static int start_limits_timer(struct mediatord *md)
+{
+	struct itimerspec every = {
+	    .it_interval = {.tv_sec = DOMAIN_LIMITS_CHECK_MS / 1000,
+			    .tv_nsec = (DOMAIN_LIMITS_CHECK_MS % 1000) * 1000000L},
+	};
+
+	every.it_value = every.it_interval;
+	md->limits_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (md->limits_timer < 0 || timerfd_settime(md->limits_timer, 0, &every, NULL) < 0)
+		return -errno;
+	md->limits_source = loop_add(md->loop, md->limits_timer, EPOLLIN, clients_check_memory, md);
+	return md->limits_source ? 0 : -ENOMEM;
+}
+
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
 {
@@ -176,7 +228,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	struct kept *kept = calloc(1, sizeof(*kept));
 	struct control_access control_access;
 	sigset_t mask;
-	int board;
+	int board, r;
 
 	if (!md || !kept) {
 		free(kept);
@@ -186,6 +238,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	md->cfg = *cfg;
 	md->signal_fd = -1;
 	md->resume_timer = -1;
+	md->limits_timer = -1;
 	md->started_ns = mono_now_ns();
 	snprintf(md->worker_path, sizeof(md->worker_path), "%s", worker_path);
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
@@ -226,6 +279,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		const struct domain_config *dc = &cfg->domains[i];
 
 		l->md = md;
+		l->limits = domain_limits_from_config(dc);
 		l->domain = domain_create(dc);
 		if (!l->domain) {
 			snprintf(err, err_size, "out of memory");
@@ -244,6 +298,13 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 					client_on_accept_vm, err, err_size))
 			goto fail;
 	}
+	r = start_limits_timer(md);
+	if (r < 0) {
+		snprintf(err, err_size, "cannot start the timer of the domains' memory: %s",
+			 strerror(-r));
+		goto fail;
+	}
+	log_memory_limits(cfg);
 	md->dispatcher =
 	    dispatcher_create(md->loop, cfg, md->started_ns, client_send_grant, md, err, err_size);
 	if (!md->dispatcher)
@@ -308,6 +369,9 @@ void mediatord_destroy(struct mediatord *md)
 		md->keeper = NULL;
 	}
 	loop_remove(md->resume_source);
+	loop_remove(md->limits_source);
+	if (md->limits_timer >= 0)
+		close(md->limits_timer);
 	service_notify_destroy(md->service);
 	if (md->resume_timer >= 0)
 		close(md->resume_timer);

@@ -28,8 +28,8 @@
 #define MEDIATORD_STOP_GRACE_MS 2000
 /* Connections waiting to be accepted on one domain socket. */
 #define MEDIATORD_LISTEN_BACKLOG 64
-/* Most clients served at once, over all domains. */
-#define MEDIATORD_MAX_CLIENTS 256
+/* Most clients served at once, over all domains: the sum of max_clients may not pass it. */
+#define MEDIATORD_MAX_CLIENTS CONFIG_MAX_CLIENTS_TOTAL
 /*
  * After a restart, how long the normal domains' workers taken over wait
  * after the safety domains' (their WIRE_RESUME): 30 frames at 60 Hz for the

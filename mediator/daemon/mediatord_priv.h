@@ -35,6 +35,7 @@
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/domain_dirs.h"
+#include "daemon/domain_limits.h"
 #include "daemon/worker_user.h"
 
 /* The latest cost-model report of a context, as its worker sent it. */
@@ -55,8 +56,12 @@ struct listener {
 	struct unix_listener vhost_sock;
 	struct loop_source *vhost_source;
 	bool vm_connected;
-	struct worker_user user; /* its workers run as */
-	struct domain_dirs dirs; /* its learned models and shader cache */
+	struct worker_user user;	      /* its workers run as */
+	struct domain_dirs dirs;	      /* its learned models and shader cache */
+	struct domain_limits limits;	      /* its max_clients and domain_memory_mb */
+	uint32_t n_clients;		      /* its clients now */
+	struct domain_limits_log refused_log; /* its refused connections' lines */
+	struct domain_limits_log ended_log;   /* its workers ended for memory */
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -86,6 +91,7 @@ struct client {
 	char name[WIRE_NAME_MAX];
 	struct model_report model;
 	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
+	bool memory_ended; /* killed for its domain's domain_memory_mb: no longer counted */
 	/*
 	 * Taken over from a mediatord that died (keeper.h): its worker is no
 	 * child of ours, watched through @pidfd; what it sends before its
@@ -120,6 +126,9 @@ struct mediatord {
 	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
 	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
 	struct loop_source *resume_source;
+	int limits_timer; /* timerfd: each domain's memory against its total
+			     (clients_check_memory()) */
+	struct loop_source *limits_source;
 };
 
 /* ---- mediatord.c --------------------------------------------------------- */
@@ -134,6 +143,13 @@ void mediatord_take_frames(struct mediatord *md);
 
 /* Forgets @c: its domain's counts, the dispatcher's, the keeper's; closes its channel. */
 void client_free(struct client *c);
+/*
+ * The limits timer's callback (loop_fn, @data the mediatord): ends the
+ * newest worker of each domain whose workers hold more than its
+ * domain_memory_mb (one a domain per call; the next call sees the rest),
+ * and logs how many refusals the rate limit kept out of the log.
+ */
+void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
 /* Signals @c's worker: through its pidfd when it is no child of ours. */
 void client_kill(const struct client *c, int sig);
 /* The loop's callbacks of a domain's vtest and vhost-user sockets (loop_fn, @data the listener). */

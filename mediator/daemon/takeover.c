@@ -116,6 +116,7 @@ static void adopt_client(struct mediatord *md, const struct keep_entry *e, int f
 	c->next = md->clients;
 	md->clients = c;
 	md->n_clients++;
+	l->n_clients++;
 	if (c->id > md->next_client_id)
 		md->next_client_id = c->id;
 	domain_client_added(l->domain);

@@ -20,14 +20,14 @@
 
 extern char **environ;
 
-/* spawn_worker()'s argv: the program, 21 options always given, up to 11 optional ones, NULL. */
+/* spawn_worker()'s argv: the program, 23 options always given, up to 11 optional ones, NULL. */
 #define SPAWN_MAX_ARGS 48
 
 pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool vm, int client_fd,
 		   int worker_fd)
 {
 	char id_str[16], inflight_str[16], index_str[16], nice_str[16], piece_str[16], mem_str[16],
-	    res_str[16];
+	    res_str[16], ctx_str[16];
 	/* The board's offer names its claimer by client id, in 30 bits (wire.h). */
 	bool board = id <= 0x3fffffffu;
 	const char *argv[SPAWN_MAX_ARGS] = {
@@ -51,6 +51,8 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	    mem_str,
 	    "--resource-memory-mb",
 	    res_str,
+	    "--max-contexts",
+	    ctx_str,
 	    "--transport",
 	    vm ? "vhost-user" : "vtest",
 	    /* Then the options below that are given, and NULL. */
@@ -93,6 +95,8 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 		 md->cfg.domains[l - md->listeners].worker_memory_mb);
 	snprintf(res_str, sizeof(res_str), "%u",
 		 md->cfg.domains[l - md->listeners].resource_memory_mb);
+	snprintf(ctx_str, sizeof(ctx_str), "%u",
+		 md->cfg.domains[l - md->listeners].max_contexts_per_client);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);

@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		"                       [--state-dir DIR] [--grants] [--nice N]\n"
 		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
 		"                       [--cache-dir DIR] [--outlive-mediatord]\n"
-		"                       [--resource-memory-mb N]\n"
+		"                       [--resource-memory-mb N] [--max-contexts N]\n"
 		"                       [--transport vtest|vhost-user] [--verbose]\n"
 		"\n"
 		"Serves the connection on fd %d (a vtest client, or with --transport\n"
@@ -44,7 +44,9 @@ static void usage(FILE *f)
 		"client it closes every other descriptor, limits its private memory to\n"
 		"--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
 		"worker user) and sets no-new-privs. The client's resources may take\n"
-		"--resource-memory-mb of host memory (the domain's resource_memory_mb).\n"
+		"--resource-memory-mb of host memory (the domain's resource_memory_mb),\n"
+		"and a VM at most --max-contexts guest contexts at once (the domain's\n"
+		"max_contexts_per_client).\n"
 		"It dies with mediatord, or with --outlive-mediatord serves on when\n"
 		"mediatord dies and is taken over by a restarted one (its keeper holds\n"
 		"the record channel). Started by mediatord; not meant to be run by hand.\n",
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
 	    {"board-domain", required_argument, NULL, 'B'},
 	    {"outlive-mediatord", no_argument, NULL, 'O'},
 	    {"resource-memory-mb", required_argument, NULL, 'R'},
+	    {"max-contexts", required_argument, NULL, 'X'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -253,6 +256,10 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			if (parse_mib(optarg, &opt.resource_quota_bytes) < 0)
+				goto bad;
+			break;
+		case 'X':
+			if (parse_u32(optarg, &opt.max_contexts) < 0 || opt.max_contexts == 0)
 				goto bad;
 			break;
 		case 'v':

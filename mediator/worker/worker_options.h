@@ -26,6 +26,7 @@ struct worker_options {
 	bool grants;		       /* ask mediatord for a grant before each group (wire.h) */
 	int board_fd;		       /* the grant board (wire.h), with board_domain >= 0 */
 	int board_domain;	       /* this domain's index on it; -1: no board */
+	uint32_t max_contexts;	       /* guest contexts at once (a VM's); 0: its table's room */
 	uint64_t resource_quota_bytes; /* host memory its resources may take (resource_quota.h); 0:
 					  unlimited */
 };

@@ -14,6 +14,9 @@
 #  - huge-resources: textures of 64 MiB until refused with
 #    ERR_OUT_OF_MEMORY at the domain's resource_memory_mb (B_RESOURCE_MB:
 #    the fifth), logged; the device answers afterwards;
+#  - contexts: guest contexts until refused with ERR_OUT_OF_MEMORY at the
+#    domain's max_contexts_per_client (B_MAX_CONTEXTS), logged; a destroyed
+#    context's place is given back;
 #  - destroy-busy: an expensive SUBMIT_3D (16 blits of 2048x2048) and
 #    CTX_DESTROY in one kick; the group is measured when the GPU is done
 #    (the trace has it with its blits), not released unmeasured;
@@ -45,9 +48,11 @@ fi
 VHOST_B=$TMP/ivi.vhost
 # Domain B's resource_memory_mb: four of attack huge-resources' 64 MiB textures.
 B_RESOURCE_MB=256
+# Domain B's max_contexts_per_client: far under a VM's table of 64.
+B_MAX_CONTEXTS=4
 start_xvfb
 write_config budget 1
-sed -i "s|^vtest_socket = $SOCK_B\$|&\nvhost_user_socket = $VHOST_B\nresource_memory_mb = $B_RESOURCE_MB|" "$CONFIG"
+sed -i "s|^vtest_socket = $SOCK_B\$|&\nvhost_user_socket = $VHOST_B\nresource_memory_mb = $B_RESOURCE_MB\nmax_contexts_per_client = $B_MAX_CONTEXTS|" "$CONFIG"
 grep -q "vhost_user_socket = $VHOST_B" "$CONFIG" || fail "config without the vhost socket"
 start_mediatord
 ctl trace start "$TMP/trace.jsonl" >&2 || fail "mediatorctl trace start failed"
@@ -133,6 +138,12 @@ grep -q "RESOURCE_CREATE_3D: the domain's host memory quota for resources" "$MED
 grep -q "attack huge-resources: $((B_RESOURCE_MB / 64)) textures of 64 MiB created" \
   "$TMP/attack-huge-resources.out" ||
   fail "attack huge-resources: not refused at the quota: $(cat "$TMP/attack-huge-resources.out")"
+run_attack contexts
+grep -q "attack contexts: $B_MAX_CONTEXTS contexts created, the next refused 0x1201" \
+  "$TMP/attack-contexts.out" ||
+  fail "attack contexts: not refused at max_contexts_per_client: $(cat "$TMP/attack-contexts.out")"
+grep -q "the VM holds its domain's max_contexts_per_client contexts" "$MEDIATORD_LOG" ||
+  fail "no log line about the refused context"
 
 run_attack destroy-busy
 ctl trace stop >&2 || fail "mediatorctl trace stop failed"

@@ -38,6 +38,11 @@
  *       refused (ERR_OUT_OF_MEMORY: the domain's resource_memory_mb); the
  *       device must still answer, and an unreferenced texture's share is
  *       given back
+ *   vhost-user-frontend SOCKET --attack contexts
+ *       up to 65 guest contexts (one more than VGPU_MAX_CONTEXTS) until one
+ *       is refused (ERR_OUT_OF_MEMORY: the domain's max_contexts_per_client);
+ *       then one destroyed and another created: the limit counts the live
+ *       ones
  *   vhost-user-frontend SOCKET --attack destroy-busy
  *   vhost-user-frontend SOCKET --attack pieces   (not an attack: 101 long
  *       fenced groups, the last with CTX_DESTROY; see pieces())
@@ -1158,6 +1163,45 @@ static void attack_huge_resources(void)
 	hold_if_asked();
 }
 
+/* Contexts attack contexts asks for: one more than a VM's table (VGPU_MAX_CONTEXTS). */
+#define ATTACK_CONTEXTS 65u
+
+/*
+ * Guest contexts 1, 2, ... until one is refused: it must be
+ * ERR_OUT_OF_MEMORY (the domain's max_contexts_per_client); then context 1
+ * is destroyed and a new one created, which must succeed.
+ */
+static void attack_contexts(void)
+{
+	struct virtio_gpu_ctx_create cc = {.hdr = {.type = VIRTIO_GPU_CMD_CTX_CREATE}, .nlen = 4};
+	struct virtio_gpu_ctx_destroy cd = {
+	    .hdr = {.type = VIRTIO_GPU_CMD_CTX_DESTROY, .ctx_id = 1}};
+	uint32_t made = 0, refused = 0, type;
+
+	memcpy(cc.debug_name, "many", 4);
+	for (uint32_t id = 1; id <= ATTACK_CONTEXTS; id++) {
+		cc.hdr.ctx_id = id;
+		memcpy(mem + REQ_AREA, &cc, sizeof(cc));
+		type = request(0, sizeof(cc), sizeof(struct virtio_gpu_ctrl_hdr));
+		if (type != VIRTIO_GPU_RESP_OK_NODATA) {
+			refused = type;
+			break;
+		}
+		made++;
+	}
+	if (!refused)
+		fail("contexts: %u contexts were all created", ATTACK_CONTEXTS);
+	if (refused != VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY)
+		fail("contexts: refused with %#x, not ERR_OUT_OF_MEMORY", refused);
+	printf("attack contexts: %u contexts created, the next refused %#x\n", made, refused);
+	fflush(stdout);
+	expect("CTX_DESTROY 1", &cd, sizeof(cd), VIRTIO_GPU_RESP_OK_NODATA);
+	cc.hdr.ctx_id = ATTACK_CONTEXTS + 1;
+	expect("CTX_CREATE after a CTX_DESTROY", &cc, sizeof(cc), VIRTIO_GPU_RESP_OK_NODATA);
+	fprintf(stderr, "vhost-user-frontend: ok: a destroyed context's place is given back\n");
+	hold_if_asked();
+}
+
 /* Guest context 1 with two BUSY_SIZE textures, 1 and 2, attached (busy_blits.h). */
 static void busy_context(void)
 {
@@ -1314,6 +1358,8 @@ int main(int argc, char **argv)
 			attack_backing();
 		else if (strcmp(argv[3], "destroy-busy") == 0)
 			attack_destroy_busy();
+		else if (strcmp(argv[3], "contexts") == 0)
+			attack_contexts();
 		else if (strcmp(argv[3], "huge-resources") == 0)
 			attack_huge_resources();
 		else if (strcmp(argv[3], "pieces") == 0)
@@ -1323,12 +1369,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 3) {
-		fprintf(stderr,
-			"usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
-			"bad-region\n"
-			"       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
-			"       vhost-user-frontend SOCKET --attack "
-			"display-flood|ring-num|backing|destroy-busy|huge-resources|pieces\n");
+		fprintf(
+		    stderr,
+		    "usage: vhost-user-frontend SOCKET scenario|bad-size|bad-fds|"
+		    "bad-region\n"
+		    "       vhost-user-frontend SOCKET bench2d|bench3d SECONDS WIDTH HEIGHT\n"
+		    "       vhost-user-frontend SOCKET --attack "
+		    "display-flood|ring-num|backing|destroy-busy|huge-resources|contexts|pieces\n");
 		return 2;
 	}
 	if (strcmp(argv[2], "scenario") == 0) {

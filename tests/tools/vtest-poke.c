@@ -19,6 +19,17 @@
  *                    RESOURCE_BUSY_WAIT on never-created handle 12345 (one
  *                    connection each): close, or go on answering sanely
  *   connect-close N  N times: connect, handshake, close (default 100)
+ *   hold-idle [N]    N connections (default 300) that never send a byte;
+ *                    3 s later one line: how many the server closed (a
+ *                    domain's max_clients); then they are held, until it is
+ *                    killed or 120 s pass
+ *   hold-textures [N]
+ *                    handshake, N textures of 4096x4096 (64 MiB, default
+ *                    4) each cleared and followed by a PING; one line: how
+ *                    many were made; then the connection is held until the
+ *                    server closes it (a domain's domain_memory_mb) or
+ *                    120 s pass, and a line says which. A connection
+ *                    refused at once is a line too, not a failure
  *   pieces N         N groups (default 100), each a CLEAR_TEXTURE of a
  *                    2048x2048 texture to a colour of its own and 16 blits
  *                    between it and a second one (busy_blits.h); then one
@@ -149,6 +160,12 @@
 #define POKE_TEXTURE_SIZE	   4096u
 #define POKE_TEXTURE_BYTES	   (POKE_TEXTURE_SIZE * POKE_TEXTURE_SIZE * 4u)
 #define POKE_DEFAULT_TEXTURES	   64ul
+/* hold-idle, hold-textures: how many, how long before counting, how long held. */
+#define POKE_DEFAULT_HOLD_IDLE	   300ul
+#define POKE_MAX_HOLD_IDLE	   1000ul
+#define POKE_HOLD_SETTLE_MS	   3000
+#define POKE_HOLD_MS		   120000
+#define POKE_DEFAULT_HOLD_TEXTURES 4ul
 
 static bool verbose;
 
@@ -748,6 +765,45 @@ static bool server_closed(int fd, int timeout_ms)
 	return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR);
 }
 
+/*
+ * @count connections that never send a byte, for a domain's max_clients:
+ * those past it are closed by the server at once, the others wait for
+ * their handshake. Counted after POKE_HOLD_SETTLE_MS, then held.
+ */
+static int mode_hold_idle(const char *path, unsigned long count)
+{
+	static int fds[POKE_MAX_HOLD_IDLE];
+	unsigned long made = 0, failed = 0, closed = 0;
+
+	if (count > POKE_MAX_HOLD_IDLE)
+		count = POKE_MAX_HOLD_IDLE;
+	for (unsigned long i = 0; i < count; i++) {
+		int fd = poke_connect(path);
+
+		if (fd < 0) {
+			failed++;
+			continue;
+		}
+		fds[made++] = fd;
+	}
+	usleep(POKE_HOLD_SETTLE_MS * 1000);
+	for (unsigned long i = 0; i < made; i++) {
+		if (server_closed(fds[i], 0)) {
+			closed++;
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	printf("hold-idle: %lu connected, %lu not, %lu closed by the server, %lu held\n", made,
+	       failed, closed, made - closed);
+	fflush(stdout);
+	usleep(POKE_HOLD_MS * 1000ull);
+	for (unsigned long i = 0; i < made; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return 0;
+}
+
 /* Reads at most @len bytes now: the count (0: none waiting), or -1 when nothing more can come. */
 static ssize_t read_some(int fd, uint8_t *buf, size_t len, size_t *nonzero)
 {
@@ -1132,6 +1188,72 @@ static int attack_textures(const char *path, unsigned long count)
 	return check_fresh_client(path);
 }
 
+/*
+ * A client that holds @count textures of 64 MiB (cleared, so the host
+ * driver gives them storage) until the server closes its connection, for
+ * a domain's domain_memory_mb. 0 unless the server misbehaved.
+ */
+static int mode_hold_textures(const char *path, unsigned long count)
+{
+	uint32_t clear[1 + PIECES_CLEAR_DW] = {0};
+	unsigned long made = 0;
+	uint64_t start;
+	int fd = connect_and_handshake(path), ret = 0;
+
+	if (fd < 0) {
+		if (!is_closed_error(fd))
+			return fd;
+		printf("hold-textures: refused at the handshake\n");
+		return 0;
+	}
+	clear[0] = VIRGL_CMD(POKE_CMD_CLEAR_TEXTURE, 0, PIECES_CLEAR_DW);
+	clear[6] = clear[7] = POKE_TEXTURE_SIZE;
+	clear[8] = 1;
+	clear[9] = 0xff00ff00u;
+	for (; made < count && ret == 0; made++) {
+		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + (uint32_t)made,
+						       PIPE_TEXTURE_2D,
+						       BUSY_FORMAT,
+						       BUSY_BIND,
+						       POKE_TEXTURE_SIZE,
+						       POKE_TEXTURE_SIZE,
+						       1,
+						       1,
+						       0,
+						       0};
+
+		clear[1] = args[0];
+		ret = send_cmd(fd, VCMD_RES_CREATE_SIZE, VCMD_RESOURCE_CREATE, args, sizeof(args));
+		if (ret == 0)
+			ret = send_cmd(fd, 1 + PIECES_CLEAR_DW, VCMD_SUBMIT_CMD, clear,
+				       sizeof(clear));
+		if (ret == 0)
+			ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
+		if (ret == 0)
+			ret = expect_reply(fd, "hold-textures ping", VCMD_PING_PROTOCOL_VERSION, 0,
+					   NULL);
+	}
+	if (ret < 0) {
+		close(fd);
+		if (!is_closed_error(ret)) {
+			fprintf(stderr, "vtest-poke: hold-textures: %s\n", strerror(-ret));
+			return ret;
+		}
+		printf("hold-textures: closed by the server at texture %lu of %lu\n", made, count);
+		return 0;
+	}
+	printf("hold-textures: %lu textures of %u MiB made\n", made, POKE_TEXTURE_BYTES >> 20);
+	fflush(stdout);
+	start = now_ms();
+	if (server_closed(fd, POKE_HOLD_MS))
+		printf("hold-textures: closed by the server after %llu ms held\n",
+		       (unsigned long long)(now_ms() - start));
+	else
+		printf("hold-textures: held %d s\n", POKE_HOLD_MS / 1000);
+	close(fd);
+	return 0;
+}
+
 static int run_attack(const char *path, const char *name, bool have_n, unsigned long n)
 {
 	if (strcmp(name, "slow-get") == 0)
@@ -1153,7 +1275,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage: vtest-poke [-v] SOCKET MODE [N]\n"
 		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
 		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
-		     "       bad-handle, connect-close [N], pieces [N]\n"
+		     "       bad-handle, connect-close [N], pieces [N], hold-idle [N],\n"
+		     "       hold-textures [N]\n"
 		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy,\n"
 		     "         textures [N]\n"
 		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
@@ -1231,6 +1354,10 @@ int main(int argc, char **argv)
 		ret = mode_bad_handle(path);
 	} else if (strcmp(mode, "connect-close") == 0) {
 		ret = mode_connect_close(path, have_n ? n : POKE_DEFAULT_CYCLES);
+	} else if (strcmp(mode, "hold-idle") == 0) {
+		ret = mode_hold_idle(path, have_n ? n : POKE_DEFAULT_HOLD_IDLE);
+	} else if (strcmp(mode, "hold-textures") == 0) {
+		ret = mode_hold_textures(path, have_n ? n : POKE_DEFAULT_HOLD_TEXTURES);
 	} else if (strcmp(mode, "pieces") == 0) {
 		ret = mode_pieces(path, have_n && n > 0 ? n : POKE_DEFAULT_PIECES_GROUPS);
 	} else {

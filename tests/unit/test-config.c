@@ -210,6 +210,42 @@ static void resource_memory_and_restart_wait_defaults(void **state)
 	assert_non_null(strstr(err, "restart_wait_s"));
 }
 
+/* The domain limits' defaults are the named constants; set values are kept. */
+static void domain_limits_default_and_take_set_values(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(parse(&cfg,
+			       "[domain a]\nvtest_socket = /tmp/a\nclass = safety\n"
+			       "[domain b]\nvtest_socket = /tmp/b\nmax_clients = 224\n"
+			       "domain_memory_mb = 0\nmax_contexts_per_client = 1\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.domains[0].max_clients, CONFIG_DEFAULT_MAX_CLIENTS);
+	assert_int_equal(cfg.domains[0].domain_memory_mb, CONFIG_DEFAULT_DOMAIN_MEMORY_MB);
+	assert_int_equal(cfg.domains[0].max_contexts_per_client,
+			 CONFIG_DEFAULT_MAX_CONTEXTS_PER_CLIENT);
+	assert_int_equal(cfg.domains[1].max_clients, 224);
+	assert_int_equal(cfg.domains[1].domain_memory_mb, 0);
+	assert_int_equal(cfg.domains[1].max_contexts_per_client, 1);
+}
+
+/* CONFIG_MAX_DOMAINS domains all at the default max_clients fit in the client table. */
+static void every_domain_at_the_default_max_clients_fits(void **state)
+{
+	char text[4096];
+	struct mediator_config cfg;
+	char err[256];
+	size_t n = 0;
+
+	for (unsigned i = 0; i < CONFIG_MAX_DOMAINS; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "[domain d%u]\nvtest_socket = /tmp/d%u\n", i, i);
+	assert_int_equal(parse(&cfg, text, err, sizeof(err)), 0);
+	assert_true(CONFIG_MAX_DOMAINS * CONFIG_DEFAULT_MAX_CLIENTS <= CONFIG_MAX_CLIENTS_TOTAL);
+}
+
 static void budget_and_deadline_default_to_the_domains_own_period(void **state)
 {
 	struct mediator_config cfg;
@@ -472,6 +508,22 @@ static const struct bad_case bad_cases[] = {
      NAME ":3: key 'budget_us': 16668 is larger than period_us (16667)"},
     {"deadline_us larger than period_us", DOMAIN_A "period_us = 1000\ndeadline_us = 1001\n",
      -EINVAL, NAME ":4: key 'deadline_us': 1001 is larger than period_us (1000)"},
+    {"max_clients of 0", DOMAIN_A "max_clients = 0\n", -EINVAL,
+     NAME ":3: key 'max_clients': 0 is out of range (1..256)"},
+    {"max_clients past the client table", DOMAIN_A "max_clients = 257\n", -EINVAL,
+     NAME ":3: key 'max_clients': 257 is out of range (1..256)"},
+    {"max_clients adding up past the client table",
+     DOMAIN_A "max_clients = 250\n[domain b]\nvtest_socket = /tmp/b\n", -EINVAL,
+     NAME ":4: domain 'b': key 'max_clients': the domains' max_clients add up to 266, more "
+	  "than the 256 clients mediatord serves"},
+    {"domain_memory_mb past its most", DOMAIN_A "domain_memory_mb = 1048577\n", -EINVAL,
+     NAME ":3: key 'domain_memory_mb': 1048577 is out of range (0..1048576)"},
+    {"domain_memory_mb negative", DOMAIN_A "domain_memory_mb = -1\n", -EINVAL,
+     NAME ":3: key 'domain_memory_mb': "},
+    {"max_contexts_per_client of 0", DOMAIN_A "max_contexts_per_client = 0\n", -EINVAL,
+     NAME ":3: key 'max_contexts_per_client': 0 is out of range (1..64)"},
+    {"max_contexts_per_client past a VM's table", DOMAIN_A "max_contexts_per_client = 65\n",
+     -EINVAL, NAME ":3: key 'max_contexts_per_client': 65 is out of range (1..64)"},
     {"guard_us of a normal domain", DOMAIN_A "guard_us = 1000\n", -EINVAL,
      NAME ":3: key 'guard_us': only a class = safety domain has a guard"},
     {"guard_us as long as the deadline", DOMAIN_A "class = safety\nguard_us = 16667\n", -EINVAL,
@@ -852,7 +904,10 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 					   "worker_memory_mb",
 					   "resource_memory_mb",
 					   "restart_wait_s",
-					   "cache_dir"};
+					   "cache_dir",
+					   "max_clients",
+					   "domain_memory_mb",
+					   "max_contexts_per_client"};
 	char text[16384];
 	char pattern[64];
 	FILE *f = fopen(EXAMPLE_CONF, "r");
@@ -913,6 +968,8 @@ int main(void)
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),
 	    cmocka_unit_test(worker_nice_defaults_by_class_and_takes_signed_values),
 	    cmocka_unit_test(resource_memory_and_restart_wait_defaults),
+	    cmocka_unit_test(domain_limits_default_and_take_set_values),
+	    cmocka_unit_test(every_domain_at_the_default_max_clients_fits),
 	    cmocka_unit_test(every_mediator_key_is_read),
 	    cmocka_unit_test(limits_themselves_are_accepted),
 	    cmocka_unit_test(comments_blank_lines_indentation_and_crlf_are_fine),

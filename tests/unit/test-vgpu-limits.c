@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "worker/vhost-user/vgpu_device.h"
 #include "worker/vhost-user/vgpu_limits.h"
 
 static void a_vm_creates_resources_up_to_its_limit(void **state)
@@ -25,6 +26,40 @@ static void a_vm_creates_resources_up_to_its_limit(void **state)
 	assert_int_equal(vgpu_limits_may_create(VGPU_MAX_RESOURCES - 1, &what), 0);
 	assert_int_equal(vgpu_limits_may_create(VGPU_MAX_RESOURCES, &what), -ENOSPC);
 	assert_non_null(strstr(what, "VGPU_MAX_RESOURCES"));
+}
+
+/* A VM creates contexts up to its domain's max_contexts_per_client, within its table. */
+static void a_vm_creates_contexts_up_to_its_domains_limit(void **state)
+{
+	static const struct {
+		const char *description;
+		uint32_t configured; /* --max-contexts; 0: not given */
+		uint32_t contexts;   /* the VM holds */
+		int expected;
+	} cases[] = {
+	    {"the first of one", 1, 0, 0},
+	    {"a second past one", 1, 1, -ENOSPC},
+	    {"the last of 8", 8, 7, 0},
+	    {"one past 8", 8, 8, -ENOSPC},
+	    {"not given: the table's last", 0, VGPU_MAX_CONTEXTS - 1, 0},
+	    {"not given: past the table", 0, VGPU_MAX_CONTEXTS, -ENOSPC},
+	    {"more than the table: the table's", VGPU_MAX_CONTEXTS + 10, VGPU_MAX_CONTEXTS,
+	     -ENOSPC},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *what = NULL;
+		int r = vgpu_limits_may_create_context(
+		    cases[i].contexts, vgpu_max_contexts(cases[i].configured), &what);
+
+		if (r != cases[i].expected) {
+			print_error("%s: %d, expected %d\n", cases[i].description, r,
+				    cases[i].expected);
+			fail();
+		}
+		if (r < 0)
+			assert_non_null(strstr(what, "max_contexts_per_client"));
+	}
 }
 
 static void a_backing_past_a_limit_is_refused_with_the_limit_named(void **state)
@@ -138,6 +173,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(a_vm_creates_resources_up_to_its_limit),
+	    cmocka_unit_test(a_vm_creates_contexts_up_to_its_domains_limit),
 	    cmocka_unit_test(a_backing_past_a_limit_is_refused_with_the_limit_named),
 	    cmocka_unit_test(sixty_four_resources_of_the_same_pages_stop_at_the_vms_entries),
 	    cmocka_unit_test(backing_bytes_are_the_sum_of_the_entries_lengths),

@@ -308,7 +308,7 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 {
 	struct virtio_gpu_ctx_create c;
 	char name[sizeof(c.debug_name) + 1];
-	uint32_t slot = VGPU_MAX_CONTEXTS, j = 0;
+	uint32_t slot = VGPU_MAX_CONTEXTS, j = 0, live = 0;
 
 	memcpy(&c, req, sizeof(c));
 	if (c.hdr.ctx_id == 0 || ctx_slot(d, c.hdr.ctx_id) >= 0) {
@@ -321,11 +321,14 @@ static uint32_t cmd_ctx_create(struct vgpu_device *d, const void *req, const cha
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
 	for (uint32_t i = 0; i < VGPU_MAX_CONTEXTS; i++) {
-		if (!d->ctxs[i].guest_id) {
+		if (d->ctxs[i].guest_id)
+			live++;
+		else if (slot == VGPU_MAX_CONTEXTS)
 			slot = i;
-			break;
-		}
 	}
+	if (vgpu_limits_may_create_context(live, vgpu_max_contexts(d->opt.worker->max_contexts),
+					   what) < 0)
+		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;
 	if (slot == VGPU_MAX_CONTEXTS) {
 		*what = "too many contexts";
 		return VIRTIO_GPU_RESP_ERR_OUT_OF_MEMORY;

@@ -41,6 +41,16 @@
 /* Scanouts served (QEMU's vhost-user-gpu-pci has max_outputs, 1 by default). */
 #define VGPU_MAX_SCANOUTS 16u
 
+/*
+ * The contexts a VM may hold at once: mediatord's --max-contexts (the
+ * domain's max_contexts_per_client), within the table's VGPU_MAX_CONTEXTS;
+ * 0 (not given): the table's.
+ */
+static inline uint32_t vgpu_max_contexts(uint32_t configured)
+{
+	return configured && configured < VGPU_MAX_CONTEXTS ? configured : VGPU_MAX_CONTEXTS;
+}
+
 struct vgpu_device_options {
 	const struct worker_options *worker; /* not owned; its fds are the server's */
 	struct worker_session *session;	     /* open; not owned */

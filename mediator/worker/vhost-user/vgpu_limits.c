@@ -15,6 +15,15 @@ int vgpu_limits_may_create(uint32_t resources, const char **what)
 	return 0;
 }
 
+int vgpu_limits_may_create_context(uint32_t contexts, uint32_t max_contexts, const char **what)
+{
+	if (contexts >= max_contexts) {
+		*what = "the VM holds its domain's max_contexts_per_client contexts";
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 int vgpu_limits_may_attach(const struct vgpu_backing_usage *vm, uint32_t entries, uint64_t bytes,
 			   const char **what)
 {

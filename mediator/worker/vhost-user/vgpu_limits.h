@@ -92,6 +92,13 @@ struct vgpu_backing_usage {
 int vgpu_limits_may_create(uint32_t resources, const char **what);
 
 /*
+ * A VM holding @contexts guest contexts may create one more when it holds
+ * fewer than @max_contexts (its domain's max_contexts_per_client, see
+ * vgpu_max_contexts()): 0, or -ENOSPC with *@what naming the limit.
+ */
+int vgpu_limits_may_create_context(uint32_t contexts, uint32_t max_contexts, const char **what);
+
+/*
  * A VM whose backings are @vm may attach a backing of @entries entries
  * spanning @bytes to one resource: 0, or -ENOSPC with *@what naming the
  * limit (per resource, then per VM).

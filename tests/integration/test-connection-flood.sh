@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# One domain's flood of connections does not lock the safety domain out
+# (issue 29): a 60 Hz cluster client (guest-shim/cluster-client) draws in
+# the safety domain while 300 idle connections (vtest-poke hold-idle) are
+# opened to the normal domain's socket. The normal domain keeps exactly
+# its max_clients; the rest are closed at once, with few log lines naming
+# the domain and its limit (rate-limited); a new cluster connection is
+# still accepted and served (a handshake, and a second cluster client that
+# draws its frames); and the running cluster misses no more deadlines by
+# mediatord's count during the flood than in as long right after it (the
+# host's noise, measured the same way, as test-restart does; 1 % more in a
+# sanitizer build). An attempt that misses more is run again, up to 3
+# times.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+require_cmd jq jq
+require_cmd pgrep procps
+[ -x "$CLUSTER_CLIENT" ] || fail "cluster-client not built"
+FRAMES=1500 # 25 s at 60 Hz: start-up, the flood (~8 s), as long without
+# Cluster misses by mediatord's count allowed during the flood above the
+# host's noise: none. In a sanitizer build a worker's own code runs 2-3
+# times slower, and the normal domain's workers starting at once (nice 10
+# each, but many) took 1 or 2 frames from the cluster in runs on a 2-core
+# host: 1 % is allowed there, the share test-isolation allows the
+# cluster's own clock.
+MISS_ALLOWANCE=0
+if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+  MISS_ALLOWANCE=6 # 1 % of the flood's ~600 frames
+fi
+FLOOD=300
+MAX_CLIENTS=16 # the default max_clients, written out
+# At most the rate limit's burst (domain_limits.h: 5 a 10 s window) per
+# window the run spans, and some slack for a window boundary.
+MAX_REFUSAL_LINES=20
+
+write_config budget 1
+sed -i "/^\[domain $DOMAIN_B\]/a max_clients = $MAX_CLIENTS" "$CONFIG"
+start_mediatord
+grep -q "domain $DOMAIN_B: at most $MAX_CLIENTS clients" "$MEDIATORD_LOG" ||
+  fail "mediatord did not log the domain's limits"
+grep -q "^.*memory: .*cgroup v2" "$MEDIATORD_LOG" ||
+  fail "mediatord did not say how memory is limited"
+log "$(grep -m1 'memory: ' "$MEDIATORD_LOG")"
+
+steal_ticks() {
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
+}
+
+# cluster_misses BEFORE AFTER: the safety domain's deadline misses by
+# mediatord's count between two show-budgets --json answers.
+cluster_misses() {
+  echo $(($(gm_budgets_field "$DOMAIN_A" deadline_misses "$2") -
+    $(gm_budgets_field "$DOMAIN_A" deadline_misses "$1")))
+}
+
+# attempt N: the cluster; the flood, the new cluster connection; then as
+# long without the flood, the host's own noise measured the same way (as
+# test-restart does). Sets flood_misses, quiet_misses, flood_s, steal.
+attempt() {
+  local n=$1 s0 s1 j0 j1 j2 out deadline t0 frames misses
+  s0=$(steal_ticks)
+  gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" \
+    --json /dev/fd/3 3>"$TMP/cluster-$n.json" >"$TMP/cluster-$n.log" 2>&1 &
+  CLUSTER_PID=$!
+  gm_track "$CLUSTER_PID"
+  sleep 2 # past the cluster's start-up (shader compilation)
+  j0=$(budgets_json)
+  t0=$SECONDS
+  timeout -k 5 60 "$VTEST_POKE" "$SOCK_B" hold-idle "$FLOOD" >"$TMP/flood-$n.out" 2>&1 &
+  FLOOD_PID=$!
+  gm_track "$FLOOD_PID"
+  deadline=$((SECONDS + 30))
+  until grep -q '^hold-idle:' "$TMP/flood-$n.out"; do
+    gm_alive "$FLOOD_PID" || fail "vtest-poke hold-idle ended: $(cat "$TMP/flood-$n.out")"
+    [ $SECONDS -lt $deadline ] || fail "the flood of $FLOOD connections took over 30 s"
+    sleep 0.2
+  done
+  out=$(grep '^hold-idle:' "$TMP/flood-$n.out")
+  log "flood: $out"
+  held=$(sed -n 's/.* \([0-9]*\) held$/\1/p' <<<"$out")
+  closed=$(sed -n 's/.* \([0-9]*\) closed by the server.*/\1/p' <<<"$out")
+  [ "$held" -eq "$MAX_CLIENTS" ] ||
+    fail "the normal domain holds $held of $FLOOD idle connections, not its max_clients $MAX_CLIENTS"
+  [ "$closed" -eq $((FLOOD - MAX_CLIENTS)) ] ||
+    fail "the server closed $closed of $FLOOD connections, expected $((FLOOD - MAX_CLIENTS))"
+  [ "$(domain_field "$DOMAIN_B" clients)" -eq "$MAX_CLIENTS" ] ||
+    fail "show-budgets: $DOMAIN_B has $(domain_field "$DOMAIN_B" clients) clients"
+  # A new cluster connection, while the flood holds the normal domain full.
+  timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
+    fail "a new cluster connection was not served during the flood"
+  gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames 120 \
+    --json /dev/fd/3 3>"$TMP/second-$n.json" >"$TMP/second-$n.log" 2>&1 ||
+    fail "a second cluster client failed during the flood: $(tail -3 "$TMP/second-$n.log")"
+  [ "$(jq .frames "$TMP/second-$n.json")" -eq 120 ] ||
+    fail "the second cluster client drew $(jq .frames "$TMP/second-$n.json") of 120 frames"
+  gm_stop 5 "$FLOOD_PID"
+  wait "$FLOOD_PID" 2>/dev/null || :
+  wait_field "$DOMAIN_B" clients 0 20
+  j1=$(budgets_json)
+  flood_s=$((SECONDS - t0))
+  sleep "$flood_s"
+  gm_alive "$CLUSTER_PID" || fail "cluster-client ended before the quiet window did"
+  j2=$(budgets_json)
+  wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-$n.log")"
+  s1=$(steal_ticks)
+  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
+    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  frames=$(jq .frames "$TMP/cluster-$n.json")
+  misses=$(jq .misses "$TMP/cluster-$n.json")
+  flood_misses=$(cluster_misses "$j0" "$j1")
+  quiet_misses=$(cluster_misses "$j1" "$j2")
+  log "attempt $n: cluster: $frames frames; missed by mediatord's count: $flood_misses in" \
+    "the $flood_s s of the flood, $quiet_misses in as long after it ($misses in all by its" \
+    "own clock); second cluster client: $(jq .frames "$TMP/second-$n.json") frames;" \
+    "host CPU steal $steal %, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  [ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
+  [ "$flood_misses" -le $((quiet_misses + MISS_ALLOWANCE)) ]
+}
+
+# The flood may cost the cluster no more misses than the host's noise
+# does in as long; an attempt that fails that is run again (the noise
+# comes in bursts: another guest, another test run on the shared cores),
+# up to ATTEMPTS times.
+ATTEMPTS=3
+for n in $(seq "$ATTEMPTS"); do
+  attempt "$n" && break
+  [ "$n" -lt "$ATTEMPTS" ] ||
+    fail "the cluster missed $flood_misses frames by mediatord's count during the flood," \
+      "$quiet_misses in as long after it (allowed $MISS_ALLOWANCE more), in all $ATTEMPTS attempts"
+  log "attempt $n: more misses during the flood than after it: again"
+done
+
+lines=$(grep -c "domain $DOMAIN_B: refusing a client: it has $MAX_CLIENTS, its max_clients" \
+  "$MEDIATORD_LOG" || true)
+[ "$lines" -ge 1 ] || fail "no log line names the domain and its max_clients"
+[ "$lines" -le "$MAX_REFUSAL_LINES" ] ||
+  fail "$lines refusal lines for $((n * (FLOOD - MAX_CLIENTS))) refusals: not rate-limited"
+# Every refusal is counted in the log: a line of its own, or in a later
+# line's count ("N more ... since the last line").
+told=$(grep "domain $DOMAIN_B: " "$MEDIATORD_LOG" |
+  sed -n 's/.*refusing a client: .*(\([0-9]*\) more refused.*/1 \1/p
+          s/.*: \([0-9]*\) more clients refused.*/0 \1/p' |
+  awk '{ n += $1 + $2 } END { print n + 0 }')
+[ "$told" -eq $((n * (FLOOD - MAX_CLIENTS))) ] ||
+  fail "the log tells of $told refusals, not the $((n * (FLOOD - MAX_CLIENTS))) made"
+log "refusals: $((n * (FLOOD - MAX_CLIENTS))) in $lines lines and $(grep -c ' more clients refused' \
+  "$MEDIATORD_LOG") counts, e.g. $(grep -m1 'refusing a client' "$MEDIATORD_LOG");" \
+  "$(grep -m1 ' more clients refused' "$MEDIATORD_LOG")"
+! grep -q "clients already" "$MEDIATORD_LOG" || fail "the global client table was reached"
+gm_assert_mediatord_alive
+log "ok"

@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# One domain's memory flood does not starve the safety domain (issue 29):
+# beside a 60 Hz cluster client (guest-shim/cluster-client, safety), many
+# normal-domain clients each make a renderer and hold big textures
+# (vtest-poke hold-textures: 64 MiB each, cleared so that llvmpipe gives
+# them storage), together far more than the domain's domain_memory_mb.
+# The domain total holds: mediatord refuses new clients of the domain at
+# its total and ends its newest worker while it is past it (both logged);
+# the domain's workers' private memory (RssAnon, as mediatord counts it),
+# sampled every 0.2 s for 8 s, is under the total at the end and never
+# passes it by more than what one client adds between two checks;
+# the domain still serves clients up to its total; and the cluster misses
+# no more deadlines by mediatord's count during the flood than in as long
+# right after it (the host's noise, measured the same way, as test-restart
+# does; 1 % more in a sanitizer build). An attempt that misses more is run
+# again, up to 3 times.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+require_cmd jq jq
+require_cmd pgrep procps
+[ -x "$CLUSTER_CLIENT" ] || fail "cluster-client not built"
+FRAMES=1560 # 26 s at 60 Hz: start-up, the flood (~9 s), as long without
+# How long the domain's workers' memory is sampled, from the flood's start.
+SAMPLE_S=8
+# Cluster misses by mediatord's count allowed during the flood above the
+# host's noise: none. In a sanitizer build a worker's own code runs 2-3
+# times slower, and the normal domain's workers starting at once (nice 10
+# each, but many) took 1 or 2 frames from the cluster in runs on a 2-core
+# host: 1 % is allowed there, the share test-isolation allows the
+# cluster's own clock.
+MISS_ALLOWANCE=0
+if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+  MISS_ALLOWANCE=5 # 1 % of the flood's ~540 frames
+fi
+CLIENTS=8
+TEXTURES=6 # 384 MiB a client: 3 GiB asked for in all
+DOMAIN_MEMORY_MB=640
+# A worker may make all its textures (resource_memory_mb) and a little more.
+WORKER_MEMORY_MB=1024
+RESOURCE_MEMORY_MB=448
+# What a domain may pass its total by: what clients add between two checks
+# of mediatord (domain_limits.h: every second), at most a client's textures.
+OVERSHOOT_MB=$((TEXTURES * 64))
+# Under ASan a worker's shadow memory and quarantine add to its RssAnon (a
+# measured 1040 MiB peak where the plain build's was 816): twice the room.
+if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+  OVERSHOOT_MB=$((OVERSHOOT_MB * 2))
+fi
+
+write_config budget 1
+sed -i "/^\[domain $DOMAIN_B\]/a domain_memory_mb = $DOMAIN_MEMORY_MB\nworker_memory_mb = $WORKER_MEMORY_MB\nresource_memory_mb = $RESOURCE_MEMORY_MB" "$CONFIG"
+start_mediatord
+grep -q "domain $DOMAIN_B: at most 16 clients, $DOMAIN_MEMORY_MB MiB of memory together" \
+  "$MEDIATORD_LOG" || fail "mediatord did not log the domain's limits"
+log "$(grep -m1 'memory: ' "$MEDIATORD_LOG")"
+
+steal_ticks() {
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
+}
+
+# domain_kib: the RssAnon of the normal domain's workers together, in KiB.
+domain_kib() {
+  local pid sum=0 kib
+  for pid in $(pgrep -P "$MEDIATORD_PID" -f -- "--domain $DOMAIN_B( |$)" || true); do
+    kib=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+    sum=$((sum + ${kib:-0}))
+  done
+  echo "$sum"
+}
+
+# cluster_misses BEFORE AFTER: the safety domain's deadline misses by
+# mediatord's count between two show-budgets --json answers.
+cluster_misses() {
+  echo $(($(gm_budgets_field "$DOMAIN_A" deadline_misses "$2") -
+    $(gm_budgets_field "$DOMAIN_A" deadline_misses "$1")))
+}
+
+# attempt N: the cluster; the flood; then as long without it, the host's
+# own noise measured the same way (as test-restart does). Sets
+# flood_misses, quiet_misses, flood_s, steal, peak_kib, end_kib, full
+# (clients that held all their textures).
+attempt() {
+  local n=$1 s0 s1 j0 j1 j2 i kib t0 t_end frames
+  local -a pokes=()
+  s0=$(steal_ticks)
+  gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" \
+    --json /dev/fd/3 3>"$TMP/cluster-$n.json" >"$TMP/cluster-$n.log" 2>&1 &
+  CLUSTER_PID=$!
+  gm_track "$CLUSTER_PID"
+  sleep 2 # past the cluster's start-up (shader compilation)
+  j0=$(budgets_json)
+  t0=$SECONDS
+  for i in $(seq "$CLIENTS"); do
+    timeout -k 5 60 "$VTEST_POKE" "$SOCK_B" hold-textures "$TEXTURES" \
+      >"$TMP/poke-$n-$i.out" 2>&1 &
+    pokes+=($!)
+    gm_track "$!"
+    sleep 0.3
+  done
+  peak_kib=0
+  t_end=$((t0 + SAMPLE_S))
+  while [ $SECONDS -lt $t_end ]; do
+    kib=$(domain_kib)
+    [ "$kib" -le "$peak_kib" ] || peak_kib=$kib
+    sleep 0.2
+  done
+  end_kib=$(domain_kib)
+  gm_stop 5 "${pokes[@]}"
+  for i in "${pokes[@]}"; do wait "$i" 2>/dev/null || :; done
+  wait_field "$DOMAIN_B" clients 0 20
+  j1=$(budgets_json)
+  flood_s=$((SECONDS - t0))
+  sleep "$flood_s"
+  gm_alive "$CLUSTER_PID" || fail "cluster-client ended before the quiet window did"
+  j2=$(budgets_json)
+  wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-$n.log")"
+  s1=$(steal_ticks)
+  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
+    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  full=$(cat "$TMP"/poke-"$n"-*.out | grep -c "^hold-textures: $TEXTURES textures" || true)
+  frames=$(jq .frames "$TMP/cluster-$n.json")
+  flood_misses=$(cluster_misses "$j0" "$j1")
+  quiet_misses=$(cluster_misses "$j1" "$j2")
+  log "attempt $n: $DOMAIN_B's workers: peak $((peak_kib / 1024)) MiB, after ${SAMPLE_S} s" \
+    "$((end_kib / 1024)) MiB (domain_memory_mb $DOMAIN_MEMORY_MB); $full of $CLIENTS" \
+    "clients held all $TEXTURES textures; cluster: $frames frames; missed by mediatord's" \
+    "count: $flood_misses in the $flood_s s of the flood, $quiet_misses in as long after" \
+    "it ($(jq .misses "$TMP/cluster-$n.json") in all by its own clock); host CPU steal" \
+    "$steal %, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  for i in $(seq "$CLIENTS"); do log "  client $i: $(tr '\n' ' ' <"$TMP/poke-$n-$i.out")"; done
+  [ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
+  [ "$end_kib" -le $((DOMAIN_MEMORY_MB * 1024)) ] ||
+    fail "$DOMAIN_B's workers hold $((end_kib / 1024)) MiB at the end, past its $DOMAIN_MEMORY_MB"
+  [ "$peak_kib" -le $(((DOMAIN_MEMORY_MB + OVERSHOOT_MB) * 1024)) ] ||
+    fail "$DOMAIN_B's workers held $((peak_kib / 1024)) MiB, past $DOMAIN_MEMORY_MB + $OVERSHOOT_MB"
+  [ "$full" -ge 1 ] || fail "no client of $DOMAIN_B could hold its textures under the total"
+  [ "$flood_misses" -le $((quiet_misses + MISS_ALLOWANCE)) ]
+}
+
+# The flood may cost the cluster no more misses than the host's noise
+# does in as long; an attempt that fails that is run again (the noise
+# comes in bursts: another guest, another test run on the shared cores),
+# up to ATTEMPTS times.
+ATTEMPTS=3
+for n in $(seq "$ATTEMPTS"); do
+  attempt "$n" && break
+  [ "$n" -lt "$ATTEMPTS" ] ||
+    fail "the cluster missed $flood_misses frames by mediatord's count during the flood," \
+      "$quiet_misses in as long after it (allowed $MISS_ALLOWANCE more), in all $ATTEMPTS attempts"
+  log "attempt $n: more misses during the flood than after it: again"
+done
+
+grep -q "domain $DOMAIN_B: its workers hold [0-9]* MiB, past its domain_memory_mb $DOMAIN_MEMORY_MB: ending its newest" \
+  "$MEDIATORD_LOG" || fail "mediatord ended no worker of $DOMAIN_B past its total"
+log "$(grep -m1 'ending its newest' "$MEDIATORD_LOG")"
+grep -q "refusing a client: its workers hold" "$MEDIATORD_LOG" &&
+  log "$(grep -m1 'refusing a client: its workers hold' "$MEDIATORD_LOG")"
+gm_assert_mediatord_alive
+log "ok"
