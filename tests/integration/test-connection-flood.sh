@@ -26,7 +26,7 @@ FRAMES=1500 # 25 s at 60 Hz: start-up, the flood (~8 s), as long without
 # host: 1 % is allowed there, the share test-isolation allows the
 # cluster's own clock.
 MISS_ALLOWANCE=0
-if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+if worker_sanitized; then
   MISS_ALLOWANCE=6 # 1 % of the flood's ~600 frames
 fi
 FLOOD=300
@@ -43,17 +43,6 @@ grep -q "domain $DOMAIN_B: at most $MAX_CLIENTS clients" "$MEDIATORD_LOG" ||
 grep -q "^.*memory: .*cgroup v2" "$MEDIATORD_LOG" ||
   fail "mediatord did not say how memory is limited"
 log "$(grep -m1 'memory: ' "$MEDIATORD_LOG")"
-
-steal_ticks() {
-  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
-}
-
-# cluster_misses BEFORE AFTER: the safety domain's deadline misses by
-# mediatord's count between two show-budgets --json answers.
-cluster_misses() {
-  echo $(($(gm_budgets_field "$DOMAIN_A" deadline_misses "$2") -
-    $(gm_budgets_field "$DOMAIN_A" deadline_misses "$1")))
-}
 
 # attempt N: the cluster; the flood, the new cluster connection; then as
 # long without the flood, the host's own noise measured the same way (as
@@ -105,12 +94,11 @@ attempt() {
   j2=$(budgets_json)
   wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-$n.log")"
   s1=$(steal_ticks)
-  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
-    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  steal=$(steal_percent "$s0" "$s1")
   frames=$(jq .frames "$TMP/cluster-$n.json")
   misses=$(jq .misses "$TMP/cluster-$n.json")
-  flood_misses=$(cluster_misses "$j0" "$j1")
-  quiet_misses=$(cluster_misses "$j1" "$j2")
+  flood_misses=$(safety_misses "$j0" "$j1")
+  quiet_misses=$(safety_misses "$j1" "$j2")
   log "attempt $n: cluster: $frames frames; missed by mediatord's count: $flood_misses in" \
     "the $flood_s s of the flood, $quiet_misses in as long after it ($misses in all by its" \
     "own clock); second cluster client: $(jq .frames "$TMP/second-$n.json") frames;" \
@@ -124,28 +112,22 @@ attempt() {
 # comes in bursts: another guest, another test run on the shared cores),
 # up to ATTEMPTS times.
 ATTEMPTS=3
-for n in $(seq "$ATTEMPTS"); do
-  attempt "$n" && break
-  [ "$n" -lt "$ATTEMPTS" ] ||
-    fail "the cluster missed $flood_misses frames by mediatord's count during the flood," \
-      "$quiet_misses in as long after it (allowed $MISS_ALLOWANCE more), in all $ATTEMPTS attempts"
-  log "attempt $n: more misses during the flood than after it: again"
-done
+beside_noise "$ATTEMPTS" attempt "$MISS_ALLOWANCE"
 
 lines=$(grep -c "domain $DOMAIN_B: refusing a client: it has $MAX_CLIENTS, its max_clients" \
   "$MEDIATORD_LOG" || true)
 [ "$lines" -ge 1 ] || fail "no log line names the domain and its max_clients"
 [ "$lines" -le "$MAX_REFUSAL_LINES" ] ||
-  fail "$lines refusal lines for $((n * (FLOOD - MAX_CLIENTS))) refusals: not rate-limited"
+  fail "$lines refusal lines for $((attempt_n * (FLOOD - MAX_CLIENTS))) refusals: not rate-limited"
 # Every refusal is counted in the log: a line of its own, or in a later
 # line's count ("N more ... since the last line").
 told=$(grep "domain $DOMAIN_B: " "$MEDIATORD_LOG" |
   sed -n 's/.*refusing a client: .*(\([0-9]*\) more refused.*/1 \1/p
           s/.*: \([0-9]*\) more clients refused.*/0 \1/p' |
   awk '{ n += $1 + $2 } END { print n + 0 }')
-[ "$told" -eq $((n * (FLOOD - MAX_CLIENTS))) ] ||
-  fail "the log tells of $told refusals, not the $((n * (FLOOD - MAX_CLIENTS))) made"
-log "refusals: $((n * (FLOOD - MAX_CLIENTS))) in $lines lines and $(grep -c ' more clients refused' \
+[ "$told" -eq $((attempt_n * (FLOOD - MAX_CLIENTS))) ] ||
+  fail "the log tells of $told refusals, not the $((attempt_n * (FLOOD - MAX_CLIENTS))) made"
+log "refusals: $((attempt_n * (FLOOD - MAX_CLIENTS))) in $lines lines and $(grep -c ' more clients refused' \
   "$MEDIATORD_LOG") counts, e.g. $(grep -m1 'refusing a client' "$MEDIATORD_LOG");" \
   "$(grep -m1 ' more clients refused' "$MEDIATORD_LOG")"
 ! grep -q "clients already" "$MEDIATORD_LOG" || fail "the global client table was reached"

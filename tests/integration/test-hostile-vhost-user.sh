@@ -41,7 +41,7 @@ MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-1000}
 MAX_WORKER_RSS_KIB=${MAX_WORKER_RSS_KIB:-262144}
 # Under ASan the shadow memory and quarantine double a worker's RSS (a
 # measured 227 MiB at the backing attack's peak, 116 MiB without ASan).
-if ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan; then
+if worker_sanitized; then
   MAX_WORKER_RSS_KIB=$((MAX_WORKER_RSS_KIB * 2))
 fi
 

@@ -30,10 +30,6 @@ sed -i '/^\[domain '"$DOMAIN_B"'\]/a strict = true' "$CONFIG"
 sed -i 's/^budget_us = 12000$/budget_us = 8000/' "$CONFIG"
 start_mediatord
 
-# steal_ticks: CPU time the hypervisor gave to other guests so far, and all CPU time (jiffies).
-steal_ticks() {
-  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat
-}
 
 # attempt N: both clients, FRAMES cluster frames, traced into $TMP/trace-N.jsonl.
 # Sets frames, misses, md_misses, trace_misses, throttled, after and steal (% of
@@ -58,8 +54,7 @@ attempt() {
   after=$(budgets_json)
   wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
   s1=$(steal_ticks)
-  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
-    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  steal=$(steal_percent "$s0" "$s1")
   frames=$(jq .frames "$TMP/cluster.json")
   misses=$(jq .misses "$TMP/cluster.json")
   md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
@@ -170,8 +165,7 @@ single_attempt() {
   kill -TERM "$LONG_PID" 2>/dev/null || fail "long-draws stopped early: $(tail -3 "$TMP/single.log")"
   wait "$LONG_PID" 2>/dev/null || :
   s1=$(steal_ticks)
-  steal=$(awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x); split(b, y);
-    printf "%d", 100 * (y[1] - x[1]) / (y[2] - x[2] > 0 ? y[2] - x[2] : 1) }')
+  steal=$(steal_percent "$s0" "$s1")
   md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
   single_groups=$(($(jq '.domains[1].groups' <<<"$after") - $(jq '.domains[1].groups' <<<"$before")))
   log "single draws, attempt $n: cluster $(jq .frames "$TMP/cluster-single.json") frames," \
@@ -194,7 +188,7 @@ single_attempt() {
   [ "$md_misses" -eq 0 ] || [ -n "$SANITIZED" ]
 }
 SANITIZED=''
-! ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan || SANITIZED=1
+! worker_sanitized || SANITIZED=1
 # A domain that is not strict (a strict one never runs a group above its
 # budget): mediatord again, with the plain two domains.
 gm_stop_mediatord || fail "mediatord did not stop cleanly"

@@ -1131,27 +1131,24 @@ static int attack_resources(const char *path, unsigned long max)
 }
 
 /*
- * @count textures of POKE_TEXTURE_SIZE squared (64 MiB each) without shared
- * memory, each cleared so that the host driver must give it storage, with
- * a PING after each: far more host memory than a worker may allocate
- * (worker_memory_mb). The server may answer every PING (the textures past
- * the worker's limit get no storage; their commands fail) or close the
- * connection; either way it must then serve a fresh client.
+ * Creates textures of 64 MiB on @fd, one after the other, each cleared (so
+ * the host driver gives it storage) and followed by a PING whose answer
+ * says it was taken, until @count are made or the connection fails.
+ * *@made gets how many were asked for; returns 0 or the first error
+ * (a negative errno). @what names the mode in messages.
  */
-static int attack_textures(const char *path, unsigned long count)
+static int make_textures(int fd, unsigned long count, const char *what, unsigned long *made)
 {
 	uint32_t clear[1 + PIECES_CLEAR_DW] = {0};
-	unsigned long made = 0;
-	int fd = connect_and_handshake(path), ret = 0;
+	int ret = 0;
 
-	if (fd < 0)
-		return fd;
+	*made = 0;
 	clear[0] = VIRGL_CMD(POKE_CMD_CLEAR_TEXTURE, 0, PIECES_CLEAR_DW);
 	clear[6] = clear[7] = POKE_TEXTURE_SIZE;
 	clear[8] = 1;
 	clear[9] = 0xff00ff00u;
-	for (; made < count && ret == 0; made++) {
-		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + (uint32_t)made,
+	for (; *made < count && ret == 0; (*made)++) {
+		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + (uint32_t)*made,
 						       PIPE_TEXTURE_2D,
 						       BUSY_FORMAT,
 						       BUSY_BIND,
@@ -1170,9 +1167,27 @@ static int attack_textures(const char *path, unsigned long count)
 		if (ret == 0)
 			ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
 		if (ret == 0)
-			ret =
-			    expect_reply(fd, "textures ping", VCMD_PING_PROTOCOL_VERSION, 0, NULL);
+			ret = expect_reply(fd, what, VCMD_PING_PROTOCOL_VERSION, 0, NULL);
 	}
+	return ret;
+}
+
+/*
+ * @count textures of POKE_TEXTURE_SIZE squared (64 MiB each) without shared
+ * memory, each cleared so that the host driver must give it storage, with
+ * a PING after each: far more host memory than a worker may allocate
+ * (worker_memory_mb). The server may answer every PING (the textures past
+ * the worker's limit get no storage; their commands fail) or close the
+ * connection; either way it must then serve a fresh client.
+ */
+static int attack_textures(const char *path, unsigned long count)
+{
+	unsigned long made;
+	int fd = connect_and_handshake(path), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = make_textures(fd, count, "textures ping", &made);
 	close(fd);
 	if (ret < 0 && !is_closed_error(ret)) {
 		fprintf(stderr, "vtest-poke: textures: %s\n", strerror(-ret));
@@ -1195,10 +1210,9 @@ static int attack_textures(const char *path, unsigned long count)
  */
 static int mode_hold_textures(const char *path, unsigned long count)
 {
-	uint32_t clear[1 + PIECES_CLEAR_DW] = {0};
-	unsigned long made = 0;
+	unsigned long made;
 	uint64_t start;
-	int fd = connect_and_handshake(path), ret = 0;
+	int fd = connect_and_handshake(path), ret;
 
 	if (fd < 0) {
 		if (!is_closed_error(fd))
@@ -1206,33 +1220,7 @@ static int mode_hold_textures(const char *path, unsigned long count)
 		printf("hold-textures: refused at the handshake\n");
 		return 0;
 	}
-	clear[0] = VIRGL_CMD(POKE_CMD_CLEAR_TEXTURE, 0, PIECES_CLEAR_DW);
-	clear[6] = clear[7] = POKE_TEXTURE_SIZE;
-	clear[8] = 1;
-	clear[9] = 0xff00ff00u;
-	for (; made < count && ret == 0; made++) {
-		uint32_t args[VCMD_RES_CREATE_SIZE] = {POKE_FIRST_ATTACK_HANDLE + (uint32_t)made,
-						       PIPE_TEXTURE_2D,
-						       BUSY_FORMAT,
-						       BUSY_BIND,
-						       POKE_TEXTURE_SIZE,
-						       POKE_TEXTURE_SIZE,
-						       1,
-						       1,
-						       0,
-						       0};
-
-		clear[1] = args[0];
-		ret = send_cmd(fd, VCMD_RES_CREATE_SIZE, VCMD_RESOURCE_CREATE, args, sizeof(args));
-		if (ret == 0)
-			ret = send_cmd(fd, 1 + PIECES_CLEAR_DW, VCMD_SUBMIT_CMD, clear,
-				       sizeof(clear));
-		if (ret == 0)
-			ret = send_cmd(fd, 0, VCMD_PING_PROTOCOL_VERSION, NULL, 0);
-		if (ret == 0)
-			ret = expect_reply(fd, "hold-textures ping", VCMD_PING_PROTOCOL_VERSION, 0,
-					   NULL);
-	}
+	ret = make_textures(fd, count, "hold-textures ping", &made);
 	if (ret < 0) {
 		close(fd);
 		if (!is_closed_error(ret)) {
