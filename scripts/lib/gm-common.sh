@@ -364,6 +364,31 @@ gm_start_mediatord() {
   for sock in "${socks[@]}"; do
     gm_wait_path -S "$sock" 20 "$MEDIATORD_PID" mediatord "$log"
   done
+  # A socket file may be a killed mediatord's, left behind (a restart):
+  # ready means its control socket answers.
+  _gm_wait_control "$(gm_config_control "$config")" 20 "$log"
+}
+
+# gm_config_control CONFIG: the control socket CONFIG names (empty: none).
+gm_config_control() {
+  sed -n 's/^[[:space:]]*control_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\1/p' "$1"
+}
+
+# _gm_wait_control SOCKET SECS LOG: waits until $MEDIATORD_PID answers
+# mediatorctl status on SOCKET; dies when it exits or SECS pass first.
+_gm_wait_control() {
+  local control=$1 secs=$2 log=$3 rc
+  local deadline=$((SECONDS + secs))
+  [ -n "$control" ] || return 0
+  until "$MEDIATORCTL" --socket "$control" status >/dev/null 2>&1; do
+    if ! gm_alive "$MEDIATORD_PID"; then
+      wait "$MEDIATORD_PID" 2>/dev/null && rc=0 || rc=$?
+      gm_die "mediatord exited with status $rc before answering on $control$(_gm_output_end "$log")"
+    fi
+    [ $SECONDS -lt $deadline ] ||
+      gm_die "mediatord did not answer on $control within $secs s$(_gm_output_end "$log")"
+    sleep 0.1
+  done
 }
 
 # gm_stop_mediatord: SIGTERM to mediatord; returns its exit status (0 expected); dies if it still runs 15 s later.
