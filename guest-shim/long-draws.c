@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,15 +44,19 @@
 #define DEFAULT_DRAWS	   1
 #define DEFAULT_SECONDS	   10
 #define MAX_ITERATIONS	   1000
-#define MAX_DRAWS	   100
-#define MAX_SECONDS	   86400
-#define MIN_SIZE	   16
-#define MAX_SIZE	   8192
+/* --escalate and --cheap: the trip count is a uniform, up to this. */
+#define MAX_UNIFORM_ITERATIONS 200000
+#define MAX_DRAWS	       100
+#define MAX_SECONDS	       86400
+#define MIN_SIZE	       16
+#define MAX_SIZE	       8192
 
 struct options {
 	unsigned long iterations, draws, seconds, width, height;
 	unsigned long deceive;	  /* the quad's vertices at 1/deceive of its size; 0, 1: none */
 	unsigned long progress_s; /* a progress line every that many seconds; 0: none */
+	unsigned long escalate;	  /* each group's trip count that many times the last's; 0: none */
+	unsigned long cheap;	  /* the first that many groups loop once */
 	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json;
 };
@@ -59,8 +64,14 @@ struct options {
 struct gl {
 	struct gles_target t;
 	GLuint program, vbo;
-	GLint phase;
+	GLint phase, trips; /* trips: the uniform trip count's (-1: compiled in) */
 };
+
+/* The trip count is a uniform: the stream shows the same draw whatever it costs. */
+static bool uniform_trips(const struct options *o)
+{
+	return o->escalate > 1 || o->cheap;
+}
 
 struct stats {
 	struct samples group_ms; /* one per group sent */
@@ -89,7 +100,9 @@ static int egl_up(struct gl *g, struct options *o)
 
 /*
  * GLSL ES 1.00 loops need a constant trip count, so the iterations are
- * compiled in. Every iteration feeds the next, so none can be dropped.
+ * compiled in; with a uniform trip count (uniform_trips()), the loop runs
+ * to MAX_UNIFORM_ITERATIONS and breaks at the uniform's. Every iteration
+ * feeds the next, so none can be dropped.
  */
 static int program_up(struct gl *g, const struct options *o)
 {
@@ -101,25 +114,33 @@ static int program_up(struct gl *g, const struct options *o)
 	static const char fs_fmt[] =
 	    "precision highp float;\n"
 	    "uniform float phase;\n"
+	    "uniform float trips;\n"
 	    "void main() {\n"
 	    "  vec2 p = gl_FragCoord.xy * 0.002 + phase;\n"
 	    "  vec3 c = vec3(0.0);\n"
 	    "  for (int i = 0; i < %lu; i++) {\n"
+	    "%s"
 	    "    float f = float(i) * 0.1;\n"
 	    "    p = vec2(sin(p.x * 1.7 + p.y + f), cos(p.y * 1.3 - p.x + f));\n"
 	    "    c = mix(c, vec3(p, p.x * p.y), 0.1);\n"
 	    "  }\n"
 	    "  gl_FragColor = vec4(c * 0.5 + 0.5, 0.5);\n"
 	    "}\n";
-	char fs[sizeof(fs_fmt) + 24];
+	static const char trips_break[] = "    if (float(i) >= trips) break;\n";
+	char fs[sizeof(fs_fmt) + sizeof(trips_break) + 24];
 	const char *what = NULL;
 
-	snprintf(fs, sizeof(fs), fs_fmt, o->iterations);
+	if (uniform_trips(o))
+		snprintf(fs, sizeof(fs), fs_fmt, (unsigned long)MAX_UNIFORM_ITERATIONS,
+			 trips_break);
+	else
+		snprintf(fs, sizeof(fs), fs_fmt, o->iterations, "");
 	g->program = gles_program(vs, fs, "pos", &what);
 	if (!g->program)
 		return fail(what);
 	glUseProgram(g->program);
 	g->phase = glGetUniformLocation(g->program, "phase");
+	g->trips = uniform_trips(o) ? glGetUniformLocation(g->program, "trips") : -1;
 	glUniform1f(glGetUniformLocation(g->program, "scale"),
 		    o->deceive > 1 ? (float)o->deceive : 1.0f);
 	return 0;
@@ -143,9 +164,23 @@ static int gl_up(struct gl *g, const struct options *o)
 	return glGetError() == GL_NO_ERROR ? 0 : fail("setting up");
 }
 
+/* Group @n's trip count: --cheap's 1, then --escalate's growth from --iterations. */
+static double trips_of(const struct options *o, size_t n)
+{
+	double t = (double)o->iterations;
+
+	if (n < o->cheap)
+		return 1;
+	for (size_t k = o->cheap; k < n && o->escalate > 1 && t < MAX_UNIFORM_ITERATIONS; k++)
+		t *= (double)o->escalate;
+	return t < MAX_UNIFORM_ITERATIONS ? t : MAX_UNIFORM_ITERATIONS;
+}
+
 /* Group @n: the quads, each with another phase, then glFinish(). */
 static void group(const struct gl *g, const struct options *o, size_t n)
 {
+	if (g->trips >= 0)
+		glUniform1f(g->trips, (GLfloat)trips_of(o, n));
 	for (unsigned long d = 0; d < o->draws; d++) {
 		glUniform1f(g->phase, (float)((n * o->draws + d) % 1000) * 0.01f);
 		glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
@@ -230,7 +265,7 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: long-draws [--iterations I] [--draws D] [--seconds S]\n"
 		"                  [--size WxH] [--kms CARD] [--progress-s P] [--json FILE]\n"
-		"                  [--deceive K]\n"
+		"                  [--deceive K] [--escalate F] [--cheap N]\n"
 		"Sends command groups of D quads (default %d, 1..%d) covering a WxH\n"
 		"pbuffer (default %dx%d), each drawn with a fragment shader that loops\n"
 		"I times (default %d, 1..%d), then glFinish(), for S seconds\n"
@@ -241,9 +276,13 @@ static void usage(FILE *to)
 		"stores the quads' vertices at 1/K of their size and scales them back\n"
 		"by a uniform in the vertex shader: the stream shows a tiny quad that\n"
 		"covers the whole pbuffer (a guest whose groups run far over what\n"
-		"their commands predict).\n",
+		"their commands predict). --escalate F (2..100) and --cheap N make\n"
+		"the trip count a uniform, so that every group's stream looks alike:\n"
+		"the first N groups loop once, then each group loops F times as often\n"
+		"as the one before, from I on (up to %d; without --escalate, I each:\n"
+		"a client that turns costly after N cheap groups).\n",
 		DEFAULT_DRAWS, MAX_DRAWS, DEFAULT_W, DEFAULT_H, DEFAULT_ITERATIONS, MAX_ITERATIONS,
-		DEFAULT_SECONDS, MAX_SECONDS);
+		DEFAULT_SECONDS, MAX_SECONDS, MAX_UNIFORM_ITERATIONS);
 }
 
 /* One option and its value (client_args_option_fn); 0, or non-zero on a bad one. */
@@ -267,6 +306,10 @@ static int parse_option(const char *opt, const char *val, void *data)
 		return client_args_string(PROG, opt, val, &o->kms);
 	if (strcmp(opt, "--deceive") == 0)
 		return client_args_ulong(PROG, opt, val, 2, 1000000, &o->deceive);
+	if (strcmp(opt, "--escalate") == 0)
+		return client_args_ulong(PROG, opt, val, 2, 100, &o->escalate);
+	if (strcmp(opt, "--cheap") == 0)
+		return client_args_ulong(PROG, opt, val, 1, 1000000, &o->cheap);
 	usage(stderr);
 	return -1;
 }

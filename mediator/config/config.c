@@ -118,6 +118,7 @@ enum mediator_key {
 	MEDIATOR_KEY_WATCHDOG_SLACK_US,
 	MEDIATOR_KEY_WATCHDOG_FLOOR_US,
 	MEDIATOR_KEY_WATCHDOG_KILL_US,
+	MEDIATOR_KEY_WATCHDOG_NORMAL_CAP_US,
 	MEDIATOR_KEY_CONTROL_GROUP,
 	MEDIATOR_KEY_ADMIN_GROUP,
 	MEDIATOR_KEY_WORKER_USER,
@@ -183,6 +184,12 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
 				       .offset = offsetof(struct mediator_config, watchdog_kill_us),
 				       .min = 0,
 				       .max = CONFIG_MAX_WATCHDOG_US},
+    [MEDIATOR_KEY_WATCHDOG_NORMAL_CAP_US] = {.name = "watchdog_normal_cap_us",
+					     .kind = VALUE_U32,
+					     .offset = offsetof(struct mediator_config,
+								watchdog_normal_cap_us),
+					     .min = 0,
+					     .max = CONFIG_MAX_WATCHDOG_US},
     [MEDIATOR_KEY_CONTROL_GROUP] = {.name = "control_group",
 				    .kind = VALUE_GROUP,
 				    .offset = offsetof(struct mediator_config, control_gid)},
@@ -966,6 +973,7 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.watchdog_slack_us = CONFIG_DEFAULT_WATCHDOG_SLACK_US;
 	p->cfg.watchdog_floor_us = CONFIG_DEFAULT_WATCHDOG_FLOOR_US;
 	p->cfg.watchdog_kill_us = CONFIG_DEFAULT_WATCHDOG_KILL_US;
+	p->cfg.watchdog_normal_cap_us = CONFIG_DEFAULT_WATCHDOG_NORMAL_CAP_US;
 	p->cfg.restart_wait_s = CONFIG_DEFAULT_RESTART_WAIT_S;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);

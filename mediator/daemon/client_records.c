@@ -94,6 +94,8 @@ static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *e
 	if (r < 0)
 		snprintf(err, err_size, "done %llu refused by the dispatcher: %s",
 			 (unsigned long long)m.id, strerror(-r));
+	else
+		client_watchdog_done(c);
 	return r;
 }
 

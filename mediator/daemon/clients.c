@@ -35,6 +35,7 @@
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
+#include "daemon/peer_cred.h"
 
 void client_free(struct client *c)
 {
@@ -62,6 +63,14 @@ void client_free(struct client *c)
 	if (md->keeper)
 		keeper_forget_client(md->keeper, c->id);
 	free(c);
+}
+
+/* The user of the process at the other end of @fd; (uid_t)-1 when not known. */
+static uid_t peer_uid(int fd)
+{
+	struct peer_cred cred;
+
+	return peer_cred_read(fd, &cred) == 0 ? cred.uid : (uid_t)-1;
 }
 
 /* Signals a client's worker: through its pidfd when it is no child of ours. */
@@ -226,6 +235,7 @@ static void accept_client(struct listener *l, bool vm)
 	c->id = ++md->next_client_id;
 	c->record_fd = pair[0];
 	c->peer_pid = -1;
+	c->peer_uid = peer_uid(client_fd);
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	c->vm = vm;
 	c->pid = worker_spawn(md, l, c->id, vm, client_fd, pair[1]);
@@ -251,6 +261,7 @@ static void accept_client(struct listener *l, bool vm)
 		l->vm_connected = true;
 	log_info("domain %s: %s %u accepted, worker %d", dname, vm ? "VM" : "client", c->id,
 		 (int)c->pid);
+	client_watchdog_start(c);
 	return;
 fail:
 	free(c);
@@ -317,45 +328,6 @@ int client_send_grant(void *data, uint32_t client, const struct wire_grant *gran
 		return -errno;
 	}
 	return 0;
-}
-
-/*
- * The grant watchdog revoked a group of a client (dispatcher_revoke_fn):
- * at the revocation a warning (the client is suspended); when its
- * completion has not come by the kill delay, its worker is killed and the
- * reaper cleans up as for a crash.
- */
-void client_revoked(void *data, const struct dispatcher_revoked *r)
-{
-	struct mediatord *md = data;
-	uint64_t now = mono_now_ns();
-	struct client *c;
-
-	for (c = md->clients; c && c->id != r->client; c = c->next)
-		;
-	if (!c)
-		return;
-	if (!r->kill) {
-		log_warn(
-		    "domain %s: client %u context %u: group of grant %llu held it for %llu ms, "
-		    "past its watchdog deadline of %llu ms (bound %llu us); grant revoked, "
-		    "client suspended until its completion",
-		    domain_name(c->listener->domain), c->id, r->ctx_id,
-		    (unsigned long long)r->wire_id,
-		    (unsigned long long)((now - r->granted_ns) / 1000000u),
-		    (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
-		    (unsigned long long)(r->bound_ns / 1000u));
-		return;
-	}
-	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
-		  "not completed (held %llu ms); killing worker %d",
-		  domain_name(c->listener->domain), c->id, r->ctx_id,
-		  (unsigned long long)r->wire_id,
-		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
-		  (unsigned long long)((now - r->granted_ns) / 1000000u), (int)c->pid);
-	domain_watchdog_killed(c->listener->domain);
-	c->revoked = true;
-	client_kill(c, SIGKILL);
 }
 
 /* Forgets the workers taken over that have ended (their pidfds readable). */

@@ -52,6 +52,7 @@ struct outstanding {
 	unsigned flags;
 	/* revoked: when, what the scheduler charged for it then, and its grant. */
 	uint64_t revoked_ns, charged_ns, granted_ns;
+	uint64_t kill_at; /* revoked: when its kill stage comes */
 };
 
 struct client_ids {
@@ -520,16 +521,18 @@ static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 			r.client = o->client;
 			r.ctx_id = o->ctx_id;
 			r.wire_id = o->wire_id;
-			if (d->revoke)
-				d->revoke(d->revoke_data, &r);
+			o->kill_at = d->revoke ? d->revoke(d->revoke_data, &r) : 0;
+			if (!o->kill_at)
+				o->kill_at = now_ns + d->kill_ns;
 		}
 	}
 }
 
 /*
- * The second stage: kills the workers whose revoked group's completion
- * has not come kill_ns after the revocation (their clients forgotten).
- * Returns the next time one is due (UINT64_MAX: none).
+ * The second stage: asks the revoke callback about each revoked group
+ * whose completion has not come by its kill stage's time; forgets the
+ * client when its worker was killed. Returns the next time one is due
+ * (UINT64_MAX: none).
  */
 static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
 {
@@ -541,14 +544,14 @@ static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
 	while (i < d->top) {
 		struct outstanding *o = &d->out[i];
 		struct dispatcher_revoked r;
+		uint64_t later;
 
 		if (!o->used || !o->revoked) {
 			i++;
 			continue;
 		}
-		if (now_ns < o->revoked_ns + d->kill_ns) {
-			if (o->revoked_ns + d->kill_ns < next)
-				next = o->revoked_ns + d->kill_ns;
+		if (now_ns < o->kill_at) {
+			next = o->kill_at < next ? o->kill_at : next;
 			i++;
 			continue;
 		}
@@ -559,9 +562,14 @@ static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
 						.granted_ns = o->granted_ns,
 						.revoked_ns = o->revoked_ns,
 						.kill = true};
+		later = d->revoke ? d->revoke(d->revoke_data, &r) : 0;
+		if (later > now_ns) {
+			o->kill_at = later;
+			next = later < next ? later : next;
+			i++;
+			continue;
+		}
 		forget(d, r.client, now_ns);
-		if (d->revoke)
-			d->revoke(d->revoke_data, &r);
 		i = 0; /* forget() dropped entries: scan again */
 	}
 	return next;
@@ -821,6 +829,11 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 	drop(d, o);
 	run(d, now_ns);
 	return 0;
+}
+
+bool dispatcher_suspended(const struct dispatcher *d, uint32_t client)
+{
+	return client && suspended(d, client);
 }
 
 void dispatcher_tick(struct dispatcher *d, uint64_t now_ns)

@@ -27,10 +27,11 @@
  * granted (nor given to the scheduler) and no offer is made on the board
  * until the revoked group's late completion comes; that completion
  * charges the rest of its measured time and resumes the client. When it
- * has not come watchdog_kill_us after the revocation, the client is
- * forgotten and the callback told to kill its worker. The revoke callback
- * hears both stages. The timer wakes the dispatcher at the earliest
- * deadline in flight or kill due.
+ * has not come by the kill stage's time (watchdog_kill_us after the
+ * revocation, or when the revoke callback says), the callback is asked
+ * whether to kill its worker: when it does, the client is forgotten;
+ * else it says when to ask again. The timer wakes the dispatcher at the
+ * earliest deadline in flight or kill stage due.
  *
  * Invariants: the scheduler's (enum sched_invariant) and the
  * dispatcher's own, "dispatcher_agrees": every request the scheduler
@@ -64,18 +65,19 @@ struct dispatcher_revoked {
 	uint64_t revoked_ns;
 	/*
 	 * false: just revoked, the client suspended (the callee logs it).
-	 * true: its completion has not come watchdog_kill_us after the
-	 * revocation; the client is forgotten already (as by
-	 * dispatcher_forget()): the callee kills its worker.
+	 * true: its completion has not come by the kill stage's time.
 	 */
 	bool kill;
 };
 /*
  * Called on the main thread from inside a dispatcher call when the
- * watchdog revoked a group of @r->client or gave up waiting for it. It
- * must not call the dispatcher.
+ * watchdog revoked a group of @r->client, and at its kill stage's time.
+ * It must not call the dispatcher. Returns when the kill stage comes
+ * next: at the revocation, 0 for watchdog_kill_us later; at the kill
+ * stage, 0 when it killed the worker (the client is then forgotten, as
+ * by dispatcher_forget()), or a later time to be asked again.
  */
-typedef void (*dispatcher_revoke_fn)(void *data, const struct dispatcher_revoked *r);
+typedef uint64_t (*dispatcher_revoke_fn)(void *data, const struct dispatcher_revoked *r);
 
 /* One scheduler domain per cfg->domains[i], same index. NULL with @err set on failure. */
 struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_config *cfg,
@@ -116,6 +118,8 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
  * it; so may a caller with its own clock (tests).
  */
 void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
+/* True while a group of @client is revoked and its completion has not come. */
+bool dispatcher_suspended(const struct dispatcher *d, uint32_t client);
 /* Client @client is gone: its requests and groups in flight are forgotten. */
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 

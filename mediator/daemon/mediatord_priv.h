@@ -36,6 +36,7 @@
 #include "daemon/mediatord.h"
 #include "daemon/domain_dirs.h"
 #include "daemon/domain_limits.h"
+#include "daemon/penalties.h"
 #include "daemon/worker_user.h"
 
 /* The latest cost-model report of a context, as its worker sent it. */
@@ -62,6 +63,7 @@ struct listener {
 	uint32_t n_clients;		      /* its clients now */
 	struct domain_limits_log refused_log; /* its refused connections' lines */
 	struct domain_limits_log ended_log;   /* its workers ended for memory */
+	struct penalties penalties;	      /* its users whose groups were revoked */
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -90,8 +92,15 @@ struct client {
 	uint64_t groups;
 	char name[WIRE_NAME_MAX];
 	struct model_report model;
-	bool revoked; /* the grant watchdog stopped its worker: what it still sends is ignored */
-	bool memory_ended; /* killed for its domain's domain_memory_mb: no longer counted */
+	bool revoked;	/* the grant watchdog stopped its worker: what it still sends is ignored */
+	uid_t peer_uid; /* its connection's peer ((uid_t)-1: not known): whom penalties name */
+	/* The grant watchdog's (client_watchdog.c). */
+	bool demoted;		   /* its worker runs at idle priority */
+	uint64_t revocations;	   /* of its groups */
+	uint64_t raster_at_revoke; /* its rasterizer threads' CPU time at the revocation */
+	uint64_t cpu_at_check;	   /* its threads' CPU time at the last kill stage check */
+	uint64_t stuck_since;	   /* when it stopped making progress (0: it makes some) */
+	bool memory_ended;	   /* killed for its domain's domain_memory_mb: no longer counted */
 	/*
 	 * Taken over from a mediatord that died (keeper.h): its worker is no
 	 * child of ours, watched through @pidfd; what it sends before its
@@ -161,12 +170,20 @@ void clients_reap(struct mediatord *md);
 void clients_stop(struct mediatord *md);
 /* The dispatcher's way to a worker (dispatcher_send_fn, @data the struct mediatord). */
 int client_send_grant(void *data, uint32_t client, const struct wire_grant *grant);
+
+/* ---- client_watchdog.c --------------------------------------------------- */
+
 /*
- * The grant watchdog revoked a group of a client (dispatcher_revoke_fn,
- * @data the struct mediatord): at the revocation a warning; when it gives
- * up, the worker is killed.
+ * The grant watchdog revoked a group of a client, or its kill stage came
+ * (dispatcher_revoke_fn, @data the struct mediatord; see
+ * client_watchdog.c).
  */
-void client_revoked(void *data, const struct dispatcher_revoked *r);
+uint64_t client_revoked(void *data, const struct dispatcher_revoked *r);
+/* A new client @c: at idle priority from the start in a normal domain, or when its user is
+ * penalised. */
+void client_watchdog_start(struct client *c);
+/* @c completed a group: its worker's priority back when nothing of it is revoked any more. */
+void client_watchdog_done(struct client *c);
 
 /* ---- client_records.c ---------------------------------------------------- */
 

@@ -104,6 +104,7 @@ static void adopt_client(struct mediatord *md, const struct keep_entry *e, int f
 	c->pidfd = pidfd;
 	c->record_fd = fd;
 	c->peer_pid = -1;
+	c->peer_uid = (uid_t)-1; /* not kept: its penalties start anew */
 	c->vm = (e->flags & KEEP_CLIENT_VM) != 0;
 	c->adopted = true;
 	c->resuming = true;

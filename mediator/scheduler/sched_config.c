@@ -8,7 +8,8 @@
 
 _Static_assert(CONFIG_DEFAULT_WATCHDOG_MULTIPLIER == SCHED_WATCHDOG_MULTIPLIER &&
 		   CONFIG_DEFAULT_WATCHDOG_SLACK_US * 1000ull == SCHED_WATCHDOG_SLACK_NS &&
-		   CONFIG_DEFAULT_WATCHDOG_FLOOR_US * 1000ull == SCHED_WATCHDOG_FLOOR_NS,
+		   CONFIG_DEFAULT_WATCHDOG_FLOOR_US * 1000ull == SCHED_WATCHDOG_FLOOR_NS &&
+		   CONFIG_DEFAULT_WATCHDOG_NORMAL_CAP_US * 1000ull == SCHED_WATCHDOG_NORMAL_CAP_NS,
 	       "the config and the scheduler have the same watchdog defaults");
 _Static_assert(CONFIG_MAX_DOMAINS <= SCHED_MAX_DOMAINS, "a config's domains fit the scheduler");
 _Static_assert(CONFIG_MIN_PERIOD_US * 1000ull == SCHED_MIN_PERIOD_NS &&
@@ -32,7 +33,8 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 			    : SCHED_OVERSIZE_RUN,
 	    .watchdog = {.multiplier = cfg->watchdog_multiplier,
 			 .slack_ns = (uint64_t)cfg->watchdog_slack_us * 1000,
-			 .floor_ns = (uint64_t)cfg->watchdog_floor_us * 1000},
+			 .floor_ns = (uint64_t)cfg->watchdog_floor_us * 1000,
+			 .normal_cap_ns = (uint64_t)cfg->watchdog_normal_cap_us * 1000},
 	};
 	struct sched *s = sched_create(&p, now_ns);
 

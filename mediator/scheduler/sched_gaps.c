@@ -143,6 +143,19 @@ bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t n
 	return true;
 }
 
+uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns)
+{
+	uint64_t b = UINT64_MAX;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+
+		if (sched_protected_safety(o) && i != dom && sched_next_release(o, now_ns))
+			b = MIN(b, largest_gap(o));
+	}
+	return b;
+}
+
 /* a - b, or 0 when b >= a. */
 static uint64_t sub0(uint64_t a, uint64_t b)
 {

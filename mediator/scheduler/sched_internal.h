@@ -31,6 +31,8 @@
  * wrapping its domain's remaining budget around to a large one.
  */
 #define SCHED_SUM_MAX_NS (1ull << 61)
+/* A normal domain's allowance, where the safety domains leave no gap at all. */
+#define SCHED_MIN_ALLOWANCE_NS 2000000ull
 
 struct sreq {
 	uint64_t id;
@@ -40,6 +42,9 @@ struct sreq {
 	bool young;   /* SCHED_YOUNG */
 	bool output;  /* not SCHED_NO_OUTPUT */
 	uint64_t predicted, bound, arrival, granted_at;
+	/* A normal domain's: how long it may hold the slot (sched_watchdog.c); UINT64_MAX: no limit
+	 * but the watchdog's. */
+	uint64_t allowance;
 };
 
 struct sdom {
@@ -213,6 +218,12 @@ bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns
 /* @now_ns is at the start of a gap of every (other) protected safety domain. */
 bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns);
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
+/*
+ * The largest gap every active safety domain but @dom leaves between its
+ * frames as check 3 sees them (UINT64_MAX: none is active).
+ */
+uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns);
+void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns);
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */

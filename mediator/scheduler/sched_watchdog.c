@@ -33,10 +33,40 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
 	return limit;
 }
 
+/*
+ * Sets the allowance of @r, a group granted now: a normal domain's may
+ * hold the slot as long as the safety domains' gaps leave room (the
+ * largest bound that would pass checks 2 and 3 now, or, where it was
+ * granted with less room than that, at a gap's start, the largest gap
+ * the safety domains leave), at least SCHED_MIN_ALLOWANCE_NS, at most
+ * normal_cap_ns. Young or old, predicted right or not: the mediator
+ * chooses how long another domain's group may keep the GPU, not the
+ * group's history (doc/design.md, "The grant watchdog").
+ */
+void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
+{
+	const struct sched_watchdog *w = &s->p.watchdog;
+	uint64_t a;
+
+	r->allowance = UINT64_MAX;
+	if (!w->multiplier || !w->normal_cap_ns || s->p.policy != SCHED_POLICY_BUDGET ||
+	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY)
+		return;
+	a = sched_offer_bound(s, r->domain, now_ns, now_ns);
+	if (a < sched_largest_gap(s, r->domain, now_ns))
+		a = sched_largest_gap(s, r->domain, now_ns);
+	if (a < SCHED_MIN_ALLOWANCE_NS)
+		a = SCHED_MIN_ALLOWANCE_NS;
+	r->allowance = MIN(a, w->normal_cap_ns);
+}
+
 /* When in-flight @r is overdue: its grant + its limit, saturating. */
 static uint64_t deadline_of(const struct sched *s, const struct sreq *r)
 {
 	uint64_t limit = sched_watchdog_limit(&s->p.watchdog, r->bound);
+
+	if (r->allowance < limit)
+		limit = r->allowance;
 
 	return limit > UINT64_MAX - r->granted_at ? UINT64_MAX : r->granted_at + limit;
 }

@@ -301,6 +301,7 @@ static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 		sched_violated(s, SCHED_INV_MAX_INFLIGHT,
 			       "domain %d: request %llu granted with %u of %u in flight", r->domain,
 			       (unsigned long long)r->id, s->inflight, s->p.max_inflight);
+	sched_set_allowance(s, r, now_ns); /* before it counts as in flight */
 	r->inflight = true;
 	r->granted_at = now_ns;
 	sched_take_one(s, &d->pending, d->index, "waiting");

@@ -58,7 +58,10 @@ enum sched_oversize {
 /*
  * The grant watchdog (doc/design.md, "The grant watchdog"): a group
  * granted at G with bound B is overdue once its completion has not come
- * by G + max(multiplier * B, B + slack_ns, floor_ns). The scheduler only
+ * by G + max(multiplier * B, B + slack_ns, floor_ns); a normal domain's
+ * group (policy budget) by G + its allowance at the latest: what the
+ * safety domains' gaps leave at G (sched_offer_bound()), at most
+ * normal_cap_ns, whatever its bound or its history. The scheduler only
  * says which groups are overdue (sched_next_deadline(), sched_overdue());
  * its driver revokes them (sched_revoke()) and stops their workers.
  * multiplier 0: no watchdog (no group is ever overdue).
@@ -67,6 +70,7 @@ struct sched_watchdog {
 	uint32_t multiplier;
 	uint64_t slack_ns;
 	uint64_t floor_ns;
+	uint64_t normal_cap_ns; /* 0: a normal domain's groups have no allowance */
 };
 /*
  * The defaults: 4 x the bound (far past a 0.995 quantile's noise), at
@@ -76,6 +80,8 @@ struct sched_watchdog {
 #define SCHED_WATCHDOG_MULTIPLIER 4u
 #define SCHED_WATCHDOG_SLACK_NS	  50000000ull
 #define SCHED_WATCHDOG_FLOOR_NS	  200000000ull
+/* A normal domain's group holds the GPU 250 ms at most, gaps or none. */
+#define SCHED_WATCHDOG_NORMAL_CAP_NS 250000000ull
 
 struct sched_params {
 	enum sched_policy policy;

@@ -169,10 +169,13 @@ _probe_mediator_exec() {
   [ $rc -eq 0 ] || fail "mediator-exec --socket $1 -- true: status $rc: $out"
 }
 
-# write_config [POLICY [MAX_INFLIGHT]]: two domains, every path in $TMP.
+# write_config [POLICY [MAX_INFLIGHT]]: two domains, every path in $TMP
+# (the shader caches too: a test starts cold, whatever other installs
+# left in /var/cache/gpu-mediator).
 write_config() {
   gm_write_config "$CONFIG" \
-    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy="${1:-budget}" \
+    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+    policy="${1:-budget}" \
     max_inflight="${2:-1}" renderer=egl-surfaceless \
     "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
     "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"

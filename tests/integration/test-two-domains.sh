@@ -15,26 +15,57 @@ scenes=(-b build:duration=2 -b shading:duration=2)
 start_glmark a "$SOCK_A" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
 start_glmark b "$SOCK_B" $((4 + GLMARK_SLACK_S)) "${scenes[@]}"
 
-# Each domain's worker runs at the domain's default worker_nice (0 for the
-# safety domain, 10 for the normal one), and no thread of it (llvmpipe's
-# included) at a higher priority: Mesa lowers some of its own (its shader
-# cache's) to 19.
+# Each domain's worker runs at the domain's default worker_nice (0 for
+# both classes), and no thread of it (llvmpipe's included) at a higher
+# priority: Mesa lowers some of its own (its shader cache's) to 19 and to
+# idle priority. Once its groups complete, its main thread is in the
+# normal class (TS), the normal domain's too: idle priority (IDL) is for
+# a normal worker's start-up and for revoked groups
+# (test-deceiving-client).
 check_worker_nice() {
   local domain=$1 want=$2 pid nices deadline=$((SECONDS + 30))
   until pid=$(pgrep -P "$MEDIATORD_PID" -f -- "--domain $domain( |$)" | head -n 1) &&
-    [ -n "$pid" ] && [ "$(ps -L -o nlwp= -p "$pid" | head -n 1)" -gt 1 ]; do
-    [ $SECONDS -lt $deadline ] || fail "no worker of $domain with its renderer's threads"
-    sleep 0.2
+    [ -n "$pid" ] && [ "$(ps -L -o nlwp= -p "$pid" | head -n 1)" -gt 1 ] &&
+    [ "$(domain_field "$domain" groups)" -gt 0 ] &&
+    [ "$(ps -o cls= -p "$pid" | tr -d ' ')" = TS ]; do
+    [ $SECONDS -lt $deadline ] ||
+      fail "no worker of $domain with its renderer's threads and its main thread in class TS" \
+        "past its first group (class: $(ps -o cls= -p "${pid:-0}"))"
+    sleep 0.05
   done
   nices=$(ps -L -o nice= -p "$pid" | tr -d ' ' | sort -n | uniq -c | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $2, $1}')
   [ "$(ps -o nice= -p "$pid" | tr -d ' ')" = "$want" ] ||
     fail "the worker of $domain (pid $pid) runs at nice $(ps -o nice= -p "$pid"), expected $want"
-  [ "$(ps -L -o nice= -p "$pid" | sort -n | head -n 1 | tr -d ' ')" -ge "$want" ] ||
+  # "-": a thread at idle priority (SCHED_IDLE), below any nice value.
+  [ "$(ps -L -o nice= -p "$pid" | tr -d ' ' | grep -vx -- - | sort -n | head -n 1)" -ge "$want" ] ||
     fail "a thread of the worker of $domain (pid $pid) runs above nice $want: $nices"
-  log "worker of $domain: threads at nice $nices"
+  log "worker of $domain: threads at nice $nices, classes" \
+    "$(ps -L -o cls= -p "$pid" | tr -d ' ' | sort | uniq -c | awk '{printf "%s x%s ", $2, $1}')"
 }
 check_worker_nice "$DOMAIN_A" 0
-check_worker_nice "$DOMAIN_B" 10
+check_worker_nice "$DOMAIN_B" 0
+
+# A normal domain's worker that has completed no group yet (an idle
+# connection) runs at idle priority: its start-up takes no CPU a safety
+# frame wants.
+accepted_b() {
+  grep -oE "domain $DOMAIN_B: client [0-9]+ accepted, worker [0-9]+" "$MEDIATORD_LOG" || true
+}
+before=$(accepted_b | wc -l)
+timeout -k 5 60 "$VTEST_POKE" "$SOCK_B" hold-idle 1 >"$TMP/idle.out" 2>&1 &
+IDLE_PID=$!
+gm_track "$IDLE_PID"
+deadline=$((SECONDS + 30))
+until idle_worker=$(accepted_b | sed -n "$((before + 1))p" | awk '{print $NF}') &&
+  [ -n "$idle_worker" ] && [ "$(ps -L -o nlwp= -p "$idle_worker" | head -n 1)" -ge 1 ]; do
+  [ $SECONDS -lt $deadline ] || fail "no worker for the idle connection"
+  sleep 0.2
+done
+classes=$(ps -L -o cls= -p "$idle_worker" | tr -d ' ' | sort -u | tr '\n' ' ')
+[ "$classes" = "IDL " ] || fail "the idle connection's worker $idle_worker runs in classes: $classes"
+log "idle connection's worker $idle_worker: class $classes"
+gm_stop 5 "$IDLE_PID"
+wait "$IDLE_PID" 2>/dev/null || :
 
 wait_glmark a
 wait_glmark b

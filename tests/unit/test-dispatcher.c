@@ -54,21 +54,24 @@
 #define SECOND 2
 #define THIRD  3
 
-static const char config_text[] = "[mediator]\n"
-				  "control_socket = /nonexistent/control.sock\n"
-				  "policy = budget\n"
-				  "max_inflight = 1\n"
-				  "[domain cluster]\n"
-				  "class = safety\n"
-				  "period_us = 16667\n"
-				  "budget_us = 4000\n"
-				  "vtest_socket = /nonexistent/cluster.vtest\n"
-				  "[domain infotainment]\n"
-				  "class = normal\n"
-				  "period_us = 16667\n"
-				  "budget_us = 8000\n"
-				  "strict = true\n"
-				  "vtest_socket = /nonexistent/ivi.vtest\n";
+static const char config_text[] =
+    "[mediator]\n"
+    "control_socket = /nonexistent/control.sock\n"
+    "policy = budget\n"
+    "max_inflight = 1\n"
+    /* the watchdog's limits alone (test-scheduler has the allowances) */
+    "watchdog_normal_cap_us = 0\n"
+    "[domain cluster]\n"
+    "class = safety\n"
+    "period_us = 16667\n"
+    "budget_us = 4000\n"
+    "vtest_socket = /nonexistent/cluster.vtest\n"
+    "[domain infotainment]\n"
+    "class = normal\n"
+    "period_us = 16667\n"
+    "budget_us = 8000\n"
+    "strict = true\n"
+    "vtest_socket = /nonexistent/ivi.vtest\n";
 
 /* A grant the dispatcher sent. */
 struct sent {
@@ -86,6 +89,7 @@ struct fixture {
 	struct sent sent[64];
 	size_t n_sent;
 	uint64_t next_id[8]; /* each client's last request id */
+	uint64_t kill_later; /* what record_revoke() answers a kill stage with */
 };
 
 static int record_grant(void *data, uint32_t client, const struct wire_grant *grant)
@@ -97,12 +101,13 @@ static int record_grant(void *data, uint32_t client, const struct wire_grant *gr
 	return 0;
 }
 
-static void record_revoke(void *data, const struct dispatcher_revoked *r)
+static uint64_t record_revoke(void *data, const struct dispatcher_revoked *r)
 {
 	struct fixture *f = data;
 
 	assert_true(f->n_revoked < sizeof(f->revoked) / sizeof(f->revoked[0]));
 	f->revoked[f->n_revoked++] = *r;
+	return r->kill ? f->kill_later : 0;
 }
 
 static int setup_with(void **state, const char *text)
@@ -640,6 +645,39 @@ static void a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_de
 	assert_int_equal(f->n_revoked, 2);
 }
 
+/*
+ * At the kill stage the callback may say "not yet" (its worker still
+ * compiles): asked again at the time it gives, the client still
+ * suspended; its late completion then resumes it.
+ */
+static void a_kill_stage_put_off_by_the_callback_is_asked_again(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
+				 .id = 1,
+				 .measured_ns = 2400 * MS,
+				 .end_ns = T0 + 2450 * MS};
+
+	stall_and_revoke(f);
+	f->kill_later = T0 + 2400 * MS;
+	dispatcher_tick(f->d, T0 + 2200 * MS);
+	assert_int_equal(f->n_revoked, 2);
+	assert_true(f->revoked[1].kill);
+	assert_true(dispatcher_suspended(f->d, FIRST));
+	dispatcher_tick(f->d, T0 + 2400 * MS - 1);
+	assert_int_equal(f->n_revoked, 2);
+	f->kill_later = T0 + 2600 * MS;
+	dispatcher_tick(f->d, T0 + 2400 * MS);
+	assert_int_equal(f->n_revoked, 3);
+	assert_true(f->revoked[2].kill);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2500 * MS), 0);
+	assert_false(dispatcher_suspended(f->d, FIRST));
+	/* No kill stage left: its strict domain pays the 2.4 s back, its client lives. */
+	dispatcher_tick(f->d, T0 + 5000 * MS);
+	assert_int_equal(f->n_revoked, 3);
+	dispatcher_forget(f->d, FIRST, T0 + 5001 * MS);
+}
+
 static void with_kill_delay_zero_a_revoked_worker_is_never_killed(void **state)
 {
 	struct fixture *f = *state;
@@ -705,6 +743,7 @@ int main(void)
 	    DISPATCHER_TEST(a_late_completion_shorter_than_the_charge_adds_nothing),
 	    DISPATCHER_TEST(
 		a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_delay),
+	    DISPATCHER_TEST(a_kill_stage_put_off_by_the_callback_is_asked_again),
 	    cmocka_unit_test_setup_teardown(with_kill_delay_zero_a_revoked_worker_is_never_killed,
 					    setup_never_kill, teardown),
 	    DISPATCHER_TEST(a_suspended_client_that_goes_away_is_forgotten),

@@ -1339,11 +1339,11 @@ static void watchdog_limit_is_the_largest_of_its_three_terms(void **state)
 	    {"a short group: the floor", default_watchdog, 5 * MS, 200 * MS},
 	    {"4 x 50 ms is the floor itself", default_watchdog, 50 * MS, 200 * MS},
 	    {"a long group: 4 x its bound", default_watchdog, 80 * MS, 320 * MS},
-	    {"slack wins over a small multiplier", {1, 50 * MS, 10 * MS}, 30 * MS, 80 * MS},
-	    {"multiplier wins over slack", {4, 50 * MS, 10 * MS}, 30 * MS, 120 * MS},
+	    {"slack wins over a small multiplier", {1, 50 * MS, 10 * MS, 0}, 30 * MS, 80 * MS},
+	    {"multiplier wins over slack", {4, 50 * MS, 10 * MS, 0}, 30 * MS, 120 * MS},
 	    {"a huge bound saturates", default_watchdog, UINT64_MAX / 2, UINT64_MAX},
-	    {"bound + slack saturates", {1, 10, 10}, UINT64_MAX - 5, UINT64_MAX},
-	    {"multiplier 0: no watchdog", {0, 50 * MS, 200 * MS}, 5 * MS, UINT64_MAX},
+	    {"bound + slack saturates", {1, 10, 10, 0}, UINT64_MAX - 5, UINT64_MAX},
+	    {"multiplier 0: no watchdog", {0, 50 * MS, 200 * MS, 0}, 5 * MS, UINT64_MAX},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1475,6 +1475,102 @@ static void overdue_groups_come_oldest_grant_first(void **state)
 	finish(s);
 }
 
+/* make_watched(1) with a normal domain's allowance capped at @cap_ns. */
+static struct sched *make_capped(uint64_t cap_ns)
+{
+	struct sched_watchdog w = default_watchdog;
+	struct sched_params p = {.policy = SCHED_POLICY_BUDGET,
+				 .max_inflight = 1,
+				 .max_defer_ns = 100 * MS,
+				 .watchdog = w};
+	struct sched *s;
+
+	p.watchdog.normal_cap_ns = cap_ns;
+	s = sched_create(&p, 0);
+	assert_non_null(s);
+	memset(&warned, 0, sizeof(warned));
+	sched_set_warn(s, on_warn, NULL);
+	return s;
+}
+
+/*
+ * A young group whose bound its history raised to 2 s (what a deceiving
+ * client's escalating groups did: the watchdog's limit would be 8 s) is
+ * granted at a gap's start; it holds the slot only as long as the gap
+ * leaves room for the cluster's next frame: overdue before the frame's
+ * latest start, revoked there, and the cluster's group starts at once
+ * and meets its deadline.
+ */
+static void a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_grant(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_overdue o[2];
+	uint64_t ids[4], deadline, k = 0, granted = 0;
+
+	for (; k < 4; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 2000 * MS, 2000 * MS, SCHED_YOUNG, 3 * P + 1 * MS),
+			 0);
+	/* It waits max_defer for room for its likely cost, then starts at a gap's start. */
+	for (; k < 20 && !granted; k++) {
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+		if (poll_ids(s, k * P + 1 * MS, ids) == 1)
+			granted = k * P + 1 * MS;
+	}
+	assert_true(granted >= 3 * P + 1 * MS + 100 * MS);
+	assert_int_equal(ids[0], 1);
+	deadline = sched_next_deadline(s);
+	/* Past the grant, before the next frame's latest start (its deadline less its cost). */
+	assert_true(deadline > granted);
+	assert_true(deadline + 2 * MS <= k * P + P);
+	assert_int_equal(sched_overdue(s, deadline - 1, o, 2), 0);
+	assert_int_equal(sched_overdue(s, deadline, o, 2), 1);
+	assert_int_equal(sched_revoke(s, 1, deadline), 0);
+	assert_int_equal(sched_submit(s, 100 + k, c, 1 * MS, 2 * MS, 0, deadline), 0);
+	assert_int_equal(poll_ids(s, deadline, ids), 1);
+	assert_int_equal(ids[0], 100 + k);
+	assert_int_equal(sched_complete(s, 100 + k, 2 * MS, deadline + 2 * MS), 0);
+	stats(s, c, &st);
+	assert_int_equal(st.deadline_misses, 0);
+	finish(s);
+}
+
+/* With no safety domain to protect, the class's cap: 250 ms, not 4 x a 1 s bound. */
+static void a_normal_group_holds_the_gpu_at_most_the_cap(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int n = add(s, SCHED_CLASS_NORMAL, P, false);
+
+	assert_int_equal(sched_submit(s, 1, n, 1000 * MS, 1000 * MS, 0, 5 * MS), 0);
+	assert_int_equal(poll_ids(s, 5 * MS, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), 5 * MS + SCHED_WATCHDOG_NORMAL_CAP_NS);
+	assert_int_equal(sched_revoke(s, 1, 5 * MS + SCHED_WATCHDOG_NORMAL_CAP_NS), 0);
+	finish(s);
+}
+
+/* A safety domain's group keeps the watchdog's limit (its floor here); cap 0 turns allowances off.
+ */
+static void only_normal_groups_get_an_allowance(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+
+	assert_int_equal(sched_submit(s, 1, c, 1 * MS, 300 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), 1200 * MS);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 1 * MS), 0);
+	finish(s);
+	s = make_capped(0);
+	c = add(s, SCHED_CLASS_NORMAL, P, false);
+	assert_int_equal(sched_submit(s, 1, c, 1000 * MS, 1000 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), 4000 * MS);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 1 * MS), 0);
+	finish(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1485,6 +1581,9 @@ int main(void)
 	    cmocka_unit_test(a_revoked_group_is_charged_at_least_its_bound),
 	    cmocka_unit_test(a_late_completion_charges_the_rest_of_its_measured_time),
 	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
+	    cmocka_unit_test(a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_grant),
+	    cmocka_unit_test(a_normal_group_holds_the_gpu_at_most_the_cap),
+	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),

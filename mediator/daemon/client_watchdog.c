@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: the grant watchdog's side of a client
+ *
+ * The dispatcher revokes a group that holds the GPU past its deadline (a
+ * normal domain's: its allowance, what the safety domains' gaps left at
+ * its grant) and frees the slot; on llvmpipe the group still runs on the
+ * CPU, which is the GPU. So at the revocation its worker is demoted to
+ * idle priority (worker_threads.h): it draws on only with CPU time the
+ * safety domain's worker does not want, until its group completes. Its
+ * user is penalised (penalties.h): the level rises with each revocation,
+ * whatever connection or context it came from.
+ *
+ * Then, every WATCH_STEP_NS, the kill stage asks what the worker does:
+ * - it drew more than its rasterizer allowance since the revocation
+ *   (kill_us of rasterizer CPU time at level 1, halved per level, at
+ *   least MIN_RASTER_NS): killed. A deceiving client's long draws end
+ *   here, the sooner the more often it did it;
+ * - it made no progress (no CPU time, no thread runnable: stopped,
+ *   deadlocked) for kill_us: killed;
+ * - it compiles (its rasterizer threads idle, its other threads busy or
+ *   runnable): it may go on, at idle priority, up to COMPILE_GRACE_NS
+ *   after the revocation. A healthy app's first shader compile, cold
+ *   cache and sanitizers included, is told apart from a long draw this
+ *   way (doc/design.md, "The grant watchdog");
+ * - a worker without rasterizer threads (a hardware renderer): killed
+ *   kill_us, halved per level, after the revocation.
+ * Its priority comes back when its late completion comes, unless its
+ * user is at PENALTY_DEMOTE_LEVEL or above, whose workers, old and new,
+ * stay at idle priority until the level decays.
+ *
+ * A normal domain's new worker starts at idle priority too, until its
+ * first group completes: its start-up (a GL stack, a renderer) is CPU
+ * work no safety frame should wait for (a VM that connects again and
+ * again; bench/faults, display-flood).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "daemon/domain.h"
+#include "daemon/mediatord_priv.h"
+#include "daemon/worker_threads.h"
+
+#define WATCH_STEP_NS	 100000000ull	/* 100 ms between kill stage checks */
+#define MIN_RASTER_NS	 500000000ull	/* the rasterizer allowance's floor */
+#define COMPILE_GRACE_NS 30000000000ull /* the longest compile after a revocation */
+
+static struct client *find_client(struct mediatord *md, uint32_t id)
+{
+	struct client *c;
+
+	for (c = md->clients; c && c->id != id; c = c->next)
+		;
+	return c;
+}
+
+static int domain_nice(const struct client *c)
+{
+	const struct listener *l = c->listener;
+
+	return l->md->cfg.domains[l - l->md->listeners].worker_nice;
+}
+
+static void set_demoted(struct client *c, bool idle)
+{
+	int r;
+
+	if (c->demoted == idle)
+		return;
+	r = worker_threads_set_idle(c->pid, idle, domain_nice(c));
+	if (r < 0 && r != -ESRCH)
+		log_warn("domain %s: client %u: cannot set worker %d's priority: %s",
+			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(-r));
+	c->demoted = idle;
+}
+
+/* @full halved per level above 1, at least @floor. */
+static uint64_t halved(uint64_t full, uint32_t level, uint64_t floor)
+{
+	uint64_t v = level > 1 ? full >> (level - 1 < 63 ? level - 1 : 63) : full;
+
+	return v > floor ? v : floor;
+}
+
+/* True on the 1st, 2nd, 4th, 8th, ... revocation of a client: the ones logged. */
+static bool worth_logging(uint64_t n)
+{
+	return (n & (n - 1)) == 0;
+}
+
+static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, uint64_t now)
+{
+	struct worker_cpu cpu;
+	uint32_t level = penalties_offend(&c->listener->penalties, c->peer_uid, now);
+
+	c->revocations++;
+	if (worth_logging(c->revocations))
+		log_warn("domain %s: client %u context %u: group of grant %llu held it for %llu "
+			 "ms, past its watchdog deadline of %llu ms (bound %llu us); grant "
+			 "revoked, client suspended until its completion, worker at idle "
+			 "priority (revocation %llu of this client, penalty level %u)",
+			 domain_name(c->listener->domain), c->id, r->ctx_id,
+			 (unsigned long long)r->wire_id,
+			 (unsigned long long)((now - r->granted_ns) / 1000000u),
+			 (unsigned long long)((r->deadline_ns - r->granted_ns) / 1000000u),
+			 (unsigned long long)(r->bound_ns / 1000u),
+			 (unsigned long long)c->revocations, level);
+	set_demoted(c, true);
+	memset(&cpu, 0, sizeof(cpu));
+	worker_threads_cpu(c->pid, &cpu);
+	c->raster_at_revoke = cpu.raster_ns;
+	c->cpu_at_check = cpu.total_ns;
+	c->stuck_since = r->revoked_ns;
+	return r->revoked_ns + WATCH_STEP_NS;
+}
+
+/* Why @c's worker is to be killed now (NULL: not yet). */
+static const char *kill_reason(struct client *c, const struct dispatcher_revoked *r, uint64_t now,
+			       char *buf, size_t size)
+{
+	const struct mediator_config *cfg = &c->md->cfg;
+	uint64_t kill_ns = (uint64_t)cfg->watchdog_kill_us * 1000;
+	uint32_t level = penalties_level(&c->listener->penalties, c->peer_uid, now);
+	struct worker_cpu cpu;
+	uint64_t drew, allowed;
+
+	if (worker_threads_cpu(c->pid, &cpu) < 0)
+		return "it is gone";
+	if (cpu.total_ns > c->cpu_at_check || cpu.runnable)
+		c->stuck_since = 0;
+	else if (!c->stuck_since)
+		c->stuck_since = now;
+	c->cpu_at_check = cpu.total_ns;
+	if (c->stuck_since && now - c->stuck_since >= kill_ns) {
+		snprintf(buf, size, "no progress for %llu ms",
+			 (unsigned long long)((now - c->stuck_since) / 1000000u));
+		return buf;
+	}
+	if (!cpu.raster_threads) {
+		if (now - r->revoked_ns < halved(kill_ns, level, kill_ns / 4))
+			return NULL;
+		snprintf(buf, size, "penalty level %u", level);
+		return buf;
+	}
+	drew = cpu.raster_ns > c->raster_at_revoke ? cpu.raster_ns - c->raster_at_revoke : 0;
+	allowed = halved(kill_ns, level, MIN_RASTER_NS);
+	if (drew > allowed) {
+		snprintf(buf, size,
+			 "drew %llu ms of rasterizer time since, %llu ms allowed at "
+			 "penalty level %u",
+			 (unsigned long long)(drew / 1000000u),
+			 (unsigned long long)(allowed / 1000000u), level);
+		return buf;
+	}
+	if (now - r->revoked_ns >= COMPILE_GRACE_NS) {
+		snprintf(buf, size, "still compiling after %llu s",
+			 (unsigned long long)(COMPILE_GRACE_NS / 1000000000u));
+		return buf;
+	}
+	return NULL;
+}
+
+static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked *r, uint64_t now)
+{
+	char buf[160];
+	const char *why = kill_reason(c, r, now, buf, sizeof(buf));
+
+	if (!why)
+		return now + WATCH_STEP_NS;
+	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
+		  "not completed (held %llu ms; %s); killing worker %d",
+		  domain_name(c->listener->domain), c->id, r->ctx_id,
+		  (unsigned long long)r->wire_id,
+		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
+		  (unsigned long long)((now - r->granted_ns) / 1000000u), why, (int)c->pid);
+	domain_watchdog_killed(c->listener->domain);
+	c->revoked = true;
+	client_kill(c, SIGKILL);
+	return 0;
+}
+
+uint64_t client_revoked(void *data, const struct dispatcher_revoked *r)
+{
+	struct client *c = find_client(data, r->client);
+	uint64_t now = mono_now_ns();
+
+	if (!c)
+		return 0;
+	return r->kill ? on_kill_stage(c, r, now) : on_revoke(c, r, now);
+}
+
+void client_watchdog_start(struct client *c)
+{
+	const struct listener *l = c->listener;
+
+	if (l->md->cfg.domains[l - l->md->listeners].class == DOMAIN_CLASS_NORMAL ||
+	    penalties_level(&c->listener->penalties, c->peer_uid, mono_now_ns()) >=
+		PENALTY_DEMOTE_LEVEL)
+		set_demoted(c, true);
+}
+
+void client_watchdog_done(struct client *c)
+{
+	uint64_t now = mono_now_ns();
+
+	if (!c->demoted || dispatcher_suspended(c->md->dispatcher, c->id) ||
+	    penalties_level(&c->listener->penalties, c->peer_uid, now) >= PENALTY_DEMOTE_LEVEL)
+		return;
+	set_demoted(c, false);
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Penalties of a domain's clients (see penalties.h).
+ */
+#include <stddef.h>
+
+#include "daemon/penalties.h"
+
+/* Lets @s's level fall by one per PENALTY_DECAY_NS since its last step. */
+static void decay(struct penalty_slot *s, uint64_t now_ns)
+{
+	uint64_t steps;
+
+	if (now_ns <= s->last_ns)
+		return;
+	steps = (now_ns - s->last_ns) / PENALTY_DECAY_NS;
+	if (steps >= s->level) {
+		s->level = 0;
+		s->last_ns = now_ns;
+		return;
+	}
+	s->level -= (uint32_t)steps;
+	s->last_ns += steps * PENALTY_DECAY_NS;
+}
+
+static struct penalty_slot *find(struct penalties *p, uid_t uid)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		if (p->slot[i].uid == uid)
+			return &p->slot[i];
+	}
+	return NULL;
+}
+
+uint32_t penalties_level(struct penalties *p, uid_t uid, uint64_t now_ns)
+{
+	struct penalty_slot *s = find(p, uid);
+
+	if (!s)
+		return 0;
+	decay(s, now_ns);
+	return s->level;
+}
+
+/* A slot for a user not in the table: a free one, else the least penalised. */
+static struct penalty_slot *make_room(struct penalties *p, uint64_t now_ns)
+{
+	struct penalty_slot *best = NULL;
+
+	if (p->n < PENALTY_SLOTS)
+		return &p->slot[p->n++];
+	for (unsigned i = 0; i < p->n; i++) {
+		struct penalty_slot *s = &p->slot[i];
+
+		decay(s, now_ns);
+		if (!best || s->level < best->level ||
+		    (s->level == best->level && s->last_ns < best->last_ns))
+			best = s;
+	}
+	return best;
+}
+
+uint32_t penalties_offend(struct penalties *p, uid_t uid, uint64_t now_ns)
+{
+	struct penalty_slot *s = find(p, uid);
+
+	if (!s) {
+		s = make_room(p, now_ns);
+		*s = (struct penalty_slot){.uid = uid, .last_ns = now_ns};
+	}
+	decay(s, now_ns);
+	if (s->level < UINT32_MAX)
+		s->level++;
+	s->offences++;
+	s->last_ns = now_ns;
+	return s->level;
+}
