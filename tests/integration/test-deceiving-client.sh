@@ -7,7 +7,7 @@
 # as the last, so that a young context's bound (the longest group so far)
 # and the watchdog's deadline (4 x the bound) grew with it (escalating);
 # the same again over new connections, each a new context (reconnecting);
-# 100 cheap groups, then ~1 s groups back to back (sustained). A 60 Hz
+# 100 cheap groups, then groups of over a second back to back (sustained). A 60 Hz
 # cluster client (guest-shim/cluster-client) draws in the safety domain
 # throughout. Asserts, by mediatord's count: the cluster misses at most 3
 # frames per offending connection more than in as long with no attack
@@ -84,7 +84,7 @@ reconnecting() {
   done
 }
 sustained() {
-  attacker sustained 20 --cheap 100 --iterations 80
+  attacker sustained 20 --cheap 100 --iterations 400
 }
 attack_escalating() { attack "$1" escalating 1 escalating; }
 attack_reconnecting() { attack "$1" reconnecting "$RECONNECTS" reconnecting; }
