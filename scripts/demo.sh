@@ -10,15 +10,20 @@
 # with --vtest, it is the same with host clients over vtest, below; the
 # first line it prints says which ran.
 #
-#   cluster       class safety, 4 ms of GPU time every 16.667 ms
+#   cluster       class safety, a budget fitted to this host (2..8 ms) every 16.667 ms
 #   infotainment  class normal, 12 ms of GPU time every 16.667 ms
 #
 # Installs what is missing, builds, starts a virtual X display (Xvfb) and
-# mediatord with a throw-away config in a temp dir, then runs a frame-paced
-# 60 Hz cluster (guest-shim/cluster-client) in the cluster domain and an
-# unmodified glmark2-es2 in the infotainment domain at the same time, and
-# prints mediatorctl show-budgets while they run and after. Cleans up on exit.
-# Exits non-zero when anything fails.
+# mediatord with a throw-away config in a temp dir; runs the frame-paced
+# 60 Hz cluster (guest-shim/cluster-client) alone for 3 s to measure what
+# a frame costs on this host and sets the cluster's budget to fit (3 times
+# that, 2..8 ms); then runs it and an unmodified glmark2-es2 in the
+# infotainment domain at the same time, under policy budget and again
+# under policy fifo for contrast, printing mediatorctl show-budgets while
+# they run and after. Ends with a verdict: the cluster's misses by
+# mediatord's count and by its own clock under both policies, and whether
+# it kept its frames under budget. Cleans up on exit. Exits non-zero when
+# anything fails (a client, mediatord).
 #
 # Environment: DEMO_SECONDS (default 10) is about how long each app renders.
 set -euo pipefail
@@ -92,16 +97,17 @@ say "starting a virtual display (Xvfb)"
 gm_start_xvfb 1024x768x24
 echo "DISPLAY=$DISPLAY"
 
-say "starting mediatord"
-gm_write_config "$TMP/mediatord.conf" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget max_inflight=1 \
-  renderer=egl-surfaceless \
-  "[domain cluster]" class=safety period_us=16667 budget_us=4000 \
-  vtest_socket="$TMP/cluster.vtest" \
-  "[domain infotainment]" class=normal period_us=16667 budget_us=12000 \
-  vtest_socket="$TMP/infotainment.vtest"
-cat "$TMP/mediatord.conf"
-gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
+# start_demo_mediatord POLICY: mediatord on a throw-away config, the two domains.
+start_demo_mediatord() {
+  gm_write_config "$TMP/mediatord-$1.conf" \
+    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+    policy="$1" max_inflight=1 renderer=egl-surfaceless \
+    "[domain cluster]" class=safety period_us=16667 budget_us=4000 \
+    vtest_socket="$TMP/cluster.vtest" \
+    "[domain infotainment]" class=normal period_us=16667 budget_us=12000 \
+    vtest_socket="$TMP/infotainment.vtest"
+  gm_start_mediatord "$TMP/mediatord-$1.conf" "$TMP/mediatord-$1.log"
+}
 
 # run_app SOCKET LOG COMMAND...: runs an unmodified GL ES program in the
 # domain of SOCKET, in the background. Mesa's virgl driver over vtest
@@ -115,46 +121,94 @@ run_app() {
   gm_track "$app_pid"
 }
 
-say "cluster: a 60 Hz instrument cluster; infotainment: glmark2-es2, for about $SECS s"
-# The cluster: a frame-paced client (guest-shim/cluster-client) that
-# draws an instrument cluster every 16.667 ms, well within its 4 ms budget,
-# and counts the frames that complete after their deadline.
-run_app "$TMP/cluster.vtest" "$TMP/cluster.log" \
-  "$CLUSTER_CLIENT" --name cluster --seconds "$SECS" --size 480x240
-cluster_pid=$app_pid
-# Infotainment: a few heavier scenes, as fast as the GPU lets them.
-third=$(awk -v s="$SECS" 'BEGIN { printf "%.1f", s / 3 }')
-run_app "$TMP/infotainment.vtest" "$TMP/infotainment.log" \
-  glmark2-es2 --off-screen -b "build:duration=$third" -b "texture:duration=$third" \
-  -b "shading:shading=phong:duration=$third"
-ivi_pid=$app_pid
+# The cluster: a frame-paced client (guest-shim/cluster-client) that draws
+# an instrument cluster every 16.667 ms and counts, by its own clock, the
+# frames that complete after their deadline.
+cluster_args=(--name cluster --size 480x240)
 
-sleep $((SECS / 2 + 1))
-say "mediatorctl show-budgets (both domains rendering)"
-gm_ctl show-budgets
+say "starting mediatord (policy budget)"
+start_demo_mediatord budget
+cat "$TMP/mediatord-budget.conf"
 
-status=0
-if wait "$cluster_pid"; then
-  grep '^cluster:' "$TMP/cluster.log" || { echo "cluster: no summary" >&2; status=1; }
-else
-  echo "cluster: cluster-client failed" >&2
-  status=1
-fi
-if wait "$ivi_pid"; then
-  score=$(grep -Eo 'glmark2 Score: [0-9]+' "$TMP/infotainment.log" || true)
-  [ -n "$score" ] || { echo "infotainment: no glmark2 score" >&2; status=1; }
-  echo "infotainment: $score"
-  grep -E '^\[' "$TMP/infotainment.log" | sed "s/^/  infotainment: /"
-else
-  echo "infotainment: glmark2-es2 failed" >&2
-  status=1
-fi
+# The cluster's budget fits what it needs on this host: measured alone
+# for 3 s (GPU time per frame by mediatord's count), 3 times that, within
+# 2..8 ms.
+say "the cluster alone for 3 s: what a frame costs on this host"
+gm_client --timeout 60 "$TMP/cluster.vtest" "$CLUSTER_CLIENT" "${cluster_args[@]}" --seconds 3 \
+  >"$TMP/cluster-alone.log" 2>&1 || gm_die "cluster-client alone failed"
+json=$(gm_budgets)
+frame_us=$(jq -r '.domains[] | select(.name == "cluster") |
+  if .frames > 0 then (.used_us / .frames | floor) else 0 end' <<<"$json")
+budget_us=$((frame_us * 3))
+[ "$budget_us" -ge 2000 ] || budget_us=2000
+[ "$budget_us" -le 8000 ] || budget_us=8000
+echo "cluster alone: $frame_us us of GPU time a frame; budget $budget_us us a period"
+gm_ctl set-budget cluster --budget-us "$budget_us"
 
-say "mediatorctl show-budgets (after both apps finished)"
-gm_ctl show-budgets
+# run_pair POLICY: the cluster and glmark2-es2 together for about SECS s
+# under mediatord's POLICY; prints show-budgets midway and after, and the
+# cluster's misses by both counts. Sets misses_md, misses_own, frames_own.
+run_pair() {
+  local policy=$1 third status=0 before after score
+  before=$(gm_budgets)
+  run_app "$TMP/cluster.vtest" "$TMP/cluster-$policy.log" \
+    "$CLUSTER_CLIENT" "${cluster_args[@]}" --seconds "$SECS" --json /dev/fd/3 \
+    3>"$TMP/cluster-$policy.json"
+  cluster_pid=$app_pid
+  # Infotainment: a few heavier scenes, as fast as the GPU lets them.
+  third=$(awk -v s="$SECS" 'BEGIN { printf "%.1f", s / 3 }')
+  run_app "$TMP/infotainment.vtest" "$TMP/infotainment-$policy.log" \
+    glmark2-es2 --off-screen -b "build:duration=$third" -b "texture:duration=$third" \
+    -b "shading:shading=phong:duration=$third"
+  ivi_pid=$app_pid
+  sleep $((SECS / 2 + 1))
+  say "mediatorctl show-budgets ($policy, both domains rendering)"
+  gm_ctl show-budgets
+  wait "$cluster_pid" || { echo "cluster: cluster-client failed" >&2; status=1; }
+  if wait "$ivi_pid"; then
+    score=$(grep -Eo 'glmark2 Score: [0-9]+' "$TMP/infotainment-$policy.log" || true)
+    [ -n "$score" ] || { echo "infotainment: no glmark2 score" >&2; status=1; }
+    echo "infotainment ($policy): $score"
+  else
+    echo "infotainment: glmark2-es2 failed" >&2
+    status=1
+  fi
+  after=$(gm_budgets)
+  [ $status -eq 0 ] || gm_die "a client failed under $policy"
+  misses_md=$(($(gm_budgets_field cluster deadline_misses "$after") -
+    $(gm_budgets_field cluster deadline_misses "$before")))
+  frames_md=$(($(gm_budgets_field cluster frames "$after") -
+    $(gm_budgets_field cluster frames "$before")))
+  misses_own=$(jq .misses "$TMP/cluster-$policy.json")
+  frames_own=$(jq .frames "$TMP/cluster-$policy.json")
+  say "mediatorctl show-budgets ($policy, after both apps finished)"
+  gm_ctl show-budgets
+  echo "cluster ($policy): $misses_md of $frames_md frames missed their deadline by mediatord's" \
+    "count; $misses_own of $frames_own late by the cluster's own clock"
+}
+
+say "policy budget: the cluster and glmark2-es2 together, for about $SECS s"
+run_pair budget
+budget_md=$misses_md budget_own=$misses_own budget_frames=$frames_own
 gm_assert_mediatord_alive
-[ $status -eq 0 ] || gm_die "a client failed"
-
-say "stopping mediatord"
 gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
-echo "demo: ok"
+
+say "the same under policy fifo (first come, first served), for contrast"
+start_demo_mediatord fifo
+gm_ctl set-budget cluster --budget-us "$budget_us" >/dev/null
+run_pair fifo
+gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
+
+say "verdict"
+echo "mediatord's count: a frame is missed when its last group completes (the fence, on the"
+echo "host) after the frame's deadline. The cluster's own clock also counts the time its"
+echo "frame waits to be sent and read back on this host's busy CPUs."
+echo "  policy budget: $budget_md missed by mediatord's count, $budget_own late by the cluster's clock, of $budget_frames"
+echo "  policy fifo:   $misses_md missed by mediatord's count, $misses_own late by the cluster's clock, of $frames_own"
+if [ "$budget_md" -eq 0 ]; then
+  echo "demo: the cluster kept its frames beside glmark2-es2 (0 missed by mediatord's count;" \
+    "under fifo $misses_md)"
+else
+  echo "demo: the cluster MISSED $budget_md frames by mediatord's count beside glmark2-es2" \
+    "(under fifo $misses_md): this host was too busy, or the budgets do not fit it"
+fi
