@@ -10,14 +10,14 @@
 # with --vtest, it is the same with host clients over vtest, below; the
 # first line it prints says which ran.
 #
-#   cluster       class safety, a budget fitted to this host (2..8 ms) every 16.667 ms
+#   cluster       class safety, a budget fitted to this host (3..8 ms) every 16.667 ms
 #   infotainment  class normal, 12 ms of GPU time every 16.667 ms
 #
 # Installs what is missing, builds, starts a virtual X display (Xvfb) and
 # mediatord with a throw-away config in a temp dir; runs the frame-paced
 # 60 Hz cluster (guest-shim/cluster-client) alone for 3 s to measure what
-# a frame costs on this host and sets the cluster's budget to fit (3 times
-# that, 2..8 ms); then runs it and an unmodified glmark2-es2 in the
+# a frame costs on this host and sets the cluster's budget to fit (6 times
+# that, 3..8 ms); then runs it and an unmodified glmark2-es2 in the
 # infotainment domain at the same time, under policy budget and again
 # under policy fifo for contrast, printing mediatorctl show-budgets while
 # they run and after. Ends with a verdict: the cluster's misses by
@@ -131,16 +131,19 @@ start_demo_mediatord budget
 cat "$TMP/mediatord-budget.conf"
 
 # The cluster's budget fits what it needs on this host: measured alone
-# for 3 s (GPU time per frame by mediatord's count), 3 times that, within
-# 2..8 ms.
+# for 3 s (GPU time per frame by mediatord's count), 6 times that, within
+# 3..8 ms: beside glmark2-es2 on 2 cores (llvmpipe: the CPU is the GPU) a
+# frame's GPU time stretches several times over, and a safety domain past
+# its budget yields to the waiting normal domain (3 times overran it 10
+# times in 10 s here).
 say "the cluster alone for 3 s: what a frame costs on this host"
 gm_client --timeout 60 "$TMP/cluster.vtest" "$CLUSTER_CLIENT" "${cluster_args[@]}" --seconds 3 \
   >"$TMP/cluster-alone.log" 2>&1 || gm_die "cluster-client alone failed"
 json=$(gm_budgets)
 frame_us=$(jq -r '.domains[] | select(.name == "cluster") |
   if .frames > 0 then (.used_us / .frames | floor) else 0 end' <<<"$json")
-budget_us=$((frame_us * 3))
-[ "$budget_us" -ge 2000 ] || budget_us=2000
+budget_us=$((frame_us * 6))
+[ "$budget_us" -ge 3000 ] || budget_us=3000
 [ "$budget_us" -le 8000 ] || budget_us=8000
 echo "cluster alone: $frame_us us of GPU time a frame; budget $budget_us us a period"
 gm_ctl set-budget cluster --budget-us "$budget_us"

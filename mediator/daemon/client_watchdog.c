@@ -8,8 +8,11 @@
  * CPU, which is the GPU. So at the revocation its worker is demoted to
  * idle priority (worker_threads.h): it draws on only with CPU time the
  * safety domain's worker does not want, until its group completes. Its
- * user is penalised (penalties.h): the level rises with each revocation,
- * whatever connection or context it came from.
+ * user is penalised (penalties.h) when the revoked group turns out to
+ * have drawn: more than PENALTY_DREW_NS of rasterizer time after its
+ * revocation, or killed. A revoked shader compile (the rasterizer idle)
+ * costs no penalty: the mediator's allowance, not the client, cut it
+ * short. The level rises whatever connection or context it came from.
  *
  * Then, every WATCH_STEP_NS, the kill stage asks what the worker does:
  * - it drew more than its rasterizer allowance since the revocation
@@ -47,6 +50,7 @@
 #define WATCH_STEP_NS	 100000000ull	/* 100 ms between kill stage checks */
 #define MIN_RASTER_NS	 500000000ull	/* the rasterizer allowance's floor */
 #define COMPILE_GRACE_NS 30000000000ull /* the longest compile after a revocation */
+#define PENALTY_DREW_NS	 20000000ull	/* drawing after a revocation that is penalised */
 
 static struct client *find_client(struct mediatord *md, uint32_t id)
 {
@@ -91,12 +95,23 @@ static bool worth_logging(uint64_t n)
 	return (n & (n - 1)) == 0;
 }
 
+/* Rasterizer time @c's worker drew since its last revocation (0: none known). */
+static uint64_t drawn_since_revoke(const struct client *c)
+{
+	struct worker_cpu cpu;
+
+	if (worker_threads_cpu(c->pid, &cpu) < 0 || cpu.raster_ns < c->raster_at_revoke)
+		return 0;
+	return cpu.raster_ns - c->raster_at_revoke;
+}
+
 static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, uint64_t now)
 {
 	struct worker_cpu cpu;
-	uint32_t level = penalties_offend(&c->listener->penalties, c->peer_uid, now);
+	uint32_t level = penalties_level(&c->listener->penalties, c->peer_uid, now);
 
 	c->revocations++;
+	c->awaiting_late = true;
 	if (worth_logging(c->revocations))
 		log_warn("domain %s: client %u context %u: group of grant %llu held it for %llu "
 			 "ms, past its watchdog deadline of %llu ms (bound %llu us); grant "
@@ -170,6 +185,7 @@ static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked 
 
 	if (!why)
 		return now + WATCH_STEP_NS;
+	penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
 		  "not completed (held %llu ms; %s); killing worker %d",
 		  domain_name(c->listener->domain), c->id, r->ctx_id,
@@ -206,6 +222,12 @@ void client_watchdog_done(struct client *c)
 {
 	uint64_t now = mono_now_ns();
 
+	if (c->awaiting_late && !dispatcher_suspended(c->md->dispatcher, c->id)) {
+		/* Its revoked group completed: did it draw on after the revocation? */
+		c->awaiting_late = false;
+		if (drawn_since_revoke(c) > PENALTY_DREW_NS)
+			penalties_offend(&c->listener->penalties, c->peer_uid, now);
+	}
 	if (!c->demoted || dispatcher_suspended(c->md->dispatcher, c->id) ||
 	    penalties_level(&c->listener->penalties, c->peer_uid, now) >= PENALTY_DEMOTE_LEVEL)
 		return;

@@ -225,9 +225,9 @@ static struct json_object *ctl_status(void *data)
 		/* The grant watchdog's word on it (client_watchdog.c). */
 		json_object_object_add(w, "revocations", json_object_new_uint64(c->revocations));
 		json_object_object_add(w, "idle_priority", json_object_new_boolean(c->demoted));
-		json_object_object_add(
-		    w, "penalty_level",
-		    json_object_new_int64(penalties_level(&c->listener->penalties, c->peer_uid, now)));
+		json_object_object_add(w, "penalty_level",
+				       json_object_new_int64(penalties_level(
+					   &c->listener->penalties, c->peer_uid, now)));
 		json_object_array_add(workers, w);
 	}
 	json_object_object_add(o, "workers", workers);

@@ -88,13 +88,28 @@ static uint64_t likely_cost(const struct sreq *r)
 }
 
 /*
+ * What a group that starts at a gap's start needs room for: its likely
+ * cost; a young normal group's prediction where allowances are on. Its
+ * bound is the longest group its context had (a shader compile); room
+ * for that would hold an honest app's first groups back max_defer each,
+ * and the allowance revokes it at its gap's end whatever it takes.
+ */
+static uint64_t room_needed(const struct sched *s, const struct sreq *r)
+{
+	if (r->young && s->p.watchdog.multiplier && s->p.watchdog.normal_cap_ns &&
+	    s->d[r->domain].p.class != SCHED_CLASS_SAFETY)
+		return r->predicted;
+	return likely_cost(r);
+}
+
+/*
  * At a gap's start, a group whose bound is no guide (oversize by it, or
- * young) waits for room for its likely cost, but no longer than max_defer.
+ * young) waits for room for what it needs, but no longer than max_defer.
  */
 static bool waits_for_room(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
 	return now_ns < r->arrival + s->p.max_defer_ns &&
-	       !fits_safety_as(s, r, likely_cost(r), now_ns);
+	       !fits_safety_as(s, r, room_needed(s, r), now_ns);
 }
 
 /*
@@ -143,6 +158,12 @@ bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t n
 	return true;
 }
 
+/* a - b, or 0 when b >= a. */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns)
 {
 	uint64_t b = UINT64_MAX;
@@ -151,15 +172,9 @@ uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns)
 		const struct sdom *o = &s->d[i];
 
 		if (sched_protected_safety(o) && i != dom && sched_next_release(o, now_ns))
-			b = MIN(b, largest_gap(o));
+			b = MIN(b, sub0(gap_between(o, sched_frame_time(o)), o->p.guard_ns));
 	}
 	return b;
-}
-
-/* a - b, or 0 when b >= a. */
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
 }
 
 /*
