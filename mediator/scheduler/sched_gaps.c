@@ -172,7 +172,7 @@ uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns)
 		const struct sdom *o = &s->d[i];
 
 		if (sched_protected_safety(o) && i != dom && sched_next_release(o, now_ns))
-			b = MIN(b, sub0(gap_between(o, sched_frame_time(o)), o->p.guard_ns));
+			b = MIN(b, largest_gap(o));
 	}
 	return b;
 }

@@ -220,9 +220,7 @@ bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t n
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 /*
  * The largest gap every active safety domain but @dom leaves between its
- * frames of their typical measured time, less its guard (UINT64_MAX: none
- * is active). Measured, not bounded: a young safety context's bounds (its
- * shader compiles) would leave no gap at all.
+ * frames as check 3 sees them (UINT64_MAX: none is active).
  */
 uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns);
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns);

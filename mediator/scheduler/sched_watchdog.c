@@ -38,8 +38,7 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
  * hold the slot as long as the safety domains' gaps leave room (the
  * largest bound that would pass checks 2 and 3 now, or, where it was
  * granted with less room than that, at a gap's start, the largest gap
- * the safety domains leave between frames of their typical measured
- * time), at least SCHED_MIN_ALLOWANCE_NS, at most
+ * the safety domains leave), at least SCHED_MIN_ALLOWANCE_NS, at most
  * normal_cap_ns. Young or old, predicted right or not: the mediator
  * chooses how long another domain's group may keep the GPU, not the
  * group's history (doc/design.md, "The grant watchdog").

@@ -1522,12 +1522,9 @@ static void a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_gran
 	assert_true(granted >= 3 * P + 1 * MS + 100 * MS);
 	assert_int_equal(ids[0], 1);
 	deadline = sched_next_deadline(s);
-	/*
-	 * Past the grant, no later than the next frame's latest start (its
-	 * deadline less its typical cost, 1 ms), far short of the bound.
-	 */
+	/* Past the grant, before the next frame's latest start (its deadline less its bound). */
 	assert_true(deadline > granted);
-	assert_true(deadline + 1 * MS <= k * P + P);
+	assert_true(deadline + 2 * MS <= k * P + P);
 	assert_int_equal(sched_overdue(s, deadline - 1, o, 2), 0);
 	assert_int_equal(sched_overdue(s, deadline, o, 2), 1);
 	assert_int_equal(sched_revoke(s, 1, deadline), 0);
