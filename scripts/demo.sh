@@ -198,7 +198,6 @@ gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
 
 say "the same under policy fifo (first come, first served), for contrast"
 start_demo_mediatord fifo
-gm_ctl set-budget cluster --budget-us "$budget_us" >/dev/null
 run_pair fifo
 gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
 

@@ -52,29 +52,13 @@
 #define COMPILE_GRACE_NS 30000000000ull /* the longest compile after a revocation */
 #define PENALTY_DREW_NS	 20000000ull	/* drawing after a revocation that is penalised */
 
-static struct client *find_client(struct mediatord *md, uint32_t id)
-{
-	struct client *c;
-
-	for (c = md->clients; c && c->id != id; c = c->next)
-		;
-	return c;
-}
-
-static int domain_nice(const struct client *c)
-{
-	const struct listener *l = c->listener;
-
-	return l->md->cfg.domains[l - l->md->listeners].worker_nice;
-}
-
 static void set_demoted(struct client *c, bool idle)
 {
 	int r;
 
 	if (c->demoted == idle)
 		return;
-	r = worker_threads_set_idle(c->pid, idle, domain_nice(c));
+	r = worker_threads_set_idle(c->pid, idle, listener_config(c->listener)->worker_nice);
 	if (r < 0 && r != -ESRCH)
 		log_warn("domain %s: client %u: cannot set worker %d's priority: %s",
 			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(-r));
@@ -200,7 +184,7 @@ static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked 
 
 uint64_t client_revoked(void *data, const struct dispatcher_revoked *r)
 {
-	struct client *c = find_client(data, r->client);
+	struct client *c = client_by_id(data, r->client);
 	uint64_t now = mono_now_ns();
 
 	if (!c)
@@ -210,9 +194,7 @@ uint64_t client_revoked(void *data, const struct dispatcher_revoked *r)
 
 void client_watchdog_start(struct client *c)
 {
-	const struct listener *l = c->listener;
-
-	if (l->md->cfg.domains[l - l->md->listeners].class == DOMAIN_CLASS_NORMAL ||
+	if (listener_config(c->listener)->class == DOMAIN_CLASS_NORMAL ||
 	    penalties_level(&c->listener->penalties, c->peer_uid, mono_now_ns()) >=
 		PENALTY_DEMOTE_LEVEL)
 		set_demoted(c, true);

@@ -310,14 +310,20 @@ void clients_reap(struct mediatord *md)
 	}
 }
 
+struct client *client_by_id(struct mediatord *md, uint32_t id)
+{
+	struct client *c;
+
+	for (c = md->clients; c && c->id != id; c = c->next)
+		;
+	return c;
+}
+
 /* The dispatcher's way to a worker (dispatcher_send_fn). */
 int client_send_grant(void *data, uint32_t client, const struct wire_grant *grant)
 {
-	struct mediatord *md = data;
-	struct client *c;
+	struct client *c = client_by_id(data, client);
 
-	for (c = md->clients; c && c->id != client; c = c->next)
-		;
 	if (!c || c->record_fd < 0)
 		return -ENOENT;
 	if (send(c->record_fd, grant, sizeof(*grant), MSG_DONTWAIT | MSG_NOSIGNAL) !=

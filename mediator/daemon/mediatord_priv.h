@@ -141,6 +141,12 @@ struct mediatord {
 	struct loop_source *limits_source;
 };
 
+/* The config of @l's domain. */
+static inline const struct domain_config *listener_config(const struct listener *l)
+{
+	return &l->md->cfg.domains[l - l->md->listeners];
+}
+
 /* ---- mediatord.c --------------------------------------------------------- */
 
 /*
@@ -160,6 +166,8 @@ void client_free(struct client *c);
  * and logs how many refusals the rate limit kept out of the log.
  */
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
+/* The client with id @id, or NULL. */
+struct client *client_by_id(struct mediatord *md, uint32_t id);
 /* Signals @c's worker: through its pidfd when it is no child of ours. */
 void client_kill(const struct client *c, int sig);
 /* The loop's callbacks of a domain's vtest and vhost-user sockets (loop_fn, @data the listener). */

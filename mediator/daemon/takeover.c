@@ -37,7 +37,7 @@
 /* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
 void takeover_keep_client(struct mediatord *md, const struct client *c)
 {
-	const struct domain_config *dc = &md->cfg.domains[c->listener - md->listeners];
+	const struct domain_config *dc = listener_config(c->listener);
 	struct keep_entry e = {.kind = KEEP_CLIENT,
 			       .domain = (uint32_t)(c->listener - md->listeners),
 			       .client_id = c->id,

@@ -89,14 +89,11 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	snprintf(id_str, sizeof(id_str), "%u", id);
 	snprintf(inflight_str, sizeof(inflight_str), "%u", md->cfg.max_inflight);
 	snprintf(index_str, sizeof(index_str), "%d", (int)(l - md->listeners));
-	snprintf(nice_str, sizeof(nice_str), "%d", md->cfg.domains[l - md->listeners].worker_nice);
-	snprintf(piece_str, sizeof(piece_str), "%u", md->cfg.domains[l - md->listeners].piece_us);
-	snprintf(mem_str, sizeof(mem_str), "%u",
-		 md->cfg.domains[l - md->listeners].worker_memory_mb);
-	snprintf(res_str, sizeof(res_str), "%u",
-		 md->cfg.domains[l - md->listeners].resource_memory_mb);
-	snprintf(ctx_str, sizeof(ctx_str), "%u",
-		 md->cfg.domains[l - md->listeners].max_contexts_per_client);
+	snprintf(nice_str, sizeof(nice_str), "%d", listener_config(l)->worker_nice);
+	snprintf(piece_str, sizeof(piece_str), "%u", listener_config(l)->piece_us);
+	snprintf(mem_str, sizeof(mem_str), "%u", listener_config(l)->worker_memory_mb);
+	snprintf(res_str, sizeof(res_str), "%u", listener_config(l)->resource_memory_mb);
+	snprintf(ctx_str, sizeof(ctx_str), "%u", listener_config(l)->max_contexts_per_client);
 	sigemptyset(&none);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);

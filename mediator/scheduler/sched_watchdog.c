@@ -46,15 +46,16 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 {
 	const struct sched_watchdog *w = &s->p.watchdog;
-	uint64_t a;
+	uint64_t a, gap;
 
 	r->allowance = UINT64_MAX;
 	if (!w->multiplier || !w->normal_cap_ns || s->p.policy != SCHED_POLICY_BUDGET ||
 	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY)
 		return;
 	a = sched_offer_bound(s, r->domain, now_ns, now_ns);
-	if (a < sched_largest_gap(s, r->domain, now_ns))
-		a = sched_largest_gap(s, r->domain, now_ns);
+	gap = sched_largest_gap(s, r->domain, now_ns);
+	if (a < gap)
+		a = gap;
 	if (a < SCHED_MIN_ALLOWANCE_NS)
 		a = SCHED_MIN_ALLOWANCE_NS;
 	r->allowance = MIN(a, w->normal_cap_ns);
