@@ -1537,6 +1537,31 @@ static void a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_gran
 	finish(s);
 }
 
+/*
+ * Where allowances are on, a young normal group needs room for its
+ * prediction at a gap's start, not for its bound (the longest group its
+ * context had: a shader compile): predicted 2 ms, bound 60 ms, after a
+ * safety frame that took 8 ms, it starts at once; the allowance revokes
+ * it at the gap's end if it runs long. Without allowances it waits
+ * (a_young_group_starts_at_a_gap_start_where_its_likely_cost_fits).
+ */
+static void a_young_group_needs_room_for_its_prediction_where_allowances_are_on(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t ids[4];
+
+	for (uint64_t k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 2 * MS, 60 * MS, SCHED_YOUNG, 3 * P + 4 * MS), 0);
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 8 * MS);
+	assert_int_equal(poll_ids(s, 4 * P + 8 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_true(sched_next_deadline(s) < 4 * P + 8 * MS + 60 * MS);
+	assert_int_equal(sched_complete(s, 1, 2 * MS, 4 * P + 10 * MS), 0);
+	finish(s);
+}
+
 /* With no safety domain to protect, the class's cap: 250 ms, not 4 x a 1 s bound. */
 static void a_normal_group_holds_the_gpu_at_most_the_cap(void **state)
 {
@@ -1583,6 +1608,7 @@ int main(void)
 	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
 	    cmocka_unit_test(a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_grant),
 	    cmocka_unit_test(a_normal_group_holds_the_gpu_at_most_the_cap),
+	    cmocka_unit_test(a_young_group_needs_room_for_its_prediction_where_allowances_are_on),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
