@@ -55,6 +55,7 @@
 #include "predict_map.h"
 #include "predict_model_priv.h"
 #include "predict_tgsi.h"
+#include "predict_tiling.h"
 #include "virgl_defs.h"
 
 /*
@@ -124,6 +125,8 @@ struct pc_object {
 		struct {
 			bool discard;  /* rasterizer discard: nothing is rasterized */
 			bool cull_all; /* both faces culled: no triangle is rasterized */
+			uint32_t
+			    payload[PREDICT_RS_DWORDS]; /* as created: a tile's copy starts here */
 		} rs;
 	} u;
 };
@@ -146,6 +149,7 @@ struct pc_sub {
 	uint32_t nr_vb;
 	float vs_const[16];
 	uint32_t vs_const_n; /* dwords of constant buffer 0 of the vertex shader, up to 16 */
+	struct predict_tile_state tiles; /* whether its draws may be cut into tiles */
 };
 
 struct predict_ctx {
@@ -482,6 +486,7 @@ static void stats_add(struct predict_tgsi_stats *a, const struct predict_tgsi_st
 	a->tokens += b->tokens;
 	a->has_loop = a->has_loop || b->has_loop;
 	a->unbounded_loop = a->unbounded_loop || b->unbounded_loop;
+	a->viewport_index = a->viewport_index || b->viewport_index;
 	/* A continuation is not parsed with the declarations: only a shader sent
 	 * whole counts as clip-space (such shaders are a few lines long). */
 	a->clip_space = false;
@@ -558,6 +563,7 @@ static void create_object(struct predict_ctx *ctx, const struct predict_dcmd *c,
 			o->u.rs.discard = (s0 >> VIRGL_OBJ_RS_S0_RASTERIZER_DISCARD_SHIFT) & 1;
 			o->u.rs.cull_all = ((s0 >> VIRGL_OBJ_RS_S0_CULL_FACE_SHIFT) & 3) ==
 					   PIPE_FACE_FRONT_AND_BACK;
+			memcpy(o->u.rs.payload, c->payload, sizeof(o->u.rs.payload));
 		}
 		return;
 	default:
@@ -1126,6 +1132,8 @@ static void apply(struct predict_ctx *ctx, const struct predict_dcmd *c, struct 
 {
 	struct pc_sub *s = ctx->cur;
 
+	predict_tile_state_apply(&s->tiles, c);
+
 	/* Anything but another clear or plain state setting ends a run of
 	 * clears (see struct predict_ctx's cleared). */
 	switch (c->cmd) {
@@ -1259,6 +1267,76 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 	return h;
 }
 
+/* ---- where a group could be cut ---- */
+
+/* @v rounded down (@up: up) to a scissor coordinate (16 bits). */
+static uint32_t scissor_coord(double v, bool up)
+{
+	double r = up ? ceil(v) : floor(v);
+
+	if (!(r > 0))
+		return 0;
+	return r > 65535 ? 65535u : (uint32_t)r;
+}
+
+/* Whether the draw just applied may be cut into scissor tiles: NULL and *@t filled, or why not. */
+static const char *draw_tiling(struct predict_ctx *ctx, const struct predict_dcmd *c,
+			       struct predict_tiling *t)
+{
+	struct pc_sub *s = ctx->cur;
+	const struct pc_object *rs = object_get(s, s->rs, PREDICT_VIRGL_OBJECT_RASTERIZER);
+	const struct pc_object *vs = object_get(s, s->vs, PREDICT_VIRGL_OBJECT_SHADER);
+	const char *why = predict_tile_state_blocker(&s->tiles);
+	uint32_t samples;
+	struct rect r;
+
+	if (why)
+		return why;
+	if (!vs || vs->u.shader.st.viewport_index)
+		return "the vertex shader may pick another viewport (or is unknown)";
+	if (!rs)
+		return "no rasterizer state is bound";
+	if (!draw_rect(ctx, &r, &samples) || !rasterizes(ctx, c->u.draw.mode))
+		return "it rasterizes nothing";
+	t->x0 = scissor_coord(r.x0, false);
+	t->y0 = scissor_coord(r.y0, false);
+	t->x1 = scissor_coord(r.x1, true);
+	t->y1 = scissor_coord(r.y1, true);
+	memcpy(t->rs, rs->u.rs.payload, sizeof(t->rs));
+	memcpy(t->scissor, s->tiles.scissor, sizeof(t->scissor));
+	if ((t->rs[1] >> VIRGL_OBJ_RS_S0_SCISSOR_SHIFT) & 1) {
+		uint32_t sx0 = t->scissor[0] & 0xffff, sy0 = t->scissor[0] >> 16;
+		uint32_t sx1 = t->scissor[1] & 0xffff, sy1 = t->scissor[1] >> 16;
+
+		t->x0 = t->x0 > sx0 ? t->x0 : sx0;
+		t->y0 = t->y0 > sy0 ? t->y0 : sy0;
+		t->x1 = t->x1 < sx1 ? t->x1 : sx1;
+		t->y1 = t->y1 < sy1 ? t->y1 : sy1;
+	}
+	if (t->x1 <= t->x0 || t->y1 <= t->y0)
+		return "it rasterizes nothing";
+	return NULL;
+}
+
+/* Tells the boundary hook about command @c, which has output and ends at @end_dw. */
+static void report_boundary(struct predict_ctx *ctx, const struct predict_dcmd *c, size_t end_dw,
+			    uint32_t commands, const struct predict_features *so_far)
+{
+	struct predict_boundary b = {
+	    .start_dw = c->offset / sizeof(uint32_t),
+	    .end_dw = end_dw,
+	    .commands = commands,
+	    .so_far = so_far,
+	    .draw = c->cmd == PREDICT_VIRGL_DRAW_VBO,
+	};
+
+	if (b.draw) {
+		b.not_tileable = draw_tiling(ctx, c, &b.tiling);
+		b.tileable = b.not_tileable == NULL;
+	}
+	ctx->boundary(ctx->boundary_arg, &b);
+}
+
 int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		       struct predict_features *features, struct predict_cmd_counts *counts,
 		       struct predict_decode_error *err)
@@ -1286,7 +1364,7 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 			counts->total++;
 		}
 		if (ctx->boundary && predict_cmd_class_has_output(cls))
-			ctx->boundary(ctx->boundary_arg, d.pos, d.index, features);
+			report_boundary(ctx, &c, d.pos, d.index, features);
 	}
 	features->x[PF_GROUP] = 1;
 	features->x[PF_CMDS] = d.index;

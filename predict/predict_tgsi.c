@@ -268,8 +268,13 @@ static void parse_line(struct parse *p, const char *line, size_t n)
 	memcpy(w, line + ws, wl);
 	w[wl] = '\0';
 	if (strcmp(w, "DCL") == 0) {
+		static const char vpi[] = "VIEWPORT_INDEX";
+
 		st->decl++;
 		position_declaration(p, line, n, i);
+		for (size_t k = i; k + sizeof(vpi) - 1 <= n; k++)
+			if (memcmp(line + k, vpi, sizeof(vpi) - 1) == 0)
+				st->viewport_index = true;
 	} else if (strcmp(w, "IMM") == 0) {
 		st->imm++;
 	} else if (strcmp(w, "PROPERTY") == 0) {

@@ -40,6 +40,9 @@ struct predict_tgsi_stats {
 	 * matrix.
 	 */
 	bool clip_space;
+	/* A VIEWPORT_INDEX is declared: the shader may pick the viewport (and scissor) it draws to.
+	 */
+	bool viewport_index;
 };
 
 /*

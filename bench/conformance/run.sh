@@ -3,6 +3,7 @@
 # GL ES conformance through mediatord against the reference vtest server.
 #
 #   bench/conformance/run.sh [--mesa 22|25|both] [--list quick|full|FILE] [--timeout S]
+#                            [--piece-us US]
 #
 # Runs piglit's GL ES tests as vtest clients (GALLIUM_DRIVER=virpipe, EGL
 # surfaceless, -auto -fbo), each test twice in the same run: once through
@@ -12,6 +13,11 @@
 # Mesa and for Mesa 25 unpacked beside it (scripts/mesa25-beside.sh): Mesa 22
 # reaches a server only through mediator-exec (it always connects to
 # /tmp/.virgl_test), Mesa 25 through VTEST_SOCKET_NAME alone.
+#
+# --piece-us US gives mediatord's domain that piece length (default 0: groups
+# are not cut): with 1, nearly every group after a context's first is cut
+# into pieces, its long draws into scissor tiles (doc/design.md "Pieces"),
+# and piglit's probes check that the pictures are the same.
 #
 # Lists: `quick` (bench/conformance/gles-quick.list, about two minutes on 2
 # cores: what CI runs through tests/integration/test-conformance.sh), `full`
@@ -43,6 +49,7 @@ DEFAULT_TEST_TIMEOUT_S=60
 mesa=both
 list=quick
 test_timeout=$DEFAULT_TEST_TIMEOUT_S
+piece_us=0
 
 usage() {
   sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -53,12 +60,14 @@ while [ $# -gt 0 ]; do
     --mesa) mesa=${2:-}; shift 2 ;;
     --list) list=${2:-}; shift 2 ;;
     --timeout) test_timeout=${2:-}; shift 2 ;;
+    --piece-us) piece_us=${2:-}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
 case "$mesa" in 22 | 25 | both) ;; *) usage >&2; exit 2 ;; esac
 [[ "$test_timeout" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
+[[ "$piece_us" =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }
 
 skip() { gm_say "SKIP: $*"; exit 77; }
 gm_missing() { skip "$@"; }
@@ -126,8 +135,13 @@ gm_wait_path -S "$REF_SOCK" 20 "$!" virgl_test_server "$TMP/reference.log"
 gm_write_config "$TMP/mediatord.conf" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo max_inflight=1 \
   renderer=egl-surfaceless \
-  "[domain conformance]" class=normal period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK"
+  "[domain conformance]" class=normal period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK" \
+  piece_us="$piece_us"
 gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
+if [ "$piece_us" != 0 ]; then
+  "$MEDIATORCTL" --socket "$CONTROL" trace start "$TMP/trace.jsonl" >/dev/null ||
+    { gm_say "cannot start a trace"; exit 1; }
+fi
 
 # run_test MESA SOCKET LOG COMMAND: prints the test's piglit result (pass,
 # fail, skip, warn, crash) or "timeout" / "noresult".
@@ -181,6 +195,14 @@ for m in "${mesas[@]}"; do
   fi
 done
 printf '%s\n' "${summary[@]}"
+if [ "$piece_us" != 0 ]; then
+  "$MEDIATORCTL" --socket "$CONTROL" trace stop >/dev/null || true
+  # Groups cut, and draws cut into tiles (a draw's tiles are consecutive
+  # records marked "tile", numbered from 1 within their group's pieces).
+  jq -rs '[.[] | select(.piece)] as $p |
+    "pieces: \([$p[] | select(.piece[0] == 1)] | length) groups cut into \($p | length) pieces, \([$p[] | select(.tile)] | length) of them scissor tiles"' \
+    "$TMP/trace.jsonl"
+fi
 if grep -q "closing the connection" "$TMP/mediatord.log"; then
   gm_say "mediatord closed client connections:"
   grep "closing the connection" "$TMP/mediatord.log" | sort | uniq -c | head -20 >&2

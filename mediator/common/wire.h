@@ -255,7 +255,8 @@ struct wire_group {
 	uint64_t predicted_ns; /* 0 while no model predicts */
 	uint64_t bound_ns;     /* 0 while no model predicts */
 	uint32_t cmds[WIRE_CMD_CLASSES]; /* by enum predict_cmd_class */
-	uint32_t young;			 /* 1: its estimate was young (WIRE_GRANT_YOUNG) */
+	uint16_t young;			 /* 1: its estimate was young (WIRE_GRANT_YOUNG) */
+	uint16_t tile;		/* 1: a piece that is a scissor tile of a draw (worker/pieces.h) */
 	uint16_t piece, pieces; /* a piece of a group cut into pieces: its number from 1, how many;
 				   0, 0 whole */
 	char model[WIRE_MODEL_MAX]; /* NUL-terminated, "" while no model predicts */

@@ -220,6 +220,8 @@ int trace_write_group(struct trace *trace, const char *domain, uint32_t client,
 		fputs_unlocked(",\"young\":true", f);
 	if (group->pieces > 1)
 		fprintf(f, ",\"piece\":[%u,%u]", (unsigned)group->piece, (unsigned)group->pieces);
+	if (group->tile)
+		fputs_unlocked(",\"tile\":true", f);
 	if (group->grant == WIRE_GRANT_ASKED || group->grant == WIRE_GRANT_OFFERED)
 		fprintf(f, ",\"grant\":\"%s\"",
 			group->grant == WIRE_GRANT_OFFERED ? "offer" : "request");

@@ -14,6 +14,7 @@
 #include "worker/gpu_caps.h"
 #include "worker/gpu_context.h"
 #include "worker/pieces.h"
+#include "worker/tile_cmds.h"
 #include "common/util.h"
 
 /* Groups cut into pieces that may be in flight at once; more are dispatched whole. */
@@ -264,6 +265,7 @@ static void describe_next_piece(struct gpu_context *c)
 	memcpy(c->cur.info.features.x, p->x, sizeof(p->x));
 	c->cur.info.piece = c->cur.next + 1;
 	c->cur.info.pieces = c->cur.plan.n;
+	c->cur.info.tile = p->tiles >= 2;
 	/* Cut after whole commands of a buffer the decoder accepted: cannot fail. */
 	predict_cmd_count(c->cur.buf + p->start_dw, p->ndw, &c->cur.info.counts, NULL, NULL);
 }
@@ -286,11 +288,44 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	nb = stream_cost_boundaries(ctx->cost, &b, &total);
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
-		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns,
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns, true,
 		    &ctx->cur.plan);
 	ctx->cur.buf = buf;
 	describe_next_piece(ctx);
 	return 0;
+}
+
+/* Submits @ndw dwords at @dw to the renderer (none: nothing); nonzero on an error. */
+static int submit(struct gpu_context *c, const uint32_t *dw, size_t ndw)
+{
+	if (ndw == 0)
+		return 0;
+	return virgl_renderer_submit_cmd((void *)dw, (int)c->opt.ctx_id, (int)ndw);
+}
+
+/*
+ * Submits piece @p: its part of the guest's stream, and for a scissor
+ * tile the draw between the commands that set the tile's scissor and, after
+ * the last tile, put the guest's state back (tile_cmds.h). Every part is
+ * whole commands; they make one submission, fenced after the last.
+ */
+static int submit_piece(struct gpu_context *c, const struct piece *p)
+{
+	const uint32_t *buf = c->cur.buf;
+	size_t end = p->start_dw + p->ndw;
+	uint32_t cmds[TILE_CMDS_MAX];
+	int err = 0;
+
+	if (p->tiles < 2)
+		return submit(c, buf + p->start_dw, p->ndw);
+	err |= submit(c, buf + p->start_dw, p->draw_start_dw - p->start_dw);
+	err |= submit(c, cmds, tile_cmds_before(p, cmds));
+	err |= submit(c, buf + p->draw_start_dw, p->draw_end_dw - p->draw_start_dw);
+	if (p->tile + 1 == p->tiles) {
+		err |= submit(c, cmds, tile_cmds_after(p, cmds));
+		err |= submit(c, buf + p->draw_end_dw, end - p->draw_end_dw);
+	}
+	return err;
 }
 
 bool gpu_context_pending(const struct gpu_context *ctx)
@@ -359,8 +394,7 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 		wrapped = fragment_query_begin(ctx->fragments, seq, info);
 	else if ((wrapped = info->piece == info->pieces && ctx->cur.counting))
 		ctx->cur.counting = false;
-	if (virgl_renderer_submit_cmd((void *)(ctx->cur.buf + p->start_dw), (int)ctx->opt.ctx_id,
-				      (int)p->ndw))
+	if (submit_piece(ctx, p))
 		ctx_log(LOG_LEVEL_WARN, ctx,
 			"group %llu: virglrenderer reported an error in the stream",
 			(unsigned long long)seq);
@@ -398,7 +432,8 @@ static void learn_piece(struct gpu_context *c, const struct group_info *info, ui
 
 	if (c->split_n == 0)
 		return;
-	stream_cost_learn_piece(c->cost, &info->features, (double)measured);
+	if (!info->tile)
+		stream_cost_learn_piece(c->cost, &info->features, (double)measured);
 	sg->measured += (double)measured;
 	if (info->piece < info->pieces)
 		return;

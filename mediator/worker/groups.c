@@ -128,6 +128,7 @@ uint32_t groups_complete(struct groups *groups, uint64_t seq, uint64_t end_ns, g
 		r.predicted_ns = to_ns(p->info.est.predicted_ns);
 		r.bound_ns = to_ns(p->info.est.bound_ns);
 		r.young = p->info.est.young;
+		r.tile = p->info.tile;
 		r.piece = (uint16_t)p->info.piece;
 		r.pieces = (uint16_t)p->info.pieces;
 		snprintf(r.model, sizeof(r.model), "%s", p->info.model ? p->info.model : "");

@@ -53,6 +53,7 @@ struct group_info {
 	uint32_t grant;		     /* enum wire_grant_path */
 	/* A piece of a group cut into pieces (pieces.h): its number, from 1, and how many. */
 	uint32_t piece, pieces; /* 0, 0 for a whole group */
+	bool tile;		/* a scissor tile of a draw: the model learns from its group only */
 };
 
 /*

@@ -22,6 +22,7 @@ static void one_piece(size_t ndw, const struct predict_estimate *est, const doub
 		      struct piece_plan *out)
 {
 	out->n = 1;
+	memset(&out->p[0], 0, sizeof(out->p[0]));
 	out->p[0].start_dw = 0;
 	out->p[0].ndw = ndw;
 	out->p[0].share = 1.0;
@@ -30,19 +31,35 @@ static void one_piece(size_t ndw, const struct predict_estimate *est, const doub
 }
 
 /*
- * Sets each piece's length, estimate and features from the cut offsets,
- * shares and features up to its start already in @out.
+ * Each piece's estimate from its share: the group's prediction times the
+ * share, and the group's margin scaled as a standard deviation is (pieces.h).
  */
-static void finish(struct piece_plan *out, size_t ndw, const struct predict_estimate *est,
-		   const double x[PF_COUNT])
+static void set_estimates(struct piece_plan *out, const struct predict_estimate *est)
 {
 	double margin = est->bound_ns - est->predicted_ns, squares = 0;
 
+	for (uint32_t k = 0; k < out->n; k++)
+		squares += out->p[k].share * out->p[k].share;
 	for (uint32_t k = 0; k < out->n; k++) {
-		double next = k + 1 < out->n ? out->p[k + 1].share : 1.0;
+		struct piece *p = &out->p[k];
 
-		squares += (next - out->p[k].share) * (next - out->p[k].share);
+		p->est = *est;
+		p->est.predicted_ns = est->predicted_ns * p->share;
+		p->est.model_ns = est->model_ns * p->share;
+		p->est.bound_ns = p->est.predicted_ns;
+		if (margin > 0 && squares > 0)
+			p->est.bound_ns += margin * p->share / sqrt(squares);
+		if (p->est.bound_ns > est->bound_ns)
+			p->est.bound_ns = est->bound_ns;
 	}
+}
+
+/*
+ * Sets each piece's length, share and features from the cut offsets,
+ * shares and features up to its start already in @out.
+ */
+static void finish(struct piece_plan *out, size_t ndw, const double x[PF_COUNT])
+{
 	for (uint32_t k = 0; k < out->n; k++) {
 		struct piece *p = &out->p[k];
 		size_t end = k + 1 < out->n ? out->p[k + 1].start_dw : ndw;
@@ -60,20 +77,125 @@ static void finish(struct piece_plan *out, size_t ndw, const struct predict_esti
 		p->ndw = end - p->start_dw;
 		/* share holds the share done where the piece starts until here */
 		p->share = next - p->share;
-		p->est = *est;
-		p->est.predicted_ns = est->predicted_ns * p->share;
-		p->est.model_ns = est->model_ns * p->share;
-		p->est.bound_ns = p->est.predicted_ns;
-		if (margin > 0 && squares > 0)
-			p->est.bound_ns += margin * p->share / sqrt(squares);
-		if (p->est.bound_ns > est->bound_ns)
-			p->est.bound_ns = est->bound_ns;
+	}
+}
+
+/* How a piece's cost falls around its costliest tileable draw (tile_piece()). */
+struct draw_in_piece {
+	const struct piece_boundary *b;
+	double before, draw, after; /* shares of the group */
+};
+
+/*
+ * The tileable draw of piece @p (which starts at share @start of the
+ * group) that costs the most, if it is at least half the piece's cost.
+ */
+static bool costliest_draw(const struct piece_boundary *b, size_t nb, double total, bool by_cost,
+			   const struct piece *p, double start, struct draw_in_piece *d)
+{
+	size_t end_dw = p->start_dw + p->ndw;
+	double best = 0, prev = 0;
+
+	d->b = NULL;
+	for (size_t i = 0; i < nb; i++) {
+		double at = share_at(b, i, nb, total, by_cost);
+		double cost = at > prev ? at - prev : 0;
+
+		if (b[i].tileable && b[i].start_dw >= p->start_dw && b[i].end_dw <= end_dw &&
+		    b[i].end_dw > b[i].start_dw && cost > best) {
+			best = cost;
+			d->b = &b[i];
+			d->before = prev - start;
+		}
+		prev = at > prev ? at : prev;
+	}
+	if (!d->b || best < p->share / 2)
+		return false;
+	d->draw = best;
+	d->before = d->before > 0 ? d->before : 0;
+	d->after = p->share - d->draw - d->before;
+	d->after = d->after > 0 ? d->after : 0;
+	return true;
+}
+
+/*
+ * Cuts piece @k of @out into @m tiles of its draw @d: bands of rows of
+ * equal height (even rows where they fall inside), each its share of the
+ * draw by its rows.
+ */
+static void tile_piece(struct piece_plan *out, uint32_t k, const struct draw_in_piece *d,
+		       uint32_t m)
+{
+	struct piece whole = out->p[k];
+	const struct predict_tiling *t = &d->b->tiling;
+	uint32_t rows = t->y1 - t->y0, y = t->y0;
+	size_t end_dw = whole.start_dw + whole.ndw;
+
+	memmove(&out->p[k + m], &out->p[k + 1], (out->n - k - 1) * sizeof(out->p[0]));
+	out->n += m - 1;
+	for (uint32_t j = 0; j < m; j++) {
+		struct piece *p = &out->p[k + j];
+		uint32_t next =
+		    j + 1 == m ? t->y1 : t->y0 + (uint32_t)((uint64_t)rows * (j + 1) / m);
+
+		if (j + 1 < m)
+			next &= ~1u;
+		*p = whole;
+		p->tile = j;
+		p->tiles = m;
+		p->draw_start_dw = d->b->start_dw;
+		p->draw_end_dw = d->b->end_dw;
+		p->tiling = *t;
+		p->band_y0 = y;
+		p->band_y1 = next;
+		p->start_dw = j == 0 ? whole.start_dw : d->b->start_dw;
+		p->ndw = (j + 1 == m ? end_dw : d->b->end_dw) - p->start_dw;
+		p->share = d->draw * (double)(next - y) / (double)rows;
+		if (j == 0)
+			p->share += d->before;
+		if (j + 1 == m)
+			p->share += d->after;
+		for (int i = 0; i < PF_COUNT; i++)
+			p->x[i] = whole.share > 0 ? whole.x[i] * p->share / whole.share : 0;
+		p->x[PF_GROUP] = 1;
+		y = next;
+	}
+}
+
+/*
+ * Cuts into scissor tiles each piece still longer than @piece_ns whose
+ * cost is mostly one tileable draw, as far as PIECES_MAX allows.
+ */
+static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, bool by_cost,
+		       double length, uint64_t piece_ns, struct piece_plan *out)
+{
+	double start = 0;
+
+	for (uint32_t k = 0; k < out->n; k++) {
+		struct piece *p = &out->p[k];
+		double own = length * p->share, share = p->share;
+		struct draw_in_piece d;
+		uint32_t m, rows;
+
+		if (own > (double)piece_ns && costliest_draw(b, nb, total, by_cost, p, start, &d)) {
+			rows = d.b->tiling.y1 - d.b->tiling.y0;
+			m = (uint32_t)ceil(length * d.draw / (double)piece_ns);
+			if (m > PIECES_MAX - out->n + 1)
+				m = PIECES_MAX - out->n + 1;
+			if (m > rows / PIECES_TILE_MIN_ROWS)
+				m = rows / PIECES_TILE_MIN_ROWS;
+			if (m >= 2) {
+				tile_piece(out, k, &d, m);
+				k += m - 1;
+			}
+		}
+		start += share;
 	}
 }
 
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
-		 struct piece_plan *out)
+		 bool tiles, struct piece_plan *out)
 {
 	/* A young context's model prices nothing well yet: its bound, and equal shares. */
 	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
@@ -115,15 +237,20 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 			}
 		}
 		prev_share = s;
+		memset(&out->p[out->n], 0, sizeof(out->p[0]));
 		out->p[out->n].start_dw = b[i].end_dw;
 		/* until finish(): the share done and the features where it starts */
 		out->p[out->n].share = s;
 		memcpy(out->p[out->n].x, b[i].x, sizeof(b[i].x));
 		out->n++;
 	}
-	if (out->n == 1)
-		return;
-	out->p[0].share = 0.0;
-	memset(out->p[0].x, 0, sizeof(out->p[0].x));
-	finish(out, ndw, est, x);
+	if (out->n > 1) {
+		out->p[0].share = 0.0;
+		memset(out->p[0].x, 0, sizeof(out->p[0].x));
+		finish(out, ndw, x);
+	}
+	if (tiles)
+		plan_tiles(b, nb, total_cost, by_cost, length, piece_ns, out);
+	if (out->n > 1)
+		set_estimates(out, est);
 }

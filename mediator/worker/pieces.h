@@ -16,7 +16,12 @@
  * longer than the domain's piece length, into as many pieces as that
  * length goes into the prediction (at most PIECES_MAX), each cut at the
  * boundary where the model's cost so far comes closest to the next share
- * of the whole. A young context's group (predict_estimate.young) is judged
+ * of the whole. A piece still longer than the piece length whose cost is
+ * mostly one draw that may be cut into scissor tiles (predict_tiling.h in
+ * predict/: only the framebuffer is written, no query counts, no
+ * geometry or tessellation shader) is cut again, into bands of rows of
+ * the draw's pixels, each drawn in a piece of its own, each band's share
+ * of the draw its share of the rows. A young context's group (predict_estimate.young) is judged
  * by its bound, the longest group the context took so far, and cut into
  * equal numbers of commands with output: its model is still learning and
  * predicts such groups far too short, and uncut, each of them held the
@@ -46,6 +51,7 @@
 #ifndef MEDIATOR_PIECES_H
 #define MEDIATOR_PIECES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,18 +66,40 @@
  */
 #define PIECES_MAX 16u
 
-/* A place the group may be cut: after the command that ends at @end_dw. */
+/*
+ * The fewest rows a scissor tile has: a draw is cut into no more tiles
+ * than its rows allow, so that each tile's own work (its vertices, drawn
+ * again per tile) stays small beside its pixels.
+ */
+#define PIECES_TILE_MIN_ROWS 16u
+
+/* A place the group may be cut: after the command at [@start_dw, @end_dw). */
 struct piece_boundary {
-	size_t end_dw;
-	double cost;	    /* the model's cost of the group up to here, ns (>= 0) */
-	double x[PF_COUNT]; /* the group's features up to here (PF_GROUP 1) */
+	size_t start_dw, end_dw;
+	double cost;		      /* the model's cost of the group up to here, ns (>= 0) */
+	double x[PF_COUNT];	      /* the group's features up to here (PF_GROUP 1) */
+	bool draw;		      /* the command is a draw */
+	bool tileable;		      /* a draw that may be cut into scissor tiles */
+	struct predict_tiling tiling; /* then: its pixels, rasterizer state and scissor */
+	const char *not_tileable;     /* a draw that may not: why (static text) */
 };
 
+/*
+ * One piece: the guest's commands [start_dw, start_dw + ndw). A tile
+ * piece (tiles >= 2) draws the draw at [draw_start_dw, draw_end_dw) with
+ * the scissor limited to rows [band_y0, band_y1) of @tiling's pixels: the
+ * first tile also runs the commands before the draw, the last those after
+ * it; the worker adds the commands that set the scissor (tile_cmds.h).
+ */
 struct piece {
 	size_t start_dw, ndw;
 	double share; /* of the group's predicted cost, 0..1 */
 	struct predict_estimate est;
 	double x[PF_COUNT]; /* its own features: what the model learns from its measured time */
+	uint32_t tile, tiles;
+	size_t draw_start_dw, draw_end_dw;
+	uint32_t band_y0, band_y1;
+	struct predict_tiling tiling;
 };
 
 struct piece_plan {
@@ -85,12 +113,13 @@ struct piece_plan {
  * are not used) whose model cost as a whole is @total_cost: one piece when
  * @piece_ns is 0, when @est has no bound (no model yet), when the
  * prediction (a young estimate's bound) is not longer than @piece_ns, or
- * when there is no boundary to cut at. Costs that are not usable (the
+ * when there is no boundary to cut at. Tiles are planned only where
+ * @tiles is true. Costs that are not usable (the
  * total not above 0, NaN), and a young estimate's, give way to an equal
  * share per boundary. Pieces keep @est's young flag.
  */
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
-		 struct piece_plan *out);
+		 bool tiles, struct piece_plan *out);
 
 #endif

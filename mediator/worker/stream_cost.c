@@ -103,10 +103,10 @@ static double model_cost(struct stream_cost *p, const struct predict_features *f
 }
 
 /* predict_boundary_fn: remembers a place where the group may be cut, with its cost so far. */
-static void on_boundary(void *data, size_t end_dw, uint32_t commands,
-			const struct predict_features *so_far)
+static void on_boundary(void *data, const struct predict_boundary *at)
 {
 	struct stream_cost *p = data;
+	struct piece_boundary *nb;
 	struct predict_features g;
 	double cost;
 
@@ -122,11 +122,16 @@ static void on_boundary(void *data, size_t end_dw, uint32_t commands,
 		p->boundaries = b;
 		p->cap_boundaries = cap;
 	}
-	cost = model_cost(p, so_far, commands, &g) - p->empty_cost;
-	p->boundaries[p->n_boundaries].end_dw = end_dw;
-	p->boundaries[p->n_boundaries].cost = cost > 0 && isfinite(cost) ? cost : 0;
-	memcpy(p->boundaries[p->n_boundaries].x, g.x, sizeof(g.x));
-	p->n_boundaries++;
+	cost = model_cost(p, at->so_far, at->commands, &g) - p->empty_cost;
+	nb = &p->boundaries[p->n_boundaries++];
+	nb->start_dw = at->start_dw;
+	nb->end_dw = at->end_dw;
+	nb->cost = cost > 0 && isfinite(cost) ? cost : 0;
+	memcpy(nb->x, g.x, sizeof(g.x));
+	nb->draw = at->draw;
+	nb->tileable = at->tileable;
+	nb->tiling = at->tiling;
+	nb->not_tileable = at->not_tileable;
 }
 
 void stream_cost_record_boundaries(struct stream_cost *p, bool on)

@@ -111,20 +111,47 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
 		       struct predict_features *features, struct predict_cmd_counts *counts,
 		       struct predict_decode_error *err);
 
+/* Dwords of a rasterizer state's CREATE_OBJECT payload, its handle first (VIRGL_OBJ_RS_SIZE). */
+#define PREDICT_RS_DWORDS 9u
+
+/*
+ * A draw that may be cut into scissor tiles: drawn once per tile, each
+ * time with the scissor limited to the tile, it leaves the framebuffer as
+ * the whole draw does (predict_tiling.h says when that holds).
+ */
+struct predict_tiling {
+	/* The pixels it can touch, in the scissor's coordinates: [x0, x1) x [y0, y1), not empty. */
+	uint32_t x0, y0, x1, y1;
+	uint32_t
+	    rs[PREDICT_RS_DWORDS]; /* the bound rasterizer state (its scissor bit says if on) */
+	uint32_t scissor[2];	   /* scissor 0 as last set (0 before): to put back */
+};
+
+/* A place a group could be cut: after a command with output. */
+struct predict_boundary {
+	size_t start_dw, end_dw; /* the command's first dword and where the next command starts */
+	uint32_t commands;	 /* commands so far, this one included */
+	/* The group's features so far (PF_GROUP and PF_CMDS not yet set). */
+	const struct predict_features *so_far;
+	bool draw;     /* the command is a draw */
+	bool tileable; /* a draw that may be cut into tiles: @tiling says how */
+	struct predict_tiling tiling;
+	const char *not_tileable; /* a draw that may not: why */
+};
+
 /*
  * Where a group could be cut (the worker's pieces, mediator/worker/pieces.h): after
  * each command with output (a draw, clear, blit, copy, transfer, compute;
  * predict_cmd_class_has_output()), predict_ctx_submit() calls @fn with
- * the dword offset at which the next command starts, the number of
- * commands so far and the group's features so far (PF_GROUP and PF_CMDS
- * not yet set). Cutting there splits nothing the state tracker or the
- * host renderer keeps: every command is whole, and the context's state
- * carries over from one submission to the next. Called before the group
- * is known to be well formed: a group that then fails decoding must not
- * be cut. NULL @fn: none (the default).
+ * the command's place, the number of commands so far and the group's
+ * features so far, and for a draw whether and how it may be cut into
+ * scissor tiles. Cutting after the command splits nothing the state
+ * tracker or the host renderer keeps: every command is whole, and the
+ * context's state carries over from one submission to the next. Called
+ * before the group is known to be well formed: a group that then fails
+ * decoding must not be cut. NULL @fn: none (the default).
  */
-typedef void (*predict_boundary_fn)(void *data, size_t end_dw, uint32_t commands,
-				    const struct predict_features *so_far);
+typedef void (*predict_boundary_fn)(void *data, const struct predict_boundary *b);
 void predict_ctx_set_boundary_hook(struct predict_ctx *ctx, predict_boundary_fn fn, void *data);
 
 /* Forces one estimator (for comparisons); the default is PREDICT_FRAGMENTS_AUTO. */

@@ -58,8 +58,9 @@ struct virgl_box {
 #define VIRGL_FORMAT_R8_UNORM		64u
 
 /* Fields of a rasterizer state's dword S0 (VIRGL_OBJ_RS_S0_*): where they start. */
-#define VIRGL_OBJ_RS_S0_RASTERIZER_DISCARD_SHIFT 3 /* 1 bit */
-#define VIRGL_OBJ_RS_S0_CULL_FACE_SHIFT		 8 /* 2 bits, PIPE_FACE_* */
+#define VIRGL_OBJ_RS_S0_RASTERIZER_DISCARD_SHIFT 3  /* 1 bit */
+#define VIRGL_OBJ_RS_S0_CULL_FACE_SHIFT		 8  /* 2 bits, PIPE_FACE_* */
+#define VIRGL_OBJ_RS_S0_SCISSOR_SHIFT		 14 /* 1 bit: the scissor test is on */
 
 /* What the host writes to a query's result buffer (struct virgl_host_query_state). */
 struct virgl_host_query_state {

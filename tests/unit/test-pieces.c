@@ -3,7 +3,9 @@
  * Tests of where a long command group is cut into pieces (mediator/worker/pieces.h):
  * which groups are cut, that cuts follow the stream and fall where the
  * model's cost reaches each share, that pieces cover the group exactly, and
- * what each piece is predicted and bounded.
+ * what each piece is predicted and bounded; that a long draw that may be
+ * cut into scissor tiles is, into bands of rows that cover its pixels, and
+ * the commands a worker adds around each tile (tile_cmds.h).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "worker/pieces.h"
+#include "worker/tile_cmds.h"
 
 /* @n boundaries, one every 10 dwords, each adding @step ns of model cost. */
 static size_t even_boundaries(struct piece_boundary *b, size_t n, double step)
@@ -39,7 +42,9 @@ static struct predict_estimate estimate(double predicted_ns, double bound_ns)
 
 /*
  * The pieces cover [0, ndw) in order, each non-empty, shares summing to 1,
- * features summing to the group's, each piece one submission.
+ * features summing to the group's, each piece one submission; the tiles of
+ * a draw after the first start again at the draw, which the one before
+ * ended with.
  */
 static void assert_covers(const struct piece_plan *plan, size_t ndw)
 {
@@ -48,6 +53,10 @@ static void assert_covers(const struct piece_plan *plan, size_t ndw)
 
 	assert_true(plan->n >= 1 && plan->n <= PIECES_MAX);
 	for (uint32_t k = 0; k < plan->n; k++) {
+		if (plan->p[k].tiles >= 2 && plan->p[k].tile > 0) {
+			assert_int_equal(at, plan->p[k].draw_end_dw);
+			at = plan->p[k].draw_start_dw;
+		}
 		assert_int_equal(plan->p[k].start_dw, at);
 		assert_true(plan->p[k].ndw > 0);
 		assert_true(plan->p[k].share >= 0 && plan->p[k].share <= 1);
@@ -59,7 +68,7 @@ static void assert_covers(const struct piece_plan *plan, size_t ndw)
 	}
 	assert_int_equal(at, ndw);
 	assert_true(fabs(shares - 1.0) < 1e-9);
-	assert_true(draws == whole_x[PF_DRAWS]);
+	assert_true(fabs(draws - whole_x[PF_DRAWS]) < 1e-6);
 }
 
 static void a_short_group_is_one_piece(void **state)
@@ -69,7 +78,7 @@ static void a_short_group_is_one_piece(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, even_boundaries(b, 10, 1e5), 1e6, 101, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, even_boundaries(b, 10, 1e5), 1e6, 101, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 1);
 	assert_covers(&plan, 101);
 	assert_true(plan.p[0].est.predicted_ns == est.predicted_ns);
@@ -84,10 +93,10 @@ static void no_piece_length_or_unknown_cost_is_never_cut(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 0, &plan);
+	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 0, false, &plan);
 	assert_int_equal(plan.n, 1);
 	est = estimate(16e6, 0);
-	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
@@ -99,7 +108,8 @@ static void a_long_group_is_cut_into_equal_shares(void **state)
 
 	(void)state;
 	/* 16 equal draws, 16 ms predicted, 4 ms pieces: 4 pieces of 4 draws. */
-	pieces_plan(b, even_boundaries(b, 16, 1e6), 16e6, 165, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, even_boundaries(b, 16, 1e6), 16e6, 165, &est, whole_x, 4000000, false,
+		    &plan);
 	assert_int_equal(plan.n, 4);
 	assert_covers(&plan, 165);
 	for (uint32_t k = 0; k < 4; k++) {
@@ -127,7 +137,7 @@ static void cuts_follow_the_model_cost_not_the_command_count(void **state)
 	/* One expensive draw (the third) does half the work. */
 	for (size_t i = 0; i < nb; i++)
 		b[i].cost = (double)(i + 1) * 0.5e6 + (i >= 2 ? 4e6 : 0);
-	pieces_plan(b, nb, 8e6, 80, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, 8e6, 80, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 	/* Cut right after the expensive draw (share 0.6875), not after four draws. */
@@ -147,7 +157,7 @@ static void a_young_group_is_judged_by_its_bound_and_cut_by_command_count(void *
 	est.young = true;
 	/* Its costs say the first draw is nearly all of it: not trusted. */
 	b[0].cost = 0.99e6;
-	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 4);
 	assert_covers(&plan, 40);
 	for (uint32_t k = 0; k < 4; k++) {
@@ -157,7 +167,7 @@ static void a_young_group_is_judged_by_its_bound_and_cut_by_command_count(void *
 	/* A young group within the piece length by its bound stays whole. */
 	est = estimate(0.1e6, 3e6);
 	est.young = true;
-	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
@@ -169,7 +179,7 @@ static void a_single_long_draw_cannot_be_cut(void **state)
 
 	(void)state;
 	/* Its only boundary is the end of the buffer. */
-	pieces_plan(b, 1, 16e6, 12, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, 1, 16e6, 12, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 1);
 	assert_covers(&plan, 12);
 }
@@ -182,11 +192,11 @@ static void unusable_costs_fall_back_to_equal_shares_per_boundary(void **state)
 	size_t nb = even_boundaries(b, 8, 0);
 
 	(void)state;
-	pieces_plan(b, nb, 0, 80, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, 0, 80, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 	assert_int_equal(plan.p[1].start_dw, 40);
-	pieces_plan(b, nb, NAN, 80, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, nb, NAN, 80, &est, whole_x, 4000000, false, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 }
@@ -198,7 +208,8 @@ static void a_very_long_group_is_cut_into_at_most_pieces_max(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, even_boundaries(b, 1000, 1e6), 1e9, 10001, &est, whole_x, 1000000, &plan);
+	pieces_plan(b, even_boundaries(b, 1000, 1e6), 1e9, 10001, &est, whole_x, 1000000, false,
+		    &plan);
 	assert_int_equal(plan.n, PIECES_MAX);
 	assert_covers(&plan, 10001);
 	for (uint32_t k = 0; k < plan.n; k++)
@@ -215,10 +226,222 @@ static void boundaries_out_of_order_or_past_the_end_are_ignored(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, 6, 6e6, 40, &est, whole_x, 2000000, &plan);
+	pieces_plan(b, 6, 6e6, 40, &est, whole_x, 2000000, false, &plan);
 	assert_covers(&plan, 40);
 	for (uint32_t k = 1; k < plan.n; k++)
 		assert_true(plan.p[k].start_dw == 10 || plan.p[k].start_dw == 30);
+}
+
+/* ---- scissor tiles ---- */
+
+/*
+ * A group of 60 dwords: a clear ending at 10, a draw at [10, 23) costing
+ * @draw_ns of the model's @total_ns, and state to the end; the draw's
+ * pixels rows [@y0, @y1) of a 256-wide target.
+ */
+static size_t draw_group(struct piece_boundary *b, double draw_ns, double total_ns, uint32_t y0,
+			 uint32_t y1, bool tileable)
+{
+	double clear = (total_ns - draw_ns) / 2;
+
+	b[0] = (struct piece_boundary){.start_dw = 0, .end_dw = 10, .cost = clear};
+	b[1] = (struct piece_boundary){.start_dw = 10,
+				       .end_dw = 23,
+				       .cost = clear + draw_ns,
+				       .draw = true,
+				       .tileable = tileable,
+				       .tiling = {.x0 = 0,
+						  .y0 = y0,
+						  .x1 = 256,
+						  .y1 = y1,
+						  .rs = {7, 0},
+						  .scissor = {0, 256u | 256u << 16}}};
+	b[0].x[PF_GROUP] = b[1].x[PF_GROUP] = 1;
+	b[0].x[PF_DRAWS] = 0;
+	b[1].x[PF_DRAWS] = 1000;
+	return 2;
+}
+
+/* The tiles of @plan cover rows [y0, y1) in order, each its share of the draw by its rows. */
+static void assert_bands(const struct piece_plan *plan, uint32_t y0, uint32_t y1)
+{
+	uint32_t y = y0;
+
+	for (uint32_t k = 0; k < plan->n; k++) {
+		const struct piece *p = &plan->p[k];
+
+		if (p->tiles < 2)
+			continue;
+		assert_int_equal(p->band_y0, y);
+		assert_true(p->band_y1 > p->band_y0);
+		assert_true(p->band_y1 - p->band_y0 >= PIECES_TILE_MIN_ROWS);
+		assert_int_equal(p->draw_start_dw, 10);
+		assert_int_equal(p->draw_end_dw, 23);
+		assert_true(p->start_dw <= p->draw_start_dw);
+		assert_true(p->start_dw + p->ndw >= p->draw_end_dw);
+		y = p->band_y1;
+	}
+	assert_int_equal(y, y1);
+}
+
+static void a_long_tileable_draw_is_cut_into_bands_of_rows(void **state)
+{
+	struct piece_boundary b[2];
+	struct predict_estimate est = estimate(24e6, 26e6);
+	struct piece_plan plan;
+	size_t nb = draw_group(b, 22e6, 24e6, 0, 256, true);
+
+	(void)state;
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	/*
+	 * The clear and the state after the draw are pieces of their own
+	 * (cuts at commands with output), the draw's 22 ms three tiles.
+	 */
+	assert_covers(&plan, 60);
+	assert_bands(&plan, 0, 256);
+	assert_int_equal(plan.n, 5);
+	assert_int_equal(plan.p[0].tiles, 0);
+	assert_int_equal(plan.p[0].ndw, 10);
+	assert_int_equal(plan.p[4].tiles, 0);
+	assert_int_equal(plan.p[4].start_dw, 23);
+	for (uint32_t k = 1; k <= 3; k++) {
+		assert_int_equal(plan.p[k].tiles, 3);
+		assert_int_equal(plan.p[k].tile, k - 1);
+		assert_int_equal(plan.p[k].start_dw, 10);
+		assert_int_equal(plan.p[k].ndw, 13);
+		assert_true(plan.p[k].est.predicted_ns <= 8e6);
+		assert_true(plan.p[k].est.bound_ns >= plan.p[k].est.predicted_ns);
+	}
+	/* Without tiles: the draw is one piece. */
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, false, &plan);
+	assert_int_equal(plan.n, 3);
+	assert_int_equal(plan.p[1].ndw, 13);
+}
+
+static void draws_that_may_not_be_tiled_or_are_short_stay_whole(void **state)
+{
+	struct piece_boundary b[2];
+	struct predict_estimate est = estimate(24e6, 26e6);
+	struct piece_plan plan;
+	size_t nb = draw_group(b, 22e6, 24e6, 0, 256, false);
+
+	(void)state;
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	assert_covers(&plan, 60);
+	for (uint32_t k = 0; k < plan.n; k++)
+		assert_int_equal(plan.p[k].tiles, 0);
+	/* Mostly the clear: the draw is not what makes the group long. */
+	nb = draw_group(b, 2e6, 24e6, 0, 256, true);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	for (uint32_t k = 0; k < plan.n; k++)
+		assert_int_equal(plan.p[k].tiles, 0);
+	/* A draw of 20 rows has room for one tile only. */
+	nb = draw_group(b, 22e6, 24e6, 40, 60, true);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	for (uint32_t k = 0; k < plan.n; k++)
+		assert_int_equal(plan.p[k].tiles, 0);
+}
+
+static void tiles_never_make_more_than_pieces_max(void **state)
+{
+	struct piece_boundary b[2];
+	struct predict_estimate est = estimate(1e9, 1.2e9);
+	struct piece_plan plan;
+	size_t nb = draw_group(b, 0.999e9, 1e9, 3, 1003, true);
+
+	(void)state;
+	pieces_plan(b, nb, 1e9, 60, &est, whole_x, 1000000, true, &plan);
+	assert_int_equal(plan.n, PIECES_MAX);
+	assert_covers(&plan, 60);
+	assert_bands(&plan, 3, 1003);
+	/* Inner edges fall on even rows. */
+	for (uint32_t k = 0; k < plan.n; k++)
+		if (plan.p[k].tile + 1 < plan.p[k].tiles)
+			assert_int_equal(plan.p[k].band_y1 % 2, 0);
+}
+
+/* A young group (equal shares by boundary) whose one command with output is a long draw. */
+static void a_young_single_draw_group_is_tiled_by_its_bound(void **state)
+{
+	struct piece_boundary b[1] = {
+	    {.start_dw = 4,
+	     .end_dw = 17,
+	     .cost = 0,
+	     .draw = true,
+	     .tileable = true,
+	     .tiling = {.x0 = 0, .y0 = 0, .x1 = 640, .y1 = 480, .rs = {9, 0}}}};
+	struct predict_estimate est = estimate(1e6, 30e6);
+	struct piece_plan plan;
+
+	(void)state;
+	b[0].x[PF_GROUP] = 1;
+	b[0].x[PF_DRAWS] = 1000;
+	est.young = true;
+	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, true, &plan);
+	assert_int_equal(plan.n, 4);
+	assert_covers(&plan, 17);
+	for (uint32_t k = 0; k < plan.n; k++) {
+		assert_true(plan.p[k].est.young);
+		assert_int_equal(plan.p[k].tiles, 4);
+	}
+	assert_int_equal(plan.p[0].start_dw, 0);
+	assert_int_equal(plan.p[3].start_dw + plan.p[3].ndw, 17);
+}
+
+/* The commands around tiles decode as whole commands, and set what tile_cmds.h says. */
+static void tile_commands_set_the_band_and_put_the_guest_state_back(void **state)
+{
+	struct piece_boundary b[2];
+	struct predict_estimate est = estimate(24e6, 26e6);
+	struct piece_plan plan;
+	uint32_t cmds[TILE_CMDS_MAX];
+	size_t n;
+
+	(void)state;
+	draw_group(b, 22e6, 24e6, 0, 256, true);
+	b[1].tiling.rs[1] = 0x5;
+	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	assert_int_equal(plan.n, 5);
+	/* First tile, scissor off: a copy of the state with it on, bound, and the band. */
+	n = tile_cmds_before(&plan.p[1], cmds);
+	assert_int_equal(n, 1 + PREDICT_RS_DWORDS + 2 + 4);
+	assert_int_equal(cmds[0], VIRGL_CMD(PREDICT_VIRGL_CREATE_OBJECT,
+					    PREDICT_VIRGL_OBJECT_RASTERIZER, PREDICT_RS_DWORDS));
+	assert_int_equal(cmds[1], TILE_RASTERIZER_HANDLE);
+	assert_int_equal(cmds[2], 0x5u | 1u << VIRGL_OBJ_RS_S0_SCISSOR_SHIFT);
+	assert_int_equal(cmds[10],
+			 VIRGL_CMD(PREDICT_VIRGL_BIND_OBJECT, PREDICT_VIRGL_OBJECT_RASTERIZER, 1));
+	assert_int_equal(cmds[11], TILE_RASTERIZER_HANDLE);
+	assert_int_equal(cmds[12], VIRGL_CMD(PREDICT_VIRGL_SET_SCISSOR_STATE, 0, 3));
+	assert_int_equal(cmds[14], plan.p[1].band_y0 << 16);
+	assert_int_equal(cmds[15], 256u | plan.p[1].band_y1 << 16);
+	assert_int_equal(tile_cmds_after(&plan.p[1], cmds), 0);
+	/* A middle tile: its band only. */
+	assert_int_equal(tile_cmds_before(&plan.p[2], cmds), 4);
+	assert_int_equal(cmds[2], plan.p[2].band_y0 << 16);
+	/* After the last: the guest's scissor, its state bound, the copy destroyed. */
+	n = tile_cmds_after(&plan.p[3], cmds);
+	assert_int_equal(n, 4 + 2 + 2);
+	assert_int_equal(cmds[2], 0);
+	assert_int_equal(cmds[3], 256u | 256u << 16);
+	assert_int_equal(cmds[5], 7);
+	assert_int_equal(
+	    cmds[6], VIRGL_CMD(PREDICT_VIRGL_DESTROY_OBJECT, PREDICT_VIRGL_OBJECT_RASTERIZER, 1));
+	assert_int_equal(cmds[7], TILE_RASTERIZER_HANDLE);
+	{
+		struct predict_cmd_counts counts;
+
+		assert_int_equal(predict_cmd_count(cmds, n, &counts, NULL, NULL), 0);
+		assert_int_equal(counts.total, 3);
+	}
+	/* Scissor already on: no copy, only bands and the guest's scissor back. */
+	b[1].tiling.rs[1] = 1u << VIRGL_OBJ_RS_S0_SCISSOR_SHIFT;
+	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	assert_int_equal(tile_cmds_before(&plan.p[1], cmds), 4);
+	assert_int_equal(tile_cmds_after(&plan.p[3], cmds), 4);
+	/* Not a tile: nothing. */
+	plan.p[1].tiles = 0;
+	assert_int_equal(tile_cmds_before(&plan.p[1], cmds), 0);
 }
 
 int main(void)
@@ -233,6 +456,11 @@ int main(void)
 	    cmocka_unit_test(unusable_costs_fall_back_to_equal_shares_per_boundary),
 	    cmocka_unit_test(a_very_long_group_is_cut_into_at_most_pieces_max),
 	    cmocka_unit_test(boundaries_out_of_order_or_past_the_end_are_ignored),
+	    cmocka_unit_test(a_long_tileable_draw_is_cut_into_bands_of_rows),
+	    cmocka_unit_test(draws_that_may_not_be_tiled_or_are_short_stay_whole),
+	    cmocka_unit_test(tiles_never_make_more_than_pieces_max),
+	    cmocka_unit_test(a_young_single_draw_group_is_tiled_by_its_bound),
+	    cmocka_unit_test(tile_commands_set_the_band_and_put_the_guest_state_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

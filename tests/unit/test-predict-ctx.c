@@ -3,7 +3,9 @@
  * Tests of per-context state tracking and features: clears per mask and
  * framebuffer size, draw vertex counts and shader work, fragments from the
  * projected bounding box against hand-computed areas, the fallbacks, NaN
- * and Inf from the guest, sub-context switches, history mode, and errors.
+ * and Inf from the guest, sub-context switches, history mode, and errors;
+ * and what the boundary hook says of each draw: whether it may be cut into
+ * scissor tiles (its pixels, rasterizer state and scissor), or why not.
  */
 #include <errno.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -889,6 +892,180 @@ static void resources_are_unique_and_destroy_accepts_null(void **state)
 	predict_ctx_destroy(NULL);
 }
 
+/* ---- boundaries and scissor tiles ---- */
+
+enum { SCISSOR = 15, BEGIN_QUERY = 19, END_QUERY = 20, STREAMOUT = 25, SHADER_BUFFERS = 34 };
+
+#define RS_SCISSOR_ON (1u << 14)
+
+/* What the boundary hook was told, last call. */
+struct seen_boundary {
+	uint32_t calls;
+	struct predict_boundary last;
+	char why[128];
+};
+
+static void note_boundary(void *data, const struct predict_boundary *b)
+{
+	struct seen_boundary *seen = data;
+
+	seen->calls++;
+	seen->last = *b;
+	seen->last.so_far = NULL;
+	seen->why[0] = '\0';
+	if (b->not_tileable)
+		snprintf(seen->why, sizeof(seen->why), "%s", b->not_tileable);
+}
+
+/* A 200 x 100 target, its viewport, a vertex shader and rasterizer state 7 (S0 @s0) bound. */
+static void tile_scene(struct predict_ctx *ctx, struct sb *s, uint32_t s0, const char *vs)
+{
+	frame(ctx, s, 200, 100);
+	shader(s, 20, 0, vs);
+	emit(s, CREATE, O_RS, 9, 7, s0, 0x3f800000, 0, 0, 0x3f800000, 0, 0, 0);
+	emit(s, BIND, O_RS, 1, 7);
+}
+
+/* Submits @s, whose last command is a draw, and returns what the hook saw of it. */
+static struct seen_boundary tile_verdict(struct predict_ctx *ctx, struct sb *s)
+{
+	struct seen_boundary seen = {0};
+	struct predict_features f;
+	size_t draw_at = s->n;
+
+	emit(s, DRAW, 0, 12, 0, 6, 4, 0, 1, 0, 0, 0, 0, 0, 0, 0);
+	predict_ctx_set_boundary_hook(ctx, note_boundary, &seen);
+	assert_int_equal(submit(ctx, s, &f), 0);
+	predict_ctx_set_boundary_hook(ctx, NULL, NULL);
+	assert_true(seen.calls >= 1);
+	assert_true(seen.last.draw);
+	assert_int_equal(seen.last.start_dw, draw_at);
+	assert_int_equal(seen.last.end_dw, draw_at + 13);
+	return seen;
+}
+
+static void a_plain_draw_may_be_cut_into_tiles_of_its_viewport(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct sb s = {.n = 0};
+	struct seen_boundary seen;
+
+	(void)state;
+	tile_scene(ctx, &s, 0, vs_quad_text);
+	emit(&s, SCISSOR, 0, 3, 0, 1u | 2u << 16, 50u | 60u << 16);
+	seen = tile_verdict(ctx, &s);
+	assert_true(seen.last.tileable);
+	assert_null(seen.last.not_tileable);
+	assert_int_equal(seen.last.tiling.x0, 0);
+	assert_int_equal(seen.last.tiling.y0, 0);
+	assert_int_equal(seen.last.tiling.x1, 200);
+	assert_int_equal(seen.last.tiling.y1, 100);
+	assert_int_equal(seen.last.tiling.rs[0], 7);
+	/* The scissor to put back, though the test is off. */
+	assert_int_equal(seen.last.tiling.scissor[0], 1u | 2u << 16);
+	assert_int_equal(seen.last.tiling.scissor[1], 50u | 60u << 16);
+	predict_ctx_destroy(ctx);
+}
+
+static void a_draw_with_the_scissor_on_is_tiled_within_its_scissor(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct sb s = {.n = 0};
+	struct seen_boundary seen;
+
+	(void)state;
+	tile_scene(ctx, &s, RS_SCISSOR_ON, vs_quad_text);
+	emit(&s, SCISSOR, 0, 3, 0, 10u | 20u << 16, 150u | 300u << 16);
+	seen = tile_verdict(ctx, &s);
+	assert_true(seen.last.tileable);
+	assert_int_equal(seen.last.tiling.x0, 10);
+	assert_int_equal(seen.last.tiling.y0, 20);
+	assert_int_equal(seen.last.tiling.x1, 150);
+	assert_int_equal(seen.last.tiling.y1, 100); /* the viewport ends first */
+	assert_true(seen.last.tiling.rs[1] & RS_SCISSOR_ON);
+	/* A scissor that leaves nothing: nothing to cut. */
+	emit(&s, SCISSOR, 0, 3, 0, 10u | 20u << 16, 10u | 300u << 16);
+	seen = tile_verdict(ctx, &s);
+	assert_false(seen.last.tileable);
+	assert_string_equal(seen.why, "it rasterizes nothing");
+	predict_ctx_destroy(ctx);
+}
+
+static const char vs_viewport_text[] = "VERT\nDCL IN[0]\nDCL OUT[0], POSITION\n"
+				       "DCL OUT[1], VIEWPORT_INDEX\n"
+				       "  0: MOV OUT[0], IN[0]\n"
+				       "  1: MOV OUT[1].x, IN[0].wwww\n"
+				       "  2: END\n";
+
+/*
+ * What a draw writes outside the framebuffer would be written once per
+ * tile, a counting query would count its primitives once per tile, and a
+ * shader that picks another viewport draws outside the tile's scissor: such
+ * draws are not cut, and the hook says why; each blocker lifted, the draw
+ * may be cut again.
+ */
+static void draws_whose_result_depends_on_the_split_are_not_tiled(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct sb s = {.n = 0};
+	struct seen_boundary seen;
+
+	(void)state;
+	tile_scene(ctx, &s, 0, vs_quad_text);
+	emit(&s, SHADER_BUFFERS, 0, 5, 1, 2, 0, 64, 33); /* fragment stage, slot 2 */
+	seen = tile_verdict(ctx, &s);
+	assert_false(seen.last.tileable);
+	assert_non_null(strstr(seen.why, "shader buffers"));
+	emit(&s, SHADER_BUFFERS, 0, 5, 1, 2, 0, 0, 0); /* unbound */
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+	emit(&s, SHADER_BUFFERS, 0, 5, 5, 0, 0, 64, 33); /* compute's: not a draw's */
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+
+	emit(&s, STREAMOUT, 0, 2, 0, 40);
+	assert_non_null(strstr(tile_verdict(ctx, &s).why, "stream output"));
+	emit(&s, STREAMOUT, 0, 1, 0);
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+
+	emit(&s, BEGIN_QUERY, 0, 1, 50);
+	assert_non_null(strstr(tile_verdict(ctx, &s).why, "query"));
+	emit(&s, END_QUERY, 0, 1, 50);
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+
+	emit(&s, BIND_SHADER, 0, 2, 30, 2); /* a geometry shader */
+	assert_non_null(strstr(tile_verdict(ctx, &s).why, "geometry"));
+	emit(&s, BIND_SHADER, 0, 2, 0, 2);
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+
+	shader(&s, 21, 0, vs_viewport_text);
+	assert_non_null(strstr(tile_verdict(ctx, &s).why, "viewport"));
+	emit(&s, BIND_SHADER, 0, 2, 20, 0);
+	assert_true(tile_verdict(ctx, &s).last.tileable);
+
+	emit(&s, BIND, O_RS, 1, 0);
+	assert_non_null(strstr(tile_verdict(ctx, &s).why, "rasterizer"));
+	predict_ctx_destroy(ctx);
+}
+
+/* Bindings the masks cannot hold (a slot past 31, a malformed command) block for good. */
+static void bindings_out_of_range_block_tiles_for_good(void **state)
+{
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct sb s = {.n = 0};
+
+	(void)state;
+	tile_scene(ctx, &s, 0, vs_quad_text);
+	emit(&s, SHADER_BUFFERS, 0, 5, 1, 40, 0, 64, 33);
+	assert_false(tile_verdict(ctx, &s).last.tileable);
+	emit(&s, SHADER_BUFFERS, 0, 5, 1, 40, 0, 0, 0);
+	assert_false(tile_verdict(ctx, &s).last.tileable);
+	predict_ctx_destroy(ctx);
+	ctx = predict_ctx_create();
+	tile_scene(ctx, &s, 0, vs_quad_text);
+	emit(&s, SHADER_BUFFERS, 0, 4, 1, 0, 0, 64); /* not 3 dwords a slot */
+	assert_false(tile_verdict(ctx, &s).last.tileable);
+	predict_ctx_destroy(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -914,6 +1091,10 @@ int main(void)
 	    cmocka_unit_test(the_box_learns_its_coverage),
 	    cmocka_unit_test(other_commands_add_their_pixels),
 	    cmocka_unit_test(resources_are_unique_and_destroy_accepts_null),
+	    cmocka_unit_test(a_plain_draw_may_be_cut_into_tiles_of_its_viewport),
+	    cmocka_unit_test(a_draw_with_the_scissor_on_is_tiled_within_its_scissor),
+	    cmocka_unit_test(draws_whose_result_depends_on_the_split_are_not_tiled),
+	    cmocka_unit_test(bindings_out_of_range_block_tiles_for_good),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
