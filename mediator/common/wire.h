@@ -167,6 +167,14 @@ struct wire_board {
 	_Atomic uint64_t offer;
 	_Atomic uint64_t valid_until_ns;
 	_Atomic uint64_t max_bound_ns[WIRE_BOARD_DOMAINS];
+	/*
+	 * The largest gap the active safety domains leave between their
+	 * frames, 0 while none is active: a worker cuts its long groups into
+	 * pieces (worker/pieces.h) no longer than this and only while it is
+	 * not 0, since pieces cost throughput and only make room for safety
+	 * frames. Written by mediatord whenever it schedules.
+	 */
+	_Atomic uint64_t safety_gap_ns;
 };
 
 enum wire_verdict {

@@ -901,7 +901,9 @@ static void config_validate(struct config_parser *p)
 					     ? CONFIG_DEFAULT_SAFETY_NICE
 					     : CONFIG_DEFAULT_NORMAL_NICE;
 		if (!lines[DOMAIN_KEY_PIECE_US])
-			d->piece_us = CONFIG_DEFAULT_PIECE_US;
+			d->piece_us = d->class == DOMAIN_CLASS_SAFETY
+					  ? CONFIG_DEFAULT_SAFETY_PIECE_US
+					  : CONFIG_DEFAULT_NORMAL_PIECE_US;
 		if (!lines[DOMAIN_KEY_WORKER_MEMORY_MB])
 			d->worker_memory_mb = CONFIG_DEFAULT_WORKER_MEMORY_MB;
 		if (!lines[DOMAIN_KEY_RESOURCE_MEMORY_MB])

@@ -64,13 +64,15 @@
 #define CONFIG_MIN_NICE		   (-20)
 #define CONFIG_MAX_NICE		   19
 /*
- * The piece length of a domain's groups, where piece_us is not set: 0,
- * groups are not cut (pieces.h in worker/, doc/design.md "Pieces"). Pieces
- * are opt-in for now: a worker cutting a flood of groups into pieces
- * crashed once inside virglrenderer in a bench/isolation run (see the
- * results); 4000 is what bench/isolation measured for normal domains.
+ * The piece length of a domain's groups, where piece_us is not set
+ * (pieces.h in worker/, doc/design.md "Pieces"): a normal domain's long
+ * groups are cut into pieces of about 4 ms, what bench/isolation measured
+ * for the gaps a 60 Hz cluster leaves on these machines, and its long
+ * draws into scissor tiles; a safety domain's groups are not cut (what
+ * would wait for them between pieces is only the normal domains' work).
  */
-#define CONFIG_DEFAULT_PIECE_US 0u
+#define CONFIG_DEFAULT_NORMAL_PIECE_US 4000u
+#define CONFIG_DEFAULT_SAFETY_PIECE_US 0u
 /*
  * The user workers run as, where worker_user is not set (doc/design.md,
  * "Workers' rights"): a system user of its own, which owns nothing but

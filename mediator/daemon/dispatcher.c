@@ -606,6 +606,9 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 
 	revoke_overdue(d, now_ns);
 	kill_at = kill_overdue(d, now_ns);
+	if (d->board)
+		atomic_store_explicit(&d->board->safety_gap_ns, sched_safety_gap(d->sched, now_ns),
+				      memory_order_relaxed);
 	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
 		log_error("grant board: an offer taken for client %u was never reported; the board "
 			  "is off, every group asks",

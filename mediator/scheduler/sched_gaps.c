@@ -177,6 +177,13 @@ uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns)
 	return b;
 }
 
+uint64_t sched_safety_gap(const struct sched *s, uint64_t now_ns)
+{
+	uint64_t gap = sched_largest_gap(s, -1, now_ns);
+
+	return gap == UINT64_MAX ? 0 : gap;
+}
+
 /*
  * The largest bound a group of domain @dom may have to pass checks 2 and
  * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing

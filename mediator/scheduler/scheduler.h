@@ -295,6 +295,12 @@ int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t e
  * UINT64_MAX when none.
  */
 uint64_t sched_next_event(const struct sched *s, uint64_t now_ns);
+/*
+ * The largest gap the active safety domains leave between their frames
+ * at @now_ns (check 3's view: the largest bound a normal group could
+ * start with at a gap's start), 0 while no safety domain is active.
+ */
+uint64_t sched_safety_gap(const struct sched *s, uint64_t now_ns);
 
 /* Rolls periods and frames forward to @now_ns (sched_poll() does this too). */
 void sched_advance(struct sched *s, uint64_t now_ns);

@@ -288,8 +288,8 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	nb = stream_cost_boundaries(ctx->cost, &b, &total);
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
-		    &ctx->cur.whole.est, ctx->cur.whole.features.x, ctx->opt.piece_ns, true,
-		    &ctx->cur.plan);
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x,
+		    mediator_link_piece_ns(ctx->link, ctx->opt.piece_ns), true, &ctx->cur.plan);
 	ctx->cur.buf = buf;
 	describe_next_piece(ctx);
 	return 0;

@@ -317,6 +317,16 @@ int mediator_link_attach_board(struct mediator_link *link, int fd, int domain)
 	return 0;
 }
 
+uint64_t mediator_link_piece_ns(const struct mediator_link *link, uint64_t piece_ns)
+{
+	uint64_t gap;
+
+	if (!link || !link->board)
+		return piece_ns;
+	gap = atomic_load_explicit(&link->board->safety_gap_ns, memory_order_relaxed);
+	return gap < piece_ns ? gap : piece_ns;
+}
+
 /* Takes the board's offer for a group of @bound_ns if one stands that fits; *@gen: its generation.
  */
 static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, uint64_t *now_ns)

@@ -129,6 +129,12 @@ int mediator_link_on_events(struct mediator_link *link, short revents);
  */
 bool mediator_link_serving_freely(const struct mediator_link *link);
 /*
+ * How long the pieces of a long group may be now: @piece_ns while the
+ * board says a safety domain is active, shorter where the gap it leaves
+ * is, 0 (do not cut) while none is; @piece_ns without a board.
+ */
+uint64_t mediator_link_piece_ns(const struct mediator_link *link, uint64_t piece_ns);
+/*
  * A granted group's fence @fence_id is about to be created: arms the
  * early WIRE_DONE (fence_done.h), sent from the sync thread when the fence
  * signals, if nothing queued on the channel could be overtaken by it.
