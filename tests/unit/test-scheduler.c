@@ -1562,6 +1562,29 @@ static void a_young_group_needs_room_for_its_prediction_where_allowances_are_on(
 	finish(s);
 }
 
+/*
+ * What workers cut their long groups by (the grant board's safety_gap_ns):
+ * 0 while no safety domain releases frames, so that nothing is cut for
+ * nothing; once the cluster runs, the largest gap its frames leave as
+ * check 3 sees them: from one frame's end to the next one's latest start,
+ * less than its period and deadline.
+ */
+static void the_safety_gap_is_zero_until_a_safety_domain_runs(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	uint64_t gap;
+
+	(void)state;
+	add(s, SCHED_CLASS_NORMAL, P, false);
+	assert_int_equal(sched_safety_gap(s, 0), 0);
+	for (uint64_t k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	gap = sched_safety_gap(s, 4 * P);
+	assert_true(gap > 0 && gap < 2 * P);
+	finish(s);
+}
+
 /* With no safety domain to protect, the class's cap: 250 ms, not 4 x a 1 s bound. */
 static void a_normal_group_holds_the_gpu_at_most_the_cap(void **state)
 {
@@ -1608,6 +1631,7 @@ int main(void)
 	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
 	    cmocka_unit_test(a_normal_group_holds_the_gpu_no_longer_than_the_gap_left_at_its_grant),
 	    cmocka_unit_test(a_normal_group_holds_the_gpu_at_most_the_cap),
+	    cmocka_unit_test(the_safety_gap_is_zero_until_a_safety_domain_runs),
 	    cmocka_unit_test(a_young_group_needs_room_for_its_prediction_where_allowances_are_on),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
