@@ -249,8 +249,13 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 		memset(out->p[0].x, 0, sizeof(out->p[0].x));
 		finish(out, ndw, x);
 	}
+	/*
+	 * Tiles go by the prediction, young or not: a young context's bound
+	 * is the longest group it took so far, most often a shader compile,
+	 * and would cut every short draw into PIECES_MAX tiles.
+	 */
 	if (tiles)
-		plan_tiles(b, nb, total_cost, by_cost, length, piece_ns, out);
+		plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
 	if (out->n > 1)
 		set_estimates(out, est);
 }

@@ -21,7 +21,9 @@
  * predict/: only the framebuffer is written, no query counts, no
  * geometry or tessellation shader) is cut again, into bands of rows of
  * the draw's pixels, each drawn in a piece of its own, each band's share
- * of the draw its share of the rows. A young context's group (predict_estimate.young) is judged
+ * of the draw its share of the rows. Tiles go by the group's prediction
+ * also while its context is young: its bound, the longest group so far,
+ * is most often a shader compile. A young context's group (predict_estimate.young) is judged
  * by its bound, the longest group the context took so far, and cut into
  * equal numbers of commands with output: its model is still learning and
  * predicts such groups far too short, and uncut, each of them held the

@@ -11,9 +11,11 @@
 # domain, throttled > 0); set-budget applies from the next period and
 # refuses a budget the safety domains cannot have. On a noisy host (CPU
 # steal, see below) the clients' run is tried again, up to 3 times.
-# Last, in a domain that is not strict, a flood of single draws of about
-# 12 ms, which cannot be cut into pieces: no miss by mediatord's count
-# either.
+# Last, in a domain that is not strict and at the default config, a flood
+# of single draws of about 1.5 periods (25 ms), one draw a group, which fit
+# no gap the cluster leaves whole: the worker cuts each into scissor tiles
+# (doc/design.md "Pieces"), the trace shows them, and the cluster misses
+# nothing by mediatord's count either.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -130,19 +132,15 @@ gm_in_domain --timeout 60 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 
 [ "$(jq .groups "$TMP/restart.json")" -gt 10 ] ||
   fail "a restarted long-draws ran only $(jq .groups "$TMP/restart.json") groups in 3 s"
 log "a restarted infotainment client: $(jq .groups "$TMP/restart.json") groups in 3 s"
-# A flood of single long draws (one draw per group, which no piece can
-# cut) in a domain that is not strict: admission must start each right
-# after a cluster frame, where it fits, and the cluster misses nothing by
-# mediatord's count after its start-up. The same noise rule as above.
-# Draws of about 12 ms (2 shader iterations, the height sized on this
-# machine below): 11-14 ms at 1920x1080 on one machine, 16-22 ms on
-# another. Draws of 16 ms and more (bench/isolation's single load) leave
-# so little of a period that one running a fifth over its prediction, as
-# one in 40 to 100 does on these machines (the cluster client's own CPU
-# work slows llvmpipe's threads), makes a frame miss however it is
-# placed: that load is measured, not asserted.
-SINGLE_ITER=2
-SINGLE_MS=12
+# A flood of single long draws (one draw per group) in a domain that is
+# not strict, at the default piece length: a draw of 1.5 periods fits no
+# gap the cluster leaves, so the worker cuts each into scissor tiles, bands
+# of its rows drawn one by one, each a piece with its own grant, placed
+# between cluster frames; the cluster misses nothing by mediatord's count
+# after its start-up. The same noise rule as above. Draws of SINGLE_MS ms
+# at 1920 x SINGLE_HEIGHT, the height sized on this machine below.
+SINGLE_ITER=10
+SINGLE_MS=25
 SINGLE_HEIGHT=1080
 single_attempt() {
   local n=$1 s0 s1 before after
@@ -151,7 +149,7 @@ single_attempt() {
     --size "1920x$SINGLE_HEIGHT" --seconds $((FRAMES / 60 + 8)) --json /dev/fd/3 3>"$TMP/single.json" >"$TMP/single.log" 2>&1 &
   LONG_PID=$!
   gm_track "$LONG_PID"
-  sleep 4 # past long-draws' young groups, placed at a gap's start
+  sleep 4 # past long-draws' young groups (no cluster yet: they run whole)
   gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$FRAMES" \
     --json /dev/fd/3 3>"$TMP/cluster-single.json" >"$TMP/cluster-single.log" 2>&1 &
   CLUSTER_PID=$!
@@ -182,6 +180,9 @@ single_attempt() {
         | [$g[] | select(.dispatch_ns < $e and .end_ns > $r - 16667000
           and .measured_ns > .bound_ns)] | length == 0)] | length' "$TMP/trace-single-$n.jsonl")
   log "single draws, attempt $n: missed frames no overrun past a bound explains: $unexplained"
+  tiles=$(jq -s --arg d "$DOMAIN_B" '[.[] | select(.type == null and .domain == $d and .tile)] | length' \
+    "$TMP/trace-single-$n.jsonl")
+  log "single draws, attempt $n: $tiles scissor tiles in the trace"
   # Under AddressSanitizer (every worker's own code several times slower,
   # llvmpipe not) the phase runs for its memory checks; its timing is the
   # plain build's to assert.
@@ -215,6 +216,7 @@ for n in $(seq "$ATTEMPTS"); do
   log "attempt $n: each miss waited behind an overrun, or the host was noisy (CPU steal $steal %): again"
 done
 [ "$single_groups" -gt 20 ] || fail "the single-draw flood hardly ran: $single_groups groups"
+[ "$tiles" -gt 20 ] || fail "the single draws were not cut into scissor tiles: $tiles tiles"
 
 gm_assert_mediatord_alive
 log "ok"

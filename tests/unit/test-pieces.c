@@ -360,17 +360,20 @@ static void tiles_never_make_more_than_pieces_max(void **state)
 			assert_int_equal(plan.p[k].band_y1 % 2, 0);
 }
 
-/* A young group (equal shares by boundary) whose one command with output is a long draw. */
-static void a_young_single_draw_group_is_tiled_by_its_bound(void **state)
+/*
+ * A young group (equal shares by boundary) whose one command with output
+ * is a draw: tiled by its prediction, not by its bound (the longest group
+ * so far, most often a shader compile).
+ */
+static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 {
-	struct piece_boundary b[1] = {
-	    {.start_dw = 4,
-	     .end_dw = 17,
-	     .cost = 0,
-	     .draw = true,
-	     .tileable = true,
-	     .tiling = {.x0 = 0, .y0 = 0, .x1 = 640, .y1 = 480, .rs = {9, 0}}}};
-	struct predict_estimate est = estimate(1e6, 30e6);
+	struct piece_boundary b[1] = {{.start_dw = 4,
+				       .end_dw = 17,
+				       .cost = 0,
+				       .draw = true,
+				       .tileable = true,
+				       .tiling = {.x0 = 0, .y0 = 0, .x1 = 640, .y1 = 480, .rs = {9, 0}}}};
+	struct predict_estimate est = estimate(30e6, 120e6);
 	struct piece_plan plan;
 
 	(void)state;
@@ -386,6 +389,11 @@ static void a_young_single_draw_group_is_tiled_by_its_bound(void **state)
 	}
 	assert_int_equal(plan.p[0].start_dw, 0);
 	assert_int_equal(plan.p[3].start_dw + plan.p[3].ndw, 17);
+	/* A short draw whose bound is a compile's: whole. */
+	est = estimate(1e6, 120e6);
+	est.young = true;
+	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, true, &plan);
+	assert_int_equal(plan.n, 1);
 }
 
 /* The commands around tiles decode as whole commands, and set what tile_cmds.h says. */
@@ -459,7 +467,7 @@ int main(void)
 	    cmocka_unit_test(a_long_tileable_draw_is_cut_into_bands_of_rows),
 	    cmocka_unit_test(draws_that_may_not_be_tiled_or_are_short_stay_whole),
 	    cmocka_unit_test(tiles_never_make_more_than_pieces_max),
-	    cmocka_unit_test(a_young_single_draw_group_is_tiled_by_its_bound),
+	    cmocka_unit_test(a_young_single_draw_group_is_tiled_by_its_prediction),
 	    cmocka_unit_test(tile_commands_set_the_band_and_put_the_guest_state_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
