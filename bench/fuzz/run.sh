@@ -16,8 +16,10 @@
 #   fuzz-virtqueue      a guest's ring (mediator/worker/vhost-user/virtqueue.c)
 #   fuzz-virtio-gpu     virtio-gpu requests in guest memory
 #   fuzz-wire           a worker's packets to mediatord (mediator/common/wire.c)
+#   fuzz-pieces         where a group is cut into pieces and scissor tiles
+#                       (mediator/worker/pieces.c, tile_cmds.c)
 #
-# Environment: RUNS (default 10000000), TARGETS (default all seven),
+# Environment: RUNS (default 10000000), TARGETS (default all of them),
 # BUILD_DIR (default build-fuzz/), OUT (corpora and crashes, default
 # bench-fuzz-out/), FUZZ_ARGS (more libFuzzer options for every target,
 # e.g. -max_len=16384: the recorded sessions that seed the decoder are
@@ -27,7 +29,7 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 RUNS=${RUNS:-10000000}
-TARGETS=${TARGETS:-fuzz-vtest-parser fuzz-predict-ctx fuzz-vhost-user fuzz-virtqueue fuzz-virtio-gpu fuzz-wire}
+TARGETS=${TARGETS:-fuzz-vtest-parser fuzz-predict-ctx fuzz-vhost-user fuzz-virtqueue fuzz-virtio-gpu fuzz-wire fuzz-pieces}
 BUILD_DIR=${BUILD_DIR:-$SRCROOT/build-fuzz}
 OUT=${OUT:-$SRCROOT/bench-fuzz-out}
 command -v clang >/dev/null || { echo "bench/fuzz: clang is missing (scripts/install-deps.sh)" >&2; exit 1; }

@@ -25,9 +25,11 @@
 #                          (default 8, one shader iteration: ~16 ms groups
 #                          here), which a worker can cut into pieces;
 #                 single   long-draws with one draw per group of
-#                          SINGLE_ITER iterations (default 3: ~16 ms), which
-#                          cannot be cut: admission must place each right
-#                          after a cluster frame.
+#                          SINGLE_ITER iterations (default 3: ~16 ms; 8 gave
+#                          ~24 ms, 1.5 periods, on 2026-11-27), which a
+#                          worker cuts into scissor tiles with pieces on,
+#                          and admission must place right after a cluster
+#                          frame whole.
 # Each load runs under policy fifo (whole groups: the baseline), under
 # policy budget with whole groups (piece_us = 0, "budget-whole") and under
 # policy budget with pieces (piece_us = PIECE_US, default 4000, "budget").
@@ -51,7 +53,11 @@
 #                     pieces of PIECE_US: long-draws groups/s of each and
 #                     the cost per extra piece; and glmark2's build,
 #                     texture, shading and refract scenes alone, fps with
-#                     whole groups and with pieces;
+#                     whole groups and with pieces (workers cut only while
+#                     a safety domain is active, so alone nothing is cut:
+#                     this shows that pieces on cost nothing then; the
+#                     cost of cutting is the budget runs' beside the
+#                     cluster against budget-whole);
 #   mediator-sim:     time to replay 8 domains x SIM_GROUPS groups.
 #
 # First, unless ALONE=0, the cluster runs FRAMES frames alone (policy

@@ -33,6 +33,7 @@ struct gpu_context {
 	struct mediator_link *link;
 	bool have_virgl_ctx;
 	bool fragments_stopped_logged;
+	const char *uncut_logged; /* why a long draw was last said not to be cut (static text) */
 	char state_path[4096];
 	char identity[128];
 	uint64_t model_reported_ns;
@@ -270,10 +271,44 @@ static void describe_next_piece(struct gpu_context *c)
 	predict_cmd_count(c->cur.buf + p->start_dw, p->ndw, &c->cur.info.counts, NULL, NULL);
 }
 
+/*
+ * Says in the log, once per context and reason, why a draw that keeps a
+ * piece of the group just planned longer than twice the piece length
+ * @piece_ns was not cut into scissor tiles (predict_tiling.h).
+ */
+static void log_uncut_draw(struct gpu_context *c, const struct piece_boundary *b, size_t nb,
+			   uint64_t piece_ns)
+{
+	const struct piece_plan *plan = &c->cur.plan;
+
+	if (!piece_ns)
+		return;
+	for (uint32_t k = 0; k < plan->n; k++) {
+		const struct piece *p = &plan->p[k];
+
+		if (p->tiles >= 2 || !(p->est.predicted_ns > 2.0 * (double)piece_ns))
+			continue;
+		for (size_t i = 0; i < nb; i++) {
+			if (!b[i].draw || !b[i].not_tileable || b[i].start_dw < p->start_dw ||
+			    b[i].end_dw > p->start_dw + p->ndw ||
+			    b[i].not_tileable == c->uncut_logged)
+				continue;
+			c->uncut_logged = b[i].not_tileable;
+			ctx_log(
+			    LOG_LEVEL_WARN, c,
+			    "a piece of %.1f ms holds a draw that is not cut into tiles: %s; it "
+			    "runs whole where a safety frame leaves room",
+			    p->est.predicted_ns / 1e6, b[i].not_tileable);
+			return;
+		}
+	}
+}
+
 int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw)
 {
 	struct predict_decode_error err = {0};
 	const struct piece_boundary *b;
+	uint64_t piece_ns;
 	double total;
 	size_t nb;
 
@@ -287,9 +322,10 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	}
 	nb = stream_cost_boundaries(ctx->cost, &b, &total);
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
+	piece_ns = mediator_link_piece_ns(ctx->link, ctx->opt.piece_ns);
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
-		    &ctx->cur.whole.est, ctx->cur.whole.features.x,
-		    mediator_link_piece_ns(ctx->link, ctx->opt.piece_ns), true, &ctx->cur.plan);
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x, piece_ns, true, &ctx->cur.plan);
+	log_uncut_draw(ctx, b, nb, piece_ns);
 	ctx->cur.buf = buf;
 	describe_next_piece(ctx);
 	return 0;
