@@ -17,7 +17,9 @@
 # --piece-us US gives mediatord's domain that piece length (default 0: groups
 # are not cut): with 1, nearly every group after a context's first is cut
 # into pieces, its long draws into scissor tiles (doc/design.md "Pieces"),
-# and piglit's probes check that the pictures are the same.
+# and piglit's probes check that the pictures are the same. Workers cut
+# only while a safety domain is active, so a 60 Hz cluster-client renders
+# in a safety domain of its own meanwhile.
 #
 # Lists: `quick` (bench/conformance/gles-quick.list, about two minutes on 2
 # cores: what CI runs through tests/integration/test-conformance.sh), `full`
@@ -137,8 +139,17 @@ gm_write_config "$TMP/mediatord.conf" \
   renderer=egl-surfaceless \
   "[domain conformance]" class=normal period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK" \
   piece_us="$piece_us"
+if [ "$piece_us" != 0 ]; then
+  gm_write_config "$TMP/cluster.conf" "[domain cluster]" class=safety period_us=16667 \
+    budget_us=4000 vtest_socket="$TMP/cluster.vtest"
+  cat "$TMP/cluster.conf" >>"$TMP/mediatord.conf"
+fi
 gm_start_mediatord "$TMP/mediatord.conf" "$TMP/mediatord.log"
 if [ "$piece_us" != 0 ]; then
+  gm_ensure_built "$CLUSTER_CLIENT"
+  GALLIUM_DRIVER=virpipe EGL_PLATFORM=surfaceless "$MEDIATOR_EXEC" --socket "$TMP/cluster.vtest" \
+    -- "$CLUSTER_CLIENT" --frames 1000000 >"$TMP/cluster.log" 2>&1 &
+  gm_track "$!"
   "$MEDIATORCTL" --socket "$CONTROL" trace start "$TMP/trace.jsonl" >/dev/null ||
     { gm_say "cannot start a trace"; exit 1; }
 fi

@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_groups.h"
 #include "worker/pieces.h"
 #include "worker/tile_cmds.h"
 
-#define GROUP_SEPARATOR 0xdeadbeefu
-#define MAX_BOUNDARIES	4096u
+#define MAX_BOUNDARIES 4096u
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -127,61 +127,49 @@ static void check_plan(const struct piece_plan *plan, const uint32_t *g, size_t 
 		abort();
 }
 
+/* What each group is planned with (fuzz_for_each_group()). */
+struct run {
+	struct predict_ctx *ctx;
+	struct predict_estimate est;
+	uint64_t piece_ns;
+};
+
+static void one_group(const uint32_t *g, size_t n, size_t start, void *arg)
+{
+	static struct collected c;
+	struct run *r = arg;
+	struct predict_features f;
+	struct predict_decode_error err;
+	struct piece_plan plan;
+
+	(void)start;
+	c.n = 0;
+	predict_ctx_set_boundary_hook(r->ctx, on_boundary, &c);
+	if (predict_ctx_submit(r->ctx, g, n, &f, NULL, &err) != 0)
+		return;
+	pieces_plan(c.b, c.n, (double)f.x[PF_CMDS] * 1e5, n, &r->est, f.x, r->piece_ns, true,
+		    &plan);
+	check_plan(&plan, g, n, &r->est);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct predict_resource_desc tex = {
 	    .target = 2, .format = 67, .width = 640, .height = 480, .depth = 1, .array_size = 1};
-	static struct collected c;
-	struct predict_estimate est = {0};
-	struct predict_ctx *ctx;
-	uint64_t piece_ns;
-	uint32_t *dw;
-	size_t ndw, start = 0;
+	struct run r = {0};
 
 	if (size < 4)
 		return 0;
-	piece_ns = (uint64_t)(data[0] % 16) * 1000000u;
-	est.predicted_ns = (double)data[1] * 1e6;
-	est.bound_ns = est.predicted_ns + (double)(data[2] & 0x7f) * 1e6;
-	est.model_ns = est.predicted_ns;
-	est.young = data[2] >> 7;
-	data += 3;
-	size -= 3;
-	ctx = predict_ctx_create();
-	if (!ctx)
+	r.piece_ns = (uint64_t)(data[0] % 16) * 1000000u;
+	r.est.predicted_ns = (double)data[1] * 1e6;
+	r.est.bound_ns = r.est.predicted_ns + (double)(data[2] & 0x7f) * 1e6;
+	r.est.model_ns = r.est.predicted_ns;
+	r.est.young = data[2] >> 7;
+	r.ctx = predict_ctx_create();
+	if (!r.ctx)
 		return 0;
-	predict_ctx_resource_create(ctx, 1, &tex);
-	predict_ctx_set_boundary_hook(ctx, on_boundary, &c);
-	ndw = size / 4;
-	dw = malloc(ndw ? ndw * 4 : 1);
-	if (!dw) {
-		predict_ctx_destroy(ctx);
-		return 0;
-	}
-	memcpy(dw, data, ndw * 4);
-	for (size_t i = 0; i <= ndw; i++) {
-		if (i == ndw || dw[i] == GROUP_SEPARATOR) {
-			/* Copy the group to its own block so ASan sees its end. */
-			size_t n = i - start;
-			uint32_t *g = malloc(n ? n * 4 : 1);
-			struct predict_features f;
-			struct predict_decode_error err;
-			struct piece_plan plan;
-
-			if (!g)
-				break;
-			memcpy(g, dw + start, n * 4);
-			c.n = 0;
-			if (predict_ctx_submit(ctx, g, n, &f, NULL, &err) == 0) {
-				pieces_plan(c.b, c.n, (double)f.x[PF_CMDS] * 1e5, n, &est, f.x,
-					    piece_ns, true, &plan);
-				check_plan(&plan, g, n, &est);
-			}
-			free(g);
-			start = i + 1;
-		}
-	}
-	free(dw);
-	predict_ctx_destroy(ctx);
+	predict_ctx_resource_create(r.ctx, 1, &tex);
+	fuzz_for_each_group(data + 3, size - 3, one_group, &r);
+	predict_ctx_destroy(r.ctx);
 	return 0;
 }

@@ -19,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_groups.h"
 #include "predict_ctx.h"
-
-#define GROUP_SEPARATOR 0xdeadbeefu
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,57 +31,44 @@ static void check(const struct predict_features *f)
 			abort();
 }
 
+/* What each group is fed with (fuzz_for_each_group()). */
+struct run {
+	struct predict_ctx *ctx;
+	unsigned scale; /* how many fragments per estimated one are "measured" */
+};
+
+static void one_group(const uint32_t *g, size_t n, size_t start, void *arg)
+{
+	struct run *r = arg;
+	struct predict_features f;
+	struct predict_cmd_counts c;
+	struct predict_decode_error err;
+
+	predict_ctx_submit(r->ctx, g, n, &f, &c, &err);
+	check(&f);
+	predict_ctx_resource_write(r->ctx, 2, start * 4, g, n * 4);
+	predict_ctx_observe_fragments(r->ctx, f.x[PF_FRAGMENTS] * r->scale, &f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct predict_resource_desc tex = {
 	    .target = 2, .format = 67, .width = 640, .height = 480, .depth = 1, .array_size = 1};
 	const struct predict_resource_desc buf = {
 	    .target = 0, .format = 64, .width = 65536, .height = 1, .depth = 1, .array_size = 1};
-	struct predict_ctx *ctx;
-	uint32_t *dw;
-	size_t ndw, start = 0;
-	unsigned scale;
+	struct run r;
 
 	if (size < 1)
 		return 0;
-	ctx = predict_ctx_create();
-	if (!ctx)
+	r.ctx = predict_ctx_create();
+	if (!r.ctx)
 		return 0;
-	predict_ctx_resource_create(ctx, 1, &tex);
-	predict_ctx_resource_create(ctx, 2, &buf);
-	predict_ctx_resource_create(ctx, 3, &buf);
-	predict_ctx_set_fragment_mode(ctx, (enum predict_fragment_mode)(data[0] % 3));
-	scale = data[0] >> 2; /* how many fragments per estimated one are "measured" */
-	data++;
-	size--;
-	ndw = size / 4;
-	dw = malloc(ndw ? ndw * 4 : 1);
-	if (!dw) {
-		predict_ctx_destroy(ctx);
-		return 0;
-	}
-	memcpy(dw, data, ndw * 4);
-	for (size_t i = 0; i <= ndw; i++) {
-		if (i == ndw || dw[i] == GROUP_SEPARATOR) {
-			/* Copy the group to its own block so ASan sees its end. */
-			size_t n = i - start;
-			uint32_t *g = malloc(n ? n * 4 : 1);
-			struct predict_features f;
-			struct predict_cmd_counts c;
-			struct predict_decode_error err;
-
-			if (!g)
-				break;
-			memcpy(g, dw + start, n * 4);
-			predict_ctx_submit(ctx, g, n, &f, &c, &err);
-			check(&f);
-			predict_ctx_resource_write(ctx, 2, start * 4, g, n * 4);
-			predict_ctx_observe_fragments(ctx, f.x[PF_FRAGMENTS] * scale, &f);
-			free(g);
-			start = i + 1;
-		}
-	}
-	free(dw);
-	predict_ctx_destroy(ctx);
+	predict_ctx_resource_create(r.ctx, 1, &tex);
+	predict_ctx_resource_create(r.ctx, 2, &buf);
+	predict_ctx_resource_create(r.ctx, 3, &buf);
+	predict_ctx_set_fragment_mode(r.ctx, (enum predict_fragment_mode)(data[0] % 3));
+	r.scale = data[0] >> 2;
+	fuzz_for_each_group(data + 1, size - 1, one_group, &r);
+	predict_ctx_destroy(r.ctx);
 	return 0;
 }

@@ -14,7 +14,9 @@
 #  - vhost-user (vhost-user-frontend --attack pieces): 100 fenced groups,
 #    each answered only after its last piece's fence, then one more with
 #    CTX_DESTROY in the same kick: its pieces are measured, none released
-#    unmeasured; the domain serves a new VM afterwards.
+#    unmeasured; the domain serves a new VM afterwards. The cluster renders
+#    through this part too: workers cut groups only while a safety domain
+#    is active (the grant board's safety_gap_ns).
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -45,9 +47,16 @@ grep -q "malformed last command: connection closed" "$TMP/poke.out" ||
   fail "the malformed long group: $(cat "$TMP/poke.out")"
 wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
 
+gm_in_domain --timeout 240 "$SOCK_A" "$CLUSTER_CLIENT" --frames 12000 \
+  --json /dev/fd/3 3>"$TMP/cluster-vhost.json" >"$TMP/cluster-vhost.log" 2>&1 &
+CLUSTER_PID=$!
+gm_track "$CLUSTER_PID"
+sleep 1
 timeout -k 5 180 "$VHOST_USER_FRONTEND" "$VHOST_B" --attack pieces >"$TMP/frontend.out" \
   2>"$TMP/frontend.err" || fail "vhost-user-frontend pieces: $(tail -5 "$TMP/frontend.err")"
 log "$(tail -n 1 "$TMP/frontend.out")"
+kill -TERM "$CLUSTER_PID" 2>/dev/null || :
+wait "$CLUSTER_PID" 2>/dev/null || :
 sleep 0.5 # the last group's records reach the trace
 ctl trace stop >&2 || fail "trace stop failed"
 
