@@ -367,12 +367,13 @@ static void tiles_never_make_more_than_pieces_max(void **state)
  */
 static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 {
-	struct piece_boundary b[1] = {{.start_dw = 4,
-				       .end_dw = 17,
-				       .cost = 0,
-				       .draw = true,
-				       .tileable = true,
-				       .tiling = {.x0 = 0, .y0 = 0, .x1 = 640, .y1 = 480, .rs = {9, 0}}}};
+	struct piece_boundary b[1] = {
+	    {.start_dw = 4,
+	     .end_dw = 17,
+	     .cost = 0,
+	     .draw = true,
+	     .tileable = true,
+	     .tiling = {.x0 = 0, .y0 = 0, .x1 = 640, .y1 = 480, .rs = {9, 0}}}};
 	struct predict_estimate est = estimate(30e6, 120e6);
 	struct piece_plan plan;
 
