@@ -217,13 +217,14 @@ bool sched_exceeds_gaps(const struct sched *s, const struct sreq *r, bool typica
 bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns);
 /* @now_ns is at the start of a gap of every (other) protected safety domain. */
 bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns);
-/* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 /*
  * The largest gap every active safety domain but @dom leaves between its
  * frames as check 3 sees them (UINT64_MAX: none is active).
  */
 uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns);
+/* Sets @r's allowance at its grant (sched_watchdog.c). */
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns);
+/* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */

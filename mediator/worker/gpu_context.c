@@ -172,8 +172,6 @@ struct gpu_context *gpu_context_create(const struct gpu_context_options *options
 			ctx_log(LOG_LEVEL_WARN, c, "cannot write features to %s", path);
 	}
 	load_state(c);
-	if (options->piece_ns)
-		stream_cost_record_boundaries(c->cost, true);
 	if (strcmp(c->name, STREAM_COST_CALIBRATION_CLIENT) == 0 &&
 	    stream_cost_calibration_start(c->cost) == 0)
 		ctx_log(LOG_LEVEL_INFO, c, "calibration client: its groups will seed the model");
@@ -315,6 +313,13 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	ctx->cur.buf = NULL;
 	ctx->cur.next = ctx->cur.plan.n = 0;
 	ctx->cur.counting = false;
+	/*
+	 * Where the group could be cut is priced (a model evaluation per
+	 * command with output) only while it may be cut: while a safety
+	 * domain is active (mediator_link_piece_ns()).
+	 */
+	piece_ns = mediator_link_piece_ns(ctx->link, ctx->opt.piece_ns);
+	stream_cost_record_boundaries(ctx->cost, piece_ns != 0);
 	if (stream_cost_group(ctx->cost, buf, ndw, &ctx->cur.whole, &err) < 0) {
 		ctx_log(LOG_LEVEL_ERROR, ctx, "command buffer refused: command %u at byte %zu: %s",
 			err.index, err.offset, err.what ? err.what : "malformed");
@@ -322,9 +327,8 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	}
 	nb = stream_cost_boundaries(ctx->cost, &b, &total);
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
-	piece_ns = mediator_link_piece_ns(ctx->link, ctx->opt.piece_ns);
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
-		    &ctx->cur.whole.est, ctx->cur.whole.features.x, piece_ns, true, &ctx->cur.plan);
+		    &ctx->cur.whole.est, ctx->cur.whole.features.x, piece_ns, &ctx->cur.plan);
 	log_uncut_draw(ctx, b, nb, piece_ns);
 	ctx->cur.buf = buf;
 	describe_next_piece(ctx);

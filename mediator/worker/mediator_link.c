@@ -317,6 +317,14 @@ int mediator_link_attach_board(struct mediator_link *link, int fd, int domain)
 	return 0;
 }
 
+/*
+ * The shortest piece a worker cuts, whatever the board says: every
+ * domain's worker maps the board writable (issue 30 gives each domain
+ * its own), so a value written by another domain's worker must not make
+ * this one cut its groups into slivers.
+ */
+#define MEDIATOR_LINK_MIN_PIECE_NS 1000000ull
+
 uint64_t mediator_link_piece_ns(const struct mediator_link *link, uint64_t piece_ns)
 {
 	uint64_t gap;
@@ -324,6 +332,9 @@ uint64_t mediator_link_piece_ns(const struct mediator_link *link, uint64_t piece
 	if (!link || !link->board)
 		return piece_ns;
 	gap = atomic_load_explicit(&link->board->safety_gap_ns, memory_order_relaxed);
+	if (gap == 0)
+		return 0;
+	gap = gap > MEDIATOR_LINK_MIN_PIECE_NS ? gap : MEDIATOR_LINK_MIN_PIECE_NS;
 	return gap < piece_ns ? gap : piece_ns;
 }
 

@@ -131,7 +131,8 @@ bool mediator_link_serving_freely(const struct mediator_link *link);
 /*
  * How long the pieces of a long group may be now: @piece_ns while the
  * board says a safety domain is active, shorter where the gap it leaves
- * is, 0 (do not cut) while none is; @piece_ns without a board.
+ * is (never under 1 ms), 0 (do not cut) while none is; @piece_ns without
+ * a board.
  */
 uint64_t mediator_link_piece_ns(const struct mediator_link *link, uint64_t piece_ns);
 /*

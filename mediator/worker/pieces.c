@@ -195,7 +195,7 @@ static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, 
 
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
-		 bool tiles, struct piece_plan *out)
+		 struct piece_plan *out)
 {
 	/* A young context's model prices nothing well yet: its bound, and equal shares. */
 	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
@@ -254,8 +254,7 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 	 * is the longest group it took so far, most often a shader compile,
 	 * and would cut every short draw into PIECES_MAX tiles.
 	 */
-	if (tiles)
-		plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
+	plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
 	if (out->n > 1)
 		set_estimates(out, est);
 }

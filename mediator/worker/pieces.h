@@ -115,13 +115,12 @@ struct piece_plan {
  * are not used) whose model cost as a whole is @total_cost: one piece when
  * @piece_ns is 0, when @est has no bound (no model yet), when the
  * prediction (a young estimate's bound) is not longer than @piece_ns, or
- * when there is no boundary to cut at. Tiles are planned only where
- * @tiles is true. Costs that are not usable (the
+ * when there is no boundary to cut at. Costs that are not usable (the
  * total not above 0, NaN), and a young estimate's, give way to an equal
  * share per boundary. Pieces keep @est's young flag.
  */
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
-		 bool tiles, struct piece_plan *out);
+		 struct piece_plan *out);
 
 #endif

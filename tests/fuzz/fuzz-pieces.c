@@ -147,8 +147,7 @@ static void one_group(const uint32_t *g, size_t n, size_t start, void *arg)
 	predict_ctx_set_boundary_hook(r->ctx, on_boundary, &c);
 	if (predict_ctx_submit(r->ctx, g, n, &f, NULL, &err) != 0)
 		return;
-	pieces_plan(c.b, c.n, (double)f.x[PF_CMDS] * 1e5, n, &r->est, f.x, r->piece_ns, true,
-		    &plan);
+	pieces_plan(c.b, c.n, (double)f.x[PF_CMDS] * 1e5, n, &r->est, f.x, r->piece_ns, &plan);
 	check_plan(&plan, g, n, &r->est);
 }
 

@@ -5,8 +5,10 @@
  * in order once the channel takes it again; a queue past its bound ends
  * the worker; when mediatord dies (WIRE_ORPHANED) and a restarted one
  * takes the worker over (WIRE_RESUME), the link says again what the new
- * one must know (wire.h). The channel is a real SOCK_SEQPACKET socket
- * pair; "mediatord" (and its keeper) is this test at the other end.
+ * one must know (wire.h); how long its pieces may be, from what the
+ * grant board says of the safety domains' gap. The channel is a real
+ * SOCK_SEQPACKET socket pair; "mediatord" (and its keeper) is this test at
+ * the other end.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -502,6 +505,40 @@ static void destroying_null_is_fine(void **state)
 	mediator_link_destroy(NULL);
 }
 
+/*
+ * The piece length the board allows: the domain's own without a board;
+ * with one, 0 (no cutting) while no safety domain is active, the safety
+ * gap where shorter, never under 1 ms whatever another worker wrote there.
+ */
+static void pieces_follow_the_safety_gap_on_the_board(void **state)
+{
+	int peer, fd = memfd_create("board", MFD_CLOEXEC);
+	struct mediator_link *link = make_roomy_link(&peer);
+	struct wire_board *board;
+
+	(void)state;
+	assert_int_equal(mediator_link_piece_ns(link, 4000000), 4000000);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, sizeof(*board)), 0);
+	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(board != MAP_FAILED);
+	board->magic = WIRE_BOARD_MAGIC;
+	board->domains = 1;
+	assert_int_equal(mediator_link_attach_board(link, dup(fd), 0), 0);
+	assert_int_equal(mediator_link_piece_ns(link, 4000000), 0);
+	atomic_store(&board->safety_gap_ns, 13000000);
+	assert_int_equal(mediator_link_piece_ns(link, 4000000), 4000000);
+	atomic_store(&board->safety_gap_ns, 2500000);
+	assert_int_equal(mediator_link_piece_ns(link, 4000000), 2500000);
+	atomic_store(&board->safety_gap_ns, 1);
+	assert_int_equal(mediator_link_piece_ns(link, 4000000), 1000000);
+	assert_int_equal(mediator_link_piece_ns(link, 0), 0);
+	munmap(board, sizeof(*board));
+	close(fd);
+	mediator_link_destroy(link);
+	close(peer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +548,7 @@ int main(void)
 	    cmocka_unit_test(an_orphaned_worker_waits_and_tells_its_new_mediatord_all),
 	    cmocka_unit_test(after_a_resume_only_the_new_mediatords_grants_are_done),
 	    cmocka_unit_test(a_resume_without_word_of_the_death_is_answered_the_same),
+	    cmocka_unit_test(pieces_follow_the_safety_gap_on_the_board),
 	    cmocka_unit_test(a_resume_repeats_only_what_was_said),
 	    cmocka_unit_test(a_resume_before_the_hello_sends_no_hello),
 	    cmocka_unit_test(a_grant_while_orphaned_breaks_the_protocol),

@@ -78,7 +78,7 @@ static void a_short_group_is_one_piece(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, even_boundaries(b, 10, 1e5), 1e6, 101, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, even_boundaries(b, 10, 1e5), 1e6, 101, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 	assert_covers(&plan, 101);
 	assert_true(plan.p[0].est.predicted_ns == est.predicted_ns);
@@ -93,10 +93,10 @@ static void no_piece_length_or_unknown_cost_is_never_cut(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 0, false, &plan);
+	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 0, &plan);
 	assert_int_equal(plan.n, 1);
 	est = estimate(16e6, 0);
-	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, 10e6, 101, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
@@ -108,8 +108,7 @@ static void a_long_group_is_cut_into_equal_shares(void **state)
 
 	(void)state;
 	/* 16 equal draws, 16 ms predicted, 4 ms pieces: 4 pieces of 4 draws. */
-	pieces_plan(b, even_boundaries(b, 16, 1e6), 16e6, 165, &est, whole_x, 4000000, false,
-		    &plan);
+	pieces_plan(b, even_boundaries(b, 16, 1e6), 16e6, 165, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 4);
 	assert_covers(&plan, 165);
 	for (uint32_t k = 0; k < 4; k++) {
@@ -137,7 +136,7 @@ static void cuts_follow_the_model_cost_not_the_command_count(void **state)
 	/* One expensive draw (the third) does half the work. */
 	for (size_t i = 0; i < nb; i++)
 		b[i].cost = (double)(i + 1) * 0.5e6 + (i >= 2 ? 4e6 : 0);
-	pieces_plan(b, nb, 8e6, 80, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, 8e6, 80, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 	/* Cut right after the expensive draw (share 0.6875), not after four draws. */
@@ -157,7 +156,7 @@ static void a_young_group_is_judged_by_its_bound_and_cut_by_command_count(void *
 	est.young = true;
 	/* Its costs say the first draw is nearly all of it: not trusted. */
 	b[0].cost = 0.99e6;
-	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 4);
 	assert_covers(&plan, 40);
 	for (uint32_t k = 0; k < 4; k++) {
@@ -167,7 +166,7 @@ static void a_young_group_is_judged_by_its_bound_and_cut_by_command_count(void *
 	/* A young group within the piece length by its bound stays whole. */
 	est = estimate(0.1e6, 3e6);
 	est.young = true;
-	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, 1e6, 40, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
@@ -179,7 +178,7 @@ static void a_single_long_draw_cannot_be_cut(void **state)
 
 	(void)state;
 	/* Its only boundary is the end of the buffer. */
-	pieces_plan(b, 1, 16e6, 12, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, 1, 16e6, 12, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 	assert_covers(&plan, 12);
 }
@@ -192,11 +191,11 @@ static void unusable_costs_fall_back_to_equal_shares_per_boundary(void **state)
 	size_t nb = even_boundaries(b, 8, 0);
 
 	(void)state;
-	pieces_plan(b, nb, 0, 80, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, 0, 80, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 	assert_int_equal(plan.p[1].start_dw, 40);
-	pieces_plan(b, nb, NAN, 80, &est, whole_x, 4000000, false, &plan);
+	pieces_plan(b, nb, NAN, 80, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 2);
 	assert_covers(&plan, 80);
 }
@@ -208,8 +207,7 @@ static void a_very_long_group_is_cut_into_at_most_pieces_max(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, even_boundaries(b, 1000, 1e6), 1e9, 10001, &est, whole_x, 1000000, false,
-		    &plan);
+	pieces_plan(b, even_boundaries(b, 1000, 1e6), 1e9, 10001, &est, whole_x, 1000000, &plan);
 	assert_int_equal(plan.n, PIECES_MAX);
 	assert_covers(&plan, 10001);
 	for (uint32_t k = 0; k < plan.n; k++)
@@ -226,7 +224,7 @@ static void boundaries_out_of_order_or_past_the_end_are_ignored(void **state)
 	struct piece_plan plan;
 
 	(void)state;
-	pieces_plan(b, 6, 6e6, 40, &est, whole_x, 2000000, false, &plan);
+	pieces_plan(b, 6, 6e6, 40, &est, whole_x, 2000000, &plan);
 	assert_covers(&plan, 40);
 	for (uint32_t k = 1; k < plan.n; k++)
 		assert_true(plan.p[k].start_dw == 10 || plan.p[k].start_dw == 30);
@@ -292,7 +290,7 @@ static void a_long_tileable_draw_is_cut_into_bands_of_rows(void **state)
 	size_t nb = draw_group(b, 22e6, 24e6, 0, 256, true);
 
 	(void)state;
-	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
 	/*
 	 * The clear and the state after the draw are pieces of their own
 	 * (cuts at commands with output), the draw's 22 ms three tiles.
@@ -312,8 +310,9 @@ static void a_long_tileable_draw_is_cut_into_bands_of_rows(void **state)
 		assert_true(plan.p[k].est.predicted_ns <= 8e6);
 		assert_true(plan.p[k].est.bound_ns >= plan.p[k].est.predicted_ns);
 	}
-	/* Without tiles: the draw is one piece. */
-	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, false, &plan);
+	/* The same draw not tileable: one piece. */
+	b[1].tileable = false;
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
 	assert_int_equal(plan.n, 3);
 	assert_int_equal(plan.p[1].ndw, 13);
 }
@@ -326,18 +325,18 @@ static void draws_that_may_not_be_tiled_or_are_short_stay_whole(void **state)
 	size_t nb = draw_group(b, 22e6, 24e6, 0, 256, false);
 
 	(void)state;
-	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
 	assert_covers(&plan, 60);
 	for (uint32_t k = 0; k < plan.n; k++)
 		assert_int_equal(plan.p[k].tiles, 0);
 	/* Mostly the clear: the draw is not what makes the group long. */
 	nb = draw_group(b, 2e6, 24e6, 0, 256, true);
-	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
 	for (uint32_t k = 0; k < plan.n; k++)
 		assert_int_equal(plan.p[k].tiles, 0);
 	/* A draw of 20 rows has room for one tile only. */
 	nb = draw_group(b, 22e6, 24e6, 40, 60, true);
-	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
 	for (uint32_t k = 0; k < plan.n; k++)
 		assert_int_equal(plan.p[k].tiles, 0);
 }
@@ -350,7 +349,7 @@ static void tiles_never_make_more_than_pieces_max(void **state)
 	size_t nb = draw_group(b, 0.999e9, 1e9, 3, 1003, true);
 
 	(void)state;
-	pieces_plan(b, nb, 1e9, 60, &est, whole_x, 1000000, true, &plan);
+	pieces_plan(b, nb, 1e9, 60, &est, whole_x, 1000000, &plan);
 	assert_int_equal(plan.n, PIECES_MAX);
 	assert_covers(&plan, 60);
 	assert_bands(&plan, 3, 1003);
@@ -381,7 +380,7 @@ static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 	b[0].x[PF_GROUP] = 1;
 	b[0].x[PF_DRAWS] = 1000;
 	est.young = true;
-	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, &plan);
 	assert_int_equal(plan.n, 4);
 	assert_covers(&plan, 17);
 	for (uint32_t k = 0; k < plan.n; k++) {
@@ -393,7 +392,7 @@ static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 	/* A short draw whose bound is a compile's: whole. */
 	est = estimate(1e6, 120e6);
 	est.young = true;
-	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
@@ -409,7 +408,7 @@ static void tile_commands_set_the_band_and_put_the_guest_state_back(void **state
 	(void)state;
 	draw_group(b, 22e6, 24e6, 0, 256, true);
 	b[1].tiling.rs[1] = 0x5;
-	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, &plan);
 	assert_int_equal(plan.n, 5);
 	/* First tile, scissor off: a copy of the state with it on, bound, and the band. */
 	n = tile_cmds_before(&plan.p[1], cmds);
@@ -445,7 +444,7 @@ static void tile_commands_set_the_band_and_put_the_guest_state_back(void **state
 	}
 	/* Scissor already on: no copy, only bands and the guest's scissor back. */
 	b[1].tiling.rs[1] = 1u << VIRGL_OBJ_RS_S0_SCISSOR_SHIFT;
-	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, true, &plan);
+	pieces_plan(b, 2, 24e6, 60, &est, whole_x, 8000000, &plan);
 	assert_int_equal(tile_cmds_before(&plan.p[1], cmds), 4);
 	assert_int_equal(tile_cmds_after(&plan.p[3], cmds), 4);
 	/* Not a tile: nothing. */
