@@ -33,6 +33,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <EGL/egl.h>
+#include <GLES2/gl2.h>
+#include <GLES2/gl2ext.h>
+
 #include "client_args.h"
 #include "gles/gles_target.h"
 #include "samples.h"
@@ -58,12 +62,16 @@ struct options {
 	unsigned long escalate;	  /* each group's trip count that many times the last's; 0: none */
 	unsigned long cheap;	  /* the first that many groups loop once */
 	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
+	const char *query;	  /* --query any-samples: the draws in an occlusion query */
 	const char *json;
 };
 
 struct gl {
 	struct gles_target t;
 	GLuint program, vbo;
+	GLuint query; /* --query's, 0: none */
+	PFNGLBEGINQUERYEXTPROC begin_query;
+	PFNGLENDQUERYEXTPROC end_query;
 	GLint phase, trips; /* trips: the uniform trip count's (-1: compiled in) */
 };
 
@@ -146,6 +154,21 @@ static int program_up(struct gl *g, const struct options *o)
 	return 0;
 }
 
+/* --query any-samples: an occlusion query (GL_EXT_occlusion_query_boolean) around each group. */
+static int query_up(struct gl *g)
+{
+	PFNGLGENQUERIESEXTPROC gen = (PFNGLGENQUERIESEXTPROC)eglGetProcAddress("glGenQueriesEXT");
+	const char *ext = (const char *)glGetString(GL_EXTENSIONS);
+
+	g->begin_query = (PFNGLBEGINQUERYEXTPROC)eglGetProcAddress("glBeginQueryEXT");
+	g->end_query = (PFNGLENDQUERYEXTPROC)eglGetProcAddress("glEndQueryEXT");
+	if (!ext || !strstr(ext, "GL_EXT_occlusion_query_boolean") || !gen || !g->begin_query ||
+	    !g->end_query)
+		return fail("--query: GL_EXT_occlusion_query_boolean is not supported");
+	gen(1, &g->query);
+	return 0;
+}
+
 static int gl_up(struct gl *g, const struct options *o)
 {
 	GLfloat quad[] = {-1, -1, 1, -1, -1, 1, 1, 1};
@@ -160,6 +183,8 @@ static int gl_up(struct gl *g, const struct options *o)
 	glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, NULL);
 	glEnableVertexAttribArray(0);
 	glViewport(0, 0, (GLsizei)o->width, (GLsizei)o->height);
+	if (o->query && query_up(g))
+		return 1;
 	glFinish();
 	return glGetError() == GL_NO_ERROR ? 0 : fail("setting up");
 }
@@ -181,10 +206,14 @@ static void group(const struct gl *g, const struct options *o, size_t n)
 {
 	if (g->trips >= 0)
 		glUniform1f(g->trips, (GLfloat)trips_of(o, n));
+	if (g->query)
+		g->begin_query(GL_ANY_SAMPLES_PASSED_EXT, g->query);
 	for (unsigned long d = 0; d < o->draws; d++) {
 		glUniform1f(g->phase, (float)((n * o->draws + d) % 1000) * 0.01f);
 		glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 	}
+	if (g->query)
+		g->end_query(GL_ANY_SAMPLES_PASSED_EXT);
 	glFinish();
 }
 
@@ -265,7 +294,7 @@ static void usage(FILE *to)
 	fprintf(to,
 		"usage: long-draws [--iterations I] [--draws D] [--seconds S]\n"
 		"                  [--size WxH] [--kms CARD] [--progress-s P] [--json FILE]\n"
-		"                  [--deceive K] [--escalate F] [--cheap N]\n"
+		"                  [--deceive K] [--escalate F] [--cheap N] [--query any-samples]\n"
 		"Sends command groups of D quads (default %d, 1..%d) covering a WxH\n"
 		"pbuffer (default %dx%d), each drawn with a fragment shader that loops\n"
 		"I times (default %d, 1..%d), then glFinish(), for S seconds\n"
@@ -280,7 +309,9 @@ static void usage(FILE *to)
 		"the trip count a uniform, so that every group's stream looks alike:\n"
 		"the first N groups loop once, then each group loops F times as often\n"
 		"as the one before, from I on (up to %d; without --escalate, I each:\n"
-		"a client that turns costly after N cheap groups).\n",
+		"a client that turns costly after N cheap groups). --query any-samples\n"
+		"draws each group inside an occlusion query (its result unread): a\n"
+		"draw that gpu-mediator's workers may not cut into scissor tiles.\n",
 		DEFAULT_DRAWS, MAX_DRAWS, DEFAULT_W, DEFAULT_H, DEFAULT_ITERATIONS, MAX_ITERATIONS,
 		DEFAULT_SECONDS, MAX_SECONDS, MAX_UNIFORM_ITERATIONS);
 }
@@ -310,6 +341,15 @@ static int parse_option(const char *opt, const char *val, void *data)
 		return client_args_ulong(PROG, opt, val, 2, 100, &o->escalate);
 	if (strcmp(opt, "--cheap") == 0)
 		return client_args_ulong(PROG, opt, val, 1, 1000000, &o->cheap);
+	if (strcmp(opt, "--query") == 0) {
+		if (strcmp(val, "any-samples") != 0) {
+			fprintf(stderr, PROG ": --query: only any-samples is known, not '%s'\n",
+				val);
+			return -1;
+		}
+		o->query = val;
+		return 0;
+	}
 	usage(stderr);
 	return -1;
 }

@@ -1279,25 +1279,26 @@ static uint32_t scissor_coord(double v, bool up)
 	return r > 65535 ? 65535u : (uint32_t)r;
 }
 
-/* Whether the draw just applied may be cut into scissor tiles: NULL and *@t filled, or why not. */
-static const char *draw_tiling(struct predict_ctx *ctx, const struct predict_dcmd *c,
-			       struct predict_tiling *t)
+/* Whether the draw just applied may be cut into scissor tiles: PREDICT_TILEABLE and *@t filled, or
+ * why not. */
+static enum predict_untiled draw_tiling(struct predict_ctx *ctx, const struct predict_dcmd *c,
+					struct predict_tiling *t)
 {
 	struct pc_sub *s = ctx->cur;
 	const struct pc_object *rs = object_get(s, s->rs, PREDICT_VIRGL_OBJECT_RASTERIZER);
 	const struct pc_object *vs = object_get(s, s->vs, PREDICT_VIRGL_OBJECT_SHADER);
-	const char *why = predict_tile_state_blocker(&s->tiles);
+	enum predict_untiled why = predict_tile_state_blocker(&s->tiles);
 	uint32_t samples;
 	struct rect r;
 
-	if (why)
+	if (why != PREDICT_TILEABLE)
 		return why;
 	if (!vs || vs->u.shader.st.viewport_index)
-		return "the vertex shader may pick another viewport (or is unknown)";
+		return PREDICT_UNTILED_VIEWPORT;
 	if (!rs)
-		return "no rasterizer state is bound";
+		return PREDICT_UNTILED_NO_RS;
 	if (!draw_rect(ctx, &r, &samples) || !rasterizes(ctx, c->u.draw.mode))
-		return "it rasterizes nothing";
+		return PREDICT_UNTILED_NOTHING;
 	t->x0 = scissor_coord(r.x0, false);
 	t->y0 = scissor_coord(r.y0, false);
 	t->x1 = scissor_coord(r.x1, true);
@@ -1314,8 +1315,8 @@ static const char *draw_tiling(struct predict_ctx *ctx, const struct predict_dcm
 		t->y1 = t->y1 < sy1 ? t->y1 : sy1;
 	}
 	if (t->x1 <= t->x0 || t->y1 <= t->y0)
-		return "it rasterizes nothing";
-	return NULL;
+		return PREDICT_UNTILED_NOTHING;
+	return PREDICT_TILEABLE;
 }
 
 /* Tells the boundary hook about command @c, which has output and ends at @end_dw. */
@@ -1331,8 +1332,8 @@ static void report_boundary(struct predict_ctx *ctx, const struct predict_dcmd *
 	};
 
 	if (b.draw) {
-		b.not_tileable = draw_tiling(ctx, c, &b.tiling);
-		b.tileable = b.not_tileable == NULL;
+		b.untiled = draw_tiling(ctx, c, &b.tiling);
+		b.tileable = b.untiled == PREDICT_TILEABLE;
 	}
 	ctx->boundary(ctx->boundary_arg, &b);
 }

@@ -115,7 +115,7 @@ void predict_tile_state_apply(struct predict_tile_state *t, const struct predict
 	}
 }
 
-const char *predict_tile_state_blocker(const struct predict_tile_state *t)
+enum predict_untiled predict_tile_state_blocker(const struct predict_tile_state *t)
 {
 	uint32_t any = t->atomics;
 
@@ -124,13 +124,30 @@ const char *predict_tile_state_blocker(const struct predict_tile_state *t)
 		if (i != PREDICT_PIPE_SHADER_COMPUTE)
 			any |= t->buffers[i] | t->images[i];
 	if (any || t->writes_for_good)
-		return "shader buffers, images or atomic counters are bound";
+		return PREDICT_UNTILED_WRITES;
 	if (t->streamout)
-		return "stream output is on";
+		return PREDICT_UNTILED_STREAMOUT;
 	if (t->queries)
-		return "a query is counting";
+		return PREDICT_UNTILED_QUERY;
 	if (t->stages & ~(1u << PREDICT_PIPE_SHADER_VERTEX | 1u << PREDICT_PIPE_SHADER_FRAGMENT |
 			  1u << PREDICT_PIPE_SHADER_COMPUTE))
-		return "a geometry or tessellation shader is bound";
-	return NULL;
+		return PREDICT_UNTILED_STAGES;
+	return PREDICT_TILEABLE;
+}
+
+const char *predict_untiled_text(enum predict_untiled why)
+{
+	static const char *const text[PREDICT_UNTILED_COUNT] = {
+	    [PREDICT_TILEABLE] = "it may be cut",
+	    [PREDICT_UNTILED_WRITES] = "shader buffers, images or atomic counters are bound",
+	    [PREDICT_UNTILED_STREAMOUT] = "stream output is on",
+	    [PREDICT_UNTILED_QUERY] = "a query is counting",
+	    [PREDICT_UNTILED_STAGES] = "a geometry or tessellation shader is bound",
+	    [PREDICT_UNTILED_VIEWPORT] =
+		"the vertex shader may pick another viewport (or is unknown)",
+	    [PREDICT_UNTILED_NO_RS] = "no rasterizer state is bound",
+	    [PREDICT_UNTILED_NOTHING] = "it rasterizes nothing",
+	};
+
+	return (unsigned)why < PREDICT_UNTILED_COUNT ? text[why] : "unknown";
 }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "predict_ctx.h"
 #include "predict_decode.h"
 
 struct predict_tile_state {
@@ -39,7 +40,7 @@ struct predict_tile_state {
 /* Follows command @c (decoded) of the sub-context @t belongs to. */
 void predict_tile_state_apply(struct predict_tile_state *t, const struct predict_dcmd *c);
 
-/* Why a draw now may not be cut into tiles, or NULL when it may. */
-const char *predict_tile_state_blocker(const struct predict_tile_state *t);
+/* Why a draw now may not be cut into tiles, or PREDICT_TILEABLE when it may. */
+enum predict_untiled predict_tile_state_blocker(const struct predict_tile_state *t);
 
 #endif

@@ -37,10 +37,32 @@
 #     restart        mediatord itself killed (SIGKILL) every 4 s and
 #                    started again 100 ms later (as systemd's Restart=
 #                    would), a long-draws client in infotainment
-#                    throughout; recovered when the new one answers.
+#                    throughout; recovered when the new one answers;
+#   and issue 29's classes, a plain GL ES client each (no exploit):
+#     escalating     long-draws whose trip count is a uniform (every
+#                    group's stream alike), each group 4x the last, a new
+#                    connection every 20 s round (so also reconnecting);
+#     sustained      the same, 100 cheap groups, then ~1.2 s groups back
+#                    to back, a new connection every 20 s round;
+#     long-groups    honest long groups: long-draws, 8 full-screen draws
+#                    of 960x540 a group, 12 iterations (~100 ms a group
+#                    here), which workers cut into pieces;
+#     single-draws   honest single draws of ~1.5 periods: one full-screen
+#                    draw a group, 8 iterations (~24 ms here), which
+#                    workers cut into scissor tiles;
+#     uncut-draws    the same inside an occlusion query (--query
+#                    any-samples), which may not be cut: refused by the
+#                    default oversize = refuse-untiled once past its
+#                    young groups;
+#     conn-flood     300 idle vtest connections to infotainment held for
+#                    20 s a round (its max_clients, 16 here, refuses the
+#                    rest);
+#     mem-flood      8 infotainment clients each holding 6 textures of 64
+#                    MiB (cleared) for 20 s a round.
 #   Each attack is repeated until the cluster's last frame.
 # Prints per attack: cluster frames, misses (the client's count and
-# mediatord's), frame latency p99 and max, the attack's rounds and their
+# mediatord's), frame latency p99 and max, the cluster's longest grant
+# wait (request to dispatch, from the trace), the attack's rounds and their
 # outcome (the attacker's most frequent report line, mediatord's watchdog
 # lines, infotainment workers that died of a signal, warnings its workers
 # logged), and mediatord's RSS and open descriptors before the attack and
@@ -55,7 +77,7 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
-ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart}
+ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart escalating sustained long-groups single-draws uncut-draws conn-flood mem-flood}
 OUT=${OUT:-$SRCROOT/bench-faults-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
@@ -205,6 +227,39 @@ attack_once() {
     fi
     ;;
   restart) restart_once ;;
+  escalating)
+    long_draws 20 --size 1920x1080 --escalate 4 --iterations 12
+    wait $! 2>/dev/null || true
+    echo "attack escalating: one connection, $(grep -c 'killing worker' "$TMP/run/mediatord.log") workers killed so far" \
+      >>"$TMP/run/attack.out"
+    ;;
+  sustained)
+    long_draws 20 --size 1920x1080 --cheap 100 --iterations 400
+    wait $! 2>/dev/null || true
+    echo "attack sustained: one connection, $(grep -c 'killing worker' "$TMP/run/mediatord.log") workers killed so far" \
+      >>"$TMP/run/attack.out"
+    ;;
+  long-groups | single-draws | uncut-draws)
+    local args=(--draws 8 --size 960x540 --iterations 12)
+    [ "$1" = long-groups ] || args=(--draws 1 --size 1920x1080 --iterations 8)
+    [ "$1" != uncut-draws ] || args+=(--query any-samples)
+    long_draws "$SECONDS_PER_ATTACK" "${args[@]}"
+    wait $! 2>/dev/null || true
+    echo "attack $1: $(grep -o 'long-draws: [0-9]* groups[^;]*' "$TMP/run/attack.out" | tail -n 1 || echo 'refused')" \
+      >>"$TMP/run/attack.out"
+    ;;
+  conn-flood)
+    timeout -k 5 20 "$VTEST_POKE" "$IVI_VTEST" hold-idle 300 >>"$TMP/run/attack.out" 2>&1 || true
+    ;;
+  mem-flood)
+    local pokes=()
+    for _ in $(seq 8); do
+      timeout -k 5 20 "$VTEST_POKE" "$IVI_VTEST" hold-textures 6 >>"$TMP/run/attack.out" 2>&1 &
+      pokes+=($!)
+    done
+    for p in "${pokes[@]}"; do wait "$p" 2>/dev/null || :; done
+    echo "attack mem-flood: 8 clients of 6 x 64 MiB textures held" >>"$TMP/run/attack.out"
+    ;;
   display-flood | ring-num | backing | destroy-busy)
     "$VHOST_USER_FRONTEND" "$IVI_VHOST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
@@ -260,10 +315,11 @@ one_attack() {
     --argjson signalled "$(sed '/signal 15: shutting down/q' "$log" | grep -c 'domain infotainment: client [0-9]*: worker [0-9]* killed by signal' || true)" \
     --argjson warnings "$(grep -c 'mediator-worker: \(warning\|error\): domain infotainment' "$log" || true)" \
     --argjson md_misses "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .missed)] | length' "$OUT/$name-trace.jsonl")" \
+    --argjson wait_us "$(jq -s '[.[] | select((has("type") | not) and .domain == "cluster") | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$OUT/$name-trace.jsonl")" \
     --argjson over "$(jq -s '[.[] | select((has("type") | not) and .domain == "infotainment" and .bound_ns > 0)] |
       {groups: length, over_bound: ([.[] | select(.end_ns - .start_ns > .bound_ns)] | length)}' "$OUT/$name-trace.jsonl")" \
     '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
-      mediatord_misses: $md_misses, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
+      mediatord_misses: $md_misses, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
       p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
       rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
       ivi_workers_signalled: $signalled, ivi_worker_warnings: $warnings,
@@ -271,14 +327,14 @@ one_attack() {
 }
 
 echo "gpu-mediator faults benchmark ($(nproc) CPUs, llvmpipe): cluster at 60 Hz for ${SECONDS_PER_ATTACK} s per attack, policy budget"
-printf '%-14s %6s %10s %7s %7s %6s %8s %8s  %s\n' attack frames misses p99_ms max_ms rounds watchdog signals \
+printf '%-14s %6s %10s %7s %7s %7s %6s %8s %8s  %s\n' attack frames misses p99_ms max_ms wait_ms rounds watchdog signals \
   "mediatord RSS, fds: before -> after the attack"
 for a in $ATTACKS; do
   one_attack "$a"
-  jq -r '"\(.attack) \(.frames) \(.client_misses)/\(.mediatord_misses) \(.p99_latency_us / 1000 * 10 | floor / 10) \(.max_latency_us / 1000 * 10 | floor / 10) \(.rounds) \(.watchdog_lines) \(.ivi_workers_signalled) \(.mediatord_before) -> \(.mediatord_after)"' "$OUT/$a.json" |
-    awk '{ printf "%-14s %6s %10s %7s %7s %6s %8s %8s  ", $1, $2, $3, $4, $5, $6, $7, $8;
-      for (i = 9; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
+  jq -r '"\(.attack) \(.frames) \(.client_misses)/\(.mediatord_misses) \(.p99_latency_us / 1000 * 10 | floor / 10) \(.max_latency_us / 1000 * 10 | floor / 10) \(.max_grant_wait_us / 1000 * 10 | floor / 10) \(.rounds) \(.watchdog_lines) \(.ivi_workers_signalled) \(.mediatord_before) -> \(.mediatord_after)"' "$OUT/$a.json" |
+    awk '{ printf "%-14s %6s %10s %7s %7s %7s %6s %8s %8s  ", $1, $2, $3, $4, $5, $6, $7, $8, $9;
+      for (i = 10; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
   jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings); infotainment groups over their bound: \(.ivi_over_bound) of \(.ivi_groups)"' "$OUT/$a.json"
 done
-echo "misses: the cluster client's own count / mediatord's (its traces' missed frames); rounds: attacks made; signals: infotainment workers that died of a signal"
+echo "misses: the cluster client's own count / mediatord's (its traces' missed frames); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
 echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"

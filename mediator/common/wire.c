@@ -150,8 +150,9 @@ int wire_check_grant_request(const struct wire_grant_request *m, char *err, size
 			    m->flags & ~known);
 	if ((m->flags & WIRE_GRANT_CLAIMED) && (m->flags & WIRE_GRANT_YOUNG))
 		return fail(-EINVAL, err, err_size, "grant request: a young group's claim");
-	if (m->reserved)
-		return fail(-EINVAL, err, err_size, "grant request: reserved not 0");
+	if (m->untiled >= WIRE_UNTILED_MAX)
+		return fail(-EINVAL, err, err_size, "grant request: untiled %u out of range",
+			    m->untiled);
 	return 0;
 }
 

@@ -105,8 +105,17 @@ struct wire_grant_request {
 	uint32_t offer_gen;  /* claimed: the generation of the offer it took */
 	uint64_t claimed_ns; /* claimed: when it took it (CLOCK_MONOTONIC) */
 	uint32_t ctx_id;     /* the group's guest context, for mediatord's log lines */
-	uint32_t reserved;   /* 0 */
+	/*
+	 * 0, or why a draw of this group (or piece) longer than the piece
+	 * length was not cut into scissor tiles: libpredict's enum
+	 * predict_untiled, below WIRE_UNTILED_MAX. mediatord refuses such a
+	 * group where it fits no gap (oversize = refuse-untiled, the default)
+	 * and show-budgets names its context.
+	 */
+	uint32_t untiled;
 };
+/* Room for libpredict's enum predict_untiled; both ends check at compile time that it fits. */
+#define WIRE_UNTILED_MAX 16u
 
 enum wire_grant_flag {
 	/* The group already started on the board's offer (below). */

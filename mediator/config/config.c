@@ -50,6 +50,7 @@ static const char *const policy_names[] = {
 static const char *const oversize_names[] = {
     [MEDIATOR_OVERSIZE_RUN] = "run",
     [MEDIATOR_OVERSIZE_UNSCHEDULABLE] = "unschedulable",
+    [MEDIATOR_OVERSIZE_REFUSE_UNTILED] = "refuse-untiled",
 };
 
 static const char *const bool_names[] = {"false", "true"};
@@ -967,7 +968,7 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.policy = CONFIG_DEFAULT_POLICY;
 	p->cfg.max_inflight = CONFIG_DEFAULT_MAX_INFLIGHT;
 	p->cfg.max_defer_us = CONFIG_DEFAULT_MAX_DEFER_US;
-	p->cfg.oversize = MEDIATOR_OVERSIZE_RUN;
+	p->cfg.oversize = MEDIATOR_OVERSIZE_REFUSE_UNTILED;
 	p->cfg.control_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
 	p->cfg.admin_gid = (gid_t)CONFIG_SOCKET_ID_UNSET;
 	p->cfg.worker_uid = (uid_t)CONFIG_SOCKET_ID_UNSET;

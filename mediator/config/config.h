@@ -144,6 +144,8 @@ enum mediator_policy {
 enum mediator_oversize {
 	MEDIATOR_OVERSIZE_RUN = 0,	 /* run it at the start of the next gap */
 	MEDIATOR_OVERSIZE_UNSCHEDULABLE, /* refuse it; its context is reported unschedulable */
+	/* the default: refuse it where a draw in it could not be cut into tiles, else run it */
+	MEDIATOR_OVERSIZE_REFUSE_UNTILED,
 };
 
 #define CONFIG_DEFAULT_MAX_DEFER_US 100000u

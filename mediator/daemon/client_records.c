@@ -30,6 +30,7 @@
 #include "daemon/trace.h"
 
 _Static_assert(PF_COUNT <= WIRE_COEFS, "the wire holds every feature's coefficient");
+_Static_assert(PREDICT_UNTILED_COUNT <= WIRE_UNTILED_MAX, "the wire holds every untiled reason");
 _Static_assert(PF_COUNT == WIRE_FEATURES, "wire_check_model() knows libpredict's features");
 _Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
 		   PREDICT_FRAGMENTS_HISTORY == WIRE_FRAGMENTS_HISTORY,
@@ -69,6 +70,24 @@ static int take_group(struct client *c, const void *msg, uint64_t now_ns, char *
 	return 0;
 }
 
+/* Notes request @m (checked: untiled below WIRE_UNTILED_MAX) in its domain's untiled report. */
+static void note_untiled(struct client *c, const struct wire_grant_request *m)
+{
+	struct untiled_report *u = &c->listener->untiled;
+
+	u->groups++;
+	u->client = c->id;
+	u->ctx_id = m->ctx_id;
+	u->why = m->untiled;
+	u->name[0] = '\0';
+	for (uint32_t i = 0; i < c->n_ctx_list; i++) {
+		if (c->ctx_list[i].ctx_id == m->ctx_id) {
+			memcpy(u->name, c->ctx_list[i].name, sizeof(u->name));
+			break;
+		}
+	}
+}
+
 static int take_grant_request(struct client *c, const void *msg, uint64_t now_ns, char *err,
 			      size_t err_size)
 {
@@ -78,10 +97,14 @@ static int take_grant_request(struct client *c, const void *msg, uint64_t now_ns
 	memcpy(&m, msg, sizeof(m));
 	r = dispatcher_request(c->md->dispatcher, c->id, (int)(c->listener - c->md->listeners), &m,
 			       now_ns);
-	if (r < 0)
+	if (r < 0) {
 		snprintf(err, err_size, "grant request %llu refused by the dispatcher: %s",
 			 (unsigned long long)m.id, strerror(-r));
-	return r;
+		return r;
+	}
+	if (m.untiled)
+		note_untiled(c, &m);
+	return 0;
 }
 
 static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *err, size_t err_size)

@@ -75,6 +75,22 @@ static struct json_object *context_list(struct mediatord *md, const struct liste
 	return arr;
 }
 
+/* A domain's groups with a long draw not cut into tiles, and the last context that sent one. */
+static struct json_object *untiled_to_json(const struct untiled_report *u)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "groups", json_object_new_uint64(u->groups));
+	if (!u->groups)
+		return o;
+	json_object_object_add(o, "client", json_object_new_int64(u->client));
+	json_object_object_add(o, "ctx_id", json_object_new_int64(u->ctx_id));
+	json_object_object_add(o, "name", json_object_new_string(u->name));
+	json_object_object_add(
+	    o, "why", json_object_new_string(predict_untiled_text((enum predict_untiled)u->why)));
+	return o;
+}
+
 static struct json_object *ctl_show_budgets(void *data)
 {
 	struct mediatord *md = data;
@@ -106,6 +122,7 @@ static struct json_object *ctl_show_budgets(void *data)
 		json_object_object_add(d, "bound_margin_us",
 				       json_object_new_double(margin / 1000.0));
 		json_object_object_add(d, "context_list", context_list(md, &md->listeners[i]));
+		json_object_object_add(d, "untiled", untiled_to_json(&md->listeners[i].untiled));
 		json_object_array_add(arr, d);
 	}
 	json_object_object_add(o, "domains", arr);

@@ -722,11 +722,12 @@ static bool drop_claim(struct dispatcher *d, uint32_t client)
 	return true;
 }
 
-/* The scheduler's flags (enum sched_group_flag) of a request's (enum wire_grant_flag). */
-static unsigned sched_flags(uint32_t wire_flags)
+/* The scheduler's flags (enum sched_group_flag) of a request (enum wire_grant_flag, untiled). */
+static unsigned sched_flags(const struct wire_grant_request *req)
 {
-	return (wire_flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0) |
-	       (wire_flags & WIRE_GRANT_NO_OUTPUT ? SCHED_NO_OUTPUT : 0);
+	return (req->flags & WIRE_GRANT_YOUNG ? SCHED_YOUNG : 0) |
+	       (req->flags & WIRE_GRANT_NO_OUTPUT ? SCHED_NO_OUTPUT : 0) |
+	       (req->untiled ? SCHED_UNTILED : 0);
 }
 
 /* The work of dispatcher_request(), less releasing a refused claim. */
@@ -761,16 +762,16 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	o->domain = domain;
 	o->predicted_ns = req->predicted_ns;
 	o->bound_ns = req->bound_ns;
-	o->flags = sched_flags(req->flags);
+	o->flags = sched_flags(req);
 	if (o->held) {
 		r = 0; /* its client is suspended: the scheduler gets it when it resumes */
 	} else if (claimed) {
 		clear_board(d);
 		r = sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				sched_flags(req->flags), now_ns);
+				sched_flags(req), now_ns);
 	} else {
 		r = sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				 sched_flags(req->flags), now_ns);
+				 sched_flags(req), now_ns);
 	}
 	if (r < 0) {
 		/* Both hold SCHED_MAX_PENDING requests, and the request was checked. */

@@ -47,6 +47,18 @@ struct model_report {
 	struct wire_model m;
 };
 
+/*
+ * A domain's groups with a draw longer than a piece that their worker
+ * could not cut into scissor tiles (struct wire_grant_request's untiled),
+ * and the last context that sent one, for show-budgets.
+ */
+struct untiled_report {
+	uint64_t groups;
+	uint32_t client, ctx_id;
+	uint32_t why; /* enum predict_untiled */
+	char name[WIRE_NAME_MAX];
+};
+
 struct listener {
 	struct mediatord *md;
 	struct domain *domain;
@@ -64,6 +76,7 @@ struct listener {
 	struct domain_limits_log refused_log; /* its refused connections' lines */
 	struct domain_limits_log ended_log;   /* its workers ended for memory */
 	struct penalties penalties;	      /* its users whose groups were revoked */
+	struct untiled_report untiled;	      /* its long draws that could not be cut */
 };
 
 /* A live guest context of a client, for show-budgets' context list. */

@@ -28,9 +28,10 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 	    .policy = cfg->policy == MEDIATOR_POLICY_FIFO ? SCHED_POLICY_FIFO : SCHED_POLICY_BUDGET,
 	    .max_inflight = cfg->max_inflight,
 	    .max_defer_ns = (uint64_t)cfg->max_defer_us * 1000,
-	    .oversize = cfg->oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE
-			    ? SCHED_OVERSIZE_UNSCHEDULABLE
-			    : SCHED_OVERSIZE_RUN,
+	    .oversize =
+		cfg->oversize == MEDIATOR_OVERSIZE_UNSCHEDULABLE    ? SCHED_OVERSIZE_UNSCHEDULABLE
+		: cfg->oversize == MEDIATOR_OVERSIZE_REFUSE_UNTILED ? SCHED_OVERSIZE_REFUSE_UNTILED
+								    : SCHED_OVERSIZE_RUN,
 	    .watchdog = {.multiplier = cfg->watchdog_multiplier,
 			 .slack_ns = (uint64_t)cfg->watchdog_slack_us * 1000,
 			 .floor_ns = (uint64_t)cfg->watchdog_floor_us * 1000,

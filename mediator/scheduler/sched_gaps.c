@@ -243,7 +243,8 @@ enum sched_rule_verdict sched_rule_oversize_refused(const struct sched_case *c)
 	 * fit (a noisy stretch widens bounds and narrows the gaps alike),
 	 * and runs at a gap's start (doc/results/scheduler-tuning.md).
 	 */
-	if (!c->big || c->s->p.oversize != SCHED_OVERSIZE_UNSCHEDULABLE)
+	if (!c->big || !(c->s->p.oversize == SCHED_OVERSIZE_UNSCHEDULABLE ||
+			 (c->s->p.oversize == SCHED_OVERSIZE_REFUSE_UNTILED && c->r->untiled)))
 		return SCHED_RULE_NEXT;
 	if (c->over_budget ? c->r->predicted > c->d->p.budget_ns : !c->fits_typically)
 		return SCHED_RULE_REFUSE;

@@ -41,6 +41,7 @@ struct sreq {
 	bool carried; /* of a safety frame rolled over before its deadline (see carry_frame()) */
 	bool young;   /* SCHED_YOUNG */
 	bool output;  /* not SCHED_NO_OUTPUT */
+	bool untiled; /* SCHED_UNTILED */
 	uint64_t predicted, bound, arrival, granted_at;
 	/* A normal domain's: how long it may hold the slot (sched_watchdog.c); UINT64_MAX: no limit
 	 * but the watchdog's. */

@@ -32,7 +32,7 @@ struct sched *sched_create(const struct sched_params *params, uint64_t now_ns)
 	struct sched *s;
 
 	if (!params || params->policy > SCHED_POLICY_FIFO ||
-	    params->oversize > SCHED_OVERSIZE_UNSCHEDULABLE)
+	    params->oversize > SCHED_OVERSIZE_REFUSE_UNTILED)
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -248,6 +248,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	r->bound = bound_ns > predicted_ns ? bound_ns : predicted_ns;
 	r->young = flags & SCHED_YOUNG;
 	r->output = !(flags & SCHED_NO_OUTPUT);
+	r->untiled = flags & SCHED_UNTILED;
 	r->arrival = now_ns;
 	if ((size_t)(r - s->req) >= s->top)
 		s->top = (size_t)(r - s->req) + 1;

@@ -53,6 +53,8 @@ enum sched_class {
 enum sched_oversize {
 	SCHED_OVERSIZE_RUN = 0,	      /* run it at the start of the next safety gap */
 	SCHED_OVERSIZE_UNSCHEDULABLE, /* refuse it: its context is unschedulable */
+	/* refuse it when SCHED_UNTILED (a draw in it could not be cut), else run it */
+	SCHED_OVERSIZE_REFUSE_UNTILED,
 };
 
 /*
@@ -198,6 +200,12 @@ enum sched_group_flag {
 	 * teardown) is not a frame: not counted, not judged, not logged.
 	 */
 	SCHED_NO_OUTPUT = 1u << 1,
+	/*
+	 * Its worker could not cut a draw in it into scissor tiles (wire.h,
+	 * struct wire_grant_request's untiled): it cannot get shorter, so
+	 * where it is oversize SCHED_OVERSIZE_REFUSE_UNTILED refuses it.
+	 */
+	SCHED_UNTILED = 1u << 2,
 };
 
 /*

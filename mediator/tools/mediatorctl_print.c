@@ -169,6 +169,37 @@ static void print_row(char cells[][CELL_MAX], const size_t *widths)
 	putchar('\n');
 }
 
+/*
+ * One line per domain whose workers could not cut a long draw into
+ * scissor tiles: how many groups, the last context, and why.
+ */
+static void print_untiled(struct json_object *domains)
+{
+	size_t n = json_object_array_length(domains);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+		struct json_object *u = mediatorctl_json_get(d, "untiled");
+		int64_t groups = json_object_get_int64(mediatorctl_json_get(u, "groups"));
+
+		if (groups <= 0)
+			continue;
+		fputs("uncut: ", stdout);
+		mediatorctl_print_sanitized(
+		    json_object_get_string(mediatorctl_json_get(d, "name")));
+		printf(": %" PRId64
+		       " groups held a draw longer than a piece that could not be cut; "
+		       "last: client %" PRId64 " context %" PRId64 " (",
+		       groups, json_object_get_int64(mediatorctl_json_get(u, "client")),
+		       json_object_get_int64(mediatorctl_json_get(u, "ctx_id")));
+		mediatorctl_print_sanitized(
+		    json_object_get_string(mediatorctl_json_get(u, "name")));
+		fputs("): ", stdout);
+		mediatorctl_print_sanitized(json_object_get_string(mediatorctl_json_get(u, "why")));
+		putchar('\n');
+	}
+}
+
 /* show-budgets' "invariant_violations": one line naming those broken, nothing when none is. */
 static void print_invariant_violations(struct json_object *result)
 {
@@ -242,6 +273,7 @@ int mediatorctl_print_budgets(struct json_object *result)
 	for (size_t i = 0; i <= n; i++)
 		print_row(cells[i], widths);
 	free(cells);
+	print_untiled(domains);
 	print_invariant_violations(result);
 	return EXIT_OK;
 }

@@ -24,6 +24,8 @@
  * worker that is killed loses little. */
 #define GPU_CONTEXT_SAVE_STATE_EVERY 2000u
 
+_Static_assert(PREDICT_UNTILED_COUNT <= WIRE_UNTILED_MAX, "the wire holds every untiled reason");
+
 struct gpu_context {
 	struct gpu_context_options opt;
 	char name[WIRE_NAME_MAX];
@@ -33,7 +35,7 @@ struct gpu_context {
 	struct mediator_link *link;
 	bool have_virgl_ctx;
 	bool fragments_stopped_logged;
-	const char *uncut_logged; /* why a long draw was last said not to be cut (static text) */
+	enum predict_untiled untiled_logged; /* why a long draw was last said not to be cut */
 	char state_path[4096];
 	char identity[128];
 	uint64_t model_reported_ns;
@@ -258,6 +260,7 @@ static void describe_next_piece(struct gpu_context *c)
 	const struct piece *p = &c->cur.plan.p[c->cur.next];
 
 	c->cur.info = c->cur.whole;
+	c->cur.info.untiled = p->untiled;
 	if (c->cur.plan.n < 2)
 		return;
 	c->cur.info.est = p->est;
@@ -270,35 +273,37 @@ static void describe_next_piece(struct gpu_context *c)
 }
 
 /*
- * Says in the log, once per context and reason, why a draw that keeps a
- * piece of the group just planned longer than twice the piece length
- * @piece_ns was not cut into scissor tiles (predict_tiling.h).
+ * Marks each piece just planned that is longer than the piece length
+ * @piece_ns and holds a draw that may not be cut into scissor tiles with
+ * why (struct piece's untiled: its grant request tells mediatord), and
+ * says in the log, once per context and reason, when such a piece is
+ * longer than twice the piece length.
  */
-static void log_uncut_draw(struct gpu_context *c, const struct piece_boundary *b, size_t nb,
-			   uint64_t piece_ns)
+static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, size_t nb,
+			 uint64_t piece_ns)
 {
-	const struct piece_plan *plan = &c->cur.plan;
+	struct piece_plan *plan = &c->cur.plan;
 
-	if (!piece_ns)
-		return;
 	for (uint32_t k = 0; k < plan->n; k++) {
-		const struct piece *p = &plan->p[k];
+		struct piece *p = &plan->p[k];
 
-		if (p->tiles >= 2 || !(p->est.predicted_ns > 2.0 * (double)piece_ns))
+		p->untiled = PREDICT_TILEABLE;
+		if (!piece_ns || p->tiles >= 2 || !(p->est.predicted_ns > (double)piece_ns))
 			continue;
-		for (size_t i = 0; i < nb; i++) {
-			if (!b[i].draw || !b[i].not_tileable || b[i].start_dw < p->start_dw ||
-			    b[i].end_dw > p->start_dw + p->ndw ||
-			    b[i].not_tileable == c->uncut_logged)
-				continue;
-			c->uncut_logged = b[i].not_tileable;
-			ctx_log(
-			    LOG_LEVEL_WARN, c,
-			    "a piece of %.1f ms holds a draw that is not cut into tiles: %s; it "
-			    "runs whole where a safety frame leaves room",
-			    p->est.predicted_ns / 1e6, b[i].not_tileable);
-			return;
+		for (size_t i = 0; i < nb && p->untiled == PREDICT_TILEABLE; i++) {
+			if (b[i].draw && !b[i].tileable && b[i].start_dw >= p->start_dw &&
+			    b[i].end_dw <= p->start_dw + p->ndw)
+				p->untiled = b[i].untiled;
 		}
+		if (p->untiled == PREDICT_TILEABLE || p->untiled == c->untiled_logged ||
+		    !(p->est.predicted_ns > 2.0 * (double)piece_ns))
+			continue;
+		c->untiled_logged = p->untiled;
+		ctx_log(LOG_LEVEL_WARN, c,
+			"a piece of %.1f ms holds a draw that is not cut into tiles: %s; where it "
+			"fits no gap a safety domain leaves, mediatord refuses it or runs it whole "
+			"(oversize)",
+			p->est.predicted_ns / 1e6, predict_untiled_text(p->untiled));
 	}
 }
 
@@ -329,7 +334,7 @@ int gpu_context_prepare(struct gpu_context *ctx, const uint32_t *buf, size_t ndw
 	/* Pieces of at most GPU_CONTEXT_SPLIT_MAX groups are learned from at once. */
 	pieces_plan(b, ctx->split_n < GPU_CONTEXT_SPLIT_MAX ? nb : 0, total, ndw,
 		    &ctx->cur.whole.est, ctx->cur.whole.features.x, piece_ns, &ctx->cur.plan);
-	log_uncut_draw(ctx, b, nb, piece_ns);
+	mark_untiled(ctx, b, nb, piece_ns);
 	ctx->cur.buf = buf;
 	describe_next_piece(ctx);
 	return 0;
@@ -393,14 +398,16 @@ bool gpu_context_request_grant(struct gpu_context *ctx)
 	/* A young context's group asks: the scheduler places it (wire.h). */
 	if (!info->est.young &&
 	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
-				      (uint64_t)info->est.bound_ns, flags, &info->grant_id)) {
+				      (uint64_t)info->est.bound_ns, flags, info->untiled,
+				      &info->grant_id)) {
 		info->grant = WIRE_GRANT_OFFERED;
 		return true;
 	}
 	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(
 	    ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
-	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0));
+	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0),
+	    info->untiled);
 	return false;
 }
 

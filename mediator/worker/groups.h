@@ -54,6 +54,7 @@ struct group_info {
 	/* A piece of a group cut into pieces (pieces.h): its number, from 1, and how many. */
 	uint32_t piece, pieces; /* 0, 0 for a whole group */
 	bool tile;		/* a scissor tile of a draw: the model learns from its group only */
+	uint32_t untiled;	/* enum predict_untiled: why a long draw in it was not cut, 0 */
 };
 
 /*

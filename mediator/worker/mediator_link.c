@@ -360,7 +360,7 @@ static bool claim(struct mediator_link *link, uint64_t bound_ns, uint32_t *gen, 
 }
 
 bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint64_t predicted_ns,
-			       uint64_t bound_ns, uint32_t flags, uint64_t *id)
+			       uint64_t bound_ns, uint32_t flags, uint32_t untiled, uint64_t *id)
 {
 	struct wire_grant_request *req = &link->claim;
 	uint32_t gen;
@@ -377,6 +377,7 @@ bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint
 	req->predicted_ns = predicted_ns;
 	req->bound_ns = bound_ns;
 	req->flags = WIRE_GRANT_CLAIMED | (flags & WIRE_GRANT_NO_OUTPUT);
+	req->untiled = untiled < WIRE_UNTILED_MAX ? untiled : 0;
 	req->offer_gen = gen;
 	req->claimed_ns = now;
 	req->ctx_id = ctx_id;
@@ -396,7 +397,8 @@ void mediator_link_report_claim(struct mediator_link *link)
 }
 
 uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id,
-				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags)
+				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags,
+				     uint32_t untiled)
 {
 	struct wire_grant_request req = {.hdr = {WIRE_GRANT_REQUEST, sizeof(req)}};
 
@@ -405,6 +407,7 @@ uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id
 	req.predicted_ns = predicted_ns;
 	req.bound_ns = bound_ns < predicted_ns ? predicted_ns : bound_ns;
 	req.flags = flags & (WIRE_GRANT_YOUNG | WIRE_GRANT_NO_OUTPUT);
+	req.untiled = untiled < WIRE_UNTILED_MAX ? untiled : 0;
 	req.ctx_id = ctx_id;
 	link->grant_pending = true;
 	link->grant_answered = false;

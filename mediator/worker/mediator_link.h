@@ -101,19 +101,20 @@ int mediator_link_attach_board(struct mediator_link *link, int fd, int domain);
  * mediator_link_request_grant().
  */
 bool mediator_link_claim_grant(struct mediator_link *link, uint32_t ctx_id, uint64_t predicted_ns,
-			       uint64_t bound_ns, uint32_t flags, uint64_t *id);
+			       uint64_t bound_ns, uint32_t flags, uint32_t untiled, uint64_t *id);
 /* Sends the claimed request of the last mediator_link_claim_grant() if not sent yet. */
 void mediator_link_report_claim(struct mediator_link *link);
 /*
  * The grant path. request_grant() sends a request for a group of guest
  * context @ctx_id with the given prediction and bound (@flags: WIRE_GRANT_YOUNG,
- * WIRE_GRANT_NO_OUTPUT) and returns its id (from 1); one request may be outstanding.
- * mediator_link_read() takes what mediatord sent: returns 0, or -EPIPE when the channel is gone or
- * mediatord broke the protocol. mediator_link_take_grant() returns true, once, when the answer to
- * the outstanding request came; *@verdict is then enum wire_verdict.
+ * WIRE_GRANT_NO_OUTPUT; @untiled: struct wire_grant_request's) and returns its id (from 1); one
+ * request may be outstanding. mediator_link_read() takes what mediatord sent: returns 0, or -EPIPE
+ * when the channel is gone or mediatord broke the protocol. mediator_link_take_grant() returns
+ * true, once, when the answer to the outstanding request came; *@verdict is then enum wire_verdict.
  */
 uint64_t mediator_link_request_grant(struct mediator_link *link, uint32_t ctx_id,
-				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags);
+				     uint64_t predicted_ns, uint64_t bound_ns, uint32_t flags,
+				     uint32_t untiled);
 int mediator_link_read(struct mediator_link *link);
 bool mediator_link_take_grant(struct mediator_link *link, uint32_t *verdict);
 /*

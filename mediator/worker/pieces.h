@@ -83,7 +83,7 @@ struct piece_boundary {
 	bool draw;		      /* the command is a draw */
 	bool tileable;		      /* a draw that may be cut into scissor tiles */
 	struct predict_tiling tiling; /* then: its pixels, rasterizer state and scissor */
-	const char *not_tileable;     /* a draw that may not: why (static text) */
+	enum predict_untiled untiled; /* a draw that may not: why */
 };
 
 /*
@@ -102,6 +102,8 @@ struct piece {
 	size_t draw_start_dw, draw_end_dw;
 	uint32_t band_y0, band_y1;
 	struct predict_tiling tiling;
+	/* Set by the worker: longer than the piece length with a draw not cut, why (0: not so). */
+	enum predict_untiled untiled;
 };
 
 struct piece_plan {

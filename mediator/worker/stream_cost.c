@@ -131,7 +131,7 @@ static void on_boundary(void *data, const struct predict_boundary *at)
 	nb->draw = at->draw;
 	nb->tileable = at->tileable;
 	nb->tiling = at->tiling;
-	nb->not_tileable = at->not_tileable;
+	nb->untiled = at->untiled;
 }
 
 void stream_cost_record_boundaries(struct stream_cost *p, bool on)

@@ -127,6 +127,26 @@ struct predict_tiling {
 	uint32_t scissor[2];	   /* scissor 0 as last set (0 before): to put back */
 };
 
+/*
+ * Why a draw may not be cut into scissor tiles (predict_tiling.h);
+ * predict_untiled_text() says it in words. Values are stable: mediatord
+ * is told them (mediator/common/wire.h, WIRE_UNTILED_MAX).
+ */
+enum predict_untiled {
+	PREDICT_TILEABLE = 0,
+	PREDICT_UNTILED_WRITES,	   /* shader buffers, images or atomic counters are bound */
+	PREDICT_UNTILED_STREAMOUT, /* stream output is on */
+	PREDICT_UNTILED_QUERY,	   /* a query is counting */
+	PREDICT_UNTILED_STAGES,	   /* a geometry or tessellation shader is bound */
+	PREDICT_UNTILED_VIEWPORT,  /* the vertex shader may pick another viewport */
+	PREDICT_UNTILED_NO_RS,	   /* no rasterizer state is bound */
+	PREDICT_UNTILED_NOTHING,   /* it rasterizes nothing */
+	PREDICT_UNTILED_COUNT
+};
+
+/* @why in words; "unknown" for a value out of range. */
+const char *predict_untiled_text(enum predict_untiled why);
+
 /* A place a group could be cut: after a command with output. */
 struct predict_boundary {
 	size_t start_dw, end_dw; /* the command's first dword and where the next command starts */
@@ -136,7 +156,7 @@ struct predict_boundary {
 	bool draw;     /* the command is a draw */
 	bool tileable; /* a draw that may be cut into tiles: @tiling says how */
 	struct predict_tiling tiling;
-	const char *not_tileable; /* a draw that may not: why */
+	enum predict_untiled untiled; /* a draw that may not: why (PREDICT_TILEABLE else) */
 };
 
 /*

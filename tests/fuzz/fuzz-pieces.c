@@ -55,7 +55,7 @@ static void on_boundary(void *data, const struct predict_boundary *at)
 	b->draw = at->draw;
 	b->tileable = at->tileable;
 	b->tiling = at->tiling;
-	b->not_tileable = at->not_tileable;
+	b->untiled = at->untiled;
 	if (at->tileable && (at->tiling.x1 <= at->tiling.x0 || at->tiling.y1 <= at->tiling.y0 ||
 			     at->start_dw >= at->end_dw))
 		abort();

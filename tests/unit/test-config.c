@@ -61,6 +61,8 @@ static void design_example_parses_with_its_values(void **state)
 	assert_string_equal(cfg.state_dir, "/var/lib/gpu-mediator");
 	assert_int_equal(cfg.policy, MEDIATOR_POLICY_BUDGET);
 	assert_int_equal(cfg.max_inflight, 1);
+	/* A draw that cannot be cut is refused where it fits no gap, by default. */
+	assert_int_equal(cfg.oversize, MEDIATOR_OVERSIZE_REFUSE_UNTILED);
 	assert_int_equal(cfg.renderer, MEDIATOR_RENDERER_EGL_SURFACELESS);
 	assert_string_equal(cfg.render_node, CONFIG_DEFAULT_RENDER_NODE);
 	assert_int_equal(cfg.n_domains, 1);

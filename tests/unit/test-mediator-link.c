@@ -222,10 +222,10 @@ static uint64_t a_worker_with_a_waiting_group(struct mediator_link *link, int pe
 	mediator_link_context(link, 2, true, "two");
 	mediator_link_context(link, 3, true, "three");
 	mediator_link_context(link, 2, false, "two");
-	id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+	id = mediator_link_request_grant(link, 1, 1000, 2000, 0, 0);
 	grant(link, peer, id);
 	assert_true(mediator_link_take_grant(link, &verdict));
-	id = mediator_link_request_grant(link, 3, 3000, 4000, WIRE_GRANT_YOUNG);
+	id = mediator_link_request_grant(link, 3, 3000, 4000, WIRE_GRANT_YOUNG, 3);
 	assert_int_equal(id, 2);
 	skip_messages(peer);
 	return id;
@@ -265,6 +265,7 @@ static void expect_resume_answer(int peer)
 	assert_int_equal(req.predicted_ns, 3000);
 	assert_int_equal(req.bound_ns, 4000);
 	assert_int_equal(req.flags, WIRE_GRANT_YOUNG);
+	assert_int_equal(req.untiled, 3); /* why a long draw of it was not cut, as it was asked */
 	expect_no_message(peer);
 }
 
@@ -282,7 +283,7 @@ static void an_orphaned_safety_worker_starts_its_waiting_group_and_sends_nothing
 	uint64_t id;
 
 	assert_false(mediator_link_serving_freely(link));
-	id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+	id = mediator_link_request_grant(link, 1, 1000, 2000, 0, 0);
 	skip_messages(peer);
 	orphaned(link, peer, 1);
 	assert_true(mediator_link_take_grant(link, &verdict));
@@ -348,7 +349,7 @@ static void after_a_resume_only_the_new_mediatords_grants_are_done(void **state)
 	mediator_link_done(link, id, 30, 40);
 	expect_message(peer, WIRE_DONE, &done, sizeof(done));
 	assert_int_equal(done.id, id);
-	id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+	id = mediator_link_request_grant(link, 1, 1000, 2000, 0, 0);
 	skip_messages(peer);
 	grant(link, peer, id);
 	assert_true(mediator_link_take_grant(link, &verdict));
@@ -393,7 +394,7 @@ static void a_resume_repeats_only_what_was_said(void **state)
 	mediator_link_hello(link, "fence-callback", "egl-surfaceless");
 	mediator_link_context(link, 1, true, "one");
 	mediator_link_context(link, 1, false, "one");
-	grant(link, peer, mediator_link_request_grant(link, 1, 1000, 2000, 0));
+	grant(link, peer, mediator_link_request_grant(link, 1, 1000, 2000, 0, 0));
 	assert_true(mediator_link_take_grant(link, &verdict));
 	skip_messages(peer);
 	orphaned(link, peer, 1);
@@ -434,7 +435,7 @@ static void a_grant_while_orphaned_breaks_the_protocol(void **state)
 	struct wire_grant g = {.hdr = {WIRE_GRANT, sizeof(g)}, .verdict = WIRE_GRANTED};
 	uint32_t verdict;
 
-	g.id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+	g.id = mediator_link_request_grant(link, 1, 1000, 2000, 0, 0);
 	orphaned(link, peer, 0);
 	assert_int_equal(send(peer, &g, sizeof(g), 0), sizeof(g));
 	assert_int_equal(mediator_link_read(link), -EPIPE);
@@ -455,7 +456,7 @@ static void an_armed_group_is_done_when_its_fence_signals(void **state)
 	struct mediator_link *link = make_roomy_link(&peer);
 	struct wire_done done;
 	uint32_t verdict;
-	uint64_t id = mediator_link_request_grant(link, 1, 1000, 2000, 0);
+	uint64_t id = mediator_link_request_grant(link, 1, 1000, 2000, 0, 0);
 
 	grant(link, peer, id);
 	assert_true(mediator_link_take_grant(link, &verdict));

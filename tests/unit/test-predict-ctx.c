@@ -913,8 +913,8 @@ static void note_boundary(void *data, const struct predict_boundary *b)
 	seen->last = *b;
 	seen->last.so_far = NULL;
 	seen->why[0] = '\0';
-	if (b->not_tileable)
-		snprintf(seen->why, sizeof(seen->why), "%s", b->not_tileable);
+	if (b->draw && !b->tileable)
+		snprintf(seen->why, sizeof(seen->why), "%s", predict_untiled_text(b->untiled));
 }
 
 /* A 200 x 100 target, its viewport, a vertex shader and rasterizer state 7 (S0 @s0) bound. */
@@ -955,7 +955,7 @@ static void a_plain_draw_may_be_cut_into_tiles_of_its_viewport(void **state)
 	emit(&s, SCISSOR, 0, 3, 0, 1u | 2u << 16, 50u | 60u << 16);
 	seen = tile_verdict(ctx, &s);
 	assert_true(seen.last.tileable);
-	assert_null(seen.last.not_tileable);
+	assert_int_equal(seen.last.untiled, PREDICT_TILEABLE);
 	assert_int_equal(seen.last.tiling.x0, 0);
 	assert_int_equal(seen.last.tiling.y0, 0);
 	assert_int_equal(seen.last.tiling.x1, 200);

@@ -853,6 +853,46 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 }
 
 /*
+ * oversize = refuse-untiled (the default): of two groups that fit no gap
+ * as they typically go, the one with a draw its worker could not cut
+ * (SCHED_UNTILED) is refused, the other runs at a gap's start past
+ * max_defer, as oversize = run has it.
+ */
+static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_decision d[4];
+	uint64_t ids[16], k;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, SCHED_UNTILED, 2 * MS), 0);
+	frames_while_waiting(s, c, 100 * MS, 2 * MS);
+	assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
+	assert_int_equal(d[0].id, 1);
+	assert_int_equal(d[0].verdict, SCHED_REFUSED);
+	stats(s, n, &st);
+	assert_int_equal(st.unschedulable, 1);
+	finish(s);
+
+	/* The same without the flag: not refused; past max_defer it runs at a gap's start. */
+	s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
+	c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	n = add(s, SCHED_CLASS_NORMAL, P, false);
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 0, 2 * MS), 0);
+	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
+	assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
+	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 1);
+	stats(s, n, &st);
+	assert_int_equal(st.unschedulable, 0);
+	finish(s);
+}
+
+/*
  * With oversize = unschedulable, a group that fails only on bounds is not
  * refused: the cluster's frames are bounded at 12 ms (a widened margin)
  * but take 1 ms, so check 3 sees gaps of 9.3 ms; the group's bound (22 ms)
@@ -1658,6 +1698,7 @@ int main(void)
 	    cmocka_unit_test(a_late_arrival_does_not_push_the_next_release_back),
 	    cmocka_unit_test(an_oversize_group_runs_in_a_gap_after_max_defer),
 	    cmocka_unit_test(an_oversize_group_can_be_refused_as_unschedulable),
+	    cmocka_unit_test(an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_is_not_refused),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_for_room_at_a_late_gap_start),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits),

@@ -187,8 +187,10 @@ static const struct message_case message_cases[] = {
      .u = 1u << 3, .expect = -EINVAL},
     {"a young group's claim", WIRE_GRANT_REQUEST, U32, FIELD(wire_grant_request, flags),
      .u = WIRE_GRANT_CLAIMED | WIRE_GRANT_YOUNG, .expect = -EINVAL},
-    {"a request whose reserved is set", WIRE_GRANT_REQUEST, U32,
-     FIELD(wire_grant_request, reserved), .u = 1, .expect = -EINVAL},
+    {"a request with an untiled reason", WIRE_GRANT_REQUEST, U32,
+     FIELD(wire_grant_request, untiled), .u = WIRE_UNTILED_MAX - 1},
+    {"a request whose untiled reason is out of range", WIRE_GRANT_REQUEST, U32,
+     FIELD(wire_grant_request, untiled), .u = WIRE_UNTILED_MAX, .expect = -EINVAL},
 
     /* WIRE_DONE. */
     {"a done measured above an hour", WIRE_DONE, U64, FIELD(wire_done, measured_ns), .u = HOUR + 1,
