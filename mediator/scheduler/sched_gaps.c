@@ -281,6 +281,15 @@ enum sched_rule_verdict sched_rule_unknown_at_gap_start(const struct sched_case 
 	if (!c->unknown)
 		return SCHED_RULE_NEXT;
 	/*
+	 * A young group is never refused for its estimate, except where its
+	 * worker says it holds a draw that may not be cut and asks with what
+	 * such draws of its context took (SCHED_UNTILED): that cannot get
+	 * shorter, and would take a frame each time.
+	 */
+	if (c->r->untiled && c->s->p.oversize == SCHED_OVERSIZE_REFUSE_UNTILED &&
+	    sched_exceeds_gaps(c->s, c->r, true, c->now_ns))
+		return SCHED_RULE_REFUSE;
+	/*
 	 * Only where the most room is and, for max_defer, where check 3
 	 * passes with its likely cost (from a young context's estimate
 	 * and the longest group it had): young groups longer than a

@@ -203,7 +203,9 @@ enum sched_group_flag {
 	/*
 	 * Its worker could not cut a draw in it into scissor tiles (wire.h,
 	 * struct wire_grant_request's untiled): it cannot get shorter, so
-	 * where it is oversize SCHED_OVERSIZE_REFUSE_UNTILED refuses it.
+	 * where it is oversize SCHED_OVERSIZE_REFUSE_UNTILED refuses it, young
+	 * or not (a young one's prediction is then what such draws of its
+	 * context took, not its model's).
 	 */
 	SCHED_UNTILED = 1u << 2,
 };

@@ -3,6 +3,7 @@
  * One guest GPU context below the transport layer (see gpu_context.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ struct gpu_context {
 	bool have_virgl_ctx;
 	bool fragments_stopped_logged;
 	enum predict_untiled untiled_logged; /* why a long draw was last said not to be cut */
+	/* The last two groups or pieces that held a draw that may not be cut: measured, ns. */
+	double untileable_ns[2];
 	char state_path[4096];
 	char identity[128];
 	uint64_t model_reported_ns;
@@ -261,6 +264,8 @@ static void describe_next_piece(struct gpu_context *c)
 
 	c->cur.info = c->cur.whole;
 	c->cur.info.untiled = p->untiled;
+	c->cur.info.untileable = p->untileable;
+	c->cur.info.young_ns = p->young_ns;
 	if (c->cur.plan.n < 2)
 		return;
 	c->cur.info.est = p->est;
@@ -283,27 +288,46 @@ static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, 
 			 uint64_t piece_ns)
 {
 	struct piece_plan *plan = &c->cur.plan;
+	/* What a young context's untileable draws took: the shorter of the last two (one may
+	 * have compiled its shaders). */
+	double lately = fmin(c->untileable_ns[0], c->untileable_ns[1]);
 
 	for (uint32_t k = 0; k < plan->n; k++) {
 		struct piece *p = &plan->p[k];
+		enum predict_untiled why = PREDICT_TILEABLE;
+		double length = p->est.predicted_ns;
 
 		p->untiled = PREDICT_TILEABLE;
-		if (!piece_ns || p->tiles >= 2 || !(p->est.predicted_ns > (double)piece_ns))
-			continue;
-		for (size_t i = 0; i < nb && p->untiled == PREDICT_TILEABLE; i++) {
+		p->young_ns = 0;
+		for (size_t i = 0; i < nb && why == PREDICT_TILEABLE; i++) {
 			if (b[i].draw && !b[i].tileable && b[i].start_dw >= p->start_dw &&
 			    b[i].end_dw <= p->start_dw + p->ndw)
-				p->untiled = b[i].untiled;
+				why = b[i].untiled;
 		}
-		if (p->untiled == PREDICT_TILEABLE || p->untiled == c->untiled_logged ||
-		    !(p->est.predicted_ns > 2.0 * (double)piece_ns))
+		p->untileable = why != PREDICT_TILEABLE;
+		if (!p->untileable || !piece_ns || p->tiles >= 2)
+			continue;
+		/*
+		 * A young model can predict 0.1 ms for a draw that took 36 ms
+		 * each time: such a piece asks with what they took, so that the
+		 * scheduler can refuse it as oversize (scheduler.h,
+		 * SCHED_UNTILED).
+		 */
+		if (p->est.young && lately > length) {
+			p->young_ns = lately;
+			length = lately;
+		}
+		if (!(length > (double)piece_ns))
+			continue;
+		p->untiled = why;
+		if (p->untiled == c->untiled_logged || !(length > 2.0 * (double)piece_ns))
 			continue;
 		c->untiled_logged = p->untiled;
 		ctx_log(LOG_LEVEL_WARN, c,
 			"a piece of %.1f ms holds a draw that is not cut into tiles: %s; where it "
 			"fits no gap a safety domain leaves, mediatord refuses it or runs it whole "
 			"(oversize)",
-			p->est.predicted_ns / 1e6, predict_untiled_text(p->untiled));
+			length / 1e6, predict_untiled_text(p->untiled));
 	}
 }
 
@@ -387,6 +411,7 @@ bool gpu_context_request_grant(struct gpu_context *ctx)
 {
 	struct group_info *info = &ctx->cur.info;
 	uint32_t flags = predict_cmd_no_output(&info->counts) ? WIRE_GRANT_NO_OUTPUT : 0;
+	double predicted = info->est.predicted_ns, bound = info->est.bound_ns;
 
 	info->request_ns = mono_now_ns();
 	/* mediatord is dead and this domain is served freely (wire.h). */
@@ -396,18 +421,20 @@ bool gpu_context_request_grant(struct gpu_context *ctx)
 		return true;
 	}
 	/* A young context's group asks: the scheduler places it (wire.h). */
+	if (info->young_ns > info->est.predicted_ns) {
+		predicted = info->young_ns;
+		bound = bound > predicted ? bound : predicted;
+	}
 	if (!info->est.young &&
-	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
-				      (uint64_t)info->est.bound_ns, flags, info->untiled,
-				      &info->grant_id)) {
+	    mediator_link_claim_grant(ctx->link, ctx->opt.ctx_id, (uint64_t)predicted,
+				      (uint64_t)bound, flags, info->untiled, &info->grant_id)) {
 		info->grant = WIRE_GRANT_OFFERED;
 		return true;
 	}
 	info->grant = WIRE_GRANT_ASKED;
 	info->grant_id = mediator_link_request_grant(
-	    ctx->link, ctx->opt.ctx_id, (uint64_t)info->est.predicted_ns,
-	    (uint64_t)info->est.bound_ns, flags | (info->est.young ? WIRE_GRANT_YOUNG : 0),
-	    info->untiled);
+	    ctx->link, ctx->opt.ctx_id, (uint64_t)predicted, (uint64_t)bound,
+	    flags | (info->est.young ? WIRE_GRANT_YOUNG : 0), info->untiled);
 	return false;
 }
 
@@ -497,6 +524,10 @@ static void emit_group(const struct wire_group *record, const struct group_info 
 
 	if (info->grant_id)
 		mediator_link_done(c->link, info->grant_id, measured, record->end_ns);
+	if (info->untileable) {
+		c->untileable_ns[1] = c->untileable_ns[0];
+		c->untileable_ns[0] = (double)measured;
+	}
 	if (info->pieces)
 		learn_piece(c, info, measured);
 	else

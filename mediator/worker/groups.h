@@ -55,6 +55,8 @@ struct group_info {
 	uint32_t piece, pieces; /* 0, 0 for a whole group */
 	bool tile;		/* a scissor tile of a draw: the model learns from its group only */
 	uint32_t untiled;	/* enum predict_untiled: why a long draw in it was not cut, 0 */
+	bool untileable;	/* it holds a draw that may not be cut, of any length */
+	double young_ns;	/* young and untiled: what such groups took lately, asked with */
 };
 
 /*

@@ -104,6 +104,8 @@ struct piece {
 	struct predict_tiling tiling;
 	/* Set by the worker: longer than the piece length with a draw not cut, why (0: not so). */
 	enum predict_untiled untiled;
+	bool untileable; /* set by the worker: it holds a draw that may not be cut, of any length */
+	double young_ns; /* set by the worker: a young piece's length by measure (0: none) */
 };
 
 struct piece_plan {

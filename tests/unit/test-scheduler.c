@@ -890,6 +890,26 @@ static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(voi
 	stats(s, n, &st);
 	assert_int_equal(st.unschedulable, 0);
 	finish(s);
+
+	/*
+	 * A young group is refused too where it asks with what its context's
+	 * untileable draws took (36 ms); one that asks with 3 ms starts at
+	 * a gap's start.
+	 */
+	s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
+	c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	n = add(s, SCHED_CLASS_NORMAL, P, false);
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(
+	    sched_submit(s, 1, n, 36 * MS, 36 * MS, SCHED_UNTILED | SCHED_YOUNG, 2 * MS), 0);
+	assert_int_equal(sched_poll(s, 2 * MS, d, 4), 1);
+	assert_int_equal(d[0].verdict, SCHED_REFUSED);
+	assert_int_equal(sched_submit(s, 2, n, 3 * MS, 3 * MS, SCHED_UNTILED | SCHED_YOUNG, 3 * MS),
+			 0);
+	safety_frame(s, c, 101, P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, P + 1 * MS, ids), 1);
+	assert_int_equal(ids[0], 2);
+	finish(s);
 }
 
 /*
