@@ -2,7 +2,6 @@
 /*
  * A context's estimator: model + memo + bound (see predict_estimator.h).
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +17,7 @@ struct predict_estimator {
 	unsigned flags;
 	double bias;	  /* running mean of recent measured - model, ns (anchor) */
 	double start_max; /* the longest group measured during start-up, ns */
-	double last[PREDICT_ESTIMATOR_LATELY]; /* the last groups measured, ns (ring) */
-	uint64_t learned;		       /* groups learned from */
+	uint64_t learned; /* groups learned from */
 };
 
 struct predict_estimator *predict_estimator_create(const struct predict_model_ops *ops,
@@ -80,9 +78,6 @@ void predict_estimator_predict(struct predict_estimator *e, const struct predict
 	out->young = e->learned < PREDICT_ESTIMATOR_ANCHOR;
 	if (out->young && out->bound_ns < e->start_max)
 		out->bound_ns = e->start_max;
-	out->lately_ns = 0;
-	for (unsigned i = 0; out->young && i < PREDICT_ESTIMATOR_LATELY; i++)
-		out->lately_ns = fmax(out->lately_ns, e->last[i]);
 }
 
 void predict_estimator_learn(struct predict_estimator *e, const struct predict_features *f,
@@ -120,7 +115,6 @@ void predict_estimator_learn(struct predict_estimator *e, const struct predict_f
 					  e->learned >= PREDICT_ESTIMATOR_ANCHOR);
 	if (measured_ns > e->start_max)
 		e->start_max = measured_ns;
-	e->last[e->learned % PREDICT_ESTIMATOR_LATELY] = predict_time_clamp(measured_ns);
 	e->learned++;
 }
 

@@ -166,11 +166,10 @@ static void tile_piece(struct piece_plan *out, uint32_t k, const struct draw_in_
  * Cuts into scissor tiles each piece still longer than @piece_ns whose
  * cost is mostly one tileable draw, as far as PIECES_MAX allows.
  */
-static bool plan_tiles(const struct piece_boundary *b, size_t nb, double total, bool by_cost,
+static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, bool by_cost,
 		       double length, uint64_t piece_ns, struct piece_plan *out)
 {
 	double start = 0;
-	bool tiled = false;
 
 	for (uint32_t k = 0; k < out->n; k++) {
 		struct piece *p = &out->p[k];
@@ -188,12 +187,10 @@ static bool plan_tiles(const struct piece_boundary *b, size_t nb, double total, 
 			if (m >= 2) {
 				tile_piece(out, k, &d, m);
 				k += m - 1;
-				tiled = true;
 			}
 		}
 		start += share;
 	}
-	return tiled;
 }
 
 void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
@@ -204,7 +201,6 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
 	double length = est->young ? est->bound_ns : est->predicted_ns;
 	double wanted, prev_share = 0.0;
-	struct predict_estimate young_tiled;
 	uint32_t n;
 
 	one_piece(ndw, est, x, out);
@@ -254,19 +250,11 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 		finish(out, ndw, x);
 	}
 	/*
-	 * Tiles go by the prediction; a young context's, by the longer of
-	 * its prediction and what its last few groups took (lately_ns): its
-	 * model can predict 0.4 ms for a draw that took 23 ms twice, and its
-	 * bound is the longest group so far, most often a shader compile,
-	 * which would cut every short draw into PIECES_MAX tiles. The tiles of
-	 * a young group are then predicted by that length too, so that each
-	 * starts where its share of it fits.
+	 * Tiles go by the prediction, young or not: a young context's bound
+	 * is the longest group it took so far, most often a shader compile,
+	 * and would cut every short draw into PIECES_MAX tiles.
 	 */
-	young_tiled = *est;
-	if (est->young && est->lately_ns > est->predicted_ns)
-		young_tiled.predicted_ns = fmin(est->lately_ns, est->bound_ns);
-	if (plan_tiles(b, nb, total_cost, by_cost, young_tiled.predicted_ns, piece_ns, out))
-		est = &young_tiled;
+	plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
 	if (out->n > 1)
 		set_estimates(out, est);
 }

@@ -59,8 +59,6 @@
 /* Groups over which a context re-anchors its model's level, and the newest residual's weight. */
 #define PREDICT_ESTIMATOR_ANCHOR	64u
 #define PREDICT_ESTIMATOR_ANCHOR_WEIGHT 0.3
-/* A young estimate's lately_ns: the longest of its context's last this many groups. */
-#define PREDICT_ESTIMATOR_LATELY 4u
 /* Quantile of the residuals the bound is set at. */
 #define PREDICT_ESTIMATOR_BOUND_QUANTILE 0.995
 
@@ -72,14 +70,6 @@ struct predict_estimate {
 	uint64_t kind;	     /* the group's kind (predict_recent_kind()), 0 without recent */
 	bool memo;	     /* predicted_ns is the memo's */
 	bool young;	     /* among the first PREDICT_ESTIMATOR_ANCHOR groups (see bound) */
-	/*
-	 * Young only (else 0): the longest of the context's last
-	 * PREDICT_ESTIMATOR_LATELY groups as measured. A young model can
-	 * predict 0.4 ms for a draw that took 23 ms twice in a row; the
-	 * bound (the longest group so far) is often a one-off compile.
-	 * What the worker sizes a young group's scissor tiles by (pieces.h).
-	 */
-	double lately_ns;
 };
 
 /* What an estimator adds to its model (bench/accuracy compares with and without). */

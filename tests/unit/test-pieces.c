@@ -361,8 +361,8 @@ static void tiles_never_make_more_than_pieces_max(void **state)
 
 /*
  * A young group (equal shares by boundary) whose one command with output
- * is a draw: tiled by its prediction or what its last groups took, not by
- * its bound (the longest group so far, most often a shader compile).
+ * is a draw: tiled by its prediction, not by its bound (the longest group
+ * so far, most often a shader compile).
  */
 static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 {
@@ -393,31 +393,6 @@ static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 	est = estimate(1e6, 120e6);
 	est.young = true;
 	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, &plan);
-	assert_int_equal(plan.n, 1);
-	/* ... and whose last groups were short too (a compile before them). */
-	est.lately_ns = 3e6;
-	pieces_plan(b, 1, 0, 17, &est, whole_x, 8000000, &plan);
-	assert_int_equal(plan.n, 1);
-	/*
-	 * Predicted 0.4 ms by a model still learning, but the last groups took
-	 * 23 ms: tiled by that, and each tile predicted its share of it, so
-	 * that the scheduler places it where that fits.
-	 */
-	est = estimate(0.4e6, 30e6);
-	est.young = true;
-	est.lately_ns = 23e6;
-	pieces_plan(b, 1, 0, 17, &est, whole_x, 4000000, &plan);
-	assert_int_equal(plan.n, 6);
-	assert_covers(&plan, 17);
-	for (uint32_t k = 0; k < plan.n; k++) {
-		assert_int_equal(plan.p[k].tiles, 6);
-		assert_true(plan.p[k].est.predicted_ns > 3.5e6);
-		assert_true(plan.p[k].est.predicted_ns < 4.2e6);
-		assert_true(plan.p[k].est.bound_ns >= plan.p[k].est.predicted_ns);
-	}
-	/* Not young: the prediction alone. */
-	est.young = false;
-	pieces_plan(b, 1, 0, 17, &est, whole_x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 }
 

@@ -401,48 +401,6 @@ static void a_young_context_is_bounded_by_what_it_took(void **state)
 	predict_estimator_destroy(e);
 }
 
-/*
- * A young estimate says the longest of its context's last few groups: a
- * 30 ms compile is forgotten PREDICT_ESTIMATOR_LATELY groups later, a
- * draw that keeps taking 23 ms is not; past start-up it says nothing.
- */
-static void a_young_estimate_says_what_the_last_groups_took(void **state)
-{
-	struct predict_estimator *e =
-	    predict_estimator_create(predict_model_find("sgd"), PREDICT_ESTIMATOR_ALL);
-	struct predict_features f;
-	struct predict_estimate est;
-	unsigned i = 0;
-
-	assert_non_null(e);
-	features(&f, 1, 1);
-	predict_estimator_predict(e, &f, &est);
-	assert_true(est.young);
-	assert_true(est.lately_ns == 0);
-	predict_estimator_learn(e, &f, &est, 30 * MS); /* the compile */
-	for (; i < PREDICT_ESTIMATOR_LATELY; i++) {
-		features(&f, 2 + i, 0.1);
-		predict_estimator_predict(e, &f, &est);
-		assert_true(est.lately_ns == 30 * MS);
-		predict_estimator_learn(e, &f, &est, 2 * MS);
-	}
-	features(&f, 100, 0.1);
-	predict_estimator_predict(e, &f, &est);
-	assert_true(est.lately_ns == 2 * MS);
-	assert_true(est.bound_ns >= 30 * MS); /* the bound still is the longest so far */
-	predict_estimator_learn(e, &f, &est, 23 * MS);
-	predict_estimator_predict(e, &f, &est);
-	assert_true(est.lately_ns == 23 * MS);
-	for (i = 0; i < PREDICT_ESTIMATOR_ANCHOR; i++) {
-		predict_estimator_predict(e, &f, &est);
-		predict_estimator_learn(e, &f, &est, 23 * MS);
-	}
-	predict_estimator_predict(e, &f, &est);
-	assert_false(est.young);
-	assert_true(est.lately_ns == 0);
-	predict_estimator_destroy(e);
-}
-
 /* What a context's fragment estimators learned survives a round trip; bad states are refused. */
 static void fragment_estimators_survive_a_round_trip(void **state)
 {
@@ -500,7 +458,6 @@ int main(void)
 	    cmocka_unit_test(the_estimator_uses_the_memo_and_re_anchors),
 	    cmocka_unit_test(the_estimator_remembers_no_stall_of_a_known_kind),
 	    cmocka_unit_test(a_young_context_is_bounded_by_what_it_took),
-	    cmocka_unit_test(a_young_estimate_says_what_the_last_groups_took),
 	    cmocka_unit_test(fragment_estimators_survive_a_round_trip),
 	};
 
