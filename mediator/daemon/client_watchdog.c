@@ -30,12 +30,17 @@
  *   kill_us, halved per level, after the revocation.
  * When its late completion comes and it drew on, the offence that takes
  * its user to PENALTY_KILL_LEVEL or above ends the worker, and a user at
- * that level has a revoked group's worker ended at the revocation: a
- * client whose draws each end under the allowance above (the scissor
- * tiles of a draw that grows fourfold per group, each revoked and each a
- * frame the cluster missed) gets at most that many, and so does a new
- * connection of the same user (bench/faults, escalating). Idle priority
- * alone did not keep the cluster's frames beside a 200 ms draw.
+ * that level has a revoked group's worker ended at the revocation, where
+ * the group's context is past its young groups: a client whose groups
+ * turn long once its model has learned them short (bench/faults,
+ * sustained: 100 cheap groups, then ~1.2 s ones, each revoked, each a
+ * frame or more the cluster missed) gets at most that many, and so does a
+ * new connection of the same user once it is past its young groups. A
+ * young context's draws are often longer than its model predicts (an
+ * honest app's first draws, before its tiles are sized by what they
+ * took): its revocations raise the level but do not end the worker.
+ * Idle priority alone did not keep the cluster's frames beside a 200 ms
+ * draw.
  * Its priority comes back when its late completion comes, unless its
  * user is at PENALTY_DEMOTE_LEVEL or above, whose workers, old and new,
  * stay at idle priority until the level decays.
@@ -111,7 +116,7 @@ static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, 
 	uint32_t level = penalties_level(&c->listener->penalties, c->peer_uid, now);
 
 	c->revocations++;
-	if (level >= PENALTY_KILL_LEVEL) {
+	if (level >= PENALTY_KILL_LEVEL && !r->young) {
 		/* A repeat offender's revoked group is not let run on. */
 		penalties_offend(&c->listener->penalties, c->peer_uid, now);
 		log_error("domain %s: client %u context %u: group of grant %llu held it past its "
@@ -122,6 +127,7 @@ static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, 
 		return 0;
 	}
 	c->awaiting_late = true;
+	c->revoked_young = r->young;
 	if (worth_logging(c->revocations))
 		log_warn("domain %s: client %u context %u: group of grant %llu held it for %llu "
 			 "ms, past its watchdog deadline of %llu ms (bound %llu us); grant "
@@ -239,7 +245,7 @@ void client_watchdog_done(struct client *c)
 		c->awaiting_late = false;
 		if (drew > PENALTY_DREW_NS) {
 			level = penalties_offend(&c->listener->penalties, c->peer_uid, now);
-			if (level >= PENALTY_KILL_LEVEL) {
+			if (level >= PENALTY_KILL_LEVEL && !c->revoked_young) {
 				log_error(
 				    "domain %s: client %u: its revoked group drew %llu ms "
 				    "after its revocation, penalty level %u; killing worker %d",

@@ -23,10 +23,10 @@
 #define PENALTY_DECAY_NS     10000000000ull /* 10 s */
 #define PENALTY_DEMOTE_LEVEL 2u
 /*
- * From this level on, a revoked group that drew on after its revocation
- * ends its worker when it completes: a client whose long draws each fit
- * under the rasterizer allowance (scissor tiles of a draw that grows)
- * would otherwise take a frame per draw.
+ * From this level on, a revoked group of a context past its young groups
+ * that drew on after its revocation ends its worker (client_watchdog.c):
+ * a client whose long draws each fit under the rasterizer allowance would
+ * otherwise take a frame per draw.
  */
 #define PENALTY_KILL_LEVEL 3u
 

@@ -185,19 +185,16 @@ uint64_t sched_safety_gap(const struct sched *s, uint64_t now_ns)
 }
 
 /*
- * The largest bound a group of domain @dom may have to pass checks 2 and
- * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing
- * else waiting: check 3 with the GPU busy until the later of the two.
+ * Check 3 alone: the longest a group of domain @dom started when the GPU
+ * is free at @busy may take so that no safety frame is late, seen at
+ * @now_ns (UINT64_MAX: no safety domain to protect). With @gaps, also no
+ * more than the largest gap of each (what a normal domain may be offered).
  */
-uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns)
+static uint64_t safety_room(const struct sched *s, int dom, uint64_t now_ns, uint64_t busy,
+			    bool gaps)
 {
-	const struct sdom *d = &s->d[dom];
-	uint64_t busy = busy_until(s, now_ns), b = UINT64_MAX;
+	uint64_t b = UINT64_MAX;
 
-	if (busy_until(s, until_ns) > busy)
-		busy = busy_until(s, until_ns);
-	if (d->p.strict)
-		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *o = &s->d[i];
 		uint64_t c = sched_frame_cost(o), next, rest;
@@ -211,11 +208,33 @@ uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint
 		if (next) {
 			b = MIN(b, sub0(next + o->p.deadline_ns,
 					busy + c + sched_release_guard(o) + o->p.guard_ns));
-			if (d->p.class != SCHED_CLASS_SAFETY)
+			if (gaps)
 				b = MIN(b, largest_gap(o));
 		}
 	}
 	return b;
+}
+
+uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns)
+{
+	return safety_room(s, dom, now_ns, busy_until(s, now_ns), false);
+}
+
+/*
+ * The largest bound a group of domain @dom may have to pass checks 2 and
+ * 3 (and not be oversize) at any time in [@now_ns, @until_ns], nothing
+ * else waiting: check 3 with the GPU busy until the later of the two.
+ */
+uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns)
+{
+	const struct sdom *d = &s->d[dom];
+	uint64_t busy = busy_until(s, now_ns), b = UINT64_MAX;
+
+	if (busy_until(s, until_ns) > busy)
+		busy = busy_until(s, until_ns);
+	if (d->p.strict)
+		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
+	return MIN(b, safety_room(s, dom, now_ns, busy, d->p.class != SCHED_CLASS_SAFETY));
 }
 
 enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c)

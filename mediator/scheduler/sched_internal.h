@@ -227,6 +227,11 @@ uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns);
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns);
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
+/*
+ * Check 3 alone: how long a group of @dom started now may take before
+ * some safety frame would be late (UINT64_MAX: none to protect).
+ */
+uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
 

@@ -35,27 +35,27 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
 
 /*
  * Sets the allowance of @r, a group granted now: a normal domain's may
- * hold the slot as long as the safety domains' gaps leave room (the
- * largest bound that would pass checks 2 and 3 now, or, where it was
- * granted with less room than that, at a gap's start, the largest gap
- * the safety domains leave), at least SCHED_MIN_ALLOWANCE_NS, at most
- * normal_cap_ns. Young or old, predicted right or not: the mediator
+ * hold the slot as long as the safety domains' frames leave room (check 3
+ * alone: until the next frame's latest start; its budget does not cut
+ * it shorter), at least SCHED_MIN_ALLOWANCE_NS, at most normal_cap_ns.
+ * (Until 2026-11-27 it was at least the largest gap the safety domains
+ * leave, for groups started at a gap's start: that runs from a frame's
+ * earliest end, so a group granted a little after a frame ended held the
+ * slot past the next frame's latest start, and the frame missed by 0.3 to
+ * 4 ms, one a scissor tile in bench/faults' escalating row.) Young or old, predicted right or not: the mediator
  * chooses how long another domain's group may keep the GPU, not the
  * group's history (doc/design.md, "The grant watchdog").
  */
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 {
 	const struct sched_watchdog *w = &s->p.watchdog;
-	uint64_t a, gap;
+	uint64_t a;
 
 	r->allowance = UINT64_MAX;
 	if (!w->multiplier || !w->normal_cap_ns || s->p.policy != SCHED_POLICY_BUDGET ||
 	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY)
 		return;
-	a = sched_offer_bound(s, r->domain, now_ns, now_ns);
-	gap = sched_largest_gap(s, r->domain, now_ns);
-	if (a < gap)
-		a = gap;
+	a = sched_safety_room(s, r->domain, now_ns);
 	if (a < SCHED_MIN_ALLOWANCE_NS)
 		a = SCHED_MIN_ALLOWANCE_NS;
 	r->allowance = MIN(a, w->normal_cap_ns);
