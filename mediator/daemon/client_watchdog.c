@@ -28,19 +28,6 @@
  *   way (doc/design.md, "The grant watchdog");
  * - a worker without rasterizer threads (a hardware renderer): killed
  *   kill_us, halved per level, after the revocation.
- * When its late completion comes and it drew on, the offence that takes
- * its user to PENALTY_KILL_LEVEL or above ends the worker, and a user at
- * that level has a revoked group's worker ended at the revocation, where
- * the group's context is past its young groups: a client whose groups
- * turn long once its model has learned them short (bench/faults,
- * sustained: 100 cheap groups, then ~1.2 s ones, each revoked, each a
- * frame or more the cluster missed) gets at most that many, and so does a
- * new connection of the same user once it is past its young groups. A
- * young context's draws are often longer than its model predicts (an
- * honest app's first draws, before its tiles are sized by what they
- * took): its revocations raise the level but do not end the worker.
- * Idle priority alone did not keep the cluster's frames beside a 200 ms
- * draw.
  * Its priority comes back when its late completion comes, unless its
  * user is at PENALTY_DEMOTE_LEVEL or above, whose workers, old and new,
  * stay at idle priority until the level decays.
@@ -102,32 +89,13 @@ static uint64_t drawn_since_revoke(const struct client *c)
 	return cpu.raster_ns - c->raster_at_revoke;
 }
 
-/* Ends @c's worker for the grant watchdog: counted, and nothing it sends counts any more. */
-static void watchdog_kill(struct client *c)
-{
-	domain_watchdog_killed(c->listener->domain);
-	c->revoked = true;
-	client_kill(c, SIGKILL);
-}
-
 static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, uint64_t now)
 {
 	struct worker_cpu cpu;
 	uint32_t level = penalties_level(&c->listener->penalties, c->peer_uid, now);
 
 	c->revocations++;
-	if (level >= PENALTY_KILL_LEVEL && !r->young) {
-		/* A repeat offender's revoked group is not let run on. */
-		penalties_offend(&c->listener->penalties, c->peer_uid, now);
-		log_error("domain %s: client %u context %u: group of grant %llu held it past its "
-			  "watchdog deadline; penalty level %u; killing worker %d",
-			  domain_name(c->listener->domain), c->id, r->ctx_id,
-			  (unsigned long long)r->wire_id, level, (int)c->pid);
-		watchdog_kill(c);
-		return 0;
-	}
 	c->awaiting_late = true;
-	c->revoked_young = r->young;
 	if (worth_logging(c->revocations))
 		log_warn("domain %s: client %u context %u: group of grant %llu held it for %llu "
 			 "ms, past its watchdog deadline of %llu ms (bound %llu us); grant "
@@ -197,11 +165,8 @@ static const char *kill_reason(struct client *c, const struct dispatcher_revoked
 static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked *r, uint64_t now)
 {
 	char buf[160];
-	const char *why;
+	const char *why = kill_reason(c, r, now, buf, sizeof(buf));
 
-	if (c->revoked)
-		return 0; /* killed at its revocation (on_revoke()): forgotten now */
-	why = kill_reason(c, r, now, buf, sizeof(buf));
 	if (!why)
 		return now + WATCH_STEP_NS;
 	penalties_offend(&c->listener->penalties, c->peer_uid, now);
@@ -211,7 +176,9 @@ static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked 
 		  (unsigned long long)r->wire_id,
 		  (unsigned long long)((now - r->revoked_ns) / 1000000u),
 		  (unsigned long long)((now - r->granted_ns) / 1000000u), why, (int)c->pid);
-	watchdog_kill(c);
+	domain_watchdog_killed(c->listener->domain);
+	c->revoked = true;
+	client_kill(c, SIGKILL);
 	return 0;
 }
 
@@ -239,22 +206,9 @@ void client_watchdog_done(struct client *c)
 
 	if (c->awaiting_late && !dispatcher_suspended(c->md->dispatcher, c->id)) {
 		/* Its revoked group completed: did it draw on after the revocation? */
-		uint64_t drew = drawn_since_revoke(c);
-		uint32_t level;
-
 		c->awaiting_late = false;
-		if (drew > PENALTY_DREW_NS) {
-			level = penalties_offend(&c->listener->penalties, c->peer_uid, now);
-			if (level >= PENALTY_KILL_LEVEL && !c->revoked_young) {
-				log_error(
-				    "domain %s: client %u: its revoked group drew %llu ms "
-				    "after its revocation, penalty level %u; killing worker %d",
-				    domain_name(c->listener->domain), c->id,
-				    (unsigned long long)(drew / 1000000u), level, (int)c->pid);
-				watchdog_kill(c);
-				return;
-			}
-		}
+		if (drawn_since_revoke(c) > PENALTY_DREW_NS)
+			penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	}
 	if (!c->demoted || dispatcher_suspended(c->md->dispatcher, c->id) ||
 	    penalties_level(&c->listener->penalties, c->peer_uid, now) >= PENALTY_DEMOTE_LEVEL)

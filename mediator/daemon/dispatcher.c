@@ -521,7 +521,6 @@ static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 			r.client = o->client;
 			r.ctx_id = o->ctx_id;
 			r.wire_id = o->wire_id;
-			r.young = o->flags & SCHED_YOUNG;
 			o->kill_at = d->revoke ? d->revoke(d->revoke_data, &r) : 0;
 			if (!o->kill_at)
 				o->kill_at = now_ns + d->kill_ns;

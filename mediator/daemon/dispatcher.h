@@ -63,7 +63,6 @@ struct dispatcher_revoked {
 	uint64_t granted_ns;
 	uint64_t bound_ns, deadline_ns; /* at the revocation only (0 with kill) */
 	uint64_t revoked_ns;
-	bool young; /* the group's context was young (WIRE_GRANT_YOUNG) */
 	/*
 	 * false: just revoked, the client suspended (the callee logs it).
 	 * true: its completion has not come by the kill stage's time.

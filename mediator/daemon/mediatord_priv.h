@@ -110,7 +110,6 @@ struct client {
 	/* The grant watchdog's (client_watchdog.c). */
 	bool demoted;		   /* its worker runs at idle priority */
 	bool awaiting_late;	   /* a revoked group's completion has not come */
-	bool revoked_young;	   /* that group's context was young */
 	uint64_t revocations;	   /* of its groups */
 	uint64_t raster_at_revoke; /* its rasterizer threads' CPU time at the revocation */
 	uint64_t cpu_at_check;	   /* its threads' CPU time at the last kill stage check */

@@ -10,8 +10,7 @@
  * one for every PENALTY_DECAY_NS without a revocation. What a level costs
  * is the caller's (clients.c): from PENALTY_DEMOTE_LEVEL on, every worker
  * of the user runs at idle priority; each level halves how much drawing
- * a revoked group may still do before its worker is killed; an offence
- * that takes the level to PENALTY_KILL_LEVEL or above ends the worker.
+ * a revoked group may still do before its worker is killed.
  */
 #ifndef MEDIATOR_DAEMON_PENALTIES_H
 #define MEDIATOR_DAEMON_PENALTIES_H
@@ -22,13 +21,6 @@
 #define PENALTY_SLOTS	     64
 #define PENALTY_DECAY_NS     10000000000ull /* 10 s */
 #define PENALTY_DEMOTE_LEVEL 2u
-/*
- * From this level on, a revoked group of a context past its young groups
- * that drew on after its revocation ends its worker (client_watchdog.c):
- * a client whose long draws each fit under the rasterizer allowance would
- * otherwise take a frame per draw.
- */
-#define PENALTY_KILL_LEVEL 3u
 
 struct penalty_slot {
 	uid_t uid;
