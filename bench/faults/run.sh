@@ -44,8 +44,8 @@
 #                    connection every 20 s round (so also reconnecting);
 #     sustained      the same, 100 cheap groups, then ~1.2 s groups back
 #                    to back, a new connection every 20 s round;
-#     long-groups    honest long groups: long-draws, 8 full-screen draws
-#                    of 960x540 a group, 12 iterations (~100 ms a group
+#     long-groups    honest long groups: long-draws, 8 draws of 960x540
+#                    a group, 12 iterations (several periods a group
 #                    here), which workers cut into pieces;
 #     single-draws   honest single draws of ~1.5 periods: one full-screen
 #                    draw a group, 8 iterations (~24 ms here), which
