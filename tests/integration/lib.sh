@@ -347,6 +347,43 @@ safety_misses() {
     $(gm_budgets_field "$DOMAIN_A" deadline_misses "$1")))
 }
 
+# cluster_beside LABEL FN: a 60 Hz cluster client (cluster-client) in the
+# safety domain, past its start-up; FN runs beside it, traced; then, once
+# the normal domain has no client left, as long again with nothing beside
+# it. Sets, by mediatord's count: flood_misses (the cluster's misses while
+# FN ran), quiet_misses (in as long after it), frames (the cluster's
+# frames while FN ran), took (FN's seconds), wait_us (the cluster's
+# longest grant wait while FN ran, from the trace), beside_j0 and
+# beside_j1 (show-budgets --json before and after FN). Keeps
+# $TMP/cluster-LABEL.{json,log} and $TMP/trace-LABEL.jsonl.
+cluster_beside() {
+  local label=$1 fn=$2 t0 j2 j3 pid
+  gm_in_domain --timeout 300 "$SOCK_A" "$CLUSTER_CLIENT" --seconds 250 \
+    --json /dev/fd/3 3>"$TMP/cluster-$label.json" >"$TMP/cluster-$label.log" 2>&1 &
+  pid=$!
+  gm_track "$pid"
+  sleep 2 # past the cluster's start-up (shader compilation)
+  ctl trace start "$TMP/trace-$label.jsonl" >&2 || fail "trace start failed"
+  beside_j0=$(budgets_json)
+  t0=$SECONDS
+  "$fn"
+  took=$((SECONDS - t0))
+  beside_j1=$(budgets_json)
+  ctl trace stop >&2 || fail "trace stop failed"
+  wait_field "$DOMAIN_B" clients 0 30
+  j2=$(budgets_json)
+  sleep "$took"
+  j3=$(budgets_json)
+  gm_stop 5 "$pid"
+  wait "$pid" 2>/dev/null || :
+  flood_misses=$(safety_misses "$beside_j0" "$beside_j1")
+  quiet_misses=$(safety_misses "$j2" "$j3")
+  frames=$(($(gm_budgets_field "$DOMAIN_A" frames "$beside_j1") -
+    $(gm_budgets_field "$DOMAIN_A" frames "$beside_j0")))
+  wait_us=$(jq -s '[.[] | select(.domain == "'"$DOMAIN_A"'" and .type == null)
+    | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$TMP/trace-$label.jsonl")
+}
+
 # beside_noise ATTEMPTS FN ALLOWANCE: runs FN 1, FN 2, ... until one
 # returns 0. Each FN N sets flood_misses (the safety domain's misses during
 # the attack) and quiet_misses (in as long right after it, the host's own

@@ -40,30 +40,9 @@ attacker() {
 # attack N NAME CONNECTIONS FN: the cluster draws; FN attacks; then as long
 # with no attack. Sets flood_misses, quiet_misses (beside_noise).
 attack() {
-  local n=$1 name=$2 conns=$3 fn=$4 j0 j1 j2 j3 t0 took frames
-  gm_in_domain --timeout 200 "$SOCK_A" "$CLUSTER_CLIENT" --seconds 150 \
-    --json /dev/fd/3 3>"$TMP/cluster-$name-$n.json" >"$TMP/cluster-$name-$n.log" 2>&1 &
-  CLUSTER_PID=$!
-  gm_track "$CLUSTER_PID"
-  sleep 2 # past the cluster's start-up (shader compilation)
-  ctl trace start "$TMP/trace-$name-$n.jsonl" >&2 || fail "trace start failed"
-  j0=$(budgets_json)
-  t0=$SECONDS
-  "$fn"
-  took=$((SECONDS - t0))
-  j1=$(budgets_json)
-  ctl trace stop >&2 || fail "trace stop failed"
-  wait_field "$DOMAIN_B" clients 0 30
-  j2=$(budgets_json)
-  sleep "$took"
-  j3=$(budgets_json)
-  gm_stop 5 "$CLUSTER_PID"
-  wait "$CLUSTER_PID" 2>/dev/null || :
-  flood_misses=$(safety_misses "$j0" "$j1")
-  quiet_misses=$(safety_misses "$j2" "$j3")
-  frames=$(($(gm_budgets_field "$DOMAIN_A" frames "$j1") - $(gm_budgets_field "$DOMAIN_A" frames "$j0")))
-  wait_us=$(jq -s '[.[] | select(.domain == "'"$DOMAIN_A"'" and .type == null)
-    | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$TMP/trace-$name-$n.jsonl")
+  local n=$1 name=$2 conns=$3 fn=$4 j1
+  cluster_beside "$name-$n" "$fn"
+  j1=$beside_j1
   log "$name, attempt $n: cluster missed $flood_misses of $frames frames by mediatord's count" \
     "in the attack's $took s ($conns connections), $quiet_misses in as long after it;" \
     "longest cluster grant wait $wait_us us; infotainment revokes" \

@@ -36,30 +36,19 @@ draw_long() {
   echo "$rc" >"$TMP/$name.rc"
 }
 
+# uncut N: the uncut client, then show-budgets as it stands after it.
+uncut() {
+  draw_long "query-$UNCUT_N" "$SECONDS_MAX" --query any-samples
+  ctl show-budgets >"$TMP/show-budgets-$UNCUT_N.txt" || fail "show-budgets failed"
+}
+
 # attempt N: the cluster draws beside the uncut client, then as long alone.
 attempt() {
-  local n=$1 j0 j1 j2 j3 t0 took frames
-  gm_in_domain --timeout 200 "$SOCK_A" "$CLUSTER_CLIENT" --seconds 180 \
-    >"$TMP/cluster-$n.log" 2>&1 &
-  CLUSTER_PID=$!
-  gm_track "$CLUSTER_PID"
-  sleep 2 # past the cluster's start-up (shader compilation)
-  j0=$(budgets_json)
-  t0=$SECONDS
-  draw_long "query-$n" "$SECONDS_MAX" --query any-samples
-  took=$((SECONDS - t0))
-  j1=$(budgets_json)
-  ctl show-budgets >"$TMP/show-budgets-$n.txt" || fail "show-budgets failed"
-  wait_field "$DOMAIN_B" clients 0 30
-  j2=$(budgets_json)
-  sleep "$took"
-  j3=$(budgets_json)
-  gm_stop 5 "$CLUSTER_PID"
-  wait "$CLUSTER_PID" 2>/dev/null || :
-  flood_misses=$(safety_misses "$j0" "$j1")
-  quiet_misses=$(safety_misses "$j2" "$j3")
-  frames=$(($(gm_budgets_field "$DOMAIN_A" frames "$j1") - $(gm_budgets_field "$DOMAIN_A" frames "$j0")))
-  refused=$(($(gm_budgets_field "$DOMAIN_B" unschedulable "$j1") - $(gm_budgets_field "$DOMAIN_B" unschedulable "$j0")))
+  local n=$1 refused
+  UNCUT_N=$n
+  cluster_beside "uncut-$n" uncut
+  refused=$(($(gm_budgets_field "$DOMAIN_B" unschedulable "$beside_j1") -
+    $(gm_budgets_field "$DOMAIN_B" unschedulable "$beside_j0")))
   log "attempt $n: the uncut client ran $took s (exit $(cat "$TMP/query-$n.rc")), $refused groups" \
     "refused; cluster missed $flood_misses of $frames frames by mediatord's count, $quiet_misses" \
     "in as long after"
