@@ -42,8 +42,9 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
  * leave, for groups started at a gap's start: that runs from a frame's
  * earliest end, so a group granted a little after a frame ended held the
  * slot past the next frame's latest start, and the frame missed by 0.3 to
- * 4 ms, one a scissor tile in bench/faults' escalating row.) Young or old, predicted right or not:
- * the mediator chooses how long another domain's group may keep the GPU, not the group's history
+ * 4 ms, one a scissor tile in bench/faults' escalating row.) Young or
+ * old, predicted right or not: the mediator chooses how long another
+ * domain's group may keep the GPU, not the group's history
  * (doc/design.md, "The grant watchdog").
  */
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
