@@ -147,6 +147,7 @@ const char *predict_untiled_text(enum predict_untiled why)
 		"the vertex shader may pick another viewport (or is unknown)",
 	    [PREDICT_UNTILED_NO_RS] = "no rasterizer state is bound",
 	    [PREDICT_UNTILED_NOTHING] = "it rasterizes nothing",
+	    [PREDICT_UNTILED_SPENT] = "it is cut into as many pieces and tiles as it may be",
 	};
 
 	return (unsigned)why < PREDICT_UNTILED_COUNT ? text[why] : "unknown";

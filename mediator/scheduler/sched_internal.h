@@ -33,6 +33,8 @@
 #define SCHED_SUM_MAX_NS (1ull << 61)
 /* A normal domain's allowance, where the safety domains leave no gap at all. */
 #define SCHED_MIN_ALLOWANCE_NS 2000000ull
+/* A normal domain's allowance leaves each safety frame this many times its cost (sched_watchdog.c). */
+#define SCHED_ALLOWANCE_FRAME_TIMES 3u
 
 struct sreq {
 	uint64_t id;
@@ -229,9 +231,10 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
 /*
  * Check 3 alone: how long a group of @dom started now may take before
- * some safety frame would be late (UINT64_MAX: none to protect).
+ * some safety frame, given @times its cost, would be late (UINT64_MAX:
+ * none to protect).
  */
-uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
+uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns, uint64_t times);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
 

@@ -188,7 +188,7 @@ static void print_untiled(struct json_object *domains)
 		mediatorctl_print_sanitized(
 		    json_object_get_string(mediatorctl_json_get(d, "name")));
 		printf(": %" PRId64
-		       " groups held a draw longer than a piece that could not be cut; "
+		       " groups held a draw longer than a piece that could not be cut further; "
 		       "last: client %" PRId64 " context %" PRId64 " (",
 		       groups, json_object_get_int64(mediatorctl_json_get(u, "client")),
 		       json_object_get_int64(mediatorctl_json_get(u, "ctx_id")));

@@ -278,11 +278,32 @@ static void describe_next_piece(struct gpu_context *c)
 }
 
 /*
+ * Why piece @p, @length long, is not cut further; PREDICT_TILEABLE when it
+ * is short enough or may be: it holds a draw that may not be cut into
+ * scissor tiles, or it is cut as far as it may be (@plan has PIECES_MAX
+ * pieces, or @p is one of as many tiles as its draw may have) and still
+ * longer than twice the piece length @piece_ns (a tile not capped is
+ * about one) by a model past its young groups (a young one is no guide).
+ */
+static enum predict_untiled why_uncut(const struct piece_plan *plan, const struct piece *p,
+				      enum predict_untiled draw, double length, uint64_t piece_ns)
+{
+	if (!(length > (double)piece_ns))
+		return PREDICT_TILEABLE;
+	if (draw != PREDICT_TILEABLE)
+		return p->tiles >= 2 ? PREDICT_TILEABLE : draw;
+	if ((p->tiles >= 2 || plan->n == PIECES_MAX) && !p->est.young &&
+	    length > 2.0 * (double)piece_ns)
+		return PREDICT_UNTILED_SPENT;
+	return PREDICT_TILEABLE;
+}
+
+/*
  * Marks each piece just planned that is longer than the piece length
- * @piece_ns and holds a draw that may not be cut into scissor tiles with
- * why (struct piece's untiled: its grant request tells mediatord), and
- * says in the log, once per context and reason, when such a piece is
- * longer than twice the piece length.
+ * @piece_ns and cannot be cut further, with why (struct piece's untiled:
+ * its grant request tells mediatord, which refuses it where it fits no
+ * gap, oversize = refuse-untiled), and says in the log, once per context
+ * and reason, when such a piece is longer than twice the piece length.
  */
 static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, size_t nb,
 			 uint64_t piece_ns)
@@ -305,7 +326,7 @@ static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, 
 				why = b[i].untiled;
 		}
 		p->untileable = why != PREDICT_TILEABLE;
-		if (!p->untileable || !piece_ns || p->tiles >= 2)
+		if (!piece_ns)
 			continue;
 		/*
 		 * A young model can predict 0.1 ms for a draw that took 36 ms
@@ -313,21 +334,21 @@ static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, 
 		 * scheduler can refuse it as oversize (scheduler.h,
 		 * SCHED_UNTILED).
 		 */
-		if (p->est.young && lately > length) {
+		if (p->untileable && p->tiles < 2 && p->est.young && lately > length) {
 			p->young_ns = lately;
 			length = lately;
 		}
-		if (!(length > (double)piece_ns))
-			continue;
-		p->untiled = why;
-		if (p->untiled == c->untiled_logged || !(length > 2.0 * (double)piece_ns))
+		p->untiled = why_uncut(plan, p, why, length, piece_ns);
+		if (p->untiled == PREDICT_TILEABLE || p->untiled == c->untiled_logged ||
+		    !(length > 2.0 * (double)piece_ns))
 			continue;
 		c->untiled_logged = p->untiled;
 		ctx_log(LOG_LEVEL_WARN, c,
-			"a piece of %.1f ms holds a draw that is not cut into tiles: %s; where it "
-			"fits no gap a safety domain leaves, mediatord refuses it or runs it whole "
-			"(oversize)",
-			length / 1e6, predict_untiled_text(p->untiled));
+			"a piece of %.1f ms %s: %s; where it fits no gap a safety domain leaves, "
+			"mediatord refuses it or runs it whole (oversize)",
+			length / 1e6,
+			p->untileable ? "holds a draw that is not cut into tiles" : "is not cut further",
+			predict_untiled_text(p->untiled));
 	}
 }
 

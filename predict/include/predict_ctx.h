@@ -141,6 +141,12 @@ enum predict_untiled {
 	PREDICT_UNTILED_VIEWPORT,  /* the vertex shader may pick another viewport */
 	PREDICT_UNTILED_NO_RS,	   /* no rasterizer state is bound */
 	PREDICT_UNTILED_NOTHING,   /* it rasterizes nothing */
+	/*
+	 * Not the predictor's: a worker's piece that is cut as far as it may
+	 * be (a group's most pieces, its draw in as many tiles as allowed)
+	 * and still long.
+	 */
+	PREDICT_UNTILED_SPENT,
 	PREDICT_UNTILED_COUNT
 };
 
