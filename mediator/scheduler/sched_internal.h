@@ -33,7 +33,7 @@
 #define SCHED_SUM_MAX_NS (1ull << 61)
 /* A normal domain's allowance, where the safety domains leave no gap at all. */
 #define SCHED_MIN_ALLOWANCE_NS 2000000ull
-/* A normal domain's allowance leaves each safety frame this many times its cost (sched_watchdog.c). */
+/* The safety frame's cost a normal allowance leaves room for, times (sched_watchdog.c). */
 #define SCHED_ALLOWANCE_FRAME_TIMES 3u
 
 struct sreq {

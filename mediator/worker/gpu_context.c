@@ -347,7 +347,8 @@ static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, 
 			"a piece of %.1f ms %s: %s; where it fits no gap a safety domain leaves, "
 			"mediatord refuses it or runs it whole (oversize)",
 			length / 1e6,
-			p->untileable ? "holds a draw that is not cut into tiles" : "is not cut further",
+			p->untileable ? "holds a draw that is not cut into tiles"
+				      : "is not cut further",
 			predict_untiled_text(p->untiled));
 	}
 }
