@@ -278,27 +278,6 @@ static void describe_next_piece(struct gpu_context *c)
 }
 
 /*
- * Why piece @p, @length long, is not cut further; PREDICT_TILEABLE when it
- * is short enough or may be: it holds a draw that may not be cut into
- * scissor tiles, or it is cut as far as it may be (@plan has PIECES_MAX
- * pieces, or @p is one of as many tiles as its draw may have) and still
- * longer than twice the piece length @piece_ns (a tile not capped is
- * about one) by a model past its young groups (a young one is no guide).
- */
-static enum predict_untiled why_uncut(const struct piece_plan *plan, const struct piece *p,
-				      enum predict_untiled draw, double length, uint64_t piece_ns)
-{
-	if (!(length > (double)piece_ns))
-		return PREDICT_TILEABLE;
-	if (draw != PREDICT_TILEABLE)
-		return p->tiles >= 2 ? PREDICT_TILEABLE : draw;
-	if ((p->tiles >= 2 || plan->n == PIECES_MAX) && !p->est.young &&
-	    length > 2.0 * (double)piece_ns)
-		return PREDICT_UNTILED_SPENT;
-	return PREDICT_TILEABLE;
-}
-
-/*
  * Marks each piece just planned that is longer than the piece length
  * @piece_ns and cannot be cut further, with why (struct piece's untiled:
  * its grant request tells mediatord, which refuses it where it fits no
@@ -338,7 +317,7 @@ static void mark_untiled(struct gpu_context *c, const struct piece_boundary *b, 
 			p->young_ns = lately;
 			length = lately;
 		}
-		p->untiled = why_uncut(plan, p, why, length, piece_ns);
+		p->untiled = pieces_uncut(plan, p, why, length, piece_ns);
 		if (p->untiled == PREDICT_TILEABLE || p->untiled == c->untiled_logged ||
 		    !(length > 2.0 * (double)piece_ns))
 			continue;

@@ -258,3 +258,16 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 	if (out->n > 1)
 		set_estimates(out, est);
 }
+
+enum predict_untiled pieces_uncut(const struct piece_plan *plan, const struct piece *p,
+				  enum predict_untiled draw, double length, uint64_t piece_ns)
+{
+	if (!piece_ns || !(length > (double)piece_ns))
+		return PREDICT_TILEABLE;
+	if (draw != PREDICT_TILEABLE)
+		return p->tiles >= 2 ? PREDICT_TILEABLE : draw;
+	if ((p->tiles >= 2 || plan->n == PIECES_MAX) && !p->est.young &&
+	    length > 2.0 * (double)piece_ns)
+		return PREDICT_UNTILED_SPENT;
+	return PREDICT_TILEABLE;
+}

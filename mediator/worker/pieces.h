@@ -127,4 +127,17 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
 		 struct piece_plan *out);
 
+/*
+ * Why piece @p of @plan, @length ns long, is not cut further, or
+ * PREDICT_TILEABLE when it is no longer than the piece length @piece_ns or
+ * could be: @draw, the reason a draw it holds may not be cut into scissor
+ * tiles (not for a tile piece: its draw was cut), or PREDICT_UNTILED_SPENT
+ * when it is cut as far as it may be (@plan has PIECES_MAX pieces, or @p
+ * is one of as many tiles as its draw may have) and still longer than
+ * twice the piece length (a tile not capped is about one), by a model
+ * past its young groups (a young one's prediction is no guide).
+ */
+enum predict_untiled pieces_uncut(const struct piece_plan *plan, const struct piece *p,
+				  enum predict_untiled draw, double length, uint64_t piece_ns);
+
 #endif

@@ -396,6 +396,64 @@ static void a_young_single_draw_group_is_tiled_by_its_prediction(void **state)
 	assert_int_equal(plan.n, 1);
 }
 
+/*
+ * Which pieces say they cannot be cut further (pieces_uncut(), what the
+ * grant request's untiled carries): a draw that may not be tiled, in a
+ * piece longer than the piece length; a piece cut as far as it may be
+ * (a tile of a draw in PIECES_MAX pieces, or any piece of a plan of
+ * PIECES_MAX) still over twice the piece length, past the young groups.
+ */
+static void pieces_cut_as_far_as_they_may_be_and_still_long_say_so(void **state)
+{
+	struct piece_boundary b[2];
+	struct predict_estimate est = estimate(1e9, 1.2e9);
+	struct piece_plan plan;
+	size_t nb = draw_group(b, 0.999e9, 1e9, 3, 1003, true);
+	const uint64_t piece_ns = 4000000;
+	struct piece *t;
+
+	(void)state;
+	/* A draw of 1 s in 16 tiles of about 62 ms. */
+	pieces_plan(b, nb, 1e9, 60, &est, whole_x, piece_ns, &plan);
+	assert_int_equal(plan.n, PIECES_MAX);
+	t = &plan.p[plan.n / 2];
+	assert_true(t->tiles >= 2);
+	assert_int_equal(pieces_uncut(&plan, t, PREDICT_TILEABLE, t->est.predicted_ns, piece_ns),
+			 PREDICT_UNTILED_SPENT);
+	/* Not so for a young model, for a tile of up to twice the piece length, or no pieces. */
+	t->est.young = true;
+	assert_int_equal(pieces_uncut(&plan, t, PREDICT_TILEABLE, t->est.predicted_ns, piece_ns),
+			 PREDICT_TILEABLE);
+	t->est.young = false;
+	assert_int_equal(pieces_uncut(&plan, t, PREDICT_TILEABLE, 2.0 * piece_ns, piece_ns),
+			 PREDICT_TILEABLE);
+	assert_int_equal(pieces_uncut(&plan, t, PREDICT_TILEABLE, t->est.predicted_ns, 0),
+			 PREDICT_TILEABLE);
+	/* A tile's own draw was cut: another reason does not hold for it. */
+	assert_int_equal(
+	    pieces_uncut(&plan, t, PREDICT_UNTILED_QUERY, t->est.predicted_ns, piece_ns),
+	    PREDICT_TILEABLE);
+
+	/* Commands only, 10 ms each: 3 pieces of 10 ms could be cut further, 16 could not. */
+	nb = even_boundaries(b, 2, 10e6);
+	est = estimate(30e6, 36e6);
+	pieces_plan(b, nb, 30e6, 30, &est, whole_x, 8000000, &plan);
+	assert_true(plan.n >= 2 && plan.n < PIECES_MAX);
+	assert_int_equal(pieces_uncut(&plan, &plan.p[0], PREDICT_TILEABLE, 10e6, 4000000),
+			 PREDICT_TILEABLE);
+	plan.n = PIECES_MAX;
+	assert_int_equal(pieces_uncut(&plan, &plan.p[0], PREDICT_TILEABLE, 10e6, 4000000),
+			 PREDICT_UNTILED_SPENT);
+	/* A draw that may not be tiled, whole in a piece longer than the piece length: why. */
+	nb = draw_group(b, 22e6, 24e6, 0, 256, false);
+	est = estimate(24e6, 26e6);
+	pieces_plan(b, nb, 24e6, 60, &est, whole_x, 8000000, &plan);
+	assert_int_equal(pieces_uncut(&plan, &plan.p[1], PREDICT_UNTILED_QUERY, 22e6, 8000000),
+			 PREDICT_UNTILED_QUERY);
+	assert_int_equal(pieces_uncut(&plan, &plan.p[1], PREDICT_UNTILED_QUERY, 7e6, 8000000),
+			 PREDICT_TILEABLE);
+}
+
 /* The commands around tiles decode as whole commands, and set what tile_cmds.h says. */
 static void tile_commands_set_the_band_and_put_the_guest_state_back(void **state)
 {
@@ -468,6 +526,7 @@ int main(void)
 	    cmocka_unit_test(draws_that_may_not_be_tiled_or_are_short_stay_whole),
 	    cmocka_unit_test(tiles_never_make_more_than_pieces_max),
 	    cmocka_unit_test(a_young_single_draw_group_is_tiled_by_its_prediction),
+	    cmocka_unit_test(pieces_cut_as_far_as_they_may_be_and_still_long_say_so),
 	    cmocka_unit_test(tile_commands_set_the_band_and_put_the_guest_state_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
