@@ -150,7 +150,8 @@ gm_ctl set-budget cluster --budget-us "$budget_us"
 
 # run_pair POLICY: the cluster and glmark2-es2 together for about SECS s
 # under mediatord's POLICY; prints show-budgets midway and after, and the
-# cluster's misses by both counts. Sets misses_md, misses_own, frames_own.
+# cluster's misses by both counts. Sets misses_md, alone_md (of them, with no
+# infotainment group beside), misses_own, frames_own.
 run_pair() {
   local policy=$1 third status=0 before after score
   before=$(gm_budgets)
@@ -180,6 +181,8 @@ run_pair() {
   [ $status -eq 0 ] || gm_die "a client failed under $policy"
   misses_md=$(($(gm_budgets_field cluster deadline_misses "$after") -
     $(gm_budgets_field cluster deadline_misses "$before")))
+  alone_md=$(($(gm_budgets_field cluster deadline_misses_alone "$after") -
+    $(gm_budgets_field cluster deadline_misses_alone "$before")))
   frames_md=$(($(gm_budgets_field cluster frames "$after") -
     $(gm_budgets_field cluster frames "$before")))
   misses_own=$(jq .misses "$TMP/cluster-$policy.json")
@@ -192,7 +195,7 @@ run_pair() {
 
 say "policy budget: the cluster and glmark2-es2 together, for about $SECS s"
 run_pair budget
-budget_md=$misses_md budget_own=$misses_own budget_frames=$frames_own
+budget_md=$misses_md budget_alone=$alone_md budget_own=$misses_own budget_frames=$frames_own
 gm_assert_mediatord_alive
 gm_stop_mediatord || gm_die "mediatord exited with status $? on SIGTERM"
 
@@ -205,12 +208,18 @@ say "verdict"
 echo "mediatord's count: a frame is missed when its last group completes (the fence, on the"
 echo "host) after the frame's deadline. The cluster's own clock also counts the time its"
 echo "frame waits to be sent and read back on this host's busy CPUs."
-echo "  policy budget: $budget_md missed by mediatord's count, $budget_own late by the cluster's clock, of $budget_frames"
-echo "  policy fifo:   $misses_md missed by mediatord's count, $misses_own late by the cluster's clock, of $frames_own"
+echo "Missed alone: no infotainment group was on the GPU (or drew on revoked) beside the"
+echo "frame, which was late by the cluster's own work (its first frames compile its shaders)."
+echo "  policy budget: $budget_md missed by mediatord's count ($budget_alone alone), $budget_own late by the cluster's clock, of $budget_frames"
+echo "  policy fifo:   $misses_md missed by mediatord's count ($alone_md alone), $misses_own late by the cluster's clock, of $frames_own"
 if [ "$budget_md" -eq 0 ]; then
   echo "demo: the cluster kept its frames beside glmark2-es2 (0 missed by mediatord's count;" \
     "under fifo $misses_md)"
+elif [ "$budget_md" -eq "$budget_alone" ]; then
+  echo "demo: glmark2-es2 took none of the cluster's frames: the $budget_md it missed by" \
+    "mediatord's count it missed alone, by its own work (under fifo $misses_md, $alone_md alone)"
 else
-  echo "demo: the cluster MISSED $budget_md frames by mediatord's count beside glmark2-es2" \
-    "(under fifo $misses_md): this host was too busy, or the budgets do not fit it"
+  echo "demo: the cluster MISSED $budget_md frames by mediatord's count beside glmark2-es2," \
+    "$((budget_md - budget_alone)) with it on the GPU beside them (under fifo $misses_md):" \
+    "this host was too busy, or the budgets do not fit it"
 fi

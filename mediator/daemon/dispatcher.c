@@ -478,6 +478,26 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
  * deadline, suspends its client (its waiting request is taken back from
  * the scheduler and held) and tells the revoke callback.
  */
+/*
+ * Tells the scheduler how many revoked groups of each domain still draw
+ * (their late completion not come, their client not forgotten): other
+ * domains' frames then are not alone (sched_set_revoked_running()). A
+ * count told late only ever says "not alone" for longer.
+ */
+static void tell_revoked(struct dispatcher *d)
+{
+	uint32_t n[SCHED_MAX_DOMAINS] = {0};
+
+	for (size_t i = 0; i < d->top; i++) {
+		const struct outstanding *o = &d->out[i];
+
+		if (o->used && o->revoked && o->domain >= 0 && o->domain < SCHED_MAX_DOMAINS)
+			n[o->domain]++;
+	}
+	for (int i = 0; i < d->n_domains && i < SCHED_MAX_DOMAINS; i++)
+		sched_set_revoked_running(d->sched, i, n[i]);
+}
+
 static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_overdue od[8];
@@ -606,6 +626,7 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 
 	revoke_overdue(d, now_ns);
 	kill_at = kill_overdue(d, now_ns);
+	tell_revoked(d);
 	if (d->board)
 		atomic_store_explicit(&d->board->safety_gap_ns, sched_safety_gap(d->sched, now_ns),
 				      memory_order_relaxed);

@@ -153,6 +153,7 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	/* The scheduler's counts. */
 	json_add_u64(o, "overruns", st->overruns);
 	json_add_u64(o, "deadline_misses", st->deadline_misses);
+	json_add_u64(o, "deadline_misses_alone", st->misses_alone);
 	json_add_u64(o, "throttled", st->throttled);
 	json_add_u64(o, "unschedulable", st->unschedulable);
 	json_add_u64(o, "watchdog_revokes", st->revoked);

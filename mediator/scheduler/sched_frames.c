@@ -120,7 +120,7 @@ static uint64_t group_cost(const struct sdom *d)
 
 /* Logs a frame that ended for the trace. */
 static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint64_t end,
-		      uint64_t bound, bool missed)
+		      uint64_t bound, bool missed, bool crossed)
 {
 	struct sched *s = d->s;
 	struct sched_frame *f;
@@ -133,6 +133,7 @@ static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint6
 	f = &s->frame_log[(s->frame_head + s->frame_n++) % SCHED_FRAME_LOG];
 	*f = (struct sched_frame){.domain = d->index,
 				  .missed = missed,
+				  .alone = !crossed,
 				  .release_ns = release,
 				  .deadline_ns = deadline,
 				  .end_ns = end,
@@ -169,8 +170,10 @@ static void close_frame(struct sdom *d, bool unfinished)
 	d->frames++;
 	if (missed)
 		d->misses++;
+	if (missed && !d->frame_crossed)
+		d->misses_alone++;
 	log_frame(d, d->frame_release, d->frame_release + d->p.deadline_ns,
-		  unfinished ? 0 : d->frame_last_end, d->frame_bound, missed);
+		  unfinished ? 0 : d->frame_last_end, d->frame_bound, missed, d->frame_crossed);
 	/* What an unfinished frame would have cost is not known. */
 	if (unfinished)
 		return;
@@ -187,6 +190,40 @@ static bool frame_over(const struct sdom *d, uint64_t now_ns)
 {
 	return d->frame_open && !d->pending && !d->inflight && d->frame_last_end &&
 	       now_ns >= d->frame_last_end + SCHED_FRAME_GAP_NS;
+}
+
+/* True while a group of another domain than @d is in flight or draws on revoked. */
+static bool others_on_gpu(const struct sdom *d)
+{
+	const struct sched *s = d->s;
+
+	for (int i = 0; i < s->n; i++)
+		if (i != d->index && (s->d[i].inflight || s->d[i].revoked_running))
+			return true;
+	return false;
+}
+
+void sched_frames_crossed(struct sched *s, int by)
+{
+	for (int i = 0; i < s->n; i++) {
+		struct sdom *d = &s->d[i];
+
+		if (i == by)
+			continue;
+		if (d->frame_open)
+			d->frame_crossed = true;
+		if (d->carried_n)
+			d->carried_crossed = true;
+	}
+}
+
+void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
+{
+	if (domain < 0 || domain >= s->n)
+		return;
+	s->d[domain].revoked_running = n;
+	if (n)
+		sched_frames_crossed(s, domain);
 }
 
 static void open_frame(struct sdom *d, uint64_t now_ns)
@@ -229,6 +266,7 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_measured = 0;
 	d->frame_groups = 0;
 	d->frame_output = false;
+	d->frame_crossed = others_on_gpu(d);
 	d->frame_last_end = 0;
 }
 
@@ -254,6 +292,7 @@ static void carry_frame(struct sdom *d)
 	d->carried_bound = d->frame_bound;
 	d->carried_end = d->frame_last_end;
 	d->carried_output = d->frame_output;
+	d->carried_crossed = d->frame_crossed;
 }
 
 /* A group of a carried frame completed (or went away) at @end_ns. */
@@ -278,8 +317,10 @@ void sched_carried_done(struct sdom *d, struct sreq *r, uint64_t end_ns)
 	d->frames++;
 	if (missed)
 		d->misses++;
+	if (missed && !d->carried_crossed)
+		d->misses_alone++;
 	log_frame(d, d->carried_release, d->carried_deadline, d->carried_end, d->carried_bound,
-		  missed);
+		  missed, d->carried_crossed);
 }
 
 /* True when a group of @d with output waits or runs. */

@@ -60,7 +60,11 @@ struct sdom {
 	int64_t remaining;    /* = p.budget_ns - debt - used (SCHED_INV_BUDGET) */
 	uint64_t used, used_last, predicted, debt;
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
+	/* Of the misses, frames no other domain's group ran beside (frame_crossed). */
+	uint64_t misses_alone;
 	uint64_t revoked; /* by the watchdog */
+	/* Its revoked groups still drawing (sched_set_revoked_running()). */
+	uint32_t revoked_running;
 	uint64_t late_ns; /* charged by sched_charge_late() */
 	uint32_t pending, inflight;
 	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
@@ -73,6 +77,8 @@ struct sdom {
 	uint64_t frame_measured; /* what its completed groups took */
 	uint32_t frame_groups;	 /* its groups so far */
 	bool frame_output;	 /* one of them was not SCHED_NO_OUTPUT */
+	/* Another domain's group was in flight, or drew on revoked, while it was open. */
+	bool frame_crossed;
 	uint64_t frame_last_end; /* end of its last completed group */
 	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
 	uint64_t costs[SCHED_FRAME_HISTORY];
@@ -95,7 +101,8 @@ struct sdom {
 	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
 	uint32_t carried_n; /* its groups not completed yet */
 	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
-	bool carried_output; /* its frame_output */
+	bool carried_output;  /* its frame_output */
+	bool carried_crossed; /* its frame_crossed, and what crossed it since */
 	/* How much earlier than expected its recent releases came (0 when not early). */
 	uint64_t early[SCHED_FRAME_HISTORY];
 	unsigned next_early;
@@ -225,6 +232,8 @@ bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t n
  * frames as check 3 sees them (UINT64_MAX: none is active).
  */
 uint64_t sched_largest_gap(const struct sched *s, int dom, uint64_t now_ns);
+/* A group of domain @by takes the GPU, or draws on revoked: other domains' frames are crossed. */
+void sched_frames_crossed(struct sched *s, int by);
 /* Sets @r's allowance at its grant (sched_watchdog.c). */
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns);
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */

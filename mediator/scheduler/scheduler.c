@@ -303,6 +303,7 @@ static void grant(struct sched *s, struct sreq *r, uint64_t now_ns)
 			       "domain %d: request %llu granted with %u of %u in flight", r->domain,
 			       (unsigned long long)r->id, s->inflight, s->p.max_inflight);
 	sched_set_allowance(s, r, now_ns); /* before it counts as in flight */
+	sched_frames_crossed(s, r->domain);
 	r->inflight = true;
 	r->granted_at = now_ns;
 	sched_take_one(s, &d->pending, d->index, "waiting");
@@ -639,6 +640,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->overruns = d->overruns;
 	out->throttled = d->throttled;
 	out->deadline_misses = d->misses;
+	out->misses_alone = d->misses_alone;
 	out->frames = d->frames;
 	out->unschedulable = d->unschedulable;
 	out->revoked = d->revoked;

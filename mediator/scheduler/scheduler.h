@@ -132,6 +132,12 @@ struct sched_domain_stats {
 	uint64_t predicted_ns;	 /* predicted, of the groups granted this period */
 	uint64_t debt_ns;	 /* overspending carried into this period */
 	uint64_t groups, overruns, throttled, deadline_misses, frames, unschedulable;
+	/*
+	 * Of deadline_misses, frames that no other domain's group ran beside
+	 * (in flight, or drawing on after its revocation): late by their own
+	 * work, such as a client's first frames compiling its shaders.
+	 */
+	uint64_t misses_alone;
 	uint64_t revoked; /* groups the watchdog revoked (sched_revoke()) */
 	uint64_t late_ns; /* charged by sched_charge_late(), in all */
 	uint32_t pending, inflight;
@@ -155,6 +161,8 @@ void sched_destroy(struct sched *s);
 struct sched_frame {
 	int domain;
 	bool missed;
+	/* No other domain's group was in flight, or drew on revoked, while it was open. */
+	bool alone;
 	uint64_t release_ns, deadline_ns, end_ns;
 	uint64_t bound_ns; /* the sum of its groups' bounds */
 };
@@ -298,6 +306,14 @@ int sched_revoke(struct sched *s, uint64_t id, uint64_t now_ns);
  * revocation). Returns 0 or -EINVAL (bad domain).
  */
 int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t end_ns);
+
+/*
+ * How many revoked groups of @domain still draw (their late completion has
+ * not come, their worker is not gone): while any do, other domains' frames
+ * are not alone (sched_frame's alone, sched_domain_stats' misses_alone).
+ * Out-of-range domains are ignored.
+ */
+void sched_set_revoked_running(struct sched *s, int domain, uint32_t n);
 
 /*
  * The next time sched_poll() may decide differently without any other

@@ -93,6 +93,20 @@ for n in $(seq "$ATTEMPTS"); do
   fi
   log "attempt $n: the host was noisy (CPU steal $steal %): again"
 done
+# A frame said to be alone had no infotainment group on the GPU while it ran (the
+# trace's group records, from grant to fence); the cluster's own misses are alone.
+python3 - "$TMP/trace-$n.jsonl" "$DOMAIN_A" <<'PY' || fail "a frame the trace says was alone was not"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+frames = [r for r in recs if r.get("type") == "frame" and r["domain"] == sys.argv[2] and r["end_ns"]]
+others = [r for r in recs if "type" not in r and r["domain"] != sys.argv[2]]
+alone = [f for f in frames if f["alone"]]
+bad = [f for f in alone if any(g["dispatch_ns"] < f["end_ns"] and g["end_ns"] > f["release_ns"]
+                               for g in others)]
+print("test-isolation: %d frames, %d alone, %d alone with an infotainment group beside"
+      % (len(frames), len(alone), len(bad)), file=sys.stderr)
+sys.exit(1 if bad or len(alone) == len(frames) else 0)
+PY
 [ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
 [ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
 # Consistent numbers: a strict domain never uses more than its budget plus

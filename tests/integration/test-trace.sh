@@ -25,11 +25,19 @@ gm_assert_mediatord_alive
 # the group records are checked below on their own.
 bad=$(jq -c --arg d "$DOMAIN_A" 'select(has("type")) | select(.type != "frame" or .domain != $d or
     ([.release_ns, .deadline_ns, .end_ns, .bound_ns] | any(type != "number")) or
-    (.missed | type != "boolean") or .deadline_ns <= .release_ns)' "$trace" 2>&1) ||
+    (.missed | type != "boolean") or (.alone | type != "boolean") or
+    .deadline_ns <= .release_ns)' "$trace" 2>&1) ||
   fail "trace is not JSON Lines: $bad"
 [ -z "$bad" ] || fail "bad frame records: $(head -c 2000 <<<"$bad")"
 frames=$(jq -c 'select(.type == "frame")' "$trace" | wc -l)
 [ "$frames" -gt 0 ] || fail "the trace has no frame records of safety domain $DOMAIN_A"
+# One domain only: every frame was alone, and so is every miss mediatord counted.
+[ "$(jq -c 'select(.type == "frame" and .alone != true)' "$trace" | wc -l)" -eq 0 ] ||
+  fail "frames of the only domain with work are not alone"
+json=$(ctl show-budgets --json)
+[ "$(gm_budgets_field "$DOMAIN_A" deadline_misses_alone "$json")" -eq \
+  "$(gm_budgets_field "$DOMAIN_A" deadline_misses "$json")" ] ||
+  fail "misses of the only domain with work are not all alone"
 jq -c 'select(has("type") | not)' "$trace" >"$TMP/groups.jsonl"
 trace=$TMP/groups.jsonl
 log "trace: $frames frame records"

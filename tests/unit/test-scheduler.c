@@ -1535,6 +1535,56 @@ static void overdue_groups_come_oldest_grant_first(void **state)
 	finish(s);
 }
 
+/*
+ * A missed frame is "alone" when no other domain's group was in flight or
+ * drew on revoked while it was open (misses_alone, sched_frame's alone):
+ * the cluster's own long first frame is; one that waited behind a normal
+ * group is not, nor one released while a revoked group of the normal
+ * domain still draws.
+ */
+static void misses_alone_are_the_frames_no_other_domain_ran_beside(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	struct sched_domain_stats st;
+	struct sched_frame f[16];
+	uint64_t ids[4];
+	size_t k;
+
+	(void)state;
+	assert_int_equal(poll_ids(s, 3 * P + 5 * MS, ids), 0); /* the fourth frame closes */
+	assert_int_equal(sched_take_frames(s, f, 16, NULL), 4);
+	/* Its own frame of 1.2 periods, nothing else on the GPU. */
+	safety_frame(s, c, 104, 4 * P, 2 * MS, P + P / 5);
+	/* A normal group on the GPU first (a claim: granted as it comes), for over a period. */
+	assert_int_equal(sched_claim(s, 1, n, P, P, 0, 7 * P), 0);
+	assert_int_equal(sched_submit(s, 105, c, 1 * MS, 2 * MS, 0, 7 * P + 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 7 * P + 1 * MS, ids), 0);
+	assert_int_equal(sched_complete(s, 1, P + 2 * MS, 8 * P + 2 * MS), 0);
+	assert_int_equal(poll_ids(s, 8 * P + 2 * MS, ids), 1);
+	assert_int_equal(sched_complete(s, 105, 1 * MS, 8 * P + 3 * MS), 0);
+	/* Released while a revoked normal group still draws: not alone either, however late. */
+	sched_set_revoked_running(s, n, 1);
+	safety_frame(s, c, 106, 10 * P, 2 * MS, P + P / 5);
+	sched_set_revoked_running(s, n, 0);
+	/* And alone again once none does. */
+	safety_frame(s, c, 107, 13 * P, 2 * MS, P + P / 5);
+	assert_int_equal(poll_ids(s, 16 * P, ids), 0);
+	stats(s, c, &st);
+	assert_int_equal(st.deadline_misses, 4);
+	assert_int_equal(st.misses_alone, 2);
+	/* Each long frame is missed (rolled over unfinished a period after its release). */
+	k = sched_take_frames(s, f, 16, NULL);
+	for (size_t i = 0, m = 0; i < k; i++) {
+		if (!f[i].missed)
+			continue;
+		assert_true(m < 4);
+		assert_int_equal(f[i].alone, m == 0 || m == 3);
+		m++;
+	}
+	finish(s);
+}
+
 /* make_watched(1) with a normal domain's allowance capped at @cap_ns. */
 static struct sched *make_capped(uint64_t cap_ns)
 {
@@ -1696,6 +1746,7 @@ int main(void)
 	    cmocka_unit_test(the_safety_gap_is_zero_until_a_safety_domain_runs),
 	    cmocka_unit_test(a_young_group_needs_room_for_its_prediction_where_allowances_are_on),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
+	    cmocka_unit_test(misses_alone_are_the_frames_no_other_domain_ran_beside),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),
