@@ -187,12 +187,11 @@ uint64_t sched_safety_gap(const struct sched *s, uint64_t now_ns)
 /*
  * Check 3 alone: the longest a group of domain @dom started when the GPU
  * is free at @busy may take so that no safety frame is late, seen at
- * @now_ns (UINT64_MAX: no safety domain to protect), each frame given
- * @times its cost. With @gaps, also no more than the largest gap of each
- * (what a normal domain may be offered).
+ * @now_ns (UINT64_MAX: no safety domain to protect). With @gaps, also no
+ * more than the largest gap of each (what a normal domain may be offered).
  */
 static uint64_t safety_room(const struct sched *s, int dom, uint64_t now_ns, uint64_t busy,
-			    bool gaps, uint64_t times)
+			    bool gaps)
 {
 	uint64_t b = UINT64_MAX;
 
@@ -204,11 +203,11 @@ static uint64_t safety_room(const struct sched *s, int dom, uint64_t now_ns, uin
 			continue;
 		if (o->frame_open && (rest = sched_frame_rest(o, c)) != 0)
 			b = MIN(b, sub0(o->frame_release + o->p.deadline_ns,
-					busy + times * rest + o->p.guard_ns));
+					busy + rest + o->p.guard_ns));
 		next = sched_next_release(o, now_ns);
 		if (next) {
 			b = MIN(b, sub0(next + o->p.deadline_ns,
-					busy + times * c + sched_release_guard(o) + o->p.guard_ns));
+					busy + c + sched_release_guard(o) + o->p.guard_ns));
 			if (gaps)
 				b = MIN(b, largest_gap(o));
 		}
@@ -216,9 +215,9 @@ static uint64_t safety_room(const struct sched *s, int dom, uint64_t now_ns, uin
 	return b;
 }
 
-uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns, uint64_t times)
+uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns)
 {
-	return safety_room(s, dom, now_ns, busy_until(s, now_ns), false, times);
+	return safety_room(s, dom, now_ns, busy_until(s, now_ns), false);
 }
 
 /*
@@ -235,7 +234,7 @@ uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint
 		busy = busy_until(s, until_ns);
 	if (d->p.strict)
 		b = d->remaining > 0 ? (uint64_t)d->remaining : 0;
-	return MIN(b, safety_room(s, dom, now_ns, busy, d->p.class != SCHED_CLASS_SAFETY, 1));
+	return MIN(b, safety_room(s, dom, now_ns, busy, d->p.class != SCHED_CLASS_SAFETY));
 }
 
 enum sched_rule_verdict sched_rule_oversize_waits(const struct sched_case *c)

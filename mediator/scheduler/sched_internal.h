@@ -33,8 +33,6 @@
 #define SCHED_SUM_MAX_NS (1ull << 61)
 /* A normal domain's allowance, where the safety domains leave no gap at all. */
 #define SCHED_MIN_ALLOWANCE_NS 2000000ull
-/* The safety frame's cost a normal allowance leaves room for, times (sched_watchdog.c). */
-#define SCHED_ALLOWANCE_FRAME_TIMES 3u
 
 struct sreq {
 	uint64_t id;
@@ -240,10 +238,9 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
 /*
  * Check 3 alone: how long a group of @dom started now may take before
- * some safety frame, given @times its cost, would be late (UINT64_MAX:
- * none to protect).
+ * some safety frame would be late (UINT64_MAX: none to protect).
  */
-uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns, uint64_t times);
+uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
 

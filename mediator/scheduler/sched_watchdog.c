@@ -35,22 +35,17 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
 
 /*
  * Sets the allowance of @r, a group granted now: a normal domain's may
- * hold the slot as long as the safety domains' frames leave room, each
- * frame given three times its cost (check 3 alone,
- * SCHED_ALLOWANCE_FRAME_TIMES; its budget does not cut it shorter), at
- * least SCHED_MIN_ALLOWANCE_NS, at most normal_cap_ns. Three times: a
- * revoked group draws on beside the frame at idle priority (on llvmpipe
- * its CPU's other hardware thread, the caches), and the revocation comes
- * when mediatord's loop runs. Given its cost once, frames started at their
- * latest start and missed by 0.3 to 2 ms (bench/faults' sustained and
- * mem-flood rows, 2026-11-27); given it twice, one beside a revoked
- * 318 ms tile took 4.7 ms against its 2 ms bound and missed by 0.7 ms. (Until 2026-11-27 it was at
- * least the largest gap the safety domains leave, for groups started at
- * a gap's start: that runs from a frame's earliest end, so a group
- * granted a little after a frame ended held the slot past the next
- * frame's latest start.) Young or old, predicted right or not: the
- * mediator chooses how long another domain's group may keep the GPU, not
- * the group's history (doc/design.md, "The grant watchdog").
+ * hold the slot as long as the safety domains' frames leave room (check 3
+ * alone: until the next frame's latest start; its budget does not cut
+ * it shorter), at least SCHED_MIN_ALLOWANCE_NS, at most normal_cap_ns.
+ * (Until 2026-11-27 it was at least the largest gap the safety domains
+ * leave, for groups started at a gap's start: that runs from a frame's
+ * earliest end, so a group granted a little after a frame ended held the
+ * slot past the next frame's latest start, and the frame missed by 0.3 to
+ * 4 ms, one a scissor tile in bench/faults' escalating row.) Young or
+ * old, predicted right or not: the mediator chooses how long another
+ * domain's group may keep the GPU, not the group's history
+ * (doc/design.md, "The grant watchdog").
  */
 void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 {
@@ -61,7 +56,7 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 	if (!w->multiplier || !w->normal_cap_ns || s->p.policy != SCHED_POLICY_BUDGET ||
 	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY)
 		return;
-	a = sched_safety_room(s, r->domain, now_ns, SCHED_ALLOWANCE_FRAME_TIMES);
+	a = sched_safety_room(s, r->domain, now_ns);
 	if (a < SCHED_MIN_ALLOWANCE_NS)
 		a = SCHED_MIN_ALLOWANCE_NS;
 	r->allowance = MIN(a, w->normal_cap_ns);

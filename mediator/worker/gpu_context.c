@@ -469,6 +469,15 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 		wrapped = fragment_query_begin(ctx->fragments, seq, info);
 	else if ((wrapped = info->piece == info->pieces && ctx->cur.counting))
 		ctx->cur.counting = false;
+	/*
+	 * A group that took the grant board's offer is on the GPU: say so
+	 * before handing it to the renderer. mediatord grants nothing until
+	 * it knows, and llvmpipe compiles a draw's shader variant inside the
+	 * submission: reported after it, a 73 ms compile held every domain's
+	 * grants (the watchdog covers only what mediatord knows is in
+	 * flight), and the cluster missed 3 frames in scripts/demo.sh --vtest.
+	 */
+	mediator_link_report_claim(ctx->link);
 	if (submit_piece(ctx, p))
 		ctx_log(LOG_LEVEL_WARN, ctx,
 			"group %llu: virglrenderer reported an error in the stream",
@@ -480,8 +489,6 @@ uint64_t gpu_context_dispatch(struct gpu_context *ctx, uint32_t fence_id)
 			fragment_query_stopped(ctx->fragments));
 		ctx->fragments_stopped_logged = true;
 	}
-	/* A group that took the grant board's offer is on the GPU: now say so. */
-	mediator_link_report_claim(ctx->link);
 	if (++ctx->cur.next < ctx->cur.plan.n)
 		describe_next_piece(ctx);
 	else
