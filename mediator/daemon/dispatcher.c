@@ -474,11 +474,6 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 }
 
 /*
- * The grant watchdog's first stage: revokes every group past its
- * deadline, suspends its client (its waiting request is taken back from
- * the scheduler and held) and tells the revoke callback.
- */
-/*
  * Tells the scheduler how many revoked groups of each domain still draw
  * (their late completion not come, their client not forgotten): other
  * domains' frames then are not alone (sched_set_revoked_running()). A
@@ -498,6 +493,11 @@ static void tell_revoked(struct dispatcher *d)
 		sched_set_revoked_running(d->sched, i, n[i]);
 }
 
+/*
+ * The grant watchdog's first stage: revokes every group past its
+ * deadline, suspends its client (its waiting request is taken back from
+ * the scheduler and held) and tells the revoke callback.
+ */
 static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_overdue od[8];

@@ -32,7 +32,9 @@ static const struct metric metrics[] = {
     {"gpu_mediator_deadline_misses_total", "deadline_misses",
      "Frames of the safety domain that ended after their deadline.", COUNTER, 1},
     {"gpu_mediator_deadline_misses_alone_total", "deadline_misses_alone",
-     "Of those, frames no other domain's group ran beside (late by their own work).", COUNTER, 1},
+     "Frames of the safety domain that ended after their deadline with no other domain's group "
+     "on the GPU beside them (late by their own work).",
+     COUNTER, 1},
     {"gpu_mediator_overruns_total", "overruns",
      "Groups that ran longer than the bound they were admitted on.", COUNTER, 1},
     {"gpu_mediator_throttled_total", "throttled",

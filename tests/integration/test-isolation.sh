@@ -94,7 +94,8 @@ for n in $(seq "$ATTEMPTS"); do
   log "attempt $n: the host was noisy (CPU steal $steal %): again"
 done
 # A frame said to be alone had no infotainment group on the GPU while it ran (the
-# trace's group records, from grant to fence); the cluster's own misses are alone.
+# trace's group records, from grant to fence), and beside the flood not every
+# frame is alone.
 python3 - "$TMP/trace-$n.jsonl" "$DOMAIN_A" <<'PY' || fail "a frame the trace says was alone was not"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]

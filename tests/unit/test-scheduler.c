@@ -1549,7 +1549,7 @@ static void misses_alone_are_the_frames_no_other_domain_ran_beside(void **state)
 	struct sched_domain_stats st;
 	struct sched_frame f[16];
 	uint64_t ids[4];
-	size_t k;
+	size_t k, m;
 
 	(void)state;
 	assert_int_equal(poll_ids(s, 3 * P + 5 * MS, ids), 0); /* the fourth frame closes */
@@ -1575,13 +1575,15 @@ static void misses_alone_are_the_frames_no_other_domain_ran_beside(void **state)
 	assert_int_equal(st.misses_alone, 2);
 	/* Each long frame is missed (rolled over unfinished a period after its release). */
 	k = sched_take_frames(s, f, 16, NULL);
-	for (size_t i = 0, m = 0; i < k; i++) {
+	m = 0;
+	for (size_t i = 0; i < k; i++) {
 		if (!f[i].missed)
 			continue;
 		assert_true(m < 4);
 		assert_int_equal(f[i].alone, m == 0 || m == 3);
 		m++;
 	}
+	assert_int_equal(m, 4);
 	finish(s);
 }
 
