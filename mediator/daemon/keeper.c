@@ -158,6 +158,7 @@ static int start_keeper(struct keeper *k, const char *path, uint32_t wait_s, cha
 	}
 	if (pid == 0) {
 		close(pair[0]);
+		setsid(); /* nor of its session: no terminal's signals */
 		if (fork() == 0)
 			keeper_process_run(l.fd, pair[1], path, wait_s);
 		_exit(0);

@@ -6,6 +6,7 @@
  * reaped on SIGCHLD (clients.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -104,8 +105,12 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	if (board)
 		posix_spawn_file_actions_adddup2(&fa, dispatcher_board_fd(md->dispatcher),
 						 WIRE_BOARD_FD);
+	/* No terminal: mediatord's may be an operator's shell (TIOCSTI, signals from its keys). */
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	/* A session of its own, without a controlling terminal. */
+	posix_spawnattr_setflags(&attr,
+				 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
 	{
 		sigset_t def;
 

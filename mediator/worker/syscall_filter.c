@@ -10,12 +10,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <linux/sched.h>
+#include <linux/sync_file.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -23,6 +26,7 @@
 
 #include "worker/syscall_filter.h"
 #include "common/util.h"
+#include "gm_fence.h"
 
 struct allowed {
 	int nr;
@@ -82,8 +86,6 @@ static const struct allowed allowed[] = {
     ALLOW(close, "every descriptor"),
     ALLOW(dup, "the renderer hands out fences as sync_file descriptors"),
     ALLOW(dup3, "the same"),
-    ALLOW(fcntl, "non-blocking sockets, memfd seals, close-on-exec"),
-    ALLOW(ioctl, "the GPU's render node (egl-gbm), sync_files, host-kmod's device, FIONREAD"),
     ALLOW(sendmsg, "vtest replies with descriptors; records to mediatord"),
     ALLOW(recvmsg, "the client's messages with descriptors (vhost-user)"),
     ALLOW(sendto, "records to mediatord"),
@@ -216,6 +218,67 @@ static int allow_own(scmp_filter_ctx ctx)
 	return r;
 }
 
+/*
+ * ioctl by request. Allowed: the families a renderer uses, by the type
+ * byte of their numbers (bits 8-15: the kernel reads the request as 32
+ * bits and a family is matched on those bits alone, so higher bits buy
+ * nothing). Terminal requests (type 'T': isatty()'s TCGETS, but also
+ * TIOCSTI, which pushes input into a terminal, and TIOCSCTTY) fail with
+ * ENOTTY, as on a descriptor that is no terminal. Any other request is
+ * forbidden like a forbidden call. (libseccomp lets a rule without
+ * arguments override those with; so each refusal has its own match.)
+ */
+static const struct {
+	unsigned long type;
+	const char *why;
+} ioctl_families[] = {
+    {'d', "DRM: the GPU's render node (egl-gbm), its driver's own requests included"},
+    {DMA_BUF_BASE, "dma-buf: CPU access to shared buffers"},
+    {SYNC_IOC_MAGIC, "sync_file: fence information, merging"},
+    {GM_FENCE_IOC_MAGIC, "host-kmod's fence device: completion timestamps"},
+};
+
+static int allow_ioctls(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(ioctl_families); i++)
+		r = seccomp_rule_add(
+		    ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, ioctl_families[i].type << 8));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, (unsigned long)'T' << 8));
+	return r;
+}
+
+/*
+ * fcntl by command: descriptor flags, status flags, duplicates, memfd
+ * seals, record locks (the shader cache). Signals to a process of the
+ * worker's choosing (F_SETOWN, F_SETSIG), leases and directory
+ * notifications: EPERM. Any other command is forbidden.
+ */
+static const int fcntl_commands[] = {
+    F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD,	   F_SETFD,	F_GETFL,      F_SETFL,	   F_GETLK,
+    F_SETLK, F_SETLKW,	      F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_ADD_SEALS, F_GET_SEALS,
+};
+static const int fcntl_refused[] = {
+    F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, F_NOTIFY,
+};
+
+static int allow_fcntls(scmp_filter_ctx ctx)
+{
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(fcntl_commands); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1,
+				     SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)fcntl_commands[i], 0));
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(fcntl_refused); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fcntl), 1,
+				     SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)fcntl_refused[i], 0));
+	return r;
+}
+
 static void remember_names(void)
 {
 	for (int nr = 0; nr < MAX_NR; nr++) {
@@ -263,6 +326,13 @@ int syscall_filter_install(char *err, size_t err_size)
 		r = allow_threads(ctx);
 	if (r == 0)
 		r = allow_own(ctx);
+	if (r == 0)
+		r = allow_ioctls(ctx);
+	if (r == 0)
+		r = allow_fcntls(ctx);
+	/* A call of another architecture (x32's, say) ends the whole worker, not one thread. */
+	if (r == 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

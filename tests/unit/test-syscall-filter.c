@@ -24,8 +24,10 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -195,6 +197,133 @@ static void a_forbidden_call_kills_and_is_named(void **state)
 	expect_killed(forbidden_kill, "kill");
 }
 
+/* A terminal's slave side, for the filtered child to attack (opened by the test). */
+static int tty_slave = -1;
+
+/* Pushing input into a terminal, or taking it as the controlling one: ENOTTY, nothing else. */
+static int terminal_requests(void)
+{
+	char c = 'x';
+
+	if (ioctl(tty_slave, TIOCSTI, &c) == 0 || errno != ENOTTY)
+		return 1;
+	/* Higher bits of the request do not make it another one. */
+	if (syscall(SYS_ioctl, tty_slave, (unsigned long)TIOCSTI | 0x6400000000ul, &c) == 0 ||
+	    errno != ENOTTY)
+		return 2;
+	if (ioctl(tty_slave, TIOCSCTTY, 1) == 0 || errno != ENOTTY)
+		return 3;
+	if (isatty(tty_slave)) /* TCGETS, refused: "not a terminal" */
+		return 4;
+	return 0;
+}
+
+static void terminal_requests_fail_and_inject_nothing(void **state)
+{
+	char out[1024], buf[16];
+	struct termios raw;
+	int master = posix_openpt(O_RDWR | O_NOCTTY), status;
+
+	assert_true(master >= 0);
+	assert_int_equal(grantpt(master), 0);
+	assert_int_equal(unlockpt(master), 0);
+	tty_slave = open(ptsname(master), O_RDWR | O_NOCTTY | O_NONBLOCK);
+	assert_true(tty_slave >= 0);
+	/* Raw: an injected byte would be readable at once, without a newline. */
+	assert_int_equal(tcgetattr(tty_slave, &raw), 0);
+	cfmakeraw(&raw);
+	assert_int_equal(tcsetattr(tty_slave, TCSANOW, &raw), 0);
+	status = run_filtered(terminal_requests, out, sizeof(out));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("status 0x%x, stderr: %s", status, out);
+	assert_int_equal(read(tty_slave, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* Without the filter, the same request injects (the test runs as root, or owns the
+	 * terminal's session): the check above can fail. */
+	if (ioctl(tty_slave, TIOCSTI, "y") == 0)
+		assert_int_equal(read(tty_slave, buf, sizeof(buf)), 1);
+	close(tty_slave);
+	close(master);
+}
+
+/* A pipe made before the filter, for the filtered child. */
+static int pipe_fds[2] = {-1, -1};
+
+/* Status flags and descriptor flags, allowed; signals chosen by fcntl, refused. */
+static int descriptor_requests(void)
+{
+	if (fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    !(fcntl(pipe_fds[0], F_GETFL) & O_NONBLOCK))
+		return 1;
+	if (fcntl(pipe_fds[0], F_SETFD, FD_CLOEXEC) < 0)
+		return 2;
+	if (fcntl(pipe_fds[0], F_SETOWN, getppid()) == 0 || errno != EPERM)
+		return 3;
+	if (fcntl(pipe_fds[0], F_SETSIG, SIGKILL) == 0 || errno != EPERM)
+		return 4;
+	return 0;
+}
+
+static int unknown_ioctl(void)
+{
+	int n;
+
+	ioctl(pipe_fds[0], FIONREAD, &n); /* 'T' family: ENOTTY */
+	ioctl(pipe_fds[0], _IO('V', 1));  /* no family of a renderer's: forbidden */
+	return 20;
+}
+
+static int unknown_fcntl(void)
+{
+	fcntl(pipe_fds[0], F_SETPIPE_SZ, 1 << 20);
+	return 21;
+}
+
+static void descriptor_requests_by_command(void **state)
+{
+	char out[1024];
+	int status;
+
+	assert_int_equal(pipe(pipe_fds), 0);
+	status = run_filtered(descriptor_requests, out, sizeof(out));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("status 0x%x, stderr: %s", status, out);
+	expect_killed(unknown_ioctl, "ioctl");
+	expect_killed(unknown_fcntl, "fcntl");
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+}
+
+#ifdef __x86_64__
+/* An x32 system call (socket's number with the x32 bit) from a second thread. */
+static void *x32_socket(void *arg)
+{
+	(void)arg;
+	syscall(0x40000000 | SYS_socket, AF_INET, SOCK_STREAM, 0);
+	return NULL;
+}
+
+static int another_architecture(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, x32_socket, NULL) != 0)
+		return 1;
+	pthread_join(t, NULL);
+	sleep(1);
+	return 2; /* reached only if just the thread died */
+}
+
+static void another_architecture_ends_the_process(void **state)
+{
+	char out[1024];
+	int status = run_filtered(another_architecture, out, sizeof(out));
+
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS)
+		fail_msg("status 0x%x, stderr: %s", status, out);
+}
+#endif
+
 static void parse_run_as_takes_ids_and_groups(void **state)
 {
 	struct sandbox_options o = {0};
@@ -269,6 +398,11 @@ int main(void)
 	    cmocka_unit_test(renderer_calls_are_allowed),
 	    cmocka_unit_test(a_forbidden_call_kills_and_is_named),
 	    cmocka_unit_test(scheduling_calls_are_refused_not_killed),
+	    cmocka_unit_test(terminal_requests_fail_and_inject_nothing),
+	    cmocka_unit_test(descriptor_requests_by_command),
+#ifdef __x86_64__
+	    cmocka_unit_test(another_architecture_ends_the_process),
+#endif
 	    cmocka_unit_test(parse_run_as_takes_ids_and_groups),
 	    cmocka_unit_test(sandbox_keeps_only_what_it_is_told),
 	};

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What an attacker's code inside a worker would do, for the tests of a
+ * compromised worker (issue 30; doc/design.md, "Workers' rights").
+ * Loaded with LD_PRELOAD into mediatord, it does nothing there; in a
+ * mediator-worker whose domain GM_WORKER_ATTACK_DOMAIN names (from its
+ * --domain option), a thread waits until the worker's system-call filter
+ * is on (as code that came in with a guest's bytes would run) and then
+ * performs the attacks GM_WORKER_ATTACK lists (comma-separated), each
+ * reporting on stderr (mediatord's log) a line starting
+ * "worker-attack: NAME:" and ending "refused" or "DONE" (the attack did
+ * what it wanted).
+ *
+ * Attacks:
+ *   tiocsti  push a command line into every terminal the worker can
+ *            reach: its descriptors, its session's terminal (/dev/tty),
+ *            every pseudo-terminal by name (mediatord's among them).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+static void report(const char *attack, const char *what, int result, int err)
+{
+	if (result == 0)
+		fprintf(stderr, "worker-attack: %s: %s: DONE\n", attack, what);
+	else
+		fprintf(stderr, "worker-attack: %s: %s (%s): refused\n", attack, what,
+			strerror(err));
+}
+
+/* Pushes "id\n" into @fd's terminal; 0 when every byte went in. */
+static int push_input(int fd)
+{
+	static const char line[] = "echo worker-attack-was-here\n";
+
+	for (size_t i = 0; i < sizeof(line) - 1; i++) {
+		if (ioctl(fd, TIOCSTI, &line[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void try_terminal_path(const char *path)
+{
+	char what[300];
+	int fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC), r, err;
+
+	snprintf(what, sizeof(what), "open %s", path);
+	if (fd < 0) {
+		report("tiocsti", what, -1, errno);
+		return;
+	}
+	r = push_input(fd);
+	err = errno;
+	snprintf(what, sizeof(what), "TIOCSTI on %s", path);
+	report("tiocsti", what, r, err);
+	close(fd);
+}
+
+static void attack_tiocsti(void)
+{
+	char link[64], target[256], what[320];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	ssize_t n;
+
+	/* Every descriptor the worker holds, terminal or not. */
+	while (dir && (d = readdir(dir))) {
+		int fd = atoi(d->d_name), r, err;
+
+		if (d->d_name[0] == '.' || fd == dirfd(dir))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		r = push_input(fd);
+		err = errno;
+		snprintf(what, sizeof(what), "TIOCSTI on fd %d (%s)", fd, target);
+		report("tiocsti", what, r, err);
+	}
+	if (dir)
+		closedir(dir);
+	try_terminal_path("/dev/tty");
+	/* Every pseudo-terminal by name (mediatord's among them). */
+	dir = opendir("/dev/pts");
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(what, sizeof(what), "/dev/pts/%s", d->d_name);
+		try_terminal_path(what);
+	}
+	if (dir)
+		closedir(dir);
+	fprintf(stderr, "worker-attack: tiocsti: finished\n");
+}
+
+static bool filter_on(void)
+{
+	char line[128];
+	bool on = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			on = atoi(line + 8) == 2;
+	if (f)
+		fclose(f);
+	return on;
+}
+
+static void *attacker(void *arg)
+{
+	char list[256], *save = NULL;
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+
+	snprintf(list, sizeof(list), "%s", (const char *)arg);
+	for (int i = 0; i < 6000 && !filter_on(); i++)
+		nanosleep(&tick, NULL);
+	if (!filter_on()) {
+		fprintf(stderr, "worker-attack: the filter never came on\n");
+		return NULL;
+	}
+	fprintf(stderr, "worker-attack: the filter is on; attacking\n");
+	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		if (strcmp(a, "tiocsti") == 0)
+			attack_tiocsti();
+		else
+			fprintf(stderr, "worker-attack: %s: no such attack\n", a);
+	}
+	return NULL;
+}
+
+/* The value of option @name in /proc/self/cmdline, or NULL. */
+static const char *option(const char *name, char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+	const char *prev = NULL;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+		if (prev && strcmp(prev, name) == 0)
+			return buf + i;
+		prev = buf + i;
+	}
+	return NULL;
+}
+
+__attribute__((constructor)) static void worker_attack_start(void)
+{
+	static char cmdline[8192];
+	const char *attacks = getenv("GM_WORKER_ATTACK");
+	const char *want = getenv("GM_WORKER_ATTACK_DOMAIN");
+	const char *domain;
+	pthread_t t;
+
+	if (!attacks || !want || strcmp(program_invocation_short_name, "mediator-worker") != 0)
+		return;
+	domain = option("--domain", cmdline, sizeof(cmdline));
+	if (!domain || strcmp(domain, want) != 0)
+		return;
+	if (pthread_create(&t, NULL, attacker, (void *)attacks) == 0)
+		pthread_detach(t);
+}
