@@ -36,6 +36,38 @@ _Static_assert(PREDICT_FRAGMENTS_BBOX == WIRE_FRAGMENTS_BBOX &&
 		   PREDICT_FRAGMENTS_HISTORY == WIRE_FRAGMENTS_HISTORY,
 	       "wire_check_model() knows libpredict's fragment estimators");
 
+/*
+ * Records a worker sends of its own accord (group records, models,
+ * contexts, its client's name): one group record a group at most, a model
+ * a context about once a second, a few of the others. More in one second
+ * than this plus twice the groups it completed in it and the second before
+ * (whose dones the dispatcher checked against its grants; group records
+ * come batched, after their dones) are no honest worker's: a worker that
+ * floods mediatord's loop is stopped. Requests and dones need no count:
+ * each must match the dispatcher's state.
+ */
+#define UNSOLICITED_PER_SECOND 1000u
+
+/* The second @c's worker's records are counted in, from @now on. */
+static void rate_window(struct client *c, uint64_t now)
+{
+	if (now - c->rate_since >= 1000000000ull) {
+		c->rate_dones_before = now - c->rate_since < 2000000000ull ? c->rate_dones : 0;
+		c->rate_since = now;
+		c->rate_count = 0;
+		c->rate_dones = 0;
+	}
+}
+
+/* Counts @n unsolicited records; false when @c's worker has gone over the rate. */
+static bool unsolicited_ok(struct client *c, uint64_t now, uint32_t n)
+{
+	rate_window(c, now);
+	c->rate_count += n;
+	return c->rate_count <=
+	       UNSOLICITED_PER_SECOND + 2u * (c->rate_dones + c->rate_dones_before);
+}
+
 /* Applies one checked message of its type; 0 or a negative errno with the reason in @err. */
 typedef int (*record_taker)(struct client *c, const void *msg, uint64_t now_ns, char *err,
 			    size_t err_size);
@@ -119,6 +151,10 @@ static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *e
 			 (unsigned long long)m.id, strerror(-r));
 	else
 		client_watchdog_done(c);
+	if (r == 0) {
+		rate_window(c, now_ns);
+		c->rate_dones++;
+	}
 	return r;
 }
 
@@ -228,6 +264,13 @@ static int client_take_record(struct client *c, const void *buf, size_t size, ch
 	n = wire_frame(buf, size, err, err_size);
 	if (n < 0)
 		return n;
+	if (hdr.type != WIRE_GRANT_REQUEST && hdr.type != WIRE_DONE &&
+	    !unsolicited_ok(c, now, (uint32_t)n)) {
+		snprintf(err, err_size,
+			 "more than %u records in a second beyond twice its %u completed groups",
+			 UNSOLICITED_PER_SECOND, c->rate_dones + c->rate_dones_before);
+		return -EPROTO;
+	}
 	each = size / (size_t)n;
 	for (int i = 0; i < n; i++) {
 		const uint8_t *msg = (const uint8_t *)buf + (size_t)i * each;
@@ -248,13 +291,27 @@ static int client_take_record(struct client *c, const void *buf, size_t size, ch
 	return 0;
 }
 
-/* Reads every record waiting. Returns false when the channel is closed or broken. */
-bool client_read_records(struct client *c)
+/*
+ * Packets read from one worker per wake-up: the loop serves every other
+ * source (the other domains' workers, the control socket, timers) between
+ * two such bites, so that no worker's flood holds them.
+ */
+#define RECORDS_PER_WAKE 32
+/* Stops @c's worker, which broke the record protocol as @err says. */
+static void stop_bad_worker(struct client *c, const char *err)
+{
+	c->md->bad_records++;
+	log_error("domain %s client %u: worker %d sent a malformed record (%s); stopping it",
+		  domain_name(c->listener->domain), c->id, (int)c->pid, err);
+	client_kill(c, SIGKILL);
+}
+
+bool client_read_records(struct client *c, int max)
 {
 	uint8_t buf[MEDIATORD_MAX_RECORD];
 	char err[256];
 
-	for (;;) {
+	for (int i = 0; i < max; i++) {
 		ssize_t n = recv(c->record_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 		int r;
 
@@ -270,14 +327,11 @@ bool client_read_records(struct client *c)
 			r = client_take_record(c, buf, (size_t)n, err, sizeof(err));
 		}
 		if (r < 0) {
-			c->md->bad_records++;
-			log_error("domain %s client %u: worker %d sent a malformed record (%s); "
-				  "stopping it",
-				  domain_name(c->listener->domain), c->id, (int)c->pid, err);
-			client_kill(c, SIGKILL);
+			stop_bad_worker(c, err);
 			return false;
 		}
 	}
+	return true;
 }
 
 void client_on_record(struct loop_source *source, int fd, uint32_t events, void *data)
@@ -285,7 +339,8 @@ void client_on_record(struct loop_source *source, int fd, uint32_t events, void 
 	struct client *c = data;
 
 	mediatord_take_frames(c->md);
-	if (!client_read_records(c)) {
+	/* The loop calls again while more wait. */
+	if (!client_read_records(c, RECORDS_PER_WAKE)) {
 		/* The worker is gone or cut off; it is forgotten when reaped. */
 		loop_remove(c->source);
 		c->source = NULL;

@@ -295,7 +295,7 @@ void clients_reap(struct mediatord *md)
 		if (!c)
 			continue;
 		if (c->record_fd >= 0)
-			client_read_records(c);
+			client_read_records(c, CLIENT_RECORDS_ALL);
 		if (WIFSIGNALED(status))
 			log_warn("domain %s: client %u: worker %d killed by signal %d",
 				 domain_name(c->listener->domain), c->id, (int)pid,

@@ -22,6 +22,7 @@
 #ifndef MEDIATOR_MEDIATORD_PRIV_H
 #define MEDIATOR_MEDIATORD_PRIV_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -107,6 +108,10 @@ struct client {
 	struct model_report model;
 	bool revoked;	/* the grant watchdog stopped its worker: what it still sends is ignored */
 	uid_t peer_uid; /* its connection's peer ((uid_t)-1: not known): whom penalties name */
+	/* client_records.c: the second its worker's records are counted in, its unsolicited
+	 * records and its completed groups in it, and those of the second before */
+	uint64_t rate_since;
+	uint32_t rate_count, rate_dones, rate_dones_before;
 	/* The grant watchdog's (client_watchdog.c). */
 	bool demoted;		   /* its worker runs at idle priority */
 	bool awaiting_late;	   /* a revoked group's completion has not come */
@@ -210,11 +215,14 @@ void client_watchdog_done(struct client *c);
 /* ---- client_records.c ---------------------------------------------------- */
 
 /*
- * Reads every record waiting on @c's channel; on the first that breaks a
- * rule, counts it (bad_records), logs it and kills the worker. Returns
- * false when the channel is closed or broken.
+ * Reads the records waiting on @c's channel, @max packets at most
+ * (CLIENT_RECORDS_ALL: all, for a worker that has ended); on the first that
+ * breaks a rule, counts it (bad_records), logs it and kills the worker.
+ * A worker that sends more records of its own accord a second than any
+ * honest one breaks a rule too. Returns false when the channel is closed or broken.
  */
-bool client_read_records(struct client *c);
+#define CLIENT_RECORDS_ALL INT_MAX
+bool client_read_records(struct client *c, int max);
 /*
  * The loop's callback of a client's record channel (loop_fn, @data the
  * client): reads what waits; a channel closed or broken is closed and no

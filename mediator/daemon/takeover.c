@@ -61,7 +61,7 @@ static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events,
 	struct client *c = data;
 
 	if (c->record_fd >= 0)
-		client_read_records(c);
+		client_read_records(c, CLIENT_RECORDS_ALL);
 	log_info("domain %s: client %u: worker %d (taken over) ended after %llu groups",
 		 domain_name(c->listener->domain), c->id, (int)c->pid,
 		 (unsigned long long)c->groups);

@@ -6,15 +6,19 @@
  * mediator-worker whose domain GM_WORKER_ATTACK_DOMAIN names (from its
  * --domain option), a thread waits until the worker's system-call filter
  * is on (as code that came in with a guest's bytes would run) and then
- * performs the attacks GM_WORKER_ATTACK lists (comma-separated), each
- * reporting on stderr (mediatord's log) a line starting
- * "worker-attack: NAME:" and ending "refused" or "DONE" (the attack did
- * what it wanted).
+ * performs the attacks GM_WORKER_ATTACK lists (comma-separated), or the
+ * first line of the file GM_WORKER_ATTACK_FILE names (read when the
+ * worker starts: a test changes it between clients), each reporting on stderr (mediatord's log) a
+ * line starting "worker-attack: NAME:" and ending "refused" or "DONE" (the attack did what it
+ * wanted).
  *
  * Attacks:
  *   tiocsti  push a command line into every terminal the worker can
  *            reach: its descriptors, its session's terminal (/dev/tty),
  *            every pseudo-terminal by name (mediatord's among them).
+ *   flood    send valid records (WIRE_CLIENT_INFO) to mediatord as fast as
+ *            the channel takes them, for GM_WORKER_ATTACK_SECONDS (default
+ *            5); DONE when it could go on that long.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,8 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/wire.h"
 
 static void report(const char *attack, const char *what, int result, int err)
 {
@@ -103,6 +110,41 @@ static void attack_tiocsti(void)
 	fprintf(stderr, "worker-attack: tiocsti: finished\n");
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void attack_flood(void)
+{
+	const char *secs = getenv("GM_WORKER_ATTACK_SECONDS");
+	uint64_t end = now_ns() + (uint64_t)(secs ? atof(secs) : 5.0) * 1000000000ull;
+	struct wire_client_info m = {
+	    .hdr = {.type = WIRE_CLIENT_INFO, .size = sizeof(m)},
+	    .peer_pid = -1,
+	};
+	unsigned long long sent = 0;
+	int r = 0, err = 0;
+	char what[96];
+
+	snprintf(m.name, sizeof(m.name), "flood");
+	while (now_ns() < end) {
+		if (send(WIRE_WORKER_FD, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) == sizeof(m)) {
+			sent++;
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			r = -1;
+			err = errno;
+			break;
+		}
+	}
+	snprintf(what, sizeof(what), "%llu records sent", sent);
+	report("flood", what, r, err);
+	fprintf(stderr, "worker-attack: flood: finished\n");
+}
+
 static bool filter_on(void)
 {
 	char line[128];
@@ -133,6 +175,8 @@ static void *attacker(void *arg)
 	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
 		if (strcmp(a, "tiocsti") == 0)
 			attack_tiocsti();
+		else if (strcmp(a, "flood") == 0)
+			attack_flood();
 		else
 			fprintf(stderr, "worker-attack: %s: no such attack\n", a);
 	}
@@ -159,17 +203,30 @@ static const char *option(const char *name, char *buf, size_t size)
 
 __attribute__((constructor)) static void worker_attack_start(void)
 {
-	static char cmdline[8192];
-	const char *attacks = getenv("GM_WORKER_ATTACK");
+	static char cmdline[8192], attacks[256];
+	const char *list = getenv("GM_WORKER_ATTACK");
+	const char *file = getenv("GM_WORKER_ATTACK_FILE");
 	const char *want = getenv("GM_WORKER_ATTACK_DOMAIN");
 	const char *domain;
 	pthread_t t;
 
-	if (!attacks || !want || strcmp(program_invocation_short_name, "mediator-worker") != 0)
+	if (!want || strcmp(program_invocation_short_name, "mediator-worker") != 0)
 		return;
 	domain = option("--domain", cmdline, sizeof(cmdline));
 	if (!domain || strcmp(domain, want) != 0)
 		return;
-	if (pthread_create(&t, NULL, attacker, (void *)attacks) == 0)
+	/* Read now: the worker is still root, before it becomes its domain's user. */
+	if (file) {
+		FILE *f = fopen(file, "re");
+
+		if (!f || !fgets(attacks, sizeof(attacks), f))
+			attacks[0] = '\0';
+		if (f)
+			fclose(f);
+		attacks[strcspn(attacks, "\n")] = '\0';
+	} else if (list) {
+		snprintf(attacks, sizeof(attacks), "%s", list);
+	}
+	if (attacks[0] && pthread_create(&t, NULL, attacker, attacks) == 0)
 		pthread_detach(t);
 }

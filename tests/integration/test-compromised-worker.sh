@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# A compromised worker gains nothing (issue 30). Attacker's code
+# (tests/tools/worker-attack.c, loaded with LD_PRELOAD) acts inside the
+# infotainment domain's worker once its system-call filter is on, one
+# attack per client, while a 60 Hz cluster client renders in the safety
+# domain of the same mediatord. Each attack asserts: the safety domain's
+# worker lives, its longest grant wait (mediatord's trace: request to
+# dispatch) stays at or under MAX_GRANT_WAIT_MS, mediatorctl answers within
+# a second throughout, and no process but the attacker's worker is signalled.
+# Attacks:
+# - flood: valid records as fast as the record channel takes them. The
+#   worker is stopped ("more than ... records in a second beyond ..."); mediatord read
+#   it in bites between its other work meanwhile.
+set -euo pipefail
+source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
+require_rendering
+[ "$(id -u)" = 0 ] || skip "needs root, to start workers as the worker user"
+[ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
+MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
+CLUSTER_FRAMES=${CLUSTER_FRAMES:-900}
+
+gm_write_config "$CONFIG" \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
+  renderer=egl-surfaceless \
+  "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
+  "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
+: >"$TMP/attack"
+LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK_FILE=$TMP/attack GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \
+  GM_WORKER_ATTACK_SECONDS=5 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+  start_mediatord
+ctl trace start "$TMP/trace.jsonl" >&2 || fail "mediatorctl trace start failed"
+
+gm_in_domain --timeout 120 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$CLUSTER_FRAMES" \
+  --json /dev/fd/3 3>"$TMP/cluster.json" >"$TMP/cluster.log" 2>&1 &
+CLUSTER_PID=$!
+gm_track "$CLUSTER_PID"
+wait_field "$DOMAIN_A" clients 1 30
+safety_worker=$(pgrep -P "$MEDIATORD_PID")
+log "the cluster's worker: $safety_worker"
+
+# ctl_time_ms: how long mediatorctl status takes, in ms.
+ctl_time_ms() {
+  local t0 t1
+  t0=$(date +%s%N)
+  ctl status >/dev/null || fail "mediatorctl status failed"
+  t1=$(date +%s%N)
+  echo $(((t1 - t0) / 1000000))
+}
+
+# new_log: mediatord's log since the attack began.
+new_log() {
+  tail -n +"$ATTACK_LINE" "$MEDIATORD_LOG"
+}
+
+# attack NAME: a client in the infotainment domain whose worker performs
+# NAME; returns once its report is in the log or its worker has ended, and
+# the client has ended. Sets ATTACK_WORKER (from the log), CTL_MAX_MS.
+attack() {
+  local name=$1 deadline ms
+  echo "$name" >"$TMP/attack"
+  ATTACK_LINE=$(($(wc -l <"$MEDIATORD_LOG") + 1))
+  gm_in_domain --timeout 60 "$SOCK_B" "$CLUSTER_CLIENT" --frames 1200 \
+    >"$TMP/attacker-$name.log" 2>&1 &
+  local client=$!
+  gm_track "$client"
+  CTL_MAX_MS=0
+  deadline=$((SECONDS + 60))
+  until new_log | grep -Eq "worker-attack: $name: finished|domain $DOMAIN_B: client [0-9]+: worker [0-9]+ (killed|exited)"; do
+    [ $SECONDS -lt $deadline ] || fail "attack $name: did not finish within 60 s"
+    ms=$(ctl_time_ms)
+    [ "$ms" -le "$CTL_MAX_MS" ] || CTL_MAX_MS=$ms
+    sleep 0.2
+  done
+  wait "$client" || :
+  ATTACK_WORKER=$(new_log | sed -n "s/^.*domain $DOMAIN_B: client [0-9]*: worker \([0-9]*\) .*$/\1/p" | head -1)
+  log "attack $name: worker ${ATTACK_WORKER:-?}; mediatorctl status took at most $CTL_MAX_MS ms"
+  [ "$CTL_MAX_MS" -le 1000 ] || fail "attack $name: mediatorctl status took $CTL_MAX_MS ms"
+  gm_alive "$safety_worker" || fail "attack $name: the cluster's worker died"
+  gm_assert_mediatord_alive
+}
+
+attack flood
+new_log | grep -q "worker $ATTACK_WORKER sent a malformed record (more than [0-9]* records in a second" ||
+  fail "attack flood: the flooding worker was not stopped for its rate"
+! grep -q "worker-attack: flood: .*: DONE" "$MEDIATORD_LOG" ||
+  fail "attack flood: the worker flooded for its whole time"
+
+wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
+frames=$(jq .frames "$TMP/cluster.json")
+[ "$frames" = "$CLUSTER_FRAMES" ] || fail "the cluster rendered $frames of $CLUSTER_FRAMES frames"
+ctl trace stop >&2 || fail "mediatorctl trace stop failed"
+max_wait_us=$(jq -s --arg d "$DOMAIN_A" \
+  '[.[] | select((has("type") | not) and .domain == $d) | (.dispatch_ns - .request_ns)] |
+   (max // 0) / 1000 | floor' "$TMP/trace.jsonl")
+log "$DOMAIN_A: longest grant wait ${max_wait_us} us"
+[ "$max_wait_us" -le $((MAX_GRANT_WAIT_MS * 1000)) ] ||
+  fail "a group of $DOMAIN_A waited ${max_wait_us} us for its grant (limit ${MAX_GRANT_WAIT_MS} ms)"
+# Only the attackers' workers were signalled.
+killed=$(grep -c "killed by signal" "$MEDIATORD_LOG" || :)
+[ "$killed" -le 1 ] || fail "$killed workers were killed: $(grep 'killed by signal' "$MEDIATORD_LOG")"
+log "PASS"
