@@ -26,10 +26,11 @@
 #define DISPATCHER_OFFER_NS 2000000ull
 /*
  * A claim not reported after this long was not a worker's honest one (a
- * worker reports right after handing the group to the renderer): the
- * board is switched off and every group asks.
+ * worker reports right after its compare-and-swap, before it hands the
+ * group to the renderer): that domain's board is switched off, its groups
+ * ask from then on. The others' are not held longer than this.
  */
-#define DISPATCHER_CLAIM_TIMEOUT_NS 1000000000ull
+#define DISPATCHER_CLAIM_TIMEOUT_NS 50000000ull
 
 /* A request or granted group of a client, as the scheduler knows it. */
 struct outstanding {
@@ -74,12 +75,21 @@ struct dispatcher {
 	struct outstanding out[SCHED_MAX_PENDING];
 	struct client_ids ids[SCHED_MAX_PENDING];
 	size_t top, ids_top;
-	/* The grant board (wire.h) and its current offer. */
-	int board_fd;
-	struct wire_board *board;
+	/*
+	 * The grant boards (wire.h), one per domain: a worker maps its
+	 * domain's only, so that what it writes there reaches no other
+	 * domain's worker. One offer stands at a time, on one board.
+	 */
+	struct {
+		int fd;
+		struct wire_board *b;
+		bool off; /* after a claim never reported: no more offers on it */
+	} boards[WIRE_BOARD_DOMAINS];
+	struct wire_board *board; /* boards[board_domain].b: the current offer's */
+	int board_domain;
+	int last_domain; /* of the latest request: a free offer goes on its board */
 	int n_domains;
 	uint32_t gen;
-	bool board_off;	       /* after a claim never reported: no more offers */
 	bool offered;	       /* an offer of generation gen stands (or was just taken) */
 	bool claimed;	       /* it was taken: no grant until the claimer's request */
 	uint32_t claimer;      /* claimed: the client that took it */
@@ -153,47 +163,49 @@ static void on_timer(struct loop_source *source, int fd, uint32_t events, void *
 
 static void clear_board(struct dispatcher *d);
 
-/* A sealed memfd holding a struct wire_board, mapped at d->board. */
-static int create_board(struct dispatcher *d, char *err, size_t err_size)
+/* A sealed memfd holding a struct wire_board, mapped at d->boards[@i].b. */
+static int create_board(struct dispatcher *d, int i, char *err, size_t err_size)
 {
-	d->board_fd = memfd_create("gpu-mediator-grant-board", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (d->board_fd < 0 || ftruncate(d->board_fd, sizeof(struct wire_board)) < 0 ||
+	struct wire_board *b;
+	int fd = memfd_create("gpu-mediator-grant-board", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	d->boards[i].fd = fd;
+	if (fd < 0 || ftruncate(fd, sizeof(struct wire_board)) < 0 ||
 	    /* A worker must not shrink it under mediatord (SIGBUS). */
-	    fcntl(d->board_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		snprintf(err, err_size, "cannot create the grant board: %s", strerror(errno));
 		return -1;
 	}
 	/* Above the numbers workers inherit fds on, so that spawning never clobbers it. */
-	if (d->board_fd <= WIRE_BOARD_FD) {
-		int fd = fcntl(d->board_fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
-
-		close(d->board_fd);
-		d->board_fd = fd;
-		if (fd < 0) {
+	if (fd <= WIRE_BOARD_FD) {
+		d->boards[i].fd = fcntl(fd, F_DUPFD_CLOEXEC, WIRE_BOARD_FD + 1);
+		close(fd);
+		if (d->boards[i].fd < 0) {
 			snprintf(err, err_size, "cannot move the grant board: %s", strerror(errno));
 			return -1;
 		}
 	}
-	d->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
-			d->board_fd, 0);
-	if (d->board == MAP_FAILED) {
-		d->board = NULL;
+	b = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->boards[i].fd, 0);
+	if (b == MAP_FAILED) {
 		snprintf(err, err_size, "cannot map the grant board: %s", strerror(errno));
 		return -1;
 	}
-	d->board->magic = WIRE_BOARD_MAGIC;
-	d->board->domains = (uint32_t)d->n_domains;
-	atomic_store(&d->board->offer, WIRE_OFFER(0, WIRE_OFFER_NONE, 0));
+	d->boards[i].b = b;
+	b->magic = WIRE_BOARD_MAGIC;
+	b->domains = (uint32_t)d->n_domains;
+	atomic_store(&b->offer, WIRE_OFFER(0, WIRE_OFFER_NONE, 0));
 	return 0;
 }
 
-int dispatcher_adopt_board(struct dispatcher *d, int fd)
+int dispatcher_adopt_board(struct dispatcher *d, int domain, int fd)
 {
 	struct wire_board *b;
 	struct stat st;
 	uint32_t gen;
 
-	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(*b))
+	if (domain < 0 || domain >= d->n_domains || fstat(fd, &st) < 0 ||
+	    st.st_size < (off_t)sizeof(*b))
 		return -EINVAL;
 	b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (b == MAP_FAILED)
@@ -212,13 +224,16 @@ int dispatcher_adopt_board(struct dispatcher *d, int fd)
 		close(fd);
 		fd = moved;
 	}
-	munmap(d->board, sizeof(*d->board));
-	close(d->board_fd);
-	d->board = b;
-	d->board_fd = fd;
+	munmap(d->boards[domain].b, sizeof(struct wire_board));
+	close(d->boards[domain].fd);
+	d->boards[domain].b = b;
+	d->boards[domain].fd = fd;
+	d->board = d->boards[d->board_domain].b;
 	/* Past every generation its workers saw: none of their claims can match. */
 	gen = WIRE_OFFER_GEN(atomic_load(&b->offer));
-	d->gen = gen + 1;
+	if (gen >= d->gen)
+		d->gen = gen + 1;
+	atomic_store(&b->offer, WIRE_OFFER(d->gen, WIRE_OFFER_NONE, 0));
 	clear_board(d);
 	return 0;
 }
@@ -234,11 +249,15 @@ struct dispatcher *dispatcher_create(struct loop *loop, const struct mediator_co
 		return NULL;
 	}
 	d->timer_fd = -1;
-	d->board_fd = -1;
 	d->n_domains = (int)cfg->n_domains;
+	for (int i = 0; i < (int)WIRE_BOARD_DOMAINS; i++)
+		d->boards[i].fd = -1;
 	d->kill_ns = (uint64_t)cfg->watchdog_kill_us * 1000;
-	if (create_board(d, err, err_size) < 0)
-		goto fail;
+	for (int i = 0; i < d->n_domains; i++) {
+		if (create_board(d, i, err, err_size) < 0)
+			goto fail;
+	}
+	d->board = d->boards[0].b;
 	d->sched = sched_create_from_config(cfg, now_ns, err, err_size);
 	if (!d->sched)
 		goto fail;
@@ -263,10 +282,12 @@ void dispatcher_destroy(struct dispatcher *d)
 	loop_remove(d->timer);
 	if (d->timer_fd >= 0)
 		close(d->timer_fd);
-	if (d->board)
-		munmap(d->board, sizeof(struct wire_board));
-	if (d->board_fd >= 0)
-		close(d->board_fd);
+	for (int i = 0; i < (int)WIRE_BOARD_DOMAINS; i++) {
+		if (d->boards[i].b)
+			munmap(d->boards[i].b, sizeof(struct wire_board));
+		if (d->boards[i].fd >= 0)
+			close(d->boards[i].fd);
+	}
 	sched_destroy(d->sched);
 	free(d);
 }
@@ -322,9 +343,9 @@ void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *
 	d->revoke_data = data;
 }
 
-int dispatcher_board_fd(const struct dispatcher *d)
+int dispatcher_board_fd(const struct dispatcher *d, int domain)
 {
-	return d->board_fd;
+	return domain >= 0 && domain < d->n_domains ? d->boards[domain].fd : -1;
 }
 
 /* Clears the board: no offer stands, none is taken. */
@@ -385,8 +406,9 @@ static bool suspended(const struct dispatcher *d, uint32_t client)
 	return false;
 }
 
-/* The one client whose groups are all that is in flight (0: none, or several). */
-static uint32_t sole_owner(const struct dispatcher *d)
+/* The one client whose groups are all that is in flight (0: none, or several), its domain in
+ * @domain. */
+static uint32_t sole_owner(const struct dispatcher *d, int *domain)
 {
 	uint32_t owner = 0;
 
@@ -398,6 +420,7 @@ static uint32_t sole_owner(const struct dispatcher *d)
 		if (!o->granted || (owner && o->client != owner))
 			return 0;
 		owner = o->client;
+		*domain = o->domain;
 	}
 	return owner;
 }
@@ -411,22 +434,29 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 {
 	uint64_t until = now_ns + DISPATCHER_OFFER_NS;
 	uint32_t owner;
+	int domain = -1;
 
 	/*
 	 * Only for workers that ask; an idle mediatord sleeps. Not while a
 	 * client is suspended: an offer cannot leave one client out.
 	 */
-	if (d->ids_top == 0 || d->board_off || suspended(d, 0))
+	if (d->ids_top == 0 || suspended(d, 0))
 		return 0;
 	if (next_event < until)
 		until = next_event;
+	if ((owner = sole_owner(d, &domain)) == 0)
+		domain = d->last_domain;
+	if (domain < 0 || domain >= d->n_domains || d->boards[domain].off)
+		return 0;
 	if (sched_offer(d->sched, now_ns, until, false, d->offer_bound))
 		d->offer_client = 0;
-	else if ((owner = sole_owner(d)) != 0 &&
-		 sched_offer(d->sched, now_ns, until, true, d->offer_bound))
+	else if (owner && sched_offer(d->sched, now_ns, until, true, d->offer_bound))
 		d->offer_client = owner;
 	else
 		return 0;
+	/* A free offer goes where the single owner's next group is, else to the latest asker. */
+	d->board_domain = domain;
+	d->board = d->boards[domain].b;
 	d->gen++;
 	for (int i = 0; i < d->n_domains; i++)
 		atomic_store_explicit(&d->board->max_bound_ns[i], d->offer_bound[i],
@@ -621,21 +651,22 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 {
 	struct sched_decision dec[32];
 	struct itimerspec its = {{0, 0}, {0, 0}};
-	uint64_t next, until = 0, overdue, kill_at;
+	uint64_t next, until = 0, overdue, kill_at, gap;
 	size_t n;
 
 	revoke_overdue(d, now_ns);
 	kill_at = kill_overdue(d, now_ns);
 	tell_revoked(d);
-	if (d->board)
-		atomic_store_explicit(&d->board->safety_gap_ns, sched_safety_gap(d->sched, now_ns),
-				      memory_order_relaxed);
+	gap = sched_safety_gap(d->sched, now_ns);
+	for (int i = 0; i < d->n_domains; i++)
+		atomic_store_explicit(&d->boards[i].b->safety_gap_ns, gap, memory_order_relaxed);
 	if (d->claimed && now_ns - d->claimed_at > DISPATCHER_CLAIM_TIMEOUT_NS) {
-		log_error("grant board: an offer taken for client %u was never reported; the board "
-			  "is off, every group asks",
-			  d->claimer);
+		log_error("grant board of domain %d: an offer taken for client %u was not reported "
+			  "within %llu ms; that board is off, its domain's groups ask",
+			  d->board_domain, d->claimer,
+			  (unsigned long long)(DISPATCHER_CLAIM_TIMEOUT_NS / 1000000));
 		clear_board(d);
-		d->board_off = true;
+		d->boards[d->board_domain].off = true;
 	}
 	if (d->offered && !d->claimed && !waiting(d) && now_ns < d->offer_until &&
 	    !suspended(d, 0)) {
@@ -713,10 +744,9 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 	if (!d->offered && !d->claimed)
 		return false;
 	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
-	    domain < 0 || domain >= d->n_domains || !req->bound_ns ||
-	    req->bound_ns > d->offer_bound[domain] || req->claimed_ns < d->offer_at ||
-	    req->claimed_ns >= d->offer_until || req->claimed_ns > now_ns ||
-	    (d->offer_client && d->offer_client != client))
+	    domain != d->board_domain || !req->bound_ns || req->bound_ns > d->offer_bound[domain] ||
+	    req->claimed_ns < d->offer_at || req->claimed_ns >= d->offer_until ||
+	    req->claimed_ns > now_ns || (d->offer_client && d->offer_client != client))
 		return false;
 	for (size_t i = 0; d->offer_client && i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client)
@@ -765,6 +795,8 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 		return -EPROTO;
 	if (claimed && !claim_valid(d, client, domain, req, now_ns))
 		return -EPROTO;
+	if (domain >= 0 && domain < d->n_domains)
+		d->last_domain = domain;
 	/* One request waiting per worker: it waits for the answer before the next. */
 	for (size_t i = 0; i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client && !d->out[i].granted)

@@ -7,9 +7,13 @@
  * also from a timer when only time can change the answer (a period
  * boundary, the end of a safety frame, max_defer running out).
  *
- * While no request waits, the free slot is offered on the grant board
- * (wire.h): a worker whose group fits takes it without a round trip and
- * reports it with a claimed request, checked against the offer.
+ * While no request waits, the free slot is offered on a grant board
+ * (wire.h), each domain's its own: the board of the single client whose
+ * groups are in flight, else of the domain that asked last. A worker of
+ * that domain whose group fits takes it without a round trip and reports
+ * it with a claimed request, checked against the offer. A claim not
+ * reported within DISPATCHER_CLAIM_TIMEOUT_NS switches its domain's board
+ * off.
  *
  * Workers are not trusted: a request or completion that breaks the
  * protocol (a rule of the wire's, wire_check_grant_request() and
@@ -89,15 +93,20 @@ void dispatcher_destroy(struct dispatcher *d);
 /* Sets (or, with NULL, removes) the watchdog's revoke callback. */
 void dispatcher_set_revoke(struct dispatcher *d, dispatcher_revoke_fn fn, void *data);
 
-/* The grant board's memfd (wire.h), for the workers (WIRE_BOARD_FD). */
-int dispatcher_board_fd(const struct dispatcher *d);
 /*
- * Uses @fd, the board of a mediatord that died (keeper.h), instead of its
- * own, so that the workers taken over share it with new ones; offers go on
- * from the next generation. Takes @fd on success. 0, or -EINVAL when it is
- * not a board of as many domains, or -errno.
+ * The grant board's memfd (wire.h) of domain @domain (its index in the
+ * config), for that domain's workers (WIRE_BOARD_FD); -1 for no domain.
+ * Each domain has its own: a worker writes only its domain's.
  */
-int dispatcher_adopt_board(struct dispatcher *d, int fd);
+int dispatcher_board_fd(const struct dispatcher *d, int domain);
+/*
+ * Uses @fd, the board of domain @domain of a mediatord that died
+ * (keeper.h), instead of its own, so that the workers taken over share it
+ * with new ones; offers go on from a later generation. Takes @fd on
+ * success. 0, or -EINVAL when it is not a board of as many domains, or
+ * -errno.
+ */
+int dispatcher_adopt_board(struct dispatcher *d, int domain, int fd);
 
 /* A worker of client @client (domain @domain) asks for a grant. 0 or -EPROTO / -ENOSPC. */
 int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,

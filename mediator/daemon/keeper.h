@@ -40,7 +40,7 @@
 enum keep_kind {
 	KEEP_LISTENER_VTEST = 1, /* a domain's vtest_socket */
 	KEEP_LISTENER_VHOST = 2, /* a domain's vhost_user_socket */
-	KEEP_BOARD = 3,		 /* the grant board */
+	KEEP_BOARD = 3,		 /* a domain's grant board */
 	KEEP_CLIENT = 4,	 /* mediatord's end of a worker's record channel */
 };
 
@@ -50,7 +50,7 @@ enum keep_kind {
 /* One kept descriptor and what it is. */
 struct keep_entry {
 	uint32_t kind;	 /* enum keep_kind */
-	uint32_t domain; /* index in the config; 0 for the board */
+	uint32_t domain; /* index in the config (a board's too) */
 	uint32_t client_id;
 	int32_t pid;	/* the client's worker */
 	uint32_t flags; /* KEEP_CLIENT_* */

@@ -309,17 +309,23 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	    dispatcher_create(md->loop, cfg, md->started_ns, client_send_grant, md, err, err_size);
 	if (!md->dispatcher)
 		goto fail;
-	/* The workers taken over share the board with new ones. */
-	board = takeover_kept_fd(kept, KEEP_BOARD, 0);
-	if (board >= 0 && dispatcher_adopt_board(md->dispatcher, board) < 0) {
-		log_warn("the grant board kept for the restart is not one; workers taken over ask "
-			 "for every grant");
-		close(board);
-	} else if (board < 0 && md->keeper) {
-		struct keep_entry e = {.kind = KEEP_BOARD};
+	/* The workers taken over share their domain's board with new ones. */
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		board = takeover_kept_fd(kept, KEEP_BOARD, (uint32_t)i);
+		if (board >= 0 && dispatcher_adopt_board(md->dispatcher, (int)i, board) < 0) {
+			log_warn("the grant board of domain %s kept for the restart is not one; "
+				 "workers taken over ask for every grant",
+				 cfg->domains[i].name);
+			close(board);
+		} else if (board < 0 && md->keeper) {
+			struct keep_entry e = {.kind = KEEP_BOARD, .domain = (uint32_t)i};
 
-		if (keeper_keep(md->keeper, &e, dispatcher_board_fd(md->dispatcher)) < 0)
-			log_warn("the keeper did not take the grant board: %s", strerror(errno));
+			snprintf(e.domain_name, sizeof(e.domain_name), "%s", cfg->domains[i].name);
+			if (keeper_keep(md->keeper, &e,
+					dispatcher_board_fd(md->dispatcher, (int)i)) < 0)
+				log_warn("the keeper did not take domain %s's grant board: %s",
+					 cfg->domains[i].name, strerror(errno));
+		}
 	}
 	dispatcher_set_revoke(md->dispatcher, client_revoked, md);
 	control_access = (struct control_access){

@@ -185,12 +185,11 @@ static void hold_normal_clients(struct mediatord *md)
 	}
 }
 
-/* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
+/* The kept descriptor of @kind (a listener or the board of domain @domain), or -1; taken once. */
 int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
 {
 	for (size_t i = 0; i < k->n; i++) {
-		if (k->fd[i] >= 0 && k->e[i].kind == kind &&
-		    (kind == KEEP_BOARD || k->e[i].domain == domain)) {
+		if (k->fd[i] >= 0 && k->e[i].kind == kind && k->e[i].domain == domain) {
 			int fd = k->fd[i];
 
 			k->fd[i] = -1;

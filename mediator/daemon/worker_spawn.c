@@ -103,14 +103,15 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	posix_spawn_file_actions_adddup2(&fa, client_fd, WIRE_CLIENT_FD);
 	posix_spawn_file_actions_adddup2(&fa, worker_fd, WIRE_WORKER_FD);
 	if (board)
-		posix_spawn_file_actions_adddup2(&fa, dispatcher_board_fd(md->dispatcher),
-						 WIRE_BOARD_FD);
+		posix_spawn_file_actions_adddup2(
+		    &fa, dispatcher_board_fd(md->dispatcher, (int)(l - md->listeners)),
+		    WIRE_BOARD_FD);
 	/* No terminal: mediatord's may be an operator's shell (TIOCSTI, signals from its keys). */
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
 	posix_spawnattr_setsigmask(&attr, &none);
 	/* A session of its own, without a controlling terminal. */
-	posix_spawnattr_setflags(&attr,
-				 POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+					    POSIX_SPAWN_SETSID);
 	{
 		sigset_t def;
 

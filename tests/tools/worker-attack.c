@@ -16,12 +16,20 @@
  *   tiocsti  push a command line into every terminal the worker can
  *            reach: its descriptors, its session's terminal (/dev/tty),
  *            every pseudo-terminal by name (mediatord's among them).
+ *   forge    for GM_WORKER_ATTACK_SECONDS, write the grant board the worker
+ *            maps as the review did: huge bounds and
+ *            validity, NONE words turned OFFERED of later generations;
+ *            DONE when the board could be written.
+ *   claim    take the board's offers (OFFERED -> CLAIMED) and never
+ *            report them, for GM_WORKER_ATTACK_SECONDS; DONE when one was
+ *            taken.
  *   flood    send valid records (WIRE_CLIENT_INFO) to mediatord as fast as
  *            the channel takes them, for GM_WORKER_ATTACK_SECONDS (default
  *            5); DONE when it could go on that long.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -118,10 +126,99 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void attack_flood(void)
+/*
+ * The worker's grant board, where the worker mapped it (its descriptor is
+ * closed by then: the mapping is found in /proc/self/maps); NULL
+ * (reported) when it has none.
+ */
+static struct wire_board *find_board(const char *attack)
+{
+	char line[512];
+	unsigned long start = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "gpu-mediator-grant-board") && strstr(line, "rw-s")) {
+			start = strtoul(line, NULL, 16);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!start)
+		report(attack, "find the grant board's mapping", -1, ENOENT);
+	return (struct wire_board *)start;
+}
+
+static uint64_t attack_end(void)
 {
 	const char *secs = getenv("GM_WORKER_ATTACK_SECONDS");
-	uint64_t end = now_ns() + (uint64_t)(secs ? atof(secs) : 5.0) * 1000000000ull;
+
+	return now_ns() + (uint64_t)((secs ? atof(secs) : 5.0) * 1e9);
+}
+
+/*
+ * Forged offers are reserved for a client that is nobody (client ids are
+ * small), so that the attacker's own worker does not take them and get
+ * itself stopped before the attack ran its time.
+ */
+#define FORGED_FOR 0x3fffffffu
+
+static void attack_forge(void)
+{
+	struct wire_board *b = find_board("forge");
+	uint64_t end = attack_end(), writes = 0;
+	char what[64];
+
+	if (b) {
+		while (now_ns() < end) {
+			uint64_t word = atomic_load(&b->offer);
+
+			for (uint32_t i = 0; i < WIRE_BOARD_DOMAINS; i++)
+				atomic_store(&b->max_bound_ns[i], UINT64_MAX / 2);
+			atomic_store(&b->valid_until_ns, UINT64_MAX / 2);
+			if (WIRE_OFFER_STATE(word) == WIRE_OFFER_NONE)
+				atomic_compare_exchange_strong(&b->offer, &word,
+							       WIRE_OFFER(WIRE_OFFER_GEN(word) + 1,
+									  WIRE_OFFER_OFFERED,
+									  FORGED_FOR));
+			writes++;
+		}
+		snprintf(what, sizeof(what), "%llu rounds of writes", (unsigned long long)writes);
+		report("forge", what, 0, 0);
+	}
+	fprintf(stderr, "worker-attack: forge: finished\n");
+}
+
+static void attack_claim(void)
+{
+	struct wire_board *b = find_board("claim");
+	uint64_t end = attack_end(), taken = 0;
+	const struct timespec tick = {0, 100 * 1000};
+	char what[64];
+
+	if (b) {
+		while (now_ns() < end) {
+			uint64_t word = atomic_load(&b->offer);
+
+			if (WIRE_OFFER_STATE(word) == WIRE_OFFER_OFFERED &&
+			    atomic_compare_exchange_strong(&b->offer, &word,
+							   WIRE_OFFER(WIRE_OFFER_GEN(word),
+								      WIRE_OFFER_CLAIMED,
+								      WIRE_OFFER_CLIENT(word))))
+				taken++;
+			nanosleep(&tick, NULL);
+		}
+		snprintf(what, sizeof(what), "%llu offers taken, none reported",
+			 (unsigned long long)taken);
+		report("claim", what, taken ? 0 : -1, EAGAIN);
+	}
+	fprintf(stderr, "worker-attack: claim: finished\n");
+}
+
+static void attack_flood(void)
+{
+	uint64_t end = attack_end();
 	struct wire_client_info m = {
 	    .hdr = {.type = WIRE_CLIENT_INFO, .size = sizeof(m)},
 	    .peer_pid = -1,
@@ -177,6 +274,10 @@ static void *attacker(void *arg)
 			attack_tiocsti();
 		else if (strcmp(a, "flood") == 0)
 			attack_flood();
+		else if (strcmp(a, "forge") == 0)
+			attack_forge();
+		else if (strcmp(a, "claim") == 0)
+			attack_claim();
 		else
 			fprintf(stderr, "worker-attack: %s: no such attack\n", a);
 	}

@@ -85,7 +85,7 @@ struct fixture {
 	size_t n_revoked;
 	struct loop *loop;
 	struct dispatcher *d;
-	struct wire_board *board;
+	struct wire_board *boards[2]; /* each domain's, as its workers map it */
 	struct sent sent[64];
 	size_t n_sent;
 	uint64_t next_id[8]; /* each client's last request id */
@@ -123,11 +123,16 @@ static int setup_with(void **state, const char *text)
 	f->d = dispatcher_create(f->loop, &cfg, T0, record_grant, f, err, sizeof(err));
 	assert_non_null(f->d);
 	dispatcher_set_revoke(f->d, record_revoke, f);
-	f->board = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE, MAP_SHARED,
-			dispatcher_board_fd(f->d), 0);
-	assert_true(f->board != MAP_FAILED);
-	assert_int_equal(f->board->magic, WIRE_BOARD_MAGIC);
-	assert_int_equal(f->board->domains, 2);
+	for (int i = 0; i < 2; i++) {
+		f->boards[i] = mmap(NULL, sizeof(struct wire_board), PROT_READ | PROT_WRITE,
+				    MAP_SHARED, dispatcher_board_fd(f->d, i), 0);
+		assert_true(f->boards[i] != MAP_FAILED);
+		assert_int_equal(f->boards[i]->magic, WIRE_BOARD_MAGIC);
+		assert_int_equal(f->boards[i]->domains, 2);
+	}
+	/* Each domain its own board; none for a domain that is not. */
+	assert_int_not_equal(dispatcher_board_fd(f->d, 0), dispatcher_board_fd(f->d, 1));
+	assert_int_equal(dispatcher_board_fd(f->d, 2), -1);
 	*state = f;
 	return 0;
 }
@@ -159,7 +164,8 @@ static int teardown(void **state)
 			fail();
 		}
 	}
-	munmap(f->board, sizeof(struct wire_board));
+	for (int i = 0; i < 2; i++)
+		munmap(f->boards[i], sizeof(struct wire_board));
 	dispatcher_destroy(f->d);
 	loop_destroy(f->loop);
 	free(f);
@@ -203,9 +209,26 @@ static void complete(struct fixture *f, uint32_t client, uint64_t id, uint64_t e
 	assert_int_equal(dispatcher_done(f->d, client, &done, now_ns), 0);
 }
 
+/* The domain of each client of these tests. */
+static int domain_of(uint32_t client)
+{
+	return client == THIRD ? CLUSTER : IVI;
+}
+
+/* The board @client's worker maps: its domain's. */
+static struct wire_board *board_of(struct fixture *f, uint32_t client)
+{
+	return f->boards[domain_of(client)];
+}
+
+/* The offer word of the board an offer stands (or was taken) on; else infotainment's. */
 static uint64_t board_word(struct fixture *f)
 {
-	return atomic_load(&f->board->offer);
+	uint64_t cluster = atomic_load(&f->boards[CLUSTER]->offer);
+
+	if (WIRE_OFFER_STATE(cluster) != WIRE_OFFER_NONE)
+		return cluster;
+	return atomic_load(&f->boards[IVI]->offer);
 }
 
 /*
@@ -215,12 +238,13 @@ static uint64_t board_word(struct fixture *f)
  */
 static bool take_offer(struct fixture *f, uint32_t client)
 {
-	uint64_t word = board_word(f);
+	struct wire_board *b = board_of(f, client);
+	uint64_t word = atomic_load(&b->offer);
 
 	if (WIRE_OFFER_STATE(word) != WIRE_OFFER_OFFERED)
 		return false;
 	return atomic_compare_exchange_strong(
-	    &f->board->offer, &word, WIRE_OFFER(WIRE_OFFER_GEN(word), WIRE_OFFER_CLAIMED, client));
+	    &b->offer, &word, WIRE_OFFER(WIRE_OFFER_GEN(word), WIRE_OFFER_CLAIMED, client));
 }
 
 /* The request an honest worker of @client sends after taking the offer at @claimed_ns. */
@@ -256,8 +280,12 @@ static void free_offer_at_t0_plus_5ms(struct fixture *f)
 	complete(f, FIRST, f->next_id[FIRST], T0 + 4 * MS, T0 + 5 * MS);
 	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_OFFERED);
 	assert_int_equal(WIRE_OFFER_CLIENT(board_word(f)), 0);
-	assert_int_equal(atomic_load(&f->board->valid_until_ns), T0 + 7 * MS);
-	assert_int_equal(atomic_load(&f->board->max_bound_ns[IVI]), 7 * MS);
+	/* On infotainment's board, the domain that asked last; the cluster's has none. */
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_OFFERED);
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[CLUSTER]->offer)),
+			 WIRE_OFFER_NONE);
+	assert_int_equal(atomic_load(&f->boards[IVI]->valid_until_ns), T0 + 7 * MS);
+	assert_int_equal(atomic_load(&f->boards[IVI]->max_bound_ns[IVI]), 7 * MS);
 }
 
 static void a_worker_that_took_the_offer_runs_without_a_round_trip(void **state)
@@ -322,7 +350,8 @@ static const struct claim_case claim_cases[] = {
      .now_at = 1 * (int64_t)MS + 1},
     {"taken in the future", .take = true, .domain = IVI, .claimed_at = 1},
     {"an offer it never took (the word still says offered)", .domain = IVI},
-    {"an offer another worker took", .take = true, .taken_by = THIRD, .domain = IVI},
+    {"an offer another worker took", .take = true, .taken_by = FIRST, .domain = IVI},
+    {"an offer on another domain's board", .take = true, .domain = CLUSTER},
     {"the same offer twice", .take = true, .domain = IVI, .twice = true},
     {"a domain out of range", .take = true, .domain = 2},
     {"a negative domain", .take = true, .domain = -1},
@@ -359,7 +388,7 @@ static void every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker(vo
 		if (c->take && !c->twice)
 			assert_true(take_offer(f, c->taken_by ? c->taken_by : SECOND));
 		if (c->twice) /* the old generation's word, written back by the worker */
-			atomic_store(&f->board->offer,
+			atomic_store(&f->boards[IVI]->offer,
 				     WIRE_OFFER(r.offer_gen, WIRE_OFFER_CLAIMED, SECOND));
 		r = claim_of(f, SECOND, c->bound_ns ? c->bound_ns : 1 * MS,
 			     (uint64_t)((int64_t)(T0 + 6 * MS) + c->claimed_at));
@@ -386,9 +415,12 @@ static void every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker(vo
 			/* Nobody waits for SECOND to be stopped. */
 			if (c->taken_by) {
 				r = claim_of(f, c->taken_by, 1 * MS, now);
-				assert_int_equal(
-				    dispatcher_request(f->d, c->taken_by, CLUSTER, &r, now), 0);
-				assert_int_equal(stats_of(f, CLUSTER, now).inflight, 1);
+				assert_int_equal(dispatcher_request(f->d, c->taken_by,
+								    domain_of(c->taken_by), &r,
+								    now),
+						 0);
+				assert_int_equal(stats_of(f, domain_of(c->taken_by), now).inflight,
+						 1);
 			} else {
 				assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, now), 0);
 				assert_true(granted_last(f, THIRD));
@@ -396,6 +428,7 @@ static void every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker(vo
 		}
 		dispatcher_forget(f->d, SECOND, now + 1);
 		dispatcher_forget(f->d, THIRD, now + 1);
+		dispatcher_forget(f->d, FIRST, now + 1);
 		assert_int_equal(stats_of(f, CLUSTER, now + 1).inflight, 0);
 		assert_int_equal(stats_of(f, IVI, now + 1).inflight, 0);
 		teardown(&fx);
@@ -419,7 +452,7 @@ static void a_reserved_offer_is_for_its_client_after_its_completions(void **stat
 
 	/* SECOND swaps the word to its own name: refused, and the offer is FIRST's again. */
 	assert_true(atomic_compare_exchange_strong(
-	    &f->board->offer, &(uint64_t){board_word(f)},
+	    &f->boards[IVI]->offer, &(uint64_t){board_word(f)},
 	    WIRE_OFFER(WIRE_OFFER_GEN(board_word(f)), WIRE_OFFER_CLAIMED, SECOND)));
 	r = claim_of(f, SECOND, 1 * MS, T0 + 1);
 	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 1), -EPROTO);
@@ -471,12 +504,85 @@ static void a_claim_when_no_offer_stands_is_refused(void **state)
 	assert_false(granted_last(f, THIRD)); /* it waits for the slot */
 	assert_int_equal(WIRE_OFFER_STATE(board_word(f)), WIRE_OFFER_NONE);
 	/* SECOND writes a claim into the word itself. */
-	atomic_store(&f->board->offer,
+	atomic_store(&f->boards[IVI]->offer,
 		     WIRE_OFFER(WIRE_OFFER_GEN(board_word(f)), WIRE_OFFER_CLAIMED, SECOND));
 	r = claim_of(f, SECOND, 1 * MS, T0 + 6 * MS);
 	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 6 * MS), -EPROTO);
 	complete(f, FIRST, f->next_id[FIRST], T0 + 7 * MS, T0 + 7 * MS);
 	assert_true(granted_last(f, THIRD));
+}
+
+/*
+ * What a compromised infotainment worker writes on its board (the review's
+ * forgery: huge bounds, a NONE word turned OFFERED of a later generation)
+ * reaches no cluster worker: the cluster's board is another page. THIRD's
+ * honest claim of the offer reserved for it on the cluster's board is
+ * taken; SECOND's claim of the forged offer costs SECOND only.
+ */
+static void a_forged_board_reaches_no_other_domain(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_board *ivi = f->boards[IVI];
+	struct wire_grant_request r;
+	uint64_t gen;
+
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, T0), 0);
+	assert_true(granted_last(f, THIRD));
+	/* The slot THIRD holds is offered to THIRD, on the cluster's board. */
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[CLUSTER]->offer)),
+			 WIRE_OFFER_OFFERED);
+	gen = WIRE_OFFER_GEN(atomic_load(&f->boards[CLUSTER]->offer));
+	/* SECOND forges its own board. */
+	for (int i = 0; i < 2; i++)
+		atomic_store(&ivi->max_bound_ns[i], UINT64_MAX / 2);
+	atomic_store(&ivi->valid_until_ns, UINT64_MAX / 2);
+	atomic_store(&ivi->offer, WIRE_OFFER(gen + 5, WIRE_OFFER_OFFERED, 0));
+	assert_int_not_equal(atomic_load(&f->boards[CLUSTER]->valid_until_ns), UINT64_MAX / 2);
+	assert_int_equal(WIRE_OFFER_GEN(atomic_load(&f->boards[CLUSTER]->offer)), gen);
+	/* THIRD's group completes; its worker takes its offer and reports it. */
+	complete(f, THIRD, f->next_id[THIRD], T0 + 1 * MS, T0 + 1 * MS);
+	assert_true(take_offer(f, THIRD));
+	r = claim_of(f, THIRD, 1 * MS, T0 + 1 * MS + 1);
+	r.offer_gen = (uint32_t)WIRE_OFFER_GEN(atomic_load(&f->boards[CLUSTER]->offer));
+	assert_int_equal(dispatcher_request(f->d, THIRD, CLUSTER, &r, T0 + 1 * MS + 1), 0);
+	assert_int_equal(stats_of(f, CLUSTER, T0 + 1 * MS + 1).inflight, 1);
+	/* SECOND takes its forged offer: refused. */
+	assert_true(take_offer(f, SECOND));
+	r = claim_of(f, SECOND, 1 * MS, T0 + 1 * MS + 2);
+	r.offer_gen = (uint32_t)(gen + 5);
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 1 * MS + 2), -EPROTO);
+	assert_int_equal(stats_of(f, IVI, T0 + 1 * MS + 2).inflight, 0);
+	assert_int_equal(stats_of(f, CLUSTER, T0 + 1 * MS + 2).inflight, 1);
+}
+
+/*
+ * A claim never reported holds the others for DISPATCHER_CLAIM_TIMEOUT_NS
+ * (50 ms) at most; then its domain's board is off (its groups ask from
+ * then on) and the others' are not.
+ */
+static void an_unreported_claim_switches_its_domains_board_off(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t t = T0 + 6 * MS;
+
+	free_offer_at_t0_plus_5ms(f);
+	assert_true(take_offer(f, SECOND));
+	assert_int_equal(ask(f, THIRD, CLUSTER, 1 * MS, t), 0);
+	assert_false(granted_last(f, THIRD));
+	dispatcher_tick(f->d, t + 50 * MS);
+	assert_false(granted_last(f, THIRD));
+	dispatcher_tick(f->d, t + 50 * MS + 1);
+	assert_true(granted_last(f, THIRD));
+	/* The cluster's board still gets offers: the one THIRD's slot is kept for. */
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[CLUSTER]->offer)),
+			 WIRE_OFFER_OFFERED);
+	complete(f, THIRD, f->next_id[THIRD], t + 51 * MS, t + 51 * MS);
+	/* Infotainment asks and is served; no offer goes on its board any more. */
+	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, t + 52 * MS), 0);
+	assert_true(granted_last(f, FIRST));
+	complete(f, FIRST, f->next_id[FIRST], t + 53 * MS, t + 53 * MS);
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_NONE);
+	dispatcher_forget(f->d, SECOND, t + 54 * MS);
 }
 
 /* Completions are checked too: of a group granted to this worker, not after now. */
@@ -737,6 +843,8 @@ int main(void)
 	    DISPATCHER_TEST(a_reserved_offer_is_for_its_client_after_its_completions),
 	    DISPATCHER_TEST(a_claimer_that_goes_away_unreported_frees_the_board),
 	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
+	    DISPATCHER_TEST(a_forged_board_reaches_no_other_domain),
+	    DISPATCHER_TEST(an_unreported_claim_switches_its_domains_board_off),
 	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
 	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
 	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended),
