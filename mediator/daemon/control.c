@@ -12,6 +12,19 @@
  * ever blocks: every socket is nonblocking and the loop tells us when it
  * can be read or written.
  *
+ * A trace-start request is answered later: its file is opened as the
+ * client, in a child process (struct open_as), and until that ends the
+ * client's further requests wait in its buffer; the answer goes out from
+ * client_trace_opened().
+ *
+ * Who gets a connection: control_accept_one() reads the peer's credentials
+ * first and sorts it into owners (root, mediatord's user), admins (those
+ * and admin_group) and users; each may fill the table only up to its own
+ * line (struct control_limits), and users and admins only up to
+ * max_per_user each. One timer (idle_timer) closes connections that
+ * completed no request within idle_timeout_ms; it is armed for the
+ * earliest such deadline, and not at all while nobody is connected.
+ *
  * Everything runs on mediatord's main thread, in loop callbacks.
  */
 #include <errno.h>
@@ -24,10 +37,12 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon/control.h"
+#include "daemon/open_as.h"
 #include "daemon/peer_cred.h"
 #include "common/unix_listener.h"
 #include "common/loop.h"
@@ -47,6 +62,17 @@
 #define CONTROL_BACKLOG 16
 /* Longest command name quoted back in an "unknown command" error. */
 #define CONTROL_MAX_QUOTED 64
+/* Mode of a trace file trace-start creates (less the umask): as it always was. */
+#define CONTROL_TRACE_MODE 0644
+/* Room for an error that quotes a path. */
+#define CONTROL_ERR_SIZE (PATH_MAX + 256)
+
+/* Who a connection is, for the limits (struct control_limits). */
+enum control_rank {
+	CONTROL_RANK_USER,  /* may read */
+	CONTROL_RANK_ADMIN, /* may change mediatord: admin_group */
+	CONTROL_RANK_OWNER, /* root or mediatord's user */
+};
 
 struct control_client {
 	struct control *control;
@@ -67,6 +93,10 @@ struct control_client {
 	struct peer_cred cred; /* who connected (the kernel's word) */
 	bool admin;	       /* may change mediatord (peer_cred_is_admin()) */
 	bool refusal_logged;   /* a refused change is logged once per connection */
+
+	uint64_t active_ns;	 /* accepted, or its last request taken (the idle clock) */
+	struct open_as *opening; /* trace-start's file being opened; its requests wait */
+	char *opening_path;
 };
 
 struct control {
@@ -79,8 +109,14 @@ struct control {
 	struct control_client *clients;
 	size_t n_clients;
 	struct control_access access;
+	struct control_limits limits;
 	uint64_t last_accept_warning_ns;
+	uint64_t last_refusal_warning_ns;
+	int idle_timer; /* timerfd: the earliest idle deadline */
+	struct loop_source *idle_source;
 };
+
+static void control_arm_idle_timer(struct control *control);
 
 static void client_close(struct control_client *c)
 {
@@ -88,6 +124,8 @@ static void client_close(struct control_client *c)
 
 	loop_remove(c->source);
 	close(c->fd);
+	open_as_destroy(c->opening);
+	free(c->opening_path);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -105,10 +143,14 @@ static size_t client_pending_output(const struct control_client *c)
 	return c->out_len - c->out_off;
 }
 
-/* Whether the client's buffered requests may be handled now (see CONTROL_OUTPUT_HIGH). */
+/*
+ * Whether the client's buffered requests may be handled now: not while
+ * its trace-start file is being opened, nor while its replies pile up
+ * (see CONTROL_OUTPUT_HIGH).
+ */
 static bool client_may_process(const struct control_client *c)
 {
-	return !c->closing && client_pending_output(c) <= CONTROL_OUTPUT_HIGH;
+	return !c->closing && !c->opening && client_pending_output(c) <= CONTROL_OUTPUT_HIGH;
 }
 
 /*
@@ -121,7 +163,8 @@ static bool client_update_events(struct control_client *c)
 
 	if (client_pending_output(c))
 		events |= EPOLLOUT;
-	else if (c->closing || c->eof) {
+	else if ((c->closing || c->eof) && !c->opening) {
+		/* A client that shut its side after trace-start still gets the answer. */
 		client_close(c);
 		return false;
 	}
@@ -267,10 +310,19 @@ static struct json_object *reply_errno(int r, const char *err)
 	return reply_error(msg);
 }
 
-static struct json_object *handle_trace_start(struct control *control, struct json_object *req)
+static void client_trace_opened(struct open_as *oa, void *data, int fd, const char *err);
+
+/*
+ * Starts trace-start: checks the request and that a trace may start, then
+ * has the file opened as the client (open_as.h). Returns the reply to a
+ * request refused at once; NULL with c->opening set when the answer comes
+ * later (client_trace_opened()); NULL otherwise: out of memory.
+ */
+static struct json_object *handle_trace_start(struct control_client *c, struct json_object *req)
 {
-	struct json_object *jpath, *result;
-	char err[256] = "";
+	struct control *control = c->control;
+	struct json_object *jpath;
+	char err[CONTROL_ERR_SIZE] = "";
 	const char *path;
 	int r;
 
@@ -286,15 +338,24 @@ static struct json_object *handle_trace_start(struct control *control, struct js
 		return reply_error("trace-start: \"path\" must be absolute");
 	if (strlen(path) >= PATH_MAX)
 		return reply_error("trace-start: \"path\" is too long");
-	r = control->ops->trace_start(control->data, path, err, sizeof(err));
-	if (r < 0)
-		return reply_errno(r, err);
-	result = json_object_new_object();
-	if (result && json_object_object_add(result, "path", json_object_new_string(path)) < 0) {
-		json_object_put(result);
-		result = NULL;
+	if (control->ops->trace_check) {
+		r = control->ops->trace_check(control->data, err, sizeof(err));
+		if (r < 0)
+			return reply_errno(r, err);
 	}
-	return reply_ok(result);
+	c->opening_path = strdup(path);
+	if (!c->opening_path)
+		return reply_error("out of memory");
+	c->opening = open_as_create(control->loop, &c->cred, path, CONTROL_TRACE_MODE,
+				    control->limits.open_timeout_ms, client_trace_opened, c, err,
+				    sizeof(err));
+	if (!c->opening) {
+		free(c->opening_path);
+		c->opening_path = NULL;
+		log_info("control: trace-start of uid %u: %s", (unsigned)c->cred.uid, err);
+		return reply_error(err);
+	}
+	return NULL;
 }
 
 static struct json_object *handle_trace_stop(struct control *control)
@@ -379,7 +440,10 @@ static struct json_object *refuse_change(struct control_client *c, const char *c
 	return reply_error(msg);
 }
 
-/* Answers one parsed request. Returns a new reply object (NULL: out of memory). */
+/*
+ * Answers one parsed request. Returns a new reply object; NULL: out of
+ * memory, or the answer comes later (c->opening is set).
+ */
 static struct json_object *handle_request(struct control_client *c, struct json_object *req)
 {
 	struct control *control = c->control;
@@ -413,7 +477,7 @@ static struct json_object *handle_request(struct control_client *c, struct json_
 			  !strcmp(cmd, "set-budget")))
 		return refuse_change(c, cmd);
 	if (!strcmp(cmd, "trace-start"))
-		return handle_trace_start(control, req);
+		return handle_trace_start(c, req);
 	if (!strcmp(cmd, "trace-stop"))
 		return handle_trace_stop(control);
 	if (!strcmp(cmd, "set-budget"))
@@ -427,14 +491,15 @@ static struct json_object *handle_request(struct control_client *c, struct json_
 /* Parses and answers one request line (without its '\n'). */
 static void client_handle_line(struct control_client *c, const char *line, size_t len)
 {
+	struct json_object *req, *reply;
 	struct json_tokener *tok;
-	struct json_object *req;
 	size_t end;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	if (!len)
-		return; /* blank lines are not requests */
+		return; /* blank lines are not requests (nor do they keep a connection) */
+	c->active_ns = mono_now_ns();
 
 	tok = json_tokener_new();
 	if (!tok) {
@@ -455,7 +520,9 @@ static void client_handle_line(struct control_client *c, const char *line, size_
 		return;
 	}
 	json_tokener_free(tok);
-	client_reply(c, handle_request(c, req));
+	reply = handle_request(c, req);
+	if (!c->opening)
+		client_reply(c, reply);
 	json_object_put(req);
 }
 
@@ -490,6 +557,47 @@ static void client_process_input(struct control_client *c)
 		client_handle_line(c, c->in, c->in_len);
 		c->in_len = 0;
 	}
+}
+
+/*
+ * The end of a trace-start's open (open_as_done_fn): starts the trace or
+ * says why not, then goes on with the client's waiting requests.
+ */
+static void client_trace_opened(struct open_as *oa, void *data, int fd, const char *err)
+{
+	struct control_client *c = data;
+	struct control *control = c->control;
+	char msg[CONTROL_ERR_SIZE] = "";
+	struct json_object *reply, *result;
+	int r;
+
+	open_as_destroy(oa);
+	c->opening = NULL;
+	if (fd < 0) {
+		log_info("control: trace-start of uid %u: %s", (unsigned)c->cred.uid, err);
+		reply = reply_error(err);
+	} else {
+		r = control->ops->trace_start(control->data, c->opening_path, fd, msg, sizeof(msg));
+		if (r < 0) {
+			reply = reply_errno(r, msg);
+		} else {
+			result = json_object_new_object();
+			if (result &&
+			    json_object_object_add(result, "path",
+						   json_object_new_string(c->opening_path)) < 0) {
+				json_object_put(result);
+				result = NULL;
+			}
+			reply = reply_ok(result);
+		}
+	}
+	free(c->opening_path);
+	c->opening_path = NULL;
+	c->active_ns = mono_now_ns();
+	client_reply(c, reply);
+	client_process_input(c);
+	client_update_events(c);
+	control_arm_idle_timer(control);
 }
 
 /* Reads what the socket has. Returns 0 or a negative errno (then close the client). */
@@ -551,17 +659,107 @@ static void client_event(struct loop_source *source, int fd, uint32_t events, vo
 	client_update_events(c);
 }
 
+/* The rank of a connection from @cred (unknown credentials: a user's). */
+static enum control_rank control_rank_of(const struct control *control,
+					 const struct peer_cred *cred)
+{
+	if (cred->uid == (uid_t)-1)
+		return CONTROL_RANK_USER;
+	if (cred->uid == 0 || cred->uid == control->access.self_uid)
+		return CONTROL_RANK_OWNER;
+	if (peer_cred_is_admin(cred, control->access.self_uid, control->access.admin_gid))
+		return CONTROL_RANK_ADMIN;
+	return CONTROL_RANK_USER;
+}
+
+/*
+ * Whether a connection of @rank from @cred may take a place: 0, or -EBUSY
+ * with the reason in @msg. Users and admins are limited per uid; each rank
+ * fills the table up to its own line, so that the last places stay free
+ * for the ranks above it.
+ */
+static int control_admit(const struct control *control, enum control_rank rank,
+			 const struct peer_cred *cred, char *msg, size_t size)
+{
+	const struct control_limits *l = &control->limits;
+	size_t mine = 0;
+
+	/* A user over its own share hears of that first: it is what the user can change. */
+	if (rank != CONTROL_RANK_OWNER) {
+		for (const struct control_client *c = control->clients; c; c = c->next)
+			mine += c->cred.uid == cred->uid;
+		if (mine >= l->max_per_user) {
+			snprintf(msg, size,
+				 "too many control connections of uid %u: at most %u per user (one "
+				 "without a request for %u s is closed)",
+				 (unsigned)cred->uid, l->max_per_user,
+				 (unsigned)((l->idle_timeout_ms + 999) / 1000));
+			return -EBUSY;
+		}
+	}
+	if (rank == CONTROL_RANK_USER && control->n_clients >= l->max_clients - l->admin_slots) {
+		snprintf(msg, size,
+			 "too many control connections: the last %u of %u are kept for root, "
+			 "mediatord's user and admin_group",
+			 l->admin_slots, l->max_clients);
+		return -EBUSY;
+	}
+	if (rank == CONTROL_RANK_ADMIN && control->n_clients >= l->max_clients - l->owner_slots) {
+		snprintf(msg, size,
+			 "too many control connections: the last %u of %u are kept for root and "
+			 "mediatord's user",
+			 l->owner_slots, l->max_clients);
+		return -EBUSY;
+	}
+	if (control->n_clients >= l->max_clients) {
+		snprintf(msg, size, "too many control connections");
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* Tells a refused connection @fd why (best effort) and closes it; says so at most once a second. */
+static void control_refuse(struct control *control, int fd, const struct peer_cred *cred,
+			   const char *why)
+{
+	struct json_object *reply = reply_error(why);
+	const char *text = NULL;
+	char line[512];
+	uint64_t now;
+	int len = 0;
+
+	if (reply)
+		text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN |
+								 JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text)
+		len = snprintf(line, sizeof(line), "%s\n", text);
+	json_object_put(reply);
+	/* The socket is new and empty, so this short line fits. */
+	if (len > 0 && (size_t)len < sizeof(line) &&
+	    send(fd, line, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("control: cannot tell a refused client why: %s", strerror(errno));
+	close(fd);
+	now = mono_now_ns();
+	if (now - control->last_refusal_warning_ns >= NSEC_PER_SEC) {
+		log_warn("control: refused a connection of uid %d (pid %d): %s",
+			 cred->uid == (uid_t)-1 ? -1 : (int)cred->uid, (int)cred->pid, why);
+		control->last_refusal_warning_ns = now;
+	}
+}
+
 static void control_accept_one(struct control *control, int fd)
 {
-	static const char busy[] = "{\"ok\":false,\"error\":\"too many control connections\"}\n";
 	struct control_client *c;
+	struct peer_cred cred;
+	enum control_rank rank;
+	char why[256];
 
-	if (control->n_clients >= CONTROL_MAX_CLIENTS) {
-		/* Best effort: the socket is new and empty, so this short line fits. */
-		if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			log_debug("control: cannot tell a rejected client why: %s",
-				  strerror(errno));
-		close(fd);
+	/* Unknown credentials give no right to change anything, and the fewest places. */
+	if (peer_cred_read(fd, &cred) < 0)
+		cred.uid = (uid_t)-1;
+	rank = control_rank_of(control, &cred);
+	if (control_admit(control, rank, &cred, why, sizeof(why)) < 0) {
+		control_refuse(control, fd, &cred, why);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
@@ -572,12 +770,9 @@ static void control_accept_one(struct control *control, int fd)
 	c->control = control;
 	c->fd = fd;
 	c->events = EPOLLIN;
-	/* Unknown credentials give no right to change anything. */
-	if (peer_cred_read(fd, &c->cred) < 0)
-		c->cred.uid = (uid_t)-1;
-	c->admin =
-	    c->cred.uid != (uid_t)-1 &&
-	    peer_cred_is_admin(&c->cred, control->access.self_uid, control->access.admin_gid);
+	c->cred = cred;
+	c->admin = rank != CONTROL_RANK_USER;
+	c->active_ns = mono_now_ns();
 	c->source = loop_add(control->loop, fd, c->events, client_event, c);
 	if (!c->source) {
 		log_warn("control: cannot watch a new connection: %s", strerror(errno));
@@ -590,6 +785,78 @@ static void control_accept_one(struct control *control, int fd)
 		c->next->prev = c;
 	control->clients = c;
 	control->n_clients++;
+	control_arm_idle_timer(control);
+}
+
+/*
+ * Arms the idle timer for the earliest idle deadline of the connections
+ * that are not opening a trace file; disarms it when there is none.
+ */
+static void control_arm_idle_timer(struct control *control)
+{
+	uint64_t timeout_ns = (uint64_t)control->limits.idle_timeout_ms * 1000000ull;
+	struct itimerspec when = {{0, 0}, {0, 0}};
+	uint64_t first = UINT64_MAX;
+
+	for (const struct control_client *c = control->clients; c; c = c->next) {
+		if (!c->opening && c->active_ns + timeout_ns < first)
+			first = c->active_ns + timeout_ns;
+	}
+	if (first != UINT64_MAX) {
+		when.it_value.tv_sec = (time_t)(first / NSEC_PER_SEC);
+		when.it_value.tv_nsec = (long)(first % NSEC_PER_SEC);
+		if (!when.it_value.tv_sec && !when.it_value.tv_nsec)
+			when.it_value.tv_nsec = 1;
+	}
+	if (timerfd_settime(control->idle_timer, TFD_TIMER_ABSTIME, &when, NULL) < 0)
+		log_warn("control: cannot arm the idle timer: %s", strerror(errno));
+}
+
+/* Closes an idle connection, telling it why when nothing else is queued for it. */
+static void client_close_idle(struct control_client *c)
+{
+	char text[128];
+	int len;
+
+	len = snprintf(text, sizeof(text),
+		       "{\"ok\":false,\"error\":\"closed: no request for %u ms\"}\n",
+		       (unsigned)c->control->limits.idle_timeout_ms);
+	if (!client_pending_output(c) && len > 0 && (size_t)len < sizeof(text) &&
+	    send(c->fd, text, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("control: cannot tell an idle client why: %s", strerror(errno));
+	log_info("control: closed a connection of uid %u (pid %d): no request for %u ms",
+		 (unsigned)c->cred.uid, (int)c->cred.pid,
+		 (unsigned)c->control->limits.idle_timeout_ms);
+	client_close(c);
+}
+
+static void control_idle_event(struct loop_source *source, int fd, uint32_t events, void *data)
+{
+	struct control *control = data;
+	uint64_t timeout_ns = (uint64_t)control->limits.idle_timeout_ms * 1000000ull;
+	struct control_client *c, *next;
+	uint64_t ticks, now;
+
+	if (read(fd, &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	now = mono_now_ns();
+	for (c = control->clients; c; c = next) {
+		next = c->next;
+		if (!c->opening && now >= c->active_ns + timeout_ns)
+			client_close_idle(c);
+	}
+	control_arm_idle_timer(control);
+}
+
+int control_set_limits(struct control *control, const struct control_limits *limits)
+{
+	if (limits->owner_slots > limits->admin_slots ||
+	    limits->admin_slots >= limits->max_clients || !limits->max_per_user ||
+	    !limits->idle_timeout_ms || !limits->open_timeout_ms)
+		return -EINVAL;
+	control->limits = *limits;
+	control_arm_idle_timer(control);
+	return 0;
 }
 
 static void control_listener_event(struct loop_source *source, int fd, uint32_t events, void *data)
@@ -626,7 +893,7 @@ struct control *control_create(struct loop *loop, const char *socket_path,
 	char ebuf[256];
 	int r;
 
-	if (!ops || ops->version < 1) {
+	if (!ops || ops->version < CONTROL_OPS_VERSION) {
 		snprintf(err, err_size, "control socket: unsupported ops version");
 		return NULL;
 	}
@@ -641,6 +908,13 @@ struct control *control_create(struct loop *loop, const char *socket_path,
 	control->data = data;
 	control->fd = -1;
 	control->access = *access;
+	control->limits = CONTROL_DEFAULT_LIMITS;
+	control->idle_timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (control->idle_timer < 0) {
+		snprintf(err, err_size, "control socket: timerfd: %s", strerror(errno));
+		free(control);
+		return NULL;
+	}
 
 	r = unix_listener_open(&control->listener, socket_path, 0660, CONTROL_BACKLOG, ebuf,
 			       sizeof(ebuf));
@@ -653,13 +927,18 @@ struct control *control_create(struct loop *loop, const char *socket_path,
 	}
 	control->fd = control->listener.fd;
 	control->source = loop_add(loop, control->fd, EPOLLIN, control_listener_event, control);
-	if (!control->source) {
+	control->idle_source =
+	    loop_add(loop, control->idle_timer, EPOLLIN, control_idle_event, control);
+	if (!control->source || !control->idle_source) {
 		snprintf(err, err_size, "control socket '%s': %s", socket_path, strerror(errno));
 		goto fail;
 	}
 	return control;
 
 fail:
+	loop_remove(control->source);
+	loop_remove(control->idle_source);
+	close(control->idle_timer);
 	unix_listener_close(&control->listener);
 	free(control);
 	return NULL;
@@ -672,6 +951,8 @@ void control_destroy(struct control *control)
 	while (control->clients)
 		client_close(control->clients);
 	loop_remove(control->source);
+	loop_remove(control->idle_source);
+	close(control->idle_timer);
 	unix_listener_close(&control->listener);
 	free(control);
 }

@@ -251,18 +251,33 @@ static struct json_object *ctl_status(void *data)
 	return o;
 }
 
-static int ctl_trace_start(void *data, const char *path, char *err, size_t err_size)
+static int ctl_trace_check(void *data, char *err, size_t err_size)
 {
 	struct mediatord *md = data;
-	struct trace *t;
 
 	if (md->trace) {
 		snprintf(err, err_size, "a trace is already being written to %s",
 			 trace_path(md->trace));
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/* @fd: the file the client opened (control.h); closed here when the trace does not start. */
+static int ctl_trace_start(void *data, const char *path, int fd, char *err, size_t err_size)
+{
+	struct mediatord *md = data;
+	struct trace *t;
+	int r;
+
+	/* Another client's trace may have started while this one's file was opened. */
+	r = ctl_trace_check(md, err, err_size);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	mediatord_take_frames(md); /* frames closed before the trace started are not in it */
-	t = trace_open(path, err, err_size);
+	t = trace_create(fd, path, err, err_size);
 	if (!t)
 		return -EIO;
 	md->trace = t;
@@ -343,6 +358,7 @@ const struct control_ops mediatord_control_ops = {
     .version = CONTROL_OPS_VERSION,
     .status = ctl_status,
     .show_budgets = ctl_show_budgets,
+    .trace_check = ctl_trace_check,
     .trace_start = ctl_trace_start,
     .trace_stop = ctl_trace_stop,
     .model = ctl_model,

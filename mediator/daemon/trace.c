@@ -12,12 +12,12 @@
  * object whatever bytes they hold.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "predict.h"
@@ -121,41 +121,41 @@ static void put_json_string(FILE *f, const char *str, size_t len)
 	putc_unlocked('"', f);
 }
 
-struct trace *trace_open(const char *path, char *err, size_t err_size)
+struct trace *trace_create(int fd, const char *path, char *err, size_t err_size)
 {
 	struct trace *trace;
-	int fd;
+	struct stat st;
 
-	trace = calloc(1, sizeof(*trace));
-	if (!trace) {
-		snprintf(err, err_size, "trace '%s': out of memory", path);
+	/* open_as.c checked it as the client; checked again here, where it is cheap. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, err_size, "trace '%s': not a regular file", path);
+		close(fd);
 		return NULL;
 	}
-	trace->path = strdup(path);
-	if (!trace->path) {
+	if (ftruncate(fd, 0) < 0) {
+		snprintf(err, err_size, "trace '%s': cannot truncate it: %s", path,
+			 strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	trace = calloc(1, sizeof(*trace));
+	if (!trace || !(trace->path = strdup(path))) {
 		snprintf(err, err_size, "trace '%s': out of memory", path);
 		free(trace);
+		close(fd);
 		return NULL;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-	if (fd < 0) {
-		snprintf(err, err_size, "trace '%s': %s", path, strerror(errno));
-		goto fail;
 	}
 	trace->file = fdopen(fd, "w");
 	if (!trace->file) {
 		snprintf(err, err_size, "trace '%s': %s", path, strerror(errno));
 		close(fd);
-		goto fail;
+		free(trace->path);
+		free(trace);
+		return NULL;
 	}
 	setvbuf(trace->file, trace->buffer, _IOFBF, sizeof(trace->buffer));
 	trace->last_flush_ns = mono_now_ns();
 	return trace;
-
-fail:
-	free(trace->path);
-	free(trace);
-	return NULL;
 }
 
 int trace_close(struct trace *trace)

@@ -28,10 +28,14 @@
 struct trace;
 
 /*
- * Creates (or truncates) the file at @path, mode 0644. Returns NULL and
- * writes a reason into @err on failure.
+ * Starts a trace into @fd, the regular file at @path (for messages and
+ * trace_path()), opened for writing: truncates it and writes records from
+ * its start. mediatord opens the file as the client who asked for the trace
+ * (open_as.h), never as itself. Takes @fd over: closed by trace_close(),
+ * or here on failure. Returns NULL and writes a reason into @err on
+ * failure (not a regular file, cannot be truncated, out of memory).
  */
-struct trace *trace_open(const char *path, char *err, size_t err_size);
+struct trace *trace_create(int fd, const char *path, char *err, size_t err_size);
 /* Flushes, closes and frees. Returns 0 or a negative errno (a failed flush). NULL is fine. */
 int trace_close(struct trace *trace);
 /* Appends one record. Returns 0 or a negative errno. */

@@ -6,7 +6,9 @@
  * directory, with stub ops that return fixed objects. The client side runs
  * in the test's own thread on nonblocking sockets; between its writes and
  * reads the test turns the loop with loop_dispatch(), so the server is never
- * waited on by a blocked call.
+ * waited on by a blocked call. trace-start opens its file for real (as
+ * this process's user, or as "nobody" in the tests run as root), in the
+ * fixture's temporary directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +52,7 @@ struct stub {
 	int trace_start_calls;
 	int trace_stop_calls;
 	char trace_path[PATH_MAX];
+	bool trace_fd_regular; /* the descriptor trace_start got was a regular file's */
 	bool tracing;
 };
 
@@ -69,15 +72,25 @@ static struct json_object *stub_show_budgets(void *data)
 	return json_tokener_parse(budgets_json);
 }
 
-static int stub_trace_start(void *data, const char *path, char *err, size_t err_size)
+static int stub_trace_check(void *data, char *err, size_t err_size)
 {
 	struct stub *stub = data;
 
-	stub->trace_start_calls++;
-	if (!strncmp(path, "/nonexistent/", 13)) {
-		snprintf(err, err_size, "cannot open '%s': No such file or directory", path);
-		return -ENOENT;
+	if (stub->tracing) {
+		snprintf(err, err_size, "a trace is already being written to %s", stub->trace_path);
+		return -EBUSY;
 	}
+	return 0;
+}
+
+static int stub_trace_start(void *data, const char *path, int fd, char *err, size_t err_size)
+{
+	struct stub *stub = data;
+	struct stat st;
+
+	stub->trace_start_calls++;
+	stub->trace_fd_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	close(fd);
 	snprintf(stub->trace_path, sizeof(stub->trace_path), "%s", path);
 	stub->tracing = true;
 	return 0;
@@ -100,6 +113,7 @@ static const struct control_ops stub_ops = {
     .version = CONTROL_OPS_VERSION,
     .status = stub_status,
     .show_budgets = stub_show_budgets,
+    .trace_check = stub_trace_check,
     .trace_start = stub_trace_start,
     .trace_stop = stub_trace_stop,
 };
@@ -437,16 +451,32 @@ static void trace_start_without_a_path_is_refused(void **state)
 	close(fd);
 }
 
-static void trace_start_passes_the_path_to_the_ops(void **state)
+/* Sends trace-start of @path on @fd and returns the reply. */
+static struct json_object *trace_start(struct fixture *fx, int fd, const char *path)
+{
+	char line[PATH_MAX + 64];
+
+	snprintf(line, sizeof(line), "{\"cmd\":\"trace-start\",\"path\":\"%s\"}\n", path);
+	return roundtrip(fx, fd, line);
+}
+
+static void trace_start_passes_the_opened_file_to_the_ops(void **state)
 {
 	struct fixture *fx = *state;
 	int fd = client_connect(fx);
-	struct json_object *reply =
-	    roundtrip(fx, fd, "{\"cmd\":\"trace-start\",\"path\":\"/tmp/x/trace.jsonl\"}\n");
+	struct json_object *reply;
+	char path[192];
+	struct stat st;
 
+	snprintf(path, sizeof(path), "%s/trace.jsonl", fx->dir);
+	reply = trace_start(fx, fd, path);
 	assert_true(reply_ok(reply));
 	assert_int_equal(fx->stub.trace_start_calls, 1);
-	assert_string_equal(fx->stub.trace_path, "/tmp/x/trace.jsonl");
+	assert_string_equal(fx->stub.trace_path, path);
+	assert_true(fx->stub.trace_fd_regular);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_uid, geteuid());
 	json_object_put(reply);
 
 	reply = roundtrip(fx, fd, "{\"cmd\":\"trace-stop\"}\n");
@@ -580,6 +610,369 @@ static void a_member_of_the_admin_group_may_change(void **state)
 	/* It reached the ops, which answered that no trace runs. */
 	assert_int_equal(fx->stub.trace_stop_calls, 1);
 	assert_non_null(strstr(replies, "no trace is running"));
+}
+
+static void trace_start_does_not_follow_a_symbolic_link(void **state)
+{
+	struct fixture *fx = *state;
+	int fd = client_connect(fx);
+	char link[192], target[192];
+	struct json_object *reply;
+
+	snprintf(link, sizeof(link), "%s/link.jsonl", fx->dir);
+	snprintf(target, sizeof(target), "%s/target.jsonl", fx->dir);
+	assert_int_equal(symlink(target, link), 0);
+	reply = trace_start(fx, fd, link);
+	assert_non_null(strstr(reply_error_text(reply), "is a symbolic link"));
+	json_object_put(reply);
+	assert_int_equal(access(target, F_OK), -1);
+	assert_int_equal(fx->stub.trace_start_calls, 0);
+	unlink(link);
+	close(fd);
+}
+
+static void trace_start_refuses_a_fifo_at_once(void **state)
+{
+	struct fixture *fx = *state;
+	int fd = client_connect(fx);
+	uint64_t t0 = mono_now_ns();
+	struct json_object *reply;
+	char fifo[192];
+	int reader;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", fx->dir);
+	assert_int_equal(mkfifo(fifo, 0666), 0);
+	/* Without a reader (the open would wait for one) and with one (it would not). */
+	reply = trace_start(fx, fd, fifo);
+	assert_non_null(strstr(reply_error_text(reply), "not a regular file"));
+	json_object_put(reply);
+	reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(reader >= 0);
+	reply = trace_start(fx, fd, fifo);
+	assert_non_null(strstr(reply_error_text(reply), "not a regular file"));
+	json_object_put(reply);
+	close(reader);
+	assert_true(mono_now_ns() - t0 < 2 * NSEC_PER_SEC);
+	assert_int_equal(fx->stub.trace_start_calls, 0);
+	unlink(fifo);
+	close(fd);
+}
+
+static void trace_start_while_a_trace_runs_leaves_no_file(void **state)
+{
+	struct fixture *fx = *state;
+	int fd = client_connect(fx);
+	struct json_object *reply;
+	char first[192], second[192];
+
+	snprintf(first, sizeof(first), "%s/trace.jsonl", fx->dir);
+	snprintf(second, sizeof(second), "%s/second.jsonl", fx->dir);
+	reply = trace_start(fx, fd, first);
+	assert_true(reply_ok(reply));
+	json_object_put(reply);
+	reply = trace_start(fx, fd, second);
+	assert_non_null(strstr(reply_error_text(reply), "already being written"));
+	json_object_put(reply);
+	assert_int_equal(access(second, F_OK), -1);
+	assert_int_equal(fx->stub.trace_start_calls, 1);
+	close(fd);
+}
+
+static void requests_after_trace_start_wait_for_its_answer(void **state)
+{
+	struct fixture *fx = *state;
+	int fd = client_connect(fx);
+	struct json_object *first, *second;
+	char line[PATH_MAX + 128];
+
+	snprintf(line, sizeof(line),
+		 "{\"cmd\":\"trace-start\",\"path\":\"%s/trace.jsonl\"}\n{\"cmd\":\"status\"}\n",
+		 fx->dir);
+	client_send_str(fx, fd, line);
+	first = client_read_reply(fx, fd);
+	second = client_read_reply(fx, fd);
+	assert_true(reply_ok(first));
+	assert_non_null(json_object_object_get(json_object_object_get(first, "result"), "path"));
+	assert_true(reply_ok(second));
+	assert_non_null(
+	    json_object_object_get(json_object_object_get(second, "result"), "uptime_s"));
+	json_object_put(first);
+	json_object_put(second);
+	close(fd);
+}
+
+static void trace_start_is_answered_after_the_client_shuts_its_side(void **state)
+{
+	struct fixture *fx = *state;
+	int fd = client_connect(fx);
+	struct json_object *reply;
+	char line[PATH_MAX + 64];
+
+	snprintf(line, sizeof(line), "{\"cmd\":\"trace-start\",\"path\":\"%s/trace.jsonl\"}\n",
+		 fx->dir);
+	client_send_str(fx, fd, line);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	reply = client_read_reply(fx, fd);
+	assert_true(reply_ok(reply));
+	json_object_put(reply);
+	assert_closed_by_server(fx, fd);
+	close(fd);
+}
+
+/* A directory in the fixture's that belongs to the stranger. */
+static void make_stranger_dir(struct fixture *fx, char *dir, size_t size)
+{
+	snprintf(dir, size, "%s/nobody", fx->dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chown(dir, STRANGER_ID, STRANGER_ID), 0);
+}
+
+static void trace_start_opens_the_file_as_the_client(void **state)
+{
+	struct fixture *fx = *state;
+	char line[PATH_MAX + 128], dir[192], path[256], root_file[192];
+	const char *replies;
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		skip(); /* needs root, to be another user */
+	recreate_control(fx, STRANGER_ID);
+	make_stranger_dir(fx, dir, sizeof(dir));
+	/* root's file, which the stranger may not write, and the stranger's own directory. */
+	snprintf(root_file, sizeof(root_file), "%s/trace.jsonl", fx->dir);
+	fd = open(root_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "root's\n", 7), 7);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/trace.jsonl", dir);
+	snprintf(line, sizeof(line),
+		 "{\"cmd\":\"trace-start\",\"path\":\"%s\"}\n"
+		 "{\"cmd\":\"trace-start\",\"path\":\"%s\"}\n",
+		 root_file, path);
+	replies = as_stranger(fx, line, 2);
+	assert_non_null(strstr(replies, "Permission denied"));
+	assert_non_null(strstr(replies, "\"ok\":true"));
+	assert_int_equal(fx->stub.trace_start_calls, 1);
+	assert_string_equal(fx->stub.trace_path, path);
+	assert_int_equal(stat(root_file, &st), 0);
+	assert_int_equal(st.st_size, 7);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, STRANGER_ID);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Limits small enough to fill in a test; the stranger's are the ones tested. */
+static void set_small_limits(struct fixture *fx, unsigned max, unsigned admin, unsigned owner,
+			     unsigned per_user, uint32_t idle_ms)
+{
+	struct control_limits l = {max, admin, owner, per_user, idle_ms, 1000};
+
+	assert_int_equal(control_set_limits(fx->control, &l), 0);
+}
+
+static void limits_that_do_not_nest_are_refused(void **state)
+{
+	static const struct control_limits bad[] = {
+	    {8, 2, 3, 4, 1000, 1000}, /* more places for owners than for admins */
+	    {8, 8, 2, 4, 1000, 1000}, /* no place left for users */
+	    {8, 2, 1, 0, 1000, 1000}, /* no connection per user */
+	    {8, 2, 1, 4, 0, 1000},    /* no idle time */
+	};
+	struct fixture *fx = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		assert_int_equal(control_set_limits(fx->control, &bad[i]), -EINVAL);
+}
+
+/*
+ * The stranger's side of a crowd: opens @n connections, asks each for its
+ * status, copies the first line each gets to @out_fd, and holds them all
+ * until a byte comes on @hold_fd.
+ */
+static int stranger_crowd(const char *sock, int n, int out_fd, int hold_fd)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct timeval tmo = {10, 0};
+	static const char req[] = "{\"cmd\":\"status\"}\n";
+	int fds[64];
+	char c;
+
+	if (n > (int)ARRAY_SIZE(fds))
+		return 2;
+	if (setgroups(0, NULL) < 0 || setgid(STRANGER_ID) < 0 || setuid(STRANGER_ID) < 0)
+		return 2;
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock);
+	for (int i = 0; i < n; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (fds[i] < 0 ||
+		    setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) < 0 ||
+		    connect(fds[i], (struct sockaddr *)&addr, sizeof(addr)) < 0)
+			return 3;
+	}
+	for (int i = 0; i < n; i++) {
+		/* A refused connection may be closed before the request is sent: no matter. */
+		(void)!send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL);
+		do {
+			if (recv(fds[i], &c, 1, 0) != 1)
+				return 4;
+			if (write(out_fd, &c, 1) != 1)
+				return 5;
+		} while (c != '\n');
+	}
+	if (write(out_fd, "held\n", 5) != 5)
+		return 5;
+	return read(hold_fd, &c, 1) == 1 ? 0 : 6;
+}
+
+/* Reads what the crowd has written to @fd so far (turning the loop) until it says "held". */
+static void read_until_held(struct fixture *fx, int fd, char *buf, size_t size)
+{
+	uint64_t deadline = mono_now_ns() + TEST_TIMEOUT_NS;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (!strstr(buf, "held\n")) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+			continue;
+		}
+		assert_true(n < 0 && errno == EAGAIN);
+		assert_true(mono_now_ns() < deadline);
+		assert_int_equal(loop_dispatch(fx->loop, 10), 0);
+	}
+}
+
+/*
+ * Runs a crowd of @n connections of the stranger; while it holds them,
+ * connects as this process (an owner) and checks that it is served.
+ * Returns the crowd's lines, one per connection.
+ */
+static char *stranger_crowd_and_owner(struct fixture *fx, int n)
+{
+	static char lines[16384];
+	uint64_t deadline = mono_now_ns() + TEST_TIMEOUT_NS;
+	int out[2], hold[2], status = 0, fd;
+	struct json_object *reply;
+	pid_t pid;
+
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(stranger_crowd(fx->sock, n, out[1], hold[0]));
+	close(out[1]);
+	close(hold[0]);
+	assert_int_equal(fcntl(out[0], F_SETFL, O_NONBLOCK), 0);
+	read_until_held(fx, out[0], lines, sizeof(lines));
+
+	fd = client_connect(fx);
+	reply = roundtrip(fx, fd, "{\"cmd\":\"status\"}\n");
+	assert_true(reply_ok(reply));
+	json_object_put(reply);
+	close(fd);
+
+	assert_int_equal(write(hold[1], "x", 1), 1);
+	close(hold[1]);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		assert_true(mono_now_ns() < deadline);
+		assert_int_equal(loop_dispatch(fx->loop, 10), 0);
+	}
+	close(out[0]);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return lines;
+}
+
+/* How many of the crowd's lines contain @what. */
+static int count_lines(const char *lines, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = lines; (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+static void a_user_gets_at_most_max_per_user_connections(void **state)
+{
+	struct fixture *fx = *state;
+	const char *lines;
+
+	if (geteuid() != 0)
+		skip(); /* needs root, to be another user */
+	recreate_control(fx, STRANGER_ID + 1);
+	set_small_limits(fx, 16, 4, 2, 3, 10000);
+	lines = stranger_crowd_and_owner(fx, 5);
+	assert_int_equal(count_lines(lines, "\"ok\":true"), 3);
+	assert_int_equal(count_lines(lines, "at most 3 per user"), 2);
+}
+
+static void the_last_places_are_kept_for_admins_and_owners(void **state)
+{
+	struct fixture *fx = *state;
+	const char *lines;
+
+	if (geteuid() != 0)
+		skip(); /* needs root, to be another user */
+	/* A user fills the table up to its line (6 - 3), not beyond. */
+	recreate_control(fx, STRANGER_ID + 1);
+	set_small_limits(fx, 6, 3, 1, 10, 10000);
+	lines = stranger_crowd_and_owner(fx, 5);
+	assert_int_equal(count_lines(lines, "\"ok\":true"), 3);
+	assert_int_equal(count_lines(lines, "kept for root, mediatord's user and admin_group"), 2);
+
+	/* A member of admin_group fills it up to its line (6 - 1): root still gets in. */
+	recreate_control(fx, STRANGER_ID);
+	set_small_limits(fx, 6, 3, 1, 10, 10000);
+	lines = stranger_crowd_and_owner(fx, 6);
+	assert_int_equal(count_lines(lines, "\"ok\":true"), 5);
+	assert_int_equal(count_lines(lines, "kept for root and mediatord's user"), 1);
+}
+
+static void an_idle_connection_is_closed(void **state)
+{
+	struct fixture *fx = *state;
+	uint64_t t0 = mono_now_ns(), took;
+	int fd;
+	char line[256];
+
+	set_small_limits(fx, 8, 2, 1, 4, 300);
+	fd = client_connect(fx);
+	/* A partial request is no request. */
+	client_send_str(fx, fd, "{\"cmd\":");
+	assert_true(client_read_line(fx, fd, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, "no request for 300 ms"));
+	assert_closed_by_server(fx, fd);
+	took = mono_now_ns() - t0;
+	assert_true(took >= 300 * 1000000ull);
+	assert_true(took < 3 * NSEC_PER_SEC);
+	close(fd);
+}
+
+static void a_connection_that_asks_is_not_idle(void **state)
+{
+	struct fixture *fx = *state;
+	int fd;
+
+	set_small_limits(fx, 8, 2, 1, 4, 300);
+	fd = client_connect(fx);
+	/* Ten requests 100 ms apart: a second, three idle timeouts. */
+	for (int i = 0; i < 10; i++) {
+		uint64_t until = mono_now_ns() + 100 * 1000000ull;
+		struct json_object *reply = roundtrip(fx, fd, "{\"cmd\":\"status\"}\n");
+
+		assert_true(reply_ok(reply));
+		json_object_put(reply);
+		while (mono_now_ns() < until)
+			assert_int_equal(loop_dispatch(fx->loop, 10), 0);
+	}
+	close(fd);
 }
 
 static void ops_failures_are_reported_with_their_reason(void **state)
@@ -861,6 +1254,18 @@ static int trace_setup(void **state)
 	return 0;
 }
 
+/* trace_create() on the fixture's file, created or opened as open_as.c would give it. */
+static struct trace *trace_open_path(const char *path, char *err, size_t err_size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	return trace_create(fd, path, err, err_size);
+}
+
 static int trace_teardown(void **state)
 {
 	struct trace_fixture *tf = *state;
@@ -950,13 +1355,13 @@ static void trace_records_read_back_with_every_field(void **state)
 	};
 	struct trace_fixture *tf = *state;
 	char err[256] = "";
-	struct trace *t = trace_open(tf->path, err, sizeof(err));
+	struct trace *t = trace_open_path(tf->path, err, sizeof(err));
 	struct wire_group g1 = make_group(1, 1000000000ull);
 	struct wire_group g2 = make_group(2, 5000000000ull);
 	struct json_object *rec[4], *cmds;
 
 	if (!t)
-		fail_msg("trace_open: %s", err);
+		fail_msg("trace_create: %s", err);
 	assert_string_equal(trace_path(t), tf->path);
 	assert_int_equal(trace_write_group(t, "cluster", 7, &g1), 0);
 	assert_int_equal(trace_write_group(t, "cluster", 7, &g2), 0);
@@ -996,7 +1401,7 @@ static void trace_escapes_strings_into_valid_json(void **state)
 {
 	struct trace_fixture *tf = *state;
 	char err[256] = "";
-	struct trace *t = trace_open(tf->path, err, sizeof(err));
+	struct trace *t = trace_open_path(tf->path, err, sizeof(err));
 	struct wire_group g = make_group(1, 1000000000ull);
 	struct json_object *rec[2];
 
@@ -1022,7 +1427,7 @@ static void trace_leaves_out_zero_classes(void **state)
 {
 	struct trace_fixture *tf = *state;
 	char err[256] = "";
-	struct trace *t = trace_open(tf->path, err, sizeof(err));
+	struct trace *t = trace_open_path(tf->path, err, sizeof(err));
 	struct wire_group g = make_group(1, 1000000000ull);
 	struct json_object *rec[1];
 
@@ -1051,7 +1456,7 @@ static void trace_tick_flushes_once_a_second(void **state)
 {
 	struct trace_fixture *tf = *state;
 	char err[256] = "";
-	struct trace *t = trace_open(tf->path, err, sizeof(err));
+	struct trace *t = trace_open_path(tf->path, err, sizeof(err));
 	struct wire_group g = make_group(1, 1000000000ull);
 	uint64_t now = mono_now_ns();
 
@@ -1064,14 +1469,38 @@ static void trace_tick_flushes_once_a_second(void **state)
 	assert_int_equal(trace_close(t), 0);
 }
 
-static void trace_open_reports_why_it_failed(void **state)
+static void trace_create_truncates_the_file(void **state)
 {
 	struct trace_fixture *tf = *state;
-	char path[192], err[256] = "";
+	struct wire_group g = make_group(1, 1000000000ull);
+	struct json_object *rec[2];
+	char err[256] = "";
+	struct trace *t;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/missing/trace.jsonl", tf->dir);
-	assert_null(trace_open(path, err, sizeof(err)));
-	assert_non_null(strstr(err, "No such file"));
+	fd = open(tf->path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "an old, longer trace that is no JSON\n", 37), 37);
+	close(fd);
+	t = trace_open_path(tf->path, err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(trace_write_group(t, "cluster", 1, &g), 0);
+	assert_int_equal(trace_close(t), 0);
+	assert_int_equal(read_trace(tf->path, rec, ARRAY_SIZE(rec)), 1);
+	json_object_put(rec[0]);
+}
+
+static void trace_create_refuses_what_is_not_a_regular_file(void **state)
+{
+	char err[256] = "";
+	int pipefd[2];
+
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	assert_null(trace_create(pipefd[1], "/a/pipe", err, sizeof(err)));
+	assert_non_null(strstr(err, "not a regular file"));
+	/* It took the descriptor over and closed it: the pipe has no writer left. */
+	assert_int_equal(fcntl(pipefd[1], F_GETFD), -1);
+	close(pipefd[0]);
 }
 
 static void trace_close_accepts_null(void **state)
@@ -1094,8 +1523,26 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(relative_trace_path_is_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(trace_start_without_a_path_is_refused, setup, teardown),
-	    cmocka_unit_test_setup_teardown(trace_start_passes_the_path_to_the_ops, setup,
+	    cmocka_unit_test_setup_teardown(trace_start_passes_the_opened_file_to_the_ops, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(trace_start_does_not_follow_a_symbolic_link, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(trace_start_refuses_a_fifo_at_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(trace_start_while_a_trace_runs_leaves_no_file, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(requests_after_trace_start_wait_for_its_answer, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(trace_start_is_answered_after_the_client_shuts_its_side,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(trace_start_opens_the_file_as_the_client, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(limits_that_do_not_nest_are_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_user_gets_at_most_max_per_user_connections, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(the_last_places_are_kept_for_admins_and_owners, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(an_idle_connection_is_closed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(a_connection_that_asks_is_not_idle, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ops_failures_are_reported_with_their_reason, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(two_requests_on_one_connection_get_two_replies, setup,
@@ -1130,8 +1577,9 @@ int main(void)
 					    trace_teardown),
 	    cmocka_unit_test_setup_teardown(trace_tick_flushes_once_a_second, trace_setup,
 					    trace_teardown),
-	    cmocka_unit_test_setup_teardown(trace_open_reports_why_it_failed, trace_setup,
+	    cmocka_unit_test_setup_teardown(trace_create_truncates_the_file, trace_setup,
 					    trace_teardown),
+	    cmocka_unit_test(trace_create_refuses_what_is_not_a_regular_file),
 	    cmocka_unit_test(trace_close_accepts_null),
 	};
 
