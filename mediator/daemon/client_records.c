@@ -142,10 +142,16 @@ static int take_grant_request(struct client *c, const void *msg, uint64_t now_ns
 static int take_done(struct client *c, const void *msg, uint64_t now_ns, char *err, size_t err_size)
 {
 	struct wire_done m;
+	uint64_t charged = 0;
+	bool trusted = !dispatcher_distrusted(c->md->dispatcher, c->id);
 	int r;
 
 	memcpy(&m, msg, sizeof(m));
-	r = dispatcher_done(c->md->dispatcher, c->id, &m, now_ns);
+	r = dispatcher_done(c->md->dispatcher, c->id, &m, now_ns, &charged);
+	if (r == 0)
+		domain_charge(c->listener->domain, charged);
+	if (r == 0 && trusted && dispatcher_distrusted(c->md->dispatcher, c->id))
+		client_watchdog_short(c);
 	if (r < 0)
 		snprintf(err, err_size, "done %llu refused by the dispatcher: %s",
 			 (unsigned long long)m.id, strerror(-r));

@@ -211,7 +211,18 @@ void client_watchdog_done(struct client *c)
 			penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	}
 	if (!c->demoted || dispatcher_suspended(c->md->dispatcher, c->id) ||
+	    dispatcher_distrusted(c->md->dispatcher, c->id) ||
 	    penalties_level(&c->listener->penalties, c->peer_uid, now) >= PENALTY_DEMOTE_LEVEL)
 		return;
 	set_demoted(c, false);
+}
+
+void client_watchdog_short(struct client *c)
+{
+	uint32_t level = penalties_offend(&c->listener->penalties, c->peer_uid, mono_now_ns());
+
+	log_warn("domain %s: client %u: its worker reports its groups far shorter than mediatord "
+		 "sees them; worker at idle priority, penalty level %u",
+		 domain_name(c->listener->domain), c->id, level);
+	set_demoted(c, true);
 }

@@ -10,9 +10,12 @@
  * the worker exits (SIGCHLD, however it ended), mediatord reads what
  * records remain, takes the client's clients/contexts counts back from
  * its domain and forgets it. A worker taken over after a restart
- * (takeover.c) is watched through its pidfd instead. mediatord never
- * parses client bytes itself and never waits on a worker, but at its
- * stop. All on mediatord's one thread.
+ * (takeover.c) is watched through its pidfd instead. Every worker is
+ * signalled through its pidfd, taken the moment it is spawned (it is our
+ * unreaped child then: its pid is no other process's) and kept with the
+ * keeper for a successor, never by its pid. mediatord never parses client
+ * bytes itself and never waits on a worker, but at its stop. All on
+ * mediatord's one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,13 +76,12 @@ static uid_t peer_uid(int fd)
 	return peer_cred_read(fd, &cred) == 0 ? cred.uid : (uid_t)-1;
 }
 
-/* Signals a client's worker: through its pidfd when it is no child of ours. */
+/* Signals a client's worker, through its pidfd: its pid may be another process's by now. */
 void client_kill(const struct client *c, int sig)
 {
-	if (c->pidfd >= 0)
-		pidfd_send_signal(c->pidfd, sig, NULL, 0);
-	else
-		kill(c->pid, sig);
+	if (pidfd_send_signal(c->pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
+		log_warn("domain %s: client %u: cannot signal worker %d: %s",
+			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));
 }
 
 static int move_fd_above(int fd, int min)
@@ -244,11 +246,19 @@ static void accept_client(struct listener *l, bool vm)
 			  strerror(errno));
 		goto fail;
 	}
+	/* Now, before any reaping (clients_reap(), on this thread): the pid is the worker's. */
+	c->pidfd = pidfd_open(c->pid, 0);
+	if (c->pidfd < 0) {
+		log_error("domain %s: worker %d: pidfd_open: %s; stopping it", dname, (int)c->pid,
+			  strerror(errno));
+		kill(c->pid, SIGKILL); /* our child, not reaped yet: clients_reap() reaps it */
+		goto fail;
+	}
 	close(client_fd);
 	close(pair[1]);
 	c->source = loop_add(md->loop, c->record_fd, EPOLLIN, client_on_record, c);
 	if (!c->source) {
-		kill(c->pid, SIGKILL);
+		client_kill(c, SIGKILL);
 		log_error("domain %s: cannot watch worker %d", dname, (int)c->pid);
 	}
 	takeover_keep_client(md, c);

@@ -32,6 +32,49 @@
  */
 #define DISPATCHER_CLAIM_TIMEOUT_NS 50000000ull
 
+/*
+ * How much mediatord's view of a group (grant to completion report) may
+ * exceed what an honest worker measured (dispatch to fence): the worker's
+ * wake-up on the grant and its report through its loop, at its domain's
+ * nice value. Measured in test-isolation, test-pieces and
+ * test-two-domains (2026-11-27, 6,964 groups): median 45 us, 99th
+ * percentile 384 us, the most 4.6 ms; beside test-compromised-worker's
+ * attacks up to 17 ms. A group is charged what mediatord saw less
+ * DISPATCHER_CHARGE_SLACK_NS (between the median and the 90th percentile
+ * of the lag: an honest worker is charged a little more than it measured
+ * in about a third of its groups) when that is more than what the worker
+ * measured (the slot was held, if idle, from the grant on); a client whose
+ * reports add up to less than half of what mediatord saw, by more than
+ * DISPATCHER_SHORT_SLACK_NS, reports short.
+ */
+#define DISPATCHER_CHARGE_SLACK_NS 100000ull
+/*
+ * Short is judged over about this many of a client's latest groups
+ * (decaying sums), so that one report's lag, which can reach the slack
+ * below, does not make an honest worker's with groups of a few ms short,
+ * while a worker that calls every 4 ms piece 1 us is short within a few
+ * dozen pieces.
+ */
+#define DISPATCHER_REPORT_WINDOW  32.0
+#define DISPATCHER_SHORT_SLACK_NS 20000000ull
+/*
+ * A worker that reports a group short under-reports: its later requests
+ * are admitted on their bounds times how much it under-reported (the
+ * ratio decays by a tenth with each group reported truly), and while the
+ * ratio is above DISPATCHER_DISTRUST no offer goes on its domain's board
+ * (its claims would start groups on its word).
+ */
+#define DISPATCHER_DISTRUST 2.0
+/*
+ * A client's groups are young (SCHED_YOUNG) to mediatord until it saw this
+ * many of them complete, whatever its worker says: a worker that calls its
+ * first groups learned would have them placed as if their bounds were.
+ * (A worker's own estimate is young over its first 64 whole groups of
+ * each context, predict_estimator.h; this counts pieces, per client.)
+ */
+#define DISPATCHER_YOUNG_GROUPS 64u
+#define DISPATCHER_INFLATE_MAX	1e6
+
 /* A request or granted group of a client, as the scheduler knows it. */
 struct outstanding {
 	bool used, granted;
@@ -53,12 +96,22 @@ struct outstanding {
 	unsigned flags;
 	/* revoked: when, what the scheduler charged for it then, and its grant. */
 	uint64_t revoked_ns, charged_ns, granted_ns;
+	/* granted: when mediatord sent its grant or learned of its claim (its own clock). */
+	uint64_t seen_start_ns;
 	uint64_t kill_at; /* revoked: when its kill stage comes */
 };
 
 struct client_ids {
 	uint32_t client;
 	uint64_t last_id; /* highest request id seen */
+	/* >= 1: how much it under-reported its groups' times lately (DISPATCHER_DISTRUST). */
+	double inflate;
+	int domain;	    /* of its latest request */
+	uint64_t completed; /* groups mediatord saw complete (DISPATCHER_YOUNG_GROUPS) */
+	/* Decaying sums of what mediatord saw and the worker measured (DISPATCHER_REPORT_WINDOW).
+	 */
+	double seen_sum, measured_sum;
+	uint64_t underreports;
 };
 
 struct dispatcher {
@@ -100,6 +153,9 @@ struct dispatcher {
 	uint64_t offer_bound[WIRE_BOARD_DOMAINS];
 	/* DISPATCHER_INV_AGREES: times the scheduler and the dispatcher disagreed. */
 	uint64_t disagreements;
+	/* When the latest completion report came: a group granted before it queued until then. */
+	uint64_t last_done_ns;
+	uint64_t underreported[WIRE_BOARD_DOMAINS]; /* groups reported short, per domain */
 };
 
 /* The dispatcher's own invariant, after the scheduler's (enum sched_invariant). */
@@ -330,8 +386,7 @@ static struct client_ids *ids_of(struct dispatcher *d, uint32_t client, bool cre
 	if (create && !free_slot && d->ids_top < SCHED_MAX_PENDING)
 		free_slot = &d->ids[d->ids_top++];
 	if (create && free_slot) {
-		free_slot->client = client;
-		free_slot->last_id = 0;
+		*free_slot = (struct client_ids){.client = client, .inflate = 1.0};
 		return free_slot;
 	}
 	return NULL;
@@ -425,6 +480,17 @@ static uint32_t sole_owner(const struct dispatcher *d, int *domain)
 	return owner;
 }
 
+/* True when a client of @domain under-reported lately (DISPATCHER_DISTRUST). */
+static bool distrusted(const struct dispatcher *d, int domain)
+{
+	for (size_t i = 0; i < d->ids_top; i++) {
+		if (d->ids[i].client && d->ids[i].domain == domain &&
+		    d->ids[i].inflate > DISPATCHER_DISTRUST)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Offers a slot on the board when nothing waits: a free one to anyone, or
  * the one a single client's groups hold to that client for its next
@@ -446,7 +512,7 @@ static uint64_t offer(struct dispatcher *d, uint64_t now_ns, uint64_t next_event
 		until = next_event;
 	if ((owner = sole_owner(d, &domain)) == 0)
 		domain = d->last_domain;
-	if (domain < 0 || domain >= d->n_domains || d->boards[domain].off)
+	if (domain < 0 || domain >= d->n_domains || d->boards[domain].off || distrusted(d, domain))
 		return 0;
 	if (sched_offer(d->sched, now_ns, until, false, d->offer_bound))
 		d->offer_client = 0;
@@ -702,9 +768,10 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 			}
 			g.id = o->wire_id;
 			g.verdict = dec[i].verdict == SCHED_GRANTED ? WIRE_GRANTED : WIRE_REFUSED;
-			if (dec[i].verdict == SCHED_GRANTED)
+			if (dec[i].verdict == SCHED_GRANTED) {
 				o->granted = true;
-			else
+				o->seen_start_ns = now_ns;
+			} else
 				drop(d, o); /* the scheduler forgot it already */
 			d->send(d->data, o->client, &g);
 		}
@@ -781,6 +848,64 @@ static unsigned sched_flags(const struct wire_grant_request *req)
 	       (req->untiled ? SCHED_UNTILED : 0);
 }
 
+/* A time @ns of a request of @ids's client, as admitted: times how much it under-reported. */
+static uint64_t admitted(const struct client_ids *ids, uint64_t ns)
+{
+	double t = (double)ns * ids->inflate;
+
+	return t < (double)WIRE_TIME_MAX_NS ? (uint64_t)t : WIRE_TIME_MAX_NS;
+}
+
+/*
+ * What @o's domain is charged for it, completed with the report @done at
+ * @now_ns: what the worker measured, but at least what mediatord saw
+ * (from its grant, or from the latest other completion after it, to the
+ * report), less DISPATCHER_CHARGE_SLACK_NS. A report far below what
+ * mediatord saw marks its client as under-reporting (struct client_ids).
+ */
+static uint64_t observed_charge(struct dispatcher *d, uint32_t client, const struct outstanding *o,
+				const struct wire_done *done, uint64_t now_ns)
+{
+	struct client_ids *ids = ids_of(d, client, false);
+	/* (Groups run after a revocation ran beside the revoked one, not before it.) */
+	uint64_t start =
+	    o->revoked || o->seen_start_ns > d->last_done_ns ? o->seen_start_ns : d->last_done_ns;
+	uint64_t seen = now_ns > start ? now_ns - start : 0;
+	uint64_t measured = done->measured_ns;
+
+	if (!ids)
+		return measured;
+	ids->completed++;
+
+	/* Over its last DISPATCHER_REPORT_WINDOW groups or so: one report's lag is not a lie. */
+	ids->seen_sum = ids->seen_sum * (1.0 - 1.0 / DISPATCHER_REPORT_WINDOW) + (double)seen;
+	ids->measured_sum =
+	    ids->measured_sum * (1.0 - 1.0 / DISPATCHER_REPORT_WINDOW) + (double)measured;
+	if (ids->seen_sum > 2.0 * ids->measured_sum + (double)DISPATCHER_SHORT_SLACK_NS) {
+		double ratio =
+		    ids->seen_sum / (ids->measured_sum > 1000.0 ? ids->measured_sum : 1000.0);
+
+		if (ratio > ids->inflate)
+			ids->inflate =
+			    ratio < DISPATCHER_INFLATE_MAX ? ratio : DISPATCHER_INFLATE_MAX;
+		ids->underreports++;
+		if (o->domain >= 0 && o->domain < (int)WIRE_BOARD_DOMAINS)
+			d->underreported[o->domain]++;
+		if (!(ids->underreports & (ids->underreports - 1)))
+			log_warn(
+			    "client %u reported %llu us for group %llu, which held its slot "
+			    "%llu us: its requests are admitted at %.0f times their bounds, no "
+			    "offer goes on its domain's board (%llu groups reported short)",
+			    client, (unsigned long long)(measured / 1000),
+			    (unsigned long long)done->id, (unsigned long long)(seen / 1000),
+			    ids->inflate, (unsigned long long)ids->underreports);
+	} else {
+		ids->inflate = 1.0 + (ids->inflate - 1.0) * 0.9;
+	}
+	seen = seen > DISPATCHER_CHARGE_SLACK_NS ? seen - DISPATCHER_CHARGE_SLACK_NS : 0;
+	return measured > seen ? measured : seen;
+}
+
 /* The work of dispatcher_request(), less releasing a refused claim. */
 static int request(struct dispatcher *d, uint32_t client, int domain,
 		   const struct wire_grant_request *req, uint64_t now_ns)
@@ -795,6 +920,7 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 		return -EPROTO;
 	if (claimed && !claim_valid(d, client, domain, req, now_ns))
 		return -EPROTO;
+	ids->domain = domain;
 	if (domain >= 0 && domain < d->n_domains)
 		d->last_domain = domain;
 	/* One request waiting per worker: it waits for the answer before the next. */
@@ -813,18 +939,21 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	o->revoked = false;
 	o->held = !claimed && suspended(d, client);
 	o->domain = domain;
-	o->predicted_ns = req->predicted_ns;
-	o->bound_ns = req->bound_ns;
-	o->flags = sched_flags(req);
+	o->predicted_ns = admitted(ids, req->predicted_ns);
+	o->bound_ns = admitted(ids, req->bound_ns);
+	o->flags = sched_flags(req) | (ids->completed < DISPATCHER_YOUNG_GROUPS ? SCHED_YOUNG : 0);
+	/* A claim started before its report; mediatord knows it since it found the word taken. */
+	o->seen_start_ns =
+	    d->claimed && d->claimer == client && d->claimed_at < now_ns ? d->claimed_at : now_ns;
 	if (o->held) {
 		r = 0; /* its client is suspended: the scheduler gets it when it resumes */
 	} else if (claimed) {
 		clear_board(d);
-		r = sched_claim(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				sched_flags(req), now_ns);
+		r = sched_claim(d->sched, o->sched_id, domain, o->predicted_ns, o->bound_ns,
+				o->flags, now_ns);
 	} else {
-		r = sched_submit(d->sched, o->sched_id, domain, req->predicted_ns, req->bound_ns,
-				 sched_flags(req), now_ns);
+		r = sched_submit(d->sched, o->sched_id, domain, o->predicted_ns, o->bound_ns,
+				 o->flags, now_ns);
 	}
 	if (r < 0) {
 		/* Both hold SCHED_MAX_PENDING requests, and the request was checked. */
@@ -861,31 +990,49 @@ void dispatcher_release_claim(struct dispatcher *d, uint32_t client, uint64_t no
 }
 
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
-		    uint64_t now_ns)
+		    uint64_t now_ns, uint64_t *charged_ns)
 {
 	struct outstanding *o = find_wire(d, client, done->id);
+	uint64_t charge;
 
 	if (wire_check_done(done, now_ns, NULL, 0) < 0 || !o || !o->granted)
 		return -EPROTO;
+	charge = observed_charge(d, client, o, done, now_ns);
+	d->last_done_ns = now_ns;
 	if (o->revoked) {
-		/* Late: charged the rest of its measured time; its client resumes. */
-		uint64_t extra =
-		    done->measured_ns > o->charged_ns ? done->measured_ns - o->charged_ns : 0;
+		/*
+		 * Late: charged the rest of its time (the revocation charged
+		 * what it held until then); its client resumes.
+		 */
+		uint64_t extra = charge > o->charged_ns ? charge - o->charged_ns : 0;
 
 		if (sched_charge_late(d->sched, o->domain, extra, done->end_ns) < 0)
 			disagree(d, "client %u's late group %llu is of no domain", client,
 				 (unsigned long long)done->id);
+		if (charged_ns)
+			*charged_ns = extra;
 		drop(d, o);
 		resume(d, client, now_ns);
 		run(d, now_ns);
 		return 0;
 	}
-	if (sched_complete(d->sched, o->sched_id, done->measured_ns, done->end_ns) < 0)
+	if (sched_complete(d->sched, o->sched_id, charge, done->end_ns) < 0)
 		disagree(d, "client %u's group %llu completed, not in flight in the scheduler",
 			 client, (unsigned long long)done->id);
+	if (charged_ns)
+		*charged_ns = charge;
 	drop(d, o);
 	run(d, now_ns);
 	return 0;
+}
+
+bool dispatcher_distrusted(const struct dispatcher *d, uint32_t client)
+{
+	for (size_t i = 0; client && i < d->ids_top; i++) {
+		if (d->ids[i].client == client)
+			return d->ids[i].inflate > DISPATCHER_DISTRUST;
+	}
+	return false;
 }
 
 bool dispatcher_suspended(const struct dispatcher *d, uint32_t client)
@@ -921,6 +1068,11 @@ size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, siz
 int dispatcher_stats(struct dispatcher *d, int domain, uint64_t now_ns,
 		     struct sched_domain_stats *out)
 {
+	int r;
+
 	sched_advance(d->sched, now_ns);
-	return sched_domain_stats(d->sched, domain, out);
+	r = sched_domain_stats(d->sched, domain, out);
+	if (r == 0 && domain >= 0 && domain < (int)WIRE_BOARD_DOMAINS)
+		out->underreported = d->underreported[domain];
+	return r;
 }

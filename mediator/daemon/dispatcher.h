@@ -118,9 +118,17 @@ int dispatcher_request(struct dispatcher *d, uint32_t client, int domain,
  * claim it refuses, so that nobody waits for the report of it.
  */
 void dispatcher_release_claim(struct dispatcher *d, uint32_t client, uint64_t now_ns);
-/* The granted group @done->id of @client completed. 0 or -EPROTO. */
+/*
+ * The granted group @done->id of @client completed. 0 or -EPROTO. Its
+ * domain is charged what the worker measured, but at least what mediatord
+ * saw on its own clock (grant, or the latest other completion after it,
+ * to this report, less a report's slack); a worker that reports far less
+ * than that is admitted on inflated bounds from then on and claims no
+ * offer (doc/design.md, "What a worker's word is worth"). *@charged_ns
+ * (NULL: not wanted) gets what was charged now.
+ */
 int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_done *done,
-		    uint64_t now_ns);
+		    uint64_t now_ns, uint64_t *charged_ns);
 /*
  * Does what is due at @now_ns: revokes groups past their watchdog
  * deadline, kills workers past the kill delay, grants what may start. The dispatcher's timer calls
@@ -129,6 +137,8 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
 void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
 /* True while a group of @client is revoked and its completion has not come. */
 bool dispatcher_suspended(const struct dispatcher *d, uint32_t client);
+/* True while @client's worker is known to report its groups short (dispatcher_done()). */
+bool dispatcher_distrusted(const struct dispatcher *d, uint32_t client);
 /* Client @client is gone: its requests and groups in flight are forgotten. */
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 

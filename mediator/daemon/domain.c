@@ -85,13 +85,19 @@ void domain_watchdog_killed(struct domain *domain)
 
 void domain_charge_group(struct domain *domain, const struct wire_group *group)
 {
-	domain->used_total_ns += group->end_ns - group->start_ns;
+	if (group->grant == WIRE_GRANT_NONE)
+		domain->used_total_ns += group->end_ns - group->start_ns;
 	domain->predicted_total_ns += group->predicted_ns;
 	domain->groups++;
 	histogram_add(&domain->group_time, group->end_ns - group->start_ns);
 	histogram_add(&domain->grant_wait, group->dispatch_ns > group->request_ns
 					       ? group->dispatch_ns - group->request_ns
 					       : 0);
+}
+
+void domain_charge(struct domain *domain, uint64_t ns)
+{
+	domain->used_total_ns += ns;
 }
 
 void domain_frame_closed(struct domain *domain, uint64_t release_ns, uint64_t end_ns)
@@ -158,6 +164,7 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_u64(o, "unschedulable", st->unschedulable);
 	json_add_u64(o, "watchdog_revokes", st->revoked);
 	json_add_u64(o, "watchdog_kills", domain->watchdog_kills);
+	json_add_u64(o, "underreported", st->underreported);
 	json_add_u64(o, "frames", st->frames);
 	json_add_u64(o, "waiting", st->pending);
 	json_add_u64(o, "in_flight", st->inflight);

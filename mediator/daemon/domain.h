@@ -46,8 +46,16 @@ void domain_contexts_changed(struct domain *domain, int delta);
 /* The timestamp source the most recent worker of this domain uses. Copied. */
 void domain_set_timestamp_source(struct domain *domain, const char *source);
 
-/* Adds one measured group (already validated by the caller) to the totals. */
+/*
+ * Adds one group record (already validated by the caller) to the totals:
+ * its prediction, its time and grant wait to the histograms, and, for a
+ * group that ran without a grant (WIRE_GRANT_NONE), its time to the used
+ * total; a granted group's time comes from domain_charge().
+ */
 void domain_charge_group(struct domain *domain, const struct wire_group *group);
+/* Adds @ns that the dispatcher charged for a granted group (dispatcher_done()) to the used total.
+ */
+void domain_charge(struct domain *domain, uint64_t ns);
 /*
  * A safety frame of @domain closed: released at @release_ns, its last group
  * done at @end_ns (0: unfinished), for the frame latency histogram.

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The keeper process (see keeper.h): holds what a restarted mediatord
- * needs, and looks after the workers while there is no mediatord.
+ * needs, and looks after the workers while there is no mediatord. A kept
+ * client holds its record channel and, when mediatord gave it
+ * (KEEP_WORKER), its worker's pidfd: what tells the keeper that the worker
+ * ended, whoever else holds the channel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 struct kept {
 	struct keep_entry e;
 	int fd;
+	int pidfd; /* a KEEP_CLIENT's worker (KEEP_WORKER); -1: none given */
 };
 
 struct keeper_state {
@@ -58,7 +62,33 @@ static size_t count_clients(const struct keeper_state *s)
 static void remove_kept(struct keeper_state *s, size_t i)
 {
 	close(s->kept[i].fd);
+	if (s->kept[i].pidfd >= 0)
+		close(s->kept[i].pidfd);
 	s->kept[i] = s->kept[--s->n_kept];
+}
+
+/* The kept client @client_id, or NULL. */
+static struct kept *find_client(struct keeper_state *s, uint32_t client_id)
+{
+	for (size_t i = 0; i < s->n_kept; i++) {
+		if (s->kept[i].e.kind == KEEP_CLIENT && s->kept[i].e.client_id == client_id)
+			return &s->kept[i];
+	}
+	return NULL;
+}
+
+/* Takes @pidfd as the worker of the client @e names; closes it when there is none, or one. */
+static void keep_worker(struct keeper_state *s, const struct keep_entry *e, int pidfd)
+{
+	struct kept *c = find_client(s, e->client_id);
+
+	if (!c || c->pidfd >= 0) {
+		log_warn("worker %d of domain %s: %s; its pidfd is not kept", (int)e->pid,
+			 e->domain_name, c ? "a pidfd is kept already" : "no client of it is kept");
+		close(pidfd);
+		return;
+	}
+	c->pidfd = pidfd;
 }
 
 /* Closes everything and unlinks the socket if it is still ours. */
@@ -90,6 +120,10 @@ static void on_message(struct keeper_state *s, const struct keep_msg *m, int fd)
 
 		if (fd < 0)
 			return;
+		if (m->entry.kind == KEEP_WORKER) {
+			keep_worker(s, &m->entry, fd);
+			return;
+		}
 		k = realloc(s->kept, (s->n_kept + 1) * sizeof(*k));
 		if (!k) {
 			log_error("out of memory: %s's descriptor not kept",
@@ -98,8 +132,7 @@ static void on_message(struct keeper_state *s, const struct keep_msg *m, int fd)
 			return;
 		}
 		s->kept = k;
-		k[s->n_kept].e = m->entry;
-		k[s->n_kept++].fd = fd;
+		k[s->n_kept++] = (struct kept){.e = m->entry, .fd = fd, .pidfd = -1};
 		return;
 	}
 	case KEEP_OP_FORGET:
@@ -245,6 +278,10 @@ static void on_successor(struct keeper_state *s)
 		if (s->kept[i].e.kind == KEEP_CLIENT)
 			drain(s->kept[i].fd);
 		ok = ok && fd_pass_send(fd, &m, sizeof(m), s->kept[i].fd, 0) == sizeof(m);
+		if (s->kept[i].pidfd < 0)
+			continue;
+		m.entry.kind = KEEP_WORKER;
+		ok = ok && fd_pass_send(fd, &m, sizeof(m), s->kept[i].pidfd, 0) == sizeof(m);
 	}
 	for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
 		struct keep_msg m = {.op = KEEP_OP_BUDGET, .budget = s->budgets[i]};
@@ -264,7 +301,16 @@ static void on_successor(struct keeper_state *s)
 		 (unsigned long long)((mono_now_ns() - s->orphaned_ns) / 1000000u));
 }
 
-/* One round of waiting: what to watch, and for how long (-1: no limit). */
+/*
+ * What one round of waiting watches: the listening socket, then the live
+ * mediatord's connection, or while orphaned each kept entry's channel and
+ * pidfd (at WATCH_CHANNEL() and WATCH_PIDFD(); -1 for what it has none of).
+ */
+#define WATCH_SIZE(n_kept) (2 + 2 * (n_kept))
+#define WATCH_CHANNEL(i)   (1 + 2 * (i))
+#define WATCH_PIDFD(i)	   (2 + 2 * (i))
+
+/* One round of waiting: fills @p (WATCH_SIZE() entries); for how long (-1: no limit). */
 static int watch(struct keeper_state *s, struct pollfd *p, size_t *n)
 {
 	uint64_t waited_ms;
@@ -276,24 +322,34 @@ static int watch(struct keeper_state *s, struct pollfd *p, size_t *n)
 		return -1;
 	}
 	/* Orphaned: what workers still send is dropped, their ends noticed. */
-	for (size_t i = 0; i < s->n_kept; i++)
-		p[(*n)++] = (struct pollfd){
-		    .fd = s->kept[i].e.kind == KEEP_CLIENT ? s->kept[i].fd : -1, .events = POLLIN};
+	for (size_t i = 0; i < s->n_kept; i++) {
+		bool client = s->kept[i].e.kind == KEEP_CLIENT;
+
+		p[(*n)++] = (struct pollfd){.fd = client ? s->kept[i].fd : -1, .events = POLLIN};
+		p[(*n)++] = (struct pollfd){.fd = client ? s->kept[i].pidfd : -1, .events = POLLIN};
+	}
 	waited_ms = (mono_now_ns() - s->orphaned_ns) / 1000000u;
 	return waited_ms >= (uint64_t)s->wait_s * 1000
 		   ? 0
 		   : (int)((uint64_t)s->wait_s * 1000 - waited_ms);
 }
 
-/* While orphaned: drains the workers' channels and forgets the workers that ended. */
+/*
+ * While orphaned: drains the workers' channels and forgets the workers that
+ * ended: by their pidfds, whoever holds their channels, or by their
+ * channels' ends.
+ */
 static void look_after(struct keeper_state *s, const struct pollfd *p)
 {
 	for (size_t i = s->n_kept; i-- > 0;) {
-		if (s->kept[i].e.kind != KEEP_CLIENT || !p[1 + i].revents)
+		short channel = p[WATCH_CHANNEL(i)].revents, worker = p[WATCH_PIDFD(i)].revents;
+
+		if (s->kept[i].e.kind != KEEP_CLIENT || (!channel && !worker))
 			continue;
-		if ((p[1 + i].revents & (POLLHUP | POLLERR)) || !drain(s->kept[i].fd)) {
-			log_info("worker %d of domain %s ended while mediatord was away",
-				 (int)s->kept[i].e.pid, s->kept[i].e.domain_name);
+		if (worker || (channel & (POLLHUP | POLLERR)) || !drain(s->kept[i].fd)) {
+			log_info("worker %d of domain %s ended while mediatord was away%s",
+				 (int)s->kept[i].e.pid, s->kept[i].e.domain_name,
+				 worker ? "" : " (its channel closed)");
 			remove_kept(s, i);
 		}
 	}
@@ -326,7 +382,7 @@ _Noreturn void keeper_process_run(int listen_fd, int conn_fd, const char *path, 
 	prctl(PR_SET_NAME, "mediatord-keep");
 	log_init("mediatord-keeper", LOG_LEVEL_INFO);
 	for (;;) {
-		struct pollfd *p = calloc(2 + s.n_kept, sizeof(*p));
+		struct pollfd *p = calloc(WATCH_SIZE(s.n_kept), sizeof(*p));
 		size_t n;
 		int timeout, r;
 

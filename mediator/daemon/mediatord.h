@@ -36,8 +36,12 @@
  * scheduler to learn the safety frames' phase and cost again.
  */
 #define MEDIATORD_RESUME_HOLD_MS 500
-/* Most descriptors a keeper holds: each domain's two sockets, the board, the clients. */
-#define MEDIATORD_MAX_KEPT (2 * CONFIG_MAX_DOMAINS + 1 + MEDIATORD_MAX_CLIENTS)
+/*
+ * Most entries a keeper hands a successor, beside the workers' pidfds
+ * (struct kept holds each with its client): each domain's two sockets and
+ * grant board, the clients.
+ */
+#define MEDIATORD_MAX_KEPT (3 * CONFIG_MAX_DOMAINS + MEDIATORD_MAX_CLIENTS)
 
 struct mediatord;
 

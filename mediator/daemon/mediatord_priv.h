@@ -128,6 +128,12 @@ struct client {
 	bool adopted;
 	bool resuming;
 	bool resume_held; /* a normal domain's: WIRE_RESUME not sent yet (on_resume_timer()) */
+	/*
+	 * Its worker, whom every signal goes to: taken while the worker was
+	 * our unreaped child (so it is the worker's), or the keeper's, taken
+	 * so by the mediatord that spawned it. Never -1 while the client is
+	 * listed; the client closes it.
+	 */
 	int pidfd;
 	struct loop_source *pid_source;
 	struct client *next;
@@ -186,7 +192,7 @@ void client_free(struct client *c);
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
 /* The client with id @id, or NULL. */
 struct client *client_by_id(struct mediatord *md, uint32_t id);
-/* Signals @c's worker: through its pidfd when it is no child of ours. */
+/* Signals @c's worker, through its pidfd (never by its pid, which may be another's by now). */
 void client_kill(const struct client *c, int sig);
 /* The loop's callbacks of a domain's vtest and vhost-user sockets (loop_fn, @data the listener). */
 void client_on_accept(struct loop_source *source, int fd, uint32_t events, void *data);
@@ -209,8 +215,17 @@ uint64_t client_revoked(void *data, const struct dispatcher_revoked *r);
 /* A new client @c: at idle priority from the start in a normal domain, or when its user is
  * penalised. */
 void client_watchdog_start(struct client *c);
-/* @c completed a group: its worker's priority back when nothing of it is revoked any more. */
+/*
+ * @c completed a group: its worker's priority back when nothing of it is
+ * revoked any more and it does not report short.
+ */
 void client_watchdog_done(struct client *c);
+/*
+ * @c's worker was found reporting its groups short (dispatcher_done()):
+ * penalised as for a revocation (its user's level one higher), at idle
+ * priority while it stays distrusted.
+ */
+void client_watchdog_short(struct client *c);
 
 /* ---- client_records.c ---------------------------------------------------- */
 
@@ -242,6 +257,7 @@ struct kept {
 	size_t n;
 	struct keep_entry e[MEDIATORD_MAX_KEPT];
 	int fd[MEDIATORD_MAX_KEPT];
+	int pidfd[MEDIATORD_MAX_KEPT]; /* a KEEP_CLIENT's worker (its KEEP_WORKER); -1: none */
 };
 
 /*
@@ -258,7 +274,7 @@ void takeover_close_kept(struct kept *k);
 void takeover_resume_budgets(struct mediatord *md);
 /* Takes over the workers @k holds and tells them (WIRE_RESUME); closes the rest. */
 void takeover_adopt_clients(struct mediatord *md, struct kept *k);
-/* Gives the keeper a copy of @c's record channel, for a successor. */
+/* Gives the keeper a copy of @c's record channel and its worker's pidfd, for a successor. */
 void takeover_keep_client(struct mediatord *md, const struct client *c);
 
 /* ---- worker_spawn.c ------------------------------------------------------ */

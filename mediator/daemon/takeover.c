@@ -6,11 +6,19 @@
  * time. When mediatord dies, the keeper tells the workers (WIRE_ORPHANED)
  * and waits restart_wait_s for a successor; a mediatord that starts with
  * the same domains takes it all over: the sockets (mediatord.c), the
- * budgets, and each worker, which is watched through a pidfd (it is no
- * child of the new mediatord) and told WIRE_RESUME; what it sends before
- * its answer was for the mediatord that died (client_records.c). The
- * normal domains' workers are told MEDIATORD_RESUME_HOLD_MS after the
- * safety domains'. All on mediatord's one thread.
+ * budgets, and each worker, which is watched through the pidfd the keeper
+ * kept for it (it is no child of the new mediatord) and told WIRE_RESUME;
+ * what it sends before its answer was for the mediatord that died
+ * (client_records.c). The normal domains' workers are told
+ * MEDIATORD_RESUME_HOLD_MS after the safety domains'. All on mediatord's
+ * one thread.
+ *
+ * A worker is taken over through the pidfd the mediatord that spawned it
+ * took and kept, never through its pid: a live record channel is no live
+ * worker (a worker may pass its end to its client, and exit), and a pid
+ * kept across a restart may be another process's by now (issue 30).
+ * A client kept without a pidfd (by an older mediatord) is not taken
+ * over: its channel is closed.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
@@ -34,7 +41,7 @@
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
 
-/* Gives the keeper a copy of @c's record channel, for a successor (keeper.h). */
+/* Gives the keeper a copy of @c's record channel and its worker's pidfd, for a successor. */
 void takeover_keep_client(struct mediatord *md, const struct client *c)
 {
 	const struct domain_config *dc = listener_config(c->listener);
@@ -49,10 +56,20 @@ void takeover_keep_client(struct mediatord *md, const struct client *c)
 	if (!md->keeper)
 		return;
 	snprintf(e.domain_name, sizeof(e.domain_name), "%s", dc->name);
-	if (keeper_keep(md->keeper, &e, c->record_fd) < 0)
+	if (keeper_keep(md->keeper, &e, c->record_fd) < 0) {
 		log_warn("domain %s: client %u: the keeper did not take its channel (%s): it will "
 			 "not outlive mediatord",
 			 dc->name, c->id, strerror(errno));
+		return;
+	}
+	e.kind = KEEP_WORKER;
+	if (keeper_keep(md->keeper, &e, c->pidfd) < 0) {
+		/* A channel without its worker's pidfd would be of no use to a successor. */
+		log_warn("domain %s: client %u: the keeper did not take worker %d's pidfd (%s): "
+			 "it will not outlive mediatord",
+			 dc->name, c->id, (int)c->pid, strerror(errno));
+		keeper_forget_client(md->keeper, c->id);
+	}
 }
 
 /* A worker taken over from a mediatord that died ended (its pidfd is readable). */
@@ -70,31 +87,50 @@ static void on_adopted_exit(struct loop_source *source, int fd, uint32_t events,
 	client_free(c);
 }
 
+/* Gives up a kept client (takes its descriptors), saying why; the keeper forgets it. */
+static void drop_kept_client(struct mediatord *md, const struct keep_entry *e, int fd, int pidfd,
+			     const char *why)
+{
+	log_warn("domain %s: client %u: worker %d %s: not taken over, its channel closed",
+		 e->domain_name, e->client_id, (int)e->pid, why);
+	if (pidfd >= 0)
+		close(pidfd);
+	close(fd);
+	keeper_forget_client(md->keeper, e->client_id);
+}
+
 /*
  * Takes over the worker of a mediatord that died (keeper.h), whose record
- * channel is @fd: watches it and its process, and tells it (WIRE_RESUME).
+ * channel is @fd and whose pidfd, as the keeper kept it, @pidfd (-1:
+ * none): watches both, and tells it (WIRE_RESUME). Takes both descriptors.
  */
-static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, bool hold_normal)
+static void adopt_client(struct mediatord *md, const struct keep_entry *e, int fd, int pidfd,
+			 bool hold_normal)
 {
 	struct listener *l = &md->listeners[e->domain];
 	struct wire_resume resume = {.hdr = {WIRE_RESUME, sizeof(resume)}};
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	struct client *c = calloc(1, sizeof(*c));
-	int pidfd = pidfd_open(e->pid, 0);
+	struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+	struct client *c;
 	/* A normal domain's worker goes on waiting a while (on_resume_timer()). */
 	bool hold = hold_normal && !(e->flags & KEEP_CLIENT_SAFETY);
 
-	/* A live channel means a live worker: its pid is no other process's. */
-	if (!c || pidfd < 0 || poll(&p, 1, 0) < 0 || (p.revents & (POLLHUP | POLLERR)) ||
+	/* Its pid is no way to it: another process may have it by now. */
+	if (pidfd < 0) {
+		drop_kept_client(md, e, fd, pidfd,
+				 "was kept without a pidfd (by an older mediatord?), and its pid "
+				 "may be another process's by now");
+		return;
+	}
+	/* The pidfd says whether it lives: its channel may be open in another process. */
+	if (poll(p, 2, 0) < 0 || p[1].revents || (p[0].revents & (POLLHUP | POLLERR)) ||
 	    (!hold &&
 	     send(fd, &resume, sizeof(resume), MSG_DONTWAIT | MSG_NOSIGNAL) != sizeof(resume))) {
-		log_warn("domain %s: client %u: worker %d ended before it was taken over",
-			 e->domain_name, e->client_id, (int)e->pid);
-		free(c);
-		if (pidfd >= 0)
-			close(pidfd);
-		close(fd);
-		keeper_forget_client(md->keeper, e->client_id);
+		drop_kept_client(md, e, fd, pidfd, "ended before it was taken over");
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		drop_kept_client(md, e, fd, pidfd, "cannot be taken over (out of memory)");
 		return;
 	}
 	c->md = md;
@@ -204,8 +240,27 @@ void takeover_close_kept(struct kept *k)
 	for (size_t i = 0; i < k->n; i++) {
 		if (k->fd[i] >= 0)
 			close(k->fd[i]);
+		if (k->pidfd[i] >= 0)
+			close(k->pidfd[i]);
 	}
 	k->n = 0;
+}
+
+/*
+ * Takes a kept worker's pidfd @pidfd (KEEP_WORKER @e) as the pidfd of its
+ * client in @k; closes it when @k holds no such client, or one with a
+ * pidfd.
+ */
+static void take_kept_worker(struct kept *k, const struct keep_entry *e, int pidfd)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->e[i].kind == KEEP_CLIENT && k->e[i].client_id == e->client_id &&
+		    k->pidfd[i] < 0) {
+			k->pidfd[i] = pidfd;
+			return;
+		}
+	}
+	close(pidfd);
 }
 
 /*
@@ -283,11 +338,16 @@ void takeover_open_keeper(struct mediatord *md, struct kept *k)
 		return;
 	md->took_over = true;
 	while ((fd = keeper_take(md->keeper, &e)) >= 0) {
+		if (e.kind == KEEP_WORKER) {
+			take_kept_worker(k, &e, fd);
+			continue;
+		}
 		if (k->n == MEDIATORD_MAX_KEPT) {
 			close(fd);
 			continue;
 		}
 		k->e[k->n] = e;
+		k->pidfd[k->n] = -1;
 		k->fd[k->n++] = fd;
 	}
 	if (kept_matches(&md->cfg, k, why, sizeof(why)))
@@ -338,10 +398,12 @@ void takeover_adopt_clients(struct mediatord *md, struct kept *kept)
 		safety |= kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT &&
 			  (kept->e[i].flags & KEEP_CLIENT_SAFETY);
 	for (size_t i = 0; i < kept->n; i++) {
-		if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT)
-			adopt_client(md, &kept->e[i], kept->fd[i], safety);
-		else if (kept->fd[i] >= 0)
+		if (kept->fd[i] >= 0 && kept->e[i].kind == KEEP_CLIENT) {
+			adopt_client(md, &kept->e[i], kept->fd[i], kept->pidfd[i], safety);
+			kept->pidfd[i] = -1;
+		} else if (kept->fd[i] >= 0) {
 			close(kept->fd[i]);
+		}
 	}
 	for (struct client *c = md->clients; c; c = c->next)
 		held |= c->resume_held;

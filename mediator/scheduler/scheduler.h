@@ -143,6 +143,8 @@ struct sched_domain_stats {
 	uint32_t pending, inflight;
 	uint64_t frame_cost_ns; /* C: the typical frame cost of check 3 (safety only) */
 	uint64_t observed_period_ns;
+	/* Filled by mediatord's dispatcher: groups its workers reported shorter than it saw. */
+	uint64_t underreported;
 };
 
 struct sched;

@@ -15,6 +15,13 @@
 # - claim: the worker takes the board's offers and never reports them.
 #   The others wait DISPATCHER_CLAIM_TIMEOUT_NS (50 ms) at most, once: then
 #   its domain's board is off.
+# - lie: the worker reports every group it asks for as 1 us (prediction,
+#   bound, measured time, not young) while guest-shim/long-draws renders;
+#   the same client honest before it is the baseline (both measured after
+#   a warm-up in which their contexts stop being young). mediatord charges what it saw
+#   (grant to report): the liar's charge per group is at least 90 % of the
+#   honest one's, it runs no more groups (10 % for the host's noise), and
+#   mediatord names it.
 # - flood: valid records as fast as the record channel takes them. The
 #   worker is stopped ("more than ... records in a second beyond ..."); mediatord read
 #   it in bites between its other work meanwhile.
@@ -23,8 +30,9 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
 [ "$(id -u)" = 0 ] || skip "needs root, to start workers as the worker user"
 [ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
+[ -x "${LONG_DRAWS:-}" ] || fail "not built: long-draws (LONG_DRAWS)"
 MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
-CLUSTER_FRAMES=${CLUSTER_FRAMES:-2400}
+CLUSTER_FRAMES=${CLUSTER_FRAMES:-6600}
 
 gm_write_config "$CONFIG" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
@@ -88,8 +96,11 @@ attack() {
 }
 
 attack forge
-grep -q "worker-attack: forge: [0-9]* rounds of writes: DONE" "$MEDIATORD_LOG" ||
-  fail "attack forge: the attacker could not write its board"
+# It wrote its board to the end, or its own worker took an offer whose
+# bounds it had forged and was stopped for the claim: either costs only it.
+new_log | grep -q "worker-attack: forge: [0-9]* rounds of writes: DONE" ||
+  new_log | grep -q "domain $DOMAIN_B client [0-9]*: worker [0-9]* sent a malformed record (grant request [0-9]* refused by the dispatcher" ||
+  fail "attack forge: the attacker neither wrote its board nor was stopped for it"
 
 attack claim
 if new_log | grep -q "worker-attack: claim: .* offers taken, none reported: DONE"; then
@@ -98,6 +109,47 @@ if new_log | grep -q "worker-attack: claim: .* offers taken, none reported: DONE
 else
   log "attack claim: no offer stood on the infotainment board to take"
 fi
+
+# draws_phase NAME ATTACK: long-draws in the infotainment domain with
+# ATTACK ("" for none) in its worker, for WARM_SECONDS (its contexts are
+# young a while: its worker's estimate over its first 64 groups, mediatord
+# over 64) and then DRAW_SECONDS, which are measured: sets PHASE_GROUPS,
+# PHASE_USED_US (the domain's groups and charge in them).
+WARM_SECONDS=${WARM_SECONDS:-20}
+DRAW_SECONDS=${DRAW_SECONDS:-10}
+draws_phase() {
+  local name=$1 what=$2 groups0 used0 client
+  echo "$what" >"$TMP/attack"
+  ATTACK_LINE=$(($(wc -l <"$MEDIATORD_LOG") + 1))
+  gm_in_domain --timeout $((WARM_SECONDS + DRAW_SECONDS + 60)) "$SOCK_B" "$LONG_DRAWS" \
+    --seconds $((WARM_SECONDS + DRAW_SECONDS)) >"$TMP/draws-$name.log" 2>&1 &
+  client=$!
+  gm_track "$client"
+  sleep "$WARM_SECONDS"
+  groups0=$(domain_field "$DOMAIN_B" groups)
+  used0=$(domain_field "$DOMAIN_B" used_us)
+  wait "$client" || fail "long-draws ($name) failed: $(tail -3 "$TMP/draws-$name.log")"
+  wait_field "$DOMAIN_B" clients 0 15
+  PHASE_GROUPS=$(($(domain_field "$DOMAIN_B" groups) - groups0))
+  PHASE_USED_US=$(($(domain_field "$DOMAIN_B" used_us) - used0))
+  [ "$PHASE_GROUPS" -gt 0 ] || fail "phase $name: no group of $DOMAIN_B"
+  log "phase $name: after ${WARM_SECONDS} s, $PHASE_GROUPS groups of $DOMAIN_B," \
+    "charged $PHASE_USED_US us ($((PHASE_USED_US / PHASE_GROUPS)) us a group)"
+}
+
+draws_phase honest ""
+honest_groups=$PHASE_GROUPS honest_used=$PHASE_USED_US
+draws_phase lie "lie:$((WARM_SECONDS + DRAW_SECONDS + 30))"
+new_log | grep -q "worker-attack: lie: [0-9]* records rewritten: DONE\|worker-attack: the filter is on" ||
+  fail "attack lie: the attacker did not act"
+new_log | grep -q "reported [0-9]* us for group [0-9]*, which held its slot" ||
+  fail "attack lie: mediatord did not name the worker that under-reported"
+[ $((PHASE_GROUPS * 100)) -le $((honest_groups * 110 + 200)) ] ||
+  fail "attack lie: the liar ran $PHASE_GROUPS groups, the honest client $honest_groups"
+# Per group, at least 90 % of the honest charge.
+[ $((PHASE_USED_US * honest_groups * 10)) -ge $((honest_used * PHASE_GROUPS * 9)) ] ||
+  fail "attack lie: charged $PHASE_USED_US us for $PHASE_GROUPS groups," \
+    "against $honest_used us for $honest_groups honest ones"
 
 attack flood
 new_log | grep -q "worker $ATTACK_WORKER sent a malformed record (more than [0-9]* records in a second" ||

@@ -6,11 +6,12 @@
  * mediator-worker whose domain GM_WORKER_ATTACK_DOMAIN names (from its
  * --domain option), a thread waits until the worker's system-call filter
  * is on (as code that came in with a guest's bytes would run) and then
- * performs the attacks GM_WORKER_ATTACK lists (comma-separated), or the
- * first line of the file GM_WORKER_ATTACK_FILE names (read when the
- * worker starts: a test changes it between clients), each reporting on stderr (mediatord's log) a
- * line starting "worker-attack: NAME:" and ending "refused" or "DONE" (the attack did what it
- * wanted).
+ * performs the attacks GM_WORKER_ATTACK lists (comma-separated, each
+ * NAME or NAME:SECONDS), or the first line of the file
+ * GM_WORKER_ATTACK_FILE names (read when the worker starts: a test changes
+ * it between clients), each reporting on stderr (mediatord's log) a line
+ * starting "worker-attack: NAME:" and ending "refused" or "DONE" (the
+ * attack did what it wanted).
  *
  * Attacks:
  *   tiocsti  push a command line into every terminal the worker can
@@ -23,9 +24,19 @@
  *   claim    take the board's offers (OFFERED -> CLAIMED) and never
  *            report them, for GM_WORKER_ATTACK_SECONDS; DONE when one was
  *            taken.
+ *   lie      for GM_WORKER_ATTACK_SECONDS, rewrite what the worker sends
+ *            mediatord (its send() calls on WIRE_WORKER_FD, interposed
+ *            here): every asked request predicted and bounded at 1 us and
+ *            not young, every done and group record measured at 1 us;
+ *            DONE when it lied about at least one group.
  *   flood    send valid records (WIRE_CLIENT_INFO) to mediatord as fast as
  *            the channel takes them, for GM_WORKER_ATTACK_SECONDS (default
  *            5); DONE when it could go on that long.
+ *   export   send the worker's end of its record channel (WIRE_WORKER_FD)
+ *            to its vtest client (SCM_RIGHTS on WIRE_CLIENT_FD), as the
+ *            review did, DONE when it went; then exit when mediatord dies
+ *            (the worker's parent changes), leaving the channel open in
+ *            the client: the keeper must not take it for a live worker.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,10 +49,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/wire.h"
+#include "scm_send.h"
 
 static void report(const char *attack, const char *what, int result, int err)
 {
@@ -150,11 +163,15 @@ static struct wire_board *find_board(const char *attack)
 	return (struct wire_board *)start;
 }
 
+/* The current attack's seconds: from its "NAME:SECONDS", else GM_WORKER_ATTACK_SECONDS, else 5. */
+static double attack_seconds = -1.0;
+
 static uint64_t attack_end(void)
 {
 	const char *secs = getenv("GM_WORKER_ATTACK_SECONDS");
+	double s = attack_seconds >= 0.0 ? attack_seconds : secs ? atof(secs) : 5.0;
 
-	return now_ns() + (uint64_t)((secs ? atof(secs) : 5.0) * 1e9);
+	return now_ns() + (uint64_t)(s * 1e9);
 }
 
 /*
@@ -216,6 +233,67 @@ static void attack_claim(void)
 	fprintf(stderr, "worker-attack: claim: finished\n");
 }
 
+/* While true, send() on the record channel lies (attack "lie"); how many records it rewrote. */
+static atomic_bool lying;
+static atomic_ulong lies;
+
+/* Rewrites @len bytes of records at @p as the lie says. */
+static void rewrite(uint8_t *p, size_t len)
+{
+	struct wire_header h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.type == WIRE_GRANT_REQUEST && len >= sizeof(struct wire_grant_request)) {
+		struct wire_grant_request *r = (struct wire_grant_request *)p;
+
+		if (!(r->flags & WIRE_GRANT_CLAIMED)) {
+			r->predicted_ns = r->bound_ns = 1000;
+			r->flags &= ~(uint32_t)WIRE_GRANT_YOUNG;
+			atomic_fetch_add(&lies, 1);
+		}
+	} else if (h.type == WIRE_DONE && len >= sizeof(struct wire_done)) {
+		((struct wire_done *)p)->measured_ns = 1000;
+		atomic_fetch_add(&lies, 1);
+	} else if (h.type == WIRE_GROUP) {
+		for (size_t off = 0; off + sizeof(struct wire_group) <= len;
+		     off += sizeof(struct wire_group)) {
+			struct wire_group *g = (struct wire_group *)(p + off);
+
+			g->end_ns = g->start_ns + 1000;
+			g->predicted_ns = g->bound_ns = 1000;
+		}
+	}
+}
+
+/* The worker's send(): on the record channel, what the lie says while it lasts. */
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	uint8_t copy[16384];
+
+	if (fd == WIRE_WORKER_FD && atomic_load(&lying) && len >= sizeof(struct wire_header) &&
+	    len <= sizeof(copy)) {
+		memcpy(copy, buf, len);
+		rewrite(copy, len);
+		buf = copy;
+	}
+	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
+static void attack_lie(void)
+{
+	uint64_t end = attack_end();
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	char what[64];
+
+	atomic_store(&lying, true);
+	while (now_ns() < end)
+		nanosleep(&tick, NULL);
+	atomic_store(&lying, false);
+	snprintf(what, sizeof(what), "%lu records rewritten", atomic_load(&lies));
+	report("lie", what, atomic_load(&lies) ? 0 : -1, ENOENT);
+	fprintf(stderr, "worker-attack: lie: finished\n");
+}
+
 static void attack_flood(void)
 {
 	uint64_t end = attack_end();
@@ -240,6 +318,27 @@ static void attack_flood(void)
 	snprintf(what, sizeof(what), "%llu records sent", sent);
 	report("flood", what, r, err);
 	fprintf(stderr, "worker-attack: flood: finished\n");
+}
+
+static void attack_export(void)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+	const int channel = WIRE_WORKER_FD;
+	pid_t parent = getppid();
+	char byte = 'c';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	int r = scm_send(WIRE_CLIENT_FD, &iov, 1, &channel, 1, MSG_NOSIGNAL) == 1 ? 0 : -1;
+
+	report("export", "send the record channel to the client", r, errno);
+	if (r < 0) {
+		fprintf(stderr, "worker-attack: export: finished\n");
+		return;
+	}
+	while (getppid() == parent)
+		nanosleep(&tick, NULL);
+	fprintf(stderr, "worker-attack: export: mediatord died: the worker exits, its channel "
+			"open in its client\n");
+	_exit(0);
 }
 
 static bool filter_on(void)
@@ -270,6 +369,13 @@ static void *attacker(void *arg)
 	}
 	fprintf(stderr, "worker-attack: the filter is on; attacking\n");
 	for (char *a = strtok_r(list, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(a, ':');
+
+		attack_seconds = -1.0;
+		if (colon) {
+			*colon = '\0';
+			attack_seconds = atof(colon + 1);
+		}
 		if (strcmp(a, "tiocsti") == 0)
 			attack_tiocsti();
 		else if (strcmp(a, "flood") == 0)
@@ -278,6 +384,10 @@ static void *attacker(void *arg)
 			attack_forge();
 		else if (strcmp(a, "claim") == 0)
 			attack_claim();
+		else if (strcmp(a, "lie") == 0)
+			attack_lie();
+		else if (strcmp(a, "export") == 0)
+			attack_export();
 		else
 			fprintf(stderr, "worker-attack: %s: no such attack\n", a);
 	}

@@ -200,13 +200,19 @@ static bool granted_last(struct fixture *f, uint32_t client)
 	       s->verdict == WIRE_GRANTED;
 }
 
+/*
+ * @client's worker reports group @id, which ended at @end_ns, at @now_ns:
+ * it measured 4 ms (an honest worker's measure is what mediatord saw, the
+ * report's lag aside: none of these groups was granted more than 4 ms
+ * before its end).
+ */
 static void complete(struct fixture *f, uint32_t client, uint64_t id, uint64_t end_ns,
 		     uint64_t now_ns)
 {
 	struct wire_done done = {
-	    .hdr = {WIRE_DONE, sizeof(done)}, .id = id, .measured_ns = 1 * MS, .end_ns = end_ns};
+	    .hdr = {WIRE_DONE, sizeof(done)}, .id = id, .measured_ns = 4 * MS, .end_ns = end_ns};
 
-	assert_int_equal(dispatcher_done(f->d, client, &done, now_ns), 0);
+	assert_int_equal(dispatcher_done(f->d, client, &done, now_ns, NULL), 0);
 }
 
 /* The domain of each client of these tests. */
@@ -271,8 +277,11 @@ static struct sched_domain_stats stats_of(struct fixture *f, int domain, uint64_
  * A free offer standing for anyone, made at T0 + 5 ms: FIRST's group was
  * granted at T0 and completed at T0 + 4 ms, reported at T0 + 5 ms after
  * its offer had run out. It stands until T0 + 7 ms; infotainment may
- * claim up to its strict budget's rest, 7 ms.
+ * claim up to its strict budget's rest, IVI_OFFERED: 8 ms less the 4.9 ms
+ * charged for FIRST's group (what mediatord saw, grant to report, less
+ * the report's slack of 0.1 ms; FIRST measured 4 ms).
  */
+#define IVI_OFFERED (3 * MS + 100 * 1000)
 static void free_offer_at_t0_plus_5ms(struct fixture *f)
 {
 	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0), 0);
@@ -285,7 +294,7 @@ static void free_offer_at_t0_plus_5ms(struct fixture *f)
 	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[CLUSTER]->offer)),
 			 WIRE_OFFER_NONE);
 	assert_int_equal(atomic_load(&f->boards[IVI]->valid_until_ns), T0 + 7 * MS);
-	assert_int_equal(atomic_load(&f->boards[IVI]->max_bound_ns[IVI]), 7 * MS);
+	assert_int_equal(atomic_load(&f->boards[IVI]->max_bound_ns[IVI]), IVI_OFFERED);
 }
 
 static void a_worker_that_took_the_offer_runs_without_a_round_trip(void **state)
@@ -297,7 +306,7 @@ static void a_worker_that_took_the_offer_runs_without_a_round_trip(void **state)
 	free_offer_at_t0_plus_5ms(f);
 	sent = f->n_sent;
 	assert_true(take_offer(f, SECOND));
-	r = claim_of(f, SECOND, 7 * MS, T0 + 6 * MS);
+	r = claim_of(f, SECOND, IVI_OFFERED, T0 + 6 * MS);
 	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, T0 + 6 * MS), 0);
 	/* No answer is sent: the group is on the GPU and the scheduler knows it. */
 	assert_int_equal(f->n_sent, sent);
@@ -329,10 +338,10 @@ struct claim_case {
 
 static const struct claim_case claim_cases[] = {
     {"the offer as it stands", .take = true, .domain = IVI, .ok = true},
-    {"the most it was offered, to the nanosecond", .take = true, .domain = IVI, .bound_ns = 7 * MS,
-     .ok = true},
+    {"the most it was offered, to the nanosecond", .take = true, .domain = IVI,
+     .bound_ns = IVI_OFFERED, .ok = true},
     {"a bound above what its domain was offered", .take = true, .domain = IVI,
-     .bound_ns = 7 * MS + 1},
+     .bound_ns = IVI_OFFERED + 1},
     {"a bound of 0 (unknown cost)", .take = true, .domain = IVI, .bound_ns = 1, .predicted_ns = 2},
     {"a bound below its prediction", .take = true, .domain = IVI, .bound_ns = 2 * MS,
      .predicted_ns = 3 * MS},
@@ -594,14 +603,14 @@ static void a_completion_must_be_of_a_granted_group_and_not_in_the_future(void *
 	assert_int_equal(ask(f, FIRST, IVI, 1 * MS, T0), 0);
 	done.id = f->next_id[FIRST];
 	done.end_ns = T0 + 2 * MS;
-	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS, NULL), -EPROTO);
 	done.end_ns = T0 + 1 * MS;
-	assert_int_equal(dispatcher_done(f->d, SECOND, &done, T0 + 1 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, SECOND, &done, T0 + 1 * MS, NULL), -EPROTO);
 	done.id++;
-	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS, NULL), -EPROTO);
 	done.id--;
-	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), 0);
-	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS, NULL), 0);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 1 * MS, NULL), -EPROTO);
 }
 
 static void every_invariant_has_a_name_and_starts_unbroken(void **state)
@@ -679,14 +688,16 @@ static void a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended(v
 
 	stall_and_revoke(f);
 	/*
-	 * Its late completion is accepted: charged 400 - 200 ms more, FIRST
+	 * Its late completion is accepted: charged what mediatord saw (401 ms
+	 * less the report's slack, 0.1 ms) less the 200 ms charged, FIRST
 	 * resumes; its held request is granted once its strict domain paid
 	 * the 400 ms of debt (8 ms per 16.7 ms: by about T0 + 1040 ms).
 	 */
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 401 * MS), 0);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 401 * MS, NULL), 0);
 	st = stats_of(f, IVI, T0 + 401 * MS);
-	assert_int_equal(st.late_ns, 200 * MS);
+	assert_int_equal(st.late_ns, 200 * MS + 900 * 1000);
 	assert_int_equal(st.revoked, 1);
+	assert_int_equal(st.underreported, 0);
 	assert_true(st.debt_ns + st.used_ns > 200 * MS);
 	assert_false(granted_last(f, FIRST));
 	dispatcher_tick(f->d, T0 + 1100 * MS);
@@ -696,26 +707,67 @@ static void a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended(v
 	assert_true(granted_last(f, FIRST));
 	complete(f, FIRST, f->next_id[FIRST], T0 + 1104 * MS, T0 + 1104 * MS);
 	/* Only once: the same completion again is not of a group in flight. */
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1105 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1105 * MS, NULL), -EPROTO);
 	/* No kill ever follows. */
 	dispatcher_tick(f->d, T0 + 10 * NSEC_PER_SEC);
 	assert_int_equal(f->n_revoked, 1);
 }
 
-static void a_late_completion_shorter_than_the_charge_adds_nothing(void **state)
+/*
+ * A late completion is charged on mediatord's clock: what the worker says
+ * it measured (3 ms) is below what mediatord saw (grant to report, 1 s, less
+ * the report's slack), so the domain pays that, less the 200 ms the
+ * revocation charged, and the client is marked as under-reporting: its next
+ * request is admitted on an inflated bound.
+ */
+static void a_late_completion_is_charged_on_mediatords_clock(void **state)
 {
 	struct fixture *f = *state;
 	struct wire_done late = {.hdr = {WIRE_DONE, sizeof(late)},
 				 .id = 1,
-				 .measured_ns = 3 * MS, /* the worker was stopped, not its group */
+				 .measured_ns = 3 * MS,
 				 .end_ns = T0 + 20 * MS};
+	uint64_t charged = 0;
 
 	stall_and_revoke(f);
-	/* After the 200 ms charged at the revocation were paid (by about T0 + 620 ms). */
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1000 * MS), 0);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 1000 * MS, &charged), 0);
+	assert_int_equal(charged, 1000 * MS - 100 * 1000 - 200 * MS);
+	assert_int_equal(stats_of(f, IVI, T0 + 1000 * MS).late_ns, charged);
+	assert_int_equal(stats_of(f, IVI, T0 + 1000 * MS).underreported, 1);
+	assert_false(dispatcher_suspended(f->d, FIRST));
+	dispatcher_forget(f->d, FIRST, T0 + 1001 * MS);
+}
+
+/*
+ * A worker that reports its groups far shorter than mediatord sees them
+ * (1 us for 30 ms: more than twice, by more than 20 ms) is charged what
+ * mediatord saw, and its next requests are admitted on their bounds times
+ * the ratio: a 1 us bound waits for room for 30 ms.
+ */
+static void a_worker_that_underreports_is_charged_and_admitted_on_what_mediatord_saw(void **state)
+{
+	struct fixture *f = *state;
+	struct wire_grant_request r = request_of(f, FIRST, 1000);
+	struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)}, .measured_ns = 1000};
+	uint64_t charged = 0;
+
+	assert_int_equal(dispatcher_request(f->d, FIRST, IVI, &r, T0), 0);
 	assert_true(granted_last(f, FIRST));
-	assert_int_equal(stats_of(f, IVI, T0 + 1000 * MS).late_ns, 0);
-	complete(f, FIRST, f->next_id[FIRST], T0 + 1001 * MS, T0 + 1001 * MS);
+	done.id = r.id;
+	done.end_ns = T0 + 30 * MS;
+	assert_int_equal(dispatcher_done(f->d, FIRST, &done, T0 + 30 * MS, &charged), 0);
+	assert_int_equal(charged, 30 * MS - 100 * 1000);
+	assert_int_equal(stats_of(f, IVI, T0 + 30 * MS).underreported, 1);
+	/* Its domain's board gets no offer while it is distrusted. */
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_NONE);
+	/* Its next 1 us group is admitted as a 30 ms one: more than infotainment's 8 ms budget. */
+	r = request_of(f, FIRST, 1000);
+	assert_int_equal(dispatcher_request(f->d, FIRST, IVI, &r, T0 + 31 * MS), 0);
+	assert_false(granted_last(f, FIRST));
+	/* An honest worker's group of the same bound is granted at once. */
+	assert_int_equal(ask(f, SECOND, IVI, 1 * MS, T0 + 31 * MS), 0);
+	dispatcher_forget(f->d, FIRST, T0 + 32 * MS);
+	dispatcher_forget(f->d, SECOND, T0 + 32 * MS);
 }
 
 static void a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_delay(void **state)
@@ -740,7 +792,7 @@ static void a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_de
 	assert_int_equal(f->revoked[1].granted_ns, T0);
 	assert_int_equal(f->revoked[1].revoked_ns, T0 + 200 * MS);
 	/* FIRST is forgotten: what it still sends is not of a granted group. */
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2300 * MS), -EPROTO);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2300 * MS, NULL), -EPROTO);
 	dispatcher_tick(f->d, T0 + 5000 * MS);
 	assert_int_equal(f->n_revoked, 2);
 	/* Its held request went with it: the slot is SECOND's. */
@@ -776,7 +828,7 @@ static void a_kill_stage_put_off_by_the_callback_is_asked_again(void **state)
 	dispatcher_tick(f->d, T0 + 2400 * MS);
 	assert_int_equal(f->n_revoked, 3);
 	assert_true(f->revoked[2].kill);
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2500 * MS), 0);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 2500 * MS, NULL), 0);
 	assert_false(dispatcher_suspended(f->d, FIRST));
 	/* No kill stage left: its strict domain pays the 2.4 s back, its client lives. */
 	dispatcher_tick(f->d, T0 + 5000 * MS);
@@ -796,9 +848,10 @@ static void with_kill_delay_zero_a_revoked_worker_is_never_killed(void **state)
 	dispatcher_tick(f->d, T0 + 3601 * NSEC_PER_SEC);
 	assert_int_equal(f->n_revoked, 1);
 	assert_false(granted_last(f, FIRST));
-	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 3601 * NSEC_PER_SEC), 0);
-	assert_true(granted_last(f, FIRST));
-	complete(f, FIRST, f->next_id[FIRST], T0 + 3602 * NSEC_PER_SEC, T0 + 3602 * NSEC_PER_SEC);
+	assert_int_equal(dispatcher_done(f->d, FIRST, &late, T0 + 3601 * NSEC_PER_SEC, NULL), 0);
+	/* It is resumed (its domain now owes the hour mediatord saw it hold). */
+	assert_false(dispatcher_suspended(f->d, FIRST));
+	dispatcher_forget(f->d, FIRST, T0 + 3602 * NSEC_PER_SEC);
 }
 
 static void a_suspended_client_that_goes_away_is_forgotten(void **state)
@@ -848,7 +901,9 @@ int main(void)
 	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
 	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
 	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended),
-	    DISPATCHER_TEST(a_late_completion_shorter_than_the_charge_adds_nothing),
+	    DISPATCHER_TEST(a_late_completion_is_charged_on_mediatords_clock),
+	    DISPATCHER_TEST(
+		a_worker_that_underreports_is_charged_and_admitted_on_what_mediatord_saw),
 	    DISPATCHER_TEST(
 		a_revoked_group_never_completed_has_its_worker_killed_at_the_kill_delay),
 	    DISPATCHER_TEST(a_kill_stage_put_off_by_the_callback_is_asked_again),

@@ -3,9 +3,10 @@
  * Tests of mediatord's keeper (keeper.h): a real keeper process, started
  * by keeper_open() on a socket in a private directory, holds a domain's
  * listening socket, the grant board and two workers' record channels
- * (socket pairs: the test holds mediatord's end and the worker's end).
- * keeper_close() is mediatord's death, a second keeper_open() its
- * restart.
+ * (socket pairs: the test holds mediatord's end and the worker's end),
+ * and where a test says so the pidfds of child processes that play the
+ * workers. keeper_close() is mediatord's death, a second keeper_open()
+ * its restart.
  *
  * This process is a subreaper, so that the keeper (forked twice, no child
  * of mediatord's) is its child: a test sees it exit, and with which status.
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,9 +59,10 @@ struct fixture {
 	int listener;
 	int board;
 	struct wire_board *b;
-	int safety[2]; /* a safety domain's worker: [0] mediatord's end, [1] the worker's */
-	int other[2];  /* a worker of another domain */
-	pid_t keeper;  /* the keeper process, once started */
+	int safety[2];	  /* a safety domain's worker: [0] mediatord's end, [1] the worker's */
+	int other[2];	  /* a worker of another domain */
+	pid_t keeper;	  /* the keeper process, once started */
+	pid_t workers[2]; /* processes playing the two workers, once started (start_worker()) */
 };
 
 static int setup(void **state)
@@ -106,6 +109,12 @@ static int teardown(void **state)
 	if (f->keeper > 0 && waitpid(f->keeper, NULL, WNOHANG) == 0) {
 		kill(f->keeper, SIGKILL);
 		waitpid(f->keeper, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (f->workers[i] > 0) {
+			kill(f->workers[i], SIGKILL);
+			waitpid(f->workers[i], NULL, 0);
+		}
 	}
 	munmap(f->b, sizeof(*f->b));
 	close_fd(&f->board);
@@ -236,6 +245,63 @@ static void worker_sends(int fd, uint64_t id)
 	assert_int_equal(send(fd, &d, sizeof(d), MSG_DONTWAIT), sizeof(d));
 }
 
+/*
+ * Starts a child process that plays a worker (it waits to be killed) into
+ * *@pid; returns a pidfd of it (the caller closes it).
+ */
+static int start_worker(pid_t *pid)
+{
+	int pidfd;
+
+	*pid = fork();
+	assert_true(*pid >= 0);
+	if (*pid == 0) {
+		/* Nothing of the test's: no copy of mediatord's end of the keeper's socket. */
+		close_range(3, ~0u, 0);
+		for (;;)
+			pause();
+	}
+	pidfd = pidfd_open(*pid, 0);
+	assert_true(pidfd >= 0);
+	return pidfd;
+}
+
+/* The worker *@pid ends (SIGKILL), and is reaped: its pid is free again. */
+static void worker_ends(pid_t *pid)
+{
+	assert_int_equal(kill(*pid, SIGKILL), 0);
+	assert_int_equal(waitpid(*pid, NULL, 0), *pid);
+	*pid = -1;
+}
+
+/* The process @pidfd refers to, from /proc/self/fdinfo; -1 if none. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	}
+	fclose(f);
+	return pid;
+}
+
+/* Client @client's entry of @kind (KEEP_CLIENT, KEEP_WORKER) when its worker is process @pid. */
+static struct keep_entry entry_of(const struct keep_entry *client, uint32_t kind, pid_t pid)
+{
+	struct keep_entry e = *client;
+
+	e.kind = kind;
+	e.pid = pid;
+	return e;
+}
+
 static struct keep_entry listener_entry(const struct fixture *f)
 {
 	struct keep_entry e = {.kind = KEEP_LISTENER_VTEST, .domain = 0, .domain_name = "cars"};
@@ -331,11 +397,12 @@ static void mediatord_quits(struct keeper *k, struct fixture *f, int *fd, size_t
 	assert_int_equal(keeper_exit_status(f, WAIT_MS), 0);
 }
 
-/* Index of the entry of @kind (and @client_id for a client) in @e, asserted to be there. */
+/* Index of the entry of @kind (and @client_id for a client or worker) in @e, asserted there. */
 static size_t find(const struct keep_entry *e, size_t n, uint32_t kind, uint32_t client_id)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (e[i].kind == kind && (kind != KEEP_CLIENT || e[i].client_id == client_id))
+		if (e[i].kind == kind &&
+		    ((kind != KEEP_CLIENT && kind != KEEP_WORKER) || e[i].client_id == client_id))
 			return i;
 	}
 	fail_msg("no entry of kind %u (client %u) was handed over", kind, client_id);
@@ -632,7 +699,83 @@ static void a_restarted_mediatord_that_dies_too_is_waited_for_again(void **state
 	mediatord_quits(k, f, fd, n);
 }
 
-/* Shows: keeper_quit() and keeper_close() accept NULL (mediatord without a keeper). */
+/*
+ * Shows: a worker's pidfd, kept after its client's channel, is handed to a
+ * restarted mediatord right after that channel, and is a pidfd of that
+ * worker; a pidfd for a client the keeper does not hold is dropped.
+ */
+static void a_restarted_mediatord_takes_back_each_workers_pidfd(void **state)
+{
+	struct fixture *f = *state;
+	struct keeper *k = start_keeper(f, TEST_WAIT_S);
+	int pidfd = start_worker(&f->workers[0]), stray = start_worker(&f->workers[1]);
+	struct keep_entry e[8], client = entry_of(&safety_entry, KEEP_CLIENT, f->workers[0]);
+	struct keep_entry worker = entry_of(&safety_entry, KEEP_WORKER, f->workers[0]);
+	struct keep_entry nobodys = entry_of(&other_entry, KEEP_WORKER, f->workers[1]);
+	size_t n, c, w;
+	int fd[8];
+
+	assert_int_equal(keeper_keep(k, &nobodys, stray), 0); /* before its client: dropped */
+	assert_int_equal(keeper_keep(k, &client, f->safety[0]), 0);
+	assert_int_equal(keeper_keep(k, &worker, pidfd), 0);
+	close(pidfd);
+	close(stray);
+	keeper_close(k);
+	expect_orphaned(f->safety[1], 1);
+	k = mediatord_restarts(f, e, fd, 8, &n);
+	assert_int_equal(n, 2);
+	c = find(e, n, KEEP_CLIENT, SAFETY_ID);
+	w = find(e, n, KEEP_WORKER, SAFETY_ID);
+	assert_int_equal(w, c + 1);
+	assert_same_entry(&e[c], &client);
+	assert_same_entry(&e[w], &worker);
+	/* The worker's own pidfd: it says when that process ends. */
+	assert_int_equal(pidfd_pid(fd[w]), f->workers[0]);
+	assert_int_equal(pidfd_send_signal(fd[w], 0, NULL, 0), 0);
+	assert_int_equal(events_within(fd[w], 0), 0);
+	worker_ends(&f->workers[0]);
+	assert_true(events_within(fd[w], WAIT_MS) & POLLIN);
+	mediatord_quits(k, f, fd, n);
+}
+
+/*
+ * Shows: while mediatord is away, a worker that ends is forgotten (the
+ * keeper closes its channel and hands it to nobody) although its channel
+ * is still open elsewhere (here: this test holds the worker's end, as a
+ * client the worker passed it to would); a worker that lives is kept.
+ */
+static void a_worker_that_ended_is_forgotten_though_its_channel_is_open(void **state)
+{
+	struct fixture *f = *state;
+	struct keeper *k = start_keeper(f, TEST_WAIT_S);
+	int safety_pidfd = start_worker(&f->workers[0]), other_pidfd = start_worker(&f->workers[1]);
+	struct keep_entry safety = entry_of(&safety_entry, KEEP_CLIENT, f->workers[0]);
+	struct keep_entry safety_worker = entry_of(&safety_entry, KEEP_WORKER, f->workers[0]);
+	struct keep_entry other = entry_of(&other_entry, KEEP_CLIENT, f->workers[1]);
+	struct keep_entry other_worker = entry_of(&other_entry, KEEP_WORKER, f->workers[1]);
+	struct keep_entry e[8];
+	size_t n;
+	int fd[8];
+
+	assert_int_equal(keeper_keep(k, &safety, f->safety[0]), 0);
+	assert_int_equal(keeper_keep(k, &safety_worker, safety_pidfd), 0);
+	assert_int_equal(keeper_keep(k, &other, f->other[0]), 0);
+	assert_int_equal(keeper_keep(k, &other_worker, other_pidfd), 0);
+	close(safety_pidfd);
+	close(other_pidfd);
+	close_fd(&f->safety[0]);
+	close_fd(&f->other[0]);
+	mediatord_dies(k, f);
+	worker_ends(&f->workers[0]);
+	expect_hang_up(f->safety[1], WAIT_MS);
+	assert_int_equal(events_within(f->other[1], QUIET_MS), 0);
+	k = mediatord_restarts(f, e, fd, 8, &n);
+	assert_int_equal(n, 2);
+	find(e, n, KEEP_CLIENT, OTHER_ID);
+	find(e, n, KEEP_WORKER, OTHER_ID);
+	mediatord_quits(k, f, fd, n);
+}
+
 /*
  * Shows: a mediatord restarted the instant its predecessor died, before
  * the keeper read the predecessor's last messages and its end, is taken
@@ -675,6 +818,7 @@ static void after_a_quit_a_new_keeper_starts_at_once(void **state)
 	assert_int_equal(keeper_exit_status(f, WAIT_MS), 0);
 }
 
+/* Shows: keeper_quit() and keeper_close() accept NULL (mediatord without a keeper). */
 static void quitting_or_closing_null_is_fine(void **state)
 {
 	keeper_quit(NULL);
@@ -697,6 +841,8 @@ int main(void)
 	    keeper_test(a_keeper_nobody_comes_back_to_gives_up_after_its_wait),
 	    keeper_test(a_second_mediatord_is_refused_while_one_is_attached),
 	    keeper_test(a_restarted_mediatord_that_dies_too_is_waited_for_again),
+	    keeper_test(a_restarted_mediatord_takes_back_each_workers_pidfd),
+	    keeper_test(a_worker_that_ended_is_forgotten_though_its_channel_is_open),
 	    keeper_test(a_successor_at_once_after_a_death_is_taken_over),
 	    keeper_test(after_a_quit_a_new_keeper_starts_at_once),
 	    cmocka_unit_test(quitting_or_closing_null_is_fine),
