@@ -22,6 +22,8 @@
 #   (grant to report): the liar's charge per group is at least 90 % of the
 #   honest one's, it runs no more groups (10 % for the host's noise), and
 #   mediatord names it.
+# - hour: every request of long-draws young with a bound of an hour (the
+#   most the wire takes): the cluster's grant waits stay in the limit.
 # - flood: valid records as fast as the record channel takes them. The
 #   worker is stopped ("more than ... records in a second beyond ..."); mediatord read
 #   it in bites between its other work meanwhile.
@@ -32,7 +34,7 @@ require_rendering
 [ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
 [ -x "${LONG_DRAWS:-}" ] || fail "not built: long-draws (LONG_DRAWS)"
 MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
-CLUSTER_FRAMES=${CLUSTER_FRAMES:-6600}
+CLUSTER_FRAMES=${CLUSTER_FRAMES:-7500}
 
 gm_write_config "$CONFIG" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
@@ -45,7 +47,7 @@ LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK_FILE=$TMP/attack GM_WORKER_ATTACK_DOM
   start_mediatord
 ctl trace start "$TMP/trace.jsonl" >&2 || fail "mediatorctl trace start failed"
 
-gm_in_domain --timeout 120 "$SOCK_A" "$CLUSTER_CLIENT" --frames "$CLUSTER_FRAMES" \
+gm_in_domain --timeout $((CLUSTER_FRAMES / 60 + 90)) "$SOCK_A" "$CLUSTER_CLIENT" --frames "$CLUSTER_FRAMES" \
   --json /dev/fd/3 3>"$TMP/cluster.json" >"$TMP/cluster.log" 2>&1 &
 CLUSTER_PID=$!
 gm_track "$CLUSTER_PID"
@@ -150,6 +152,12 @@ new_log | grep -q "reported [0-9]* us for group [0-9]*, which held its slot" ||
 [ $((PHASE_USED_US * honest_groups * 10)) -ge $((honest_used * PHASE_GROUPS * 9)) ] ||
   fail "attack lie: charged $PHASE_USED_US us for $PHASE_GROUPS groups," \
     "against $honest_used us for $honest_groups honest ones"
+
+# An hour's bound, young, on every request while long-draws renders: the
+# mediator chooses the allowance, the watchdog's deadline has a cap.
+WARM_SECONDS=0 DRAW_SECONDS=10 draws_phase hour "hour:40"
+new_log | grep -q "worker-attack: hour: [0-9]* records rewritten: DONE\|worker-attack: the filter is on" ||
+  fail "attack hour: the attacker did not act"
 
 attack flood
 new_log | grep -q "worker $ATTACK_WORKER sent a malformed record (more than [0-9]* records in a second" ||

@@ -29,6 +29,8 @@
  *            here): every asked request predicted and bounded at 1 us and
  *            not young, every done and group record measured at 1 us;
  *            DONE when it lied about at least one group.
+ *   hour     the same, but every asked request young with a bound (and
+ *            prediction) of an hour, the most the wire accepts.
  *   flood    send valid records (WIRE_CLIENT_INFO) to mediatord as fast as
  *            the channel takes them, for GM_WORKER_ATTACK_SECONDS (default
  *            5); DONE when it could go on that long.
@@ -233,8 +235,10 @@ static void attack_claim(void)
 	fprintf(stderr, "worker-attack: claim: finished\n");
 }
 
-/* While true, send() on the record channel lies (attack "lie"); how many records it rewrote. */
-static atomic_bool lying;
+/* While set, send() on the record channel lies (attacks "lie", "hour"); how many records it
+ * rewrote. */
+enum lie { LIE_NONE, LIE_SHORT, LIE_HOUR };
+static atomic_int lying;
 static atomic_ulong lies;
 
 /* Rewrites @len bytes of records at @p as the lie says. */
@@ -246,11 +250,18 @@ static void rewrite(uint8_t *p, size_t len)
 	if (h.type == WIRE_GRANT_REQUEST && len >= sizeof(struct wire_grant_request)) {
 		struct wire_grant_request *r = (struct wire_grant_request *)p;
 
-		if (!(r->flags & WIRE_GRANT_CLAIMED)) {
+		if (!(r->flags & WIRE_GRANT_CLAIMED) && atomic_load(&lying) == LIE_HOUR) {
+			/* The longest the wire accepts, young: unknown cost. */
+			r->predicted_ns = r->bound_ns = WIRE_TIME_MAX_NS;
+			r->flags |= WIRE_GRANT_YOUNG;
+			atomic_fetch_add(&lies, 1);
+		} else if (!(r->flags & WIRE_GRANT_CLAIMED)) {
 			r->predicted_ns = r->bound_ns = 1000;
 			r->flags &= ~(uint32_t)WIRE_GRANT_YOUNG;
 			atomic_fetch_add(&lies, 1);
 		}
+	} else if (atomic_load(&lying) == LIE_HOUR) {
+		return;
 	} else if (h.type == WIRE_DONE && len >= sizeof(struct wire_done)) {
 		((struct wire_done *)p)->measured_ns = 1000;
 		atomic_fetch_add(&lies, 1);
@@ -279,19 +290,19 @@ ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
 }
 
-static void attack_lie(void)
+static void attack_lie(const char *name, enum lie how)
 {
 	uint64_t end = attack_end();
 	const struct timespec tick = {0, 10 * 1000 * 1000};
 	char what[64];
 
-	atomic_store(&lying, true);
+	atomic_store(&lying, how);
 	while (now_ns() < end)
 		nanosleep(&tick, NULL);
-	atomic_store(&lying, false);
+	atomic_store(&lying, LIE_NONE);
 	snprintf(what, sizeof(what), "%lu records rewritten", atomic_load(&lies));
-	report("lie", what, atomic_load(&lies) ? 0 : -1, ENOENT);
-	fprintf(stderr, "worker-attack: lie: finished\n");
+	report(name, what, atomic_load(&lies) ? 0 : -1, ENOENT);
+	fprintf(stderr, "worker-attack: %s: finished\n", name);
 }
 
 static void attack_flood(void)
@@ -385,7 +396,9 @@ static void *attacker(void *arg)
 		else if (strcmp(a, "claim") == 0)
 			attack_claim();
 		else if (strcmp(a, "lie") == 0)
-			attack_lie();
+			attack_lie(a, LIE_SHORT);
+		else if (strcmp(a, "hour") == 0)
+			attack_lie(a, LIE_HOUR);
 		else if (strcmp(a, "export") == 0)
 			attack_export();
 		else
