@@ -58,7 +58,18 @@
 #                    20 s a round (its max_clients, 16 here, refuses the
 #                    rest);
 #     mem-flood      8 infotainment clients each holding 6 textures of 64
-#                    MiB (cleared) for 20 s a round.
+#                    MiB (cleared) for 20 s a round;
+#   and issue 30's compromised worker: attacker's code loaded into every
+#   infotainment worker (tests/tools/worker-attack.c, LD_PRELOAD) acts
+#   once its filter is on, while long-draws (1920x1080, 12 iterations)
+#   renders through it, a new client each round:
+#     worker-honest  no attack (the baseline for worker-lie);
+#     worker-forge   writes its grant board (huge bounds, forged offers);
+#     worker-claim   takes its board's offers and never reports them;
+#     worker-hour    asks every group young with an hour's bound;
+#     worker-lie     reports every group as 1 us (prediction, bound,
+#                    measured time, not young);
+#     worker-flood   sends valid records as fast as its channel takes them.
 #   Each attack is repeated until the cluster's last frame.
 # Prints per attack: cluster frames, misses (the client's count and
 # mediatord's), frame latency p99 and max, the cluster's longest grant
@@ -77,10 +88,11 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
-ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart escalating sustained long-groups single-draws uncut-draws conn-flood mem-flood}
+ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart escalating sustained long-groups single-draws uncut-draws conn-flood mem-flood worker-honest worker-forge worker-claim worker-hour worker-lie worker-flood}
 OUT=${OUT:-$SRCROOT/bench-faults-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
+WORKER_ATTACK=${WORKER_ATTACK:-$BUILD_DIR/tests/libworker-attack.so}
 
 gm_require_cmd jq jq
 gm_ensure_built "$CLUSTER_CLIENT"
@@ -103,7 +115,16 @@ start_mediatord() {
     vtest_socket="$TMP/run/cluster.vtest" \
     "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
     vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST" worker_memory_mb=1024
-  gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
+  if [ "${ATTACK#worker-}" != "$ATTACK" ]; then
+    # Attacker's code in every infotainment worker; the round says which attack.
+    [ -e "$WORKER_ATTACK" ] || gm_die "not built: $WORKER_ATTACK"
+    : >"$TMP/run/worker-attack"
+    LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK_FILE=$TMP/run/worker-attack \
+      GM_WORKER_ATTACK_DOMAIN=infotainment gm_start_mediatord "$TMP/run/mediatord.conf" \
+      "$TMP/run/mediatord.log"
+  else
+    gm_start_mediatord "$TMP/run/mediatord.conf" "$TMP/run/mediatord.log"
+  fi
   echo "$MEDIATORD_PID" >"$TMP/run/mediatord.pid"
   gm_ctl trace start "$TMP/run/trace.jsonl" >/dev/null
 }
@@ -260,6 +281,21 @@ attack_once() {
     for p in "${pokes[@]}"; do wait "$p" 2>/dev/null || :; done
     echo "attack mem-flood: 8 clients of 6 x 64 MiB textures held" >>"$TMP/run/attack.out"
     ;;
+  worker-*)
+    # honest and lie render through the whole row (their groups and charge
+    # compare); the others a new client every 10 s (a stopped worker's
+    # client ends).
+    local what=${1#worker-} secs=$((SECONDS_PER_ATTACK - 2))
+    case $what in
+    honest) what= ;;
+    forge | claim | flood) secs=10 ;;
+    esac
+    echo "${what:+$what:$((secs + 30))}" >"$TMP/run/worker-attack"
+    long_draws "$secs" --size 1920x1080 --iterations 12
+    wait $! 2>/dev/null || true
+    echo "attack $1: $(grep -o 'long-draws: [0-9]* groups[^;]*' "$TMP/run/attack.out" | tail -n 1 || echo 'ended')" \
+      >>"$TMP/run/attack.out"
+    ;;
   display-flood | ring-num | backing | destroy-busy)
     "$VHOST_USER_FRONTEND" "$IVI_VHOST" --attack "$1" >>"$TMP/run/attack.out" 2>&1 || true
     ;;
@@ -279,6 +315,7 @@ attack_loop() {
 # one_attack NAME: the cluster under attack NAME; writes $OUT/NAME.json.
 one_attack() {
   local name=$1 cluster_pid attack_pid before after
+  ATTACK=$name
   start_mediatord
   : >"$TMP/run/attack.out"
   gm_in_domain "$TMP/run/cluster.vtest" "$CLUSTER_CLIENT" --seconds "$SECONDS_PER_ATTACK" \
@@ -316,11 +353,15 @@ one_attack() {
     --argjson warnings "$(grep -c 'mediator-worker: \(warning\|error\): domain infotainment' "$log" || true)" \
     --argjson md_misses "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .missed)] | length' "$OUT/$name-trace.jsonl")" \
     --argjson wait_us "$(jq -s '[.[] | select((has("type") | not) and .domain == "cluster") | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$OUT/$name-trace.jsonl")" \
+    --argjson ivi_used_us "$(jq '[.domains[] | select(.name == "infotainment") | .used_us] | first // 0' "$TMP/run/budgets.json")" \
+    --argjson underreported "$(jq '[.domains[] | select(.name == "infotainment") | .underreported // 0] | first // 0' "$TMP/run/budgets.json")" \
+    --argjson cluster_killed "$(grep -c 'domain cluster: client [0-9]*: worker [0-9]* killed by signal [^1]' "$log" || true)" \
     --argjson over "$(jq -s '[.[] | select((has("type") | not) and .domain == "infotainment" and .bound_ns > 0)] |
       {groups: length, over_bound: ([.[] | select(.end_ns - .start_ns > .bound_ns)] | length)}' "$OUT/$name-trace.jsonl")" \
     '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
       mediatord_misses: $md_misses, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
       p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
+      ivi_used_us: $ivi_used_us, ivi_underreported: $underreported, cluster_workers_killed: $cluster_killed,
       rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
       ivi_workers_signalled: $signalled, ivi_worker_warnings: $warnings,
       mediatord_before: $before, mediatord_after: $after}' >"$OUT/$name.json"
@@ -335,6 +376,7 @@ for a in $ATTACKS; do
     awk '{ printf "%-14s %6s %10s %7s %7s %7s %6s %8s %8s  ", $1, $2, $3, $4, $5, $6, $7, $8, $9;
       for (i = 10; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
   jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings); infotainment groups over their bound: \(.ivi_over_bound) of \(.ivi_groups)"' "$OUT/$a.json"
+  jq -r '"  infotainment charged \(.ivi_used_us / 1000 | floor) ms for \(.ivi_groups) groups (reported short: \(.ivi_underreported)); cluster workers killed: \(.cluster_workers_killed)"' "$OUT/$a.json"
 done
 echo "misses: the cluster client's own count / mediatord's (its traces' missed frames); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
 echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"

@@ -148,6 +148,22 @@ show_logs() {
 }
 gm_on_exit show_logs
 
+# no_filter_kills: at exit, a test that passed fails when a worker was
+# killed by its system-call filter (the filter must let honest renderers
+# live: issue 30); a test that makes one on purpose sets
+# EXPECT_FILTER_KILL=1. Runs after the test's own cleanups, before
+# show_logs.
+no_filter_kills() {
+  local line
+  [ "$GM_EXIT_STATUS" -eq 0 ] && [ -z "${EXPECT_FILTER_KILL:-}" ] && [ -f "$MEDIATORD_LOG" ] ||
+    return 0
+  line=$(grep -m1 'killed by its filter' "$MEDIATORD_LOG") || return 0
+  FAIL_MESSAGE="FAIL: $TEST_NAME: a worker was killed by its system-call filter: $line"
+  echo "$FAIL_MESSAGE" >&2
+  GM_EXIT_STATUS=1
+}
+gm_on_exit no_filter_kills
+
 # start_xvfb: starts Xvfb on a free display (it picks one itself with
 # -displayfd) and exports DISPLAY.
 start_xvfb() {

@@ -28,6 +28,8 @@ gm_write_config "$CONFIG" \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   worker_memory_mb=$MEMORY_MB \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
+# (It kills a worker by its filter on purpose: lib.sh's check is off.)
+EXPECT_FILTER_KILL=1
 MEDIATOR_WORKER_TRY_FORBIDDEN=$DOMAIN_B start_mediatord
 
 gm_in_domain --timeout 60 "$SOCK_A" "$CLUSTER_CLIENT" --frames 360 \
