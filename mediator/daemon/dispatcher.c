@@ -571,9 +571,10 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 
 /*
  * Tells the scheduler how many revoked groups of each domain still draw
- * (their late completion not come, their client not forgotten): other
- * domains' frames then are not alone (sched_set_revoked_running()). A
- * count told late only ever says "not alone" for longer.
+ * (their late completion not come, their client not forgotten), and a
+ * claim found taken but not reported yet: other domains' frames then are
+ * not alone (sched_set_revoked_running()). A count told late only ever
+ * says "not alone" for longer.
  */
 static void tell_revoked(struct dispatcher *d)
 {
@@ -585,6 +586,9 @@ static void tell_revoked(struct dispatcher *d)
 		if (o->used && o->revoked && o->domain >= 0 && o->domain < SCHED_MAX_DOMAINS)
 			n[o->domain]++;
 	}
+	/* A claim not reported yet runs something mediatord does not know, beside them too. */
+	if (d->claimed && d->board_domain >= 0 && d->board_domain < SCHED_MAX_DOMAINS)
+		n[d->board_domain]++;
 	for (int i = 0; i < d->n_domains && i < SCHED_MAX_DOMAINS; i++)
 		sched_set_revoked_running(d->sched, i, n[i]);
 }

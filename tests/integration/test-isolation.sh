@@ -94,19 +94,28 @@ for n in $(seq "$ATTEMPTS"); do
   log "attempt $n: the host was noisy (CPU steal $steal %): again"
 done
 # A frame said to be alone had no infotainment group on the GPU while it ran (the
-# trace's group records, from grant to fence), and beside the flood not every
-# frame is alone.
+# trace's group records, from dispatch to fence). Whether any frame had one
+# beside it depends on the run: the scheduler may keep every flood group
+# out of the cluster's frames (all alone, and rightly), or mediatord may
+# count frames as crossed that no group overlapped (a group granted after
+# the frame's group ended, before the frame closed: not alone, and
+# conservatively so). So the check is that no frame overlapped by a group
+# is said to be alone; how many frames were overlapped is printed (in most
+# runs hundreds of the ~490: the check is not empty).
 python3 - "$TMP/trace-$n.jsonl" "$DOMAIN_A" <<'PY' || fail "a frame the trace says was alone was not"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 frames = [r for r in recs if r.get("type") == "frame" and r["domain"] == sys.argv[2] and r["end_ns"]]
 others = [r for r in recs if "type" not in r and r["domain"] != sys.argv[2]]
+def overlapped(f):
+    return any(g["dispatch_ns"] < f["end_ns"] and g["end_ns"] > f["release_ns"] for g in others)
 alone = [f for f in frames if f["alone"]]
-bad = [f for f in alone if any(g["dispatch_ns"] < f["end_ns"] and g["end_ns"] > f["release_ns"]
-                               for g in others)]
-print("test-isolation: %d frames, %d alone, %d alone with an infotainment group beside"
-      % (len(frames), len(alone), len(bad)), file=sys.stderr)
-sys.exit(1 if bad or len(alone) == len(frames) else 0)
+crossed = [f for f in frames if overlapped(f)]
+bad = [f for f in alone if overlapped(f)]
+print("test-isolation: %d frames, %d alone, %d overlapped by an infotainment group, "
+      "%d alone though overlapped" % (len(frames), len(alone), len(crossed), len(bad)),
+      file=sys.stderr)
+sys.exit(1 if bad else 0)
 PY
 [ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
 [ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
