@@ -3,7 +3,7 @@
 # GL ES conformance through mediatord against the reference vtest server.
 #
 #   bench/conformance/run.sh [--mesa 22|25|both] [--list quick|full|FILE] [--timeout S]
-#                            [--piece-us US]
+#                            [--piece-us US] [--class normal|safety]
 #
 # Runs piglit's GL ES tests as vtest clients (GALLIUM_DRIVER=virpipe, EGL
 # surfaceless, -auto -fbo), each test twice in the same run: once through
@@ -13,6 +13,10 @@
 # Mesa and for Mesa 25 unpacked beside it (scripts/mesa25-beside.sh): Mesa 22
 # reaches a server only through mediator-exec (it always connects to
 # /tmp/.virgl_test), Mesa 25 through VTEST_SOCKET_NAME alone.
+#
+# --class gives mediatord's domain that class (default normal: its worker at
+# the domain's nice value and idle priority until its first group completes;
+# safety: nice 0, every group a frame's).
 #
 # --piece-us US gives mediatord's domain that piece length (default 0: groups
 # are not cut): with 1, nearly every group after a context's first is cut
@@ -29,10 +33,11 @@
 #
 # Prints one line per test and Mesa (result through the reference, result
 # through mediatord), then per Mesa how many tests passed through the
-# reference and how many of those through mediatord. Exit status: 0 when
-# every test that passes through the reference passes through mediatord,
-# 1 when one does not (a regression), 2 usage, 77 a missing prerequisite
-# (named on stderr).
+# reference and how many of those through mediatord, and how many workers
+# their system-call filter killed. Exit status: 0 when every test that
+# passes through the reference passes through mediatord and no worker was
+# killed by its filter, 1 when one does not or one was (a regression), 2
+# usage, 77 a missing prerequisite (named on stderr).
 #
 # Binaries: $MEDIATORD and $MEDIATOR_EXEC (meson's test environment sets
 # them), else those of $BUILD_DIR (default build/). KEEP_TMP=1 keeps the
@@ -52,6 +57,7 @@ mesa=both
 list=quick
 test_timeout=$DEFAULT_TEST_TIMEOUT_S
 piece_us=0
+class=normal
 
 usage() {
   sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -63,6 +69,7 @@ while [ $# -gt 0 ]; do
     --list) list=${2:-}; shift 2 ;;
     --timeout) test_timeout=${2:-}; shift 2 ;;
     --piece-us) piece_us=${2:-}; shift 2 ;;
+    --class) class=${2:-}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -70,6 +77,7 @@ done
 case "$mesa" in 22 | 25 | both) ;; *) usage >&2; exit 2 ;; esac
 [[ "$test_timeout" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 [[ "$piece_us" =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }
+case "$class" in normal | safety) ;; *) usage >&2; exit 2 ;; esac
 
 skip() { gm_say "SKIP: $*"; exit 77; }
 gm_missing() { skip "$@"; }
@@ -137,7 +145,7 @@ gm_wait_path -S "$REF_SOCK" 20 "$!" virgl_test_server "$TMP/reference.log"
 gm_write_config "$TMP/mediatord.conf" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=fifo max_inflight=1 \
   renderer=egl-surfaceless \
-  "[domain conformance]" class=normal period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK" \
+  "[domain conformance]" class="$class" period_us=16667 budget_us=16667 vtest_socket="$MED_SOCK" \
   piece_us="$piece_us"
 if [ "$piece_us" != 0 ]; then
   gm_write_config "$TMP/cluster.conf" "[domain cluster]" class=safety period_us=16667 \
@@ -217,5 +225,12 @@ fi
 if grep -q "closing the connection" "$TMP/mediatord.log"; then
   gm_say "mediatord closed client connections:"
   grep "closing the connection" "$TMP/mediatord.log" | sort | uniq -c | head -20 >&2
+fi
+# A worker killed by its system-call filter is a failure, whatever the test's result (issue 30).
+filter_kills=$(grep -c 'killed by its filter' "$TMP/mediatord.log" || :)
+echo "domain class $class: workers killed by their system-call filter: $filter_kills"
+if [ "$filter_kills" -gt 0 ]; then
+  grep 'killed by its filter' "$TMP/mediatord.log" | sort | uniq -c >&2
+  status=1
 fi
 exit $status
