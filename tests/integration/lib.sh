@@ -164,6 +164,21 @@ no_filter_kills() {
 }
 gm_on_exit no_filter_kills
 
+# keeper_pids: the keeper of this test's mediatord (its command line is mediatord's).
+keeper_pids() {
+  local p
+  for p in $(pgrep -x mediatord-keep); do
+    ! grep -qF -- "$CONFIG" "/proc/$p/cmdline" 2>/dev/null || echo "$p"
+  done
+}
+
+# stop_keeper: kills this test's keeper (a cleanup for tests that restart mediatord).
+stop_keeper() {
+  local -a k=()
+  mapfile -t k < <(keeper_pids)
+  [ ${#k[@]} -eq 0 ] || kill -KILL "${k[@]}" 2>/dev/null || :
+}
+
 # start_xvfb: starts Xvfb on a free display (it picks one itself with
 # -displayfd) and exports DISPLAY.
 start_xvfb() {

@@ -91,18 +91,6 @@ LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK=export GM_WORKER_ATTACK_DOMAIN=$DOMAI
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 start_mediatord
 KEEPER_LOG=$MEDIATORD_LOG
 
-# keeper_pids: the keeper of this test's mediatord (its command line is mediatord's).
-keeper_pids() {
-  local p
-  for p in $(pgrep -x mediatord-keep); do
-    ! grep -qF -- "$CONFIG" "/proc/$p/cmdline" 2>/dev/null || echo "$p"
-  done
-}
-stop_keeper() {
-  local -a k=()
-  mapfile -t k < <(keeper_pids)
-  [ ${#k[@]} -eq 0 ] || kill -KILL "${k[@]}" 2>/dev/null || :
-}
 gm_on_exit stop_keeper
 
 /usr/bin/python3 "$TMP/thief.py" "$SOCK_B" >"$TMP/thief.log" 2>&1 &

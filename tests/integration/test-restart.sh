@@ -21,18 +21,6 @@ start_mediatord
 KEEPER_SOCK=$CONTROL.keeper
 [ -S "$KEEPER_SOCK" ] || fail "mediatord started no keeper: no socket $KEEPER_SOCK"
 
-# keeper_pids: the keeper of this test's mediatord (its command line is mediatord's).
-keeper_pids() {
-  local p
-  for p in $(pgrep -x mediatord-keep); do
-    ! grep -qF -- "$CONFIG" "/proc/$p/cmdline" 2>/dev/null || echo "$p"
-  done
-}
-stop_keeper() {
-  local -a k=()
-  mapfile -t k < <(keeper_pids)
-  [ ${#k[@]} -eq 0 ] || kill -KILL "${k[@]}" 2>/dev/null || :
-}
 gm_on_exit stop_keeper
 [ "$(keeper_pids | wc -l)" -eq 1 ] || fail "expected one keeper process, found: $(keeper_pids)"
 
