@@ -1319,6 +1319,32 @@ static enum predict_untiled draw_tiling(struct predict_ctx *ctx, const struct pr
 	return PREDICT_TILEABLE;
 }
 
+/*
+ * Whether CLEAR_TEXTURE @c may be cut into bands of its box's rows: a box
+ * not empty, in the texture's range of coordinates (a clear outside it is
+ * the renderer's to refuse whole), with more than one band's worth of rows
+ * (predict_tiling's @clear). *@t is filled when it may.
+ */
+static bool clear_bands(const struct predict_dcmd *c, struct predict_tiling *t)
+{
+	const struct predict_box *b = &c->u.clear_texture.box;
+
+	/* Exactly VIRGL_CLEAR_TEXTURE_SIZE: the worker rewrites it whole (tile_cmds.h). */
+	if (c->len != 12 || c->obj != 0)
+		return false;
+	if (b->x < 0 || b->y < 0 || b->z < 0 || b->w <= 0 || b->h <= 1 || b->d <= 0 ||
+	    b->x > PREDICT_MAX_CLEAR_COORD - b->w || b->y > PREDICT_MAX_CLEAR_COORD - b->h)
+		return false;
+	memset(t, 0, sizeof(*t));
+	t->clear = true;
+	t->x0 = (uint32_t)b->x;
+	t->x1 = (uint32_t)(b->x + b->w);
+	t->y0 = (uint32_t)b->y;
+	t->y1 = (uint32_t)(b->y + b->h);
+	t->layers = (uint32_t)b->d;
+	return true;
+}
+
 /* Tells the boundary hook about command @c, which has output and ends at @end_dw. */
 static void report_boundary(struct predict_ctx *ctx, const struct predict_dcmd *c, size_t end_dw,
 			    uint32_t commands, const struct predict_features *so_far)
@@ -1334,6 +1360,8 @@ static void report_boundary(struct predict_ctx *ctx, const struct predict_dcmd *
 	if (b.draw) {
 		b.untiled = draw_tiling(ctx, c, &b.tiling);
 		b.tileable = b.untiled == PREDICT_TILEABLE;
+	} else if (c->cmd == PREDICT_VIRGL_CLEAR_TEXTURE) {
+		b.tileable = clear_bands(c, &b.tiling);
 	}
 	ctx->boundary(ctx->boundary_arg, &b);
 }

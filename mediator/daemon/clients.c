@@ -142,6 +142,35 @@ static bool admit_client(struct listener *l)
 	return false;
 }
 
+/*
+ * Ends domain @l's newest worker not yet ended for its total, which @u's
+ * memory counts; takes what it held off @u. False when none is left.
+ */
+static bool end_newest(struct listener *l, struct domain_usage *u)
+{
+	struct client *newest = NULL;
+	uint32_t suppressed;
+	uint64_t kib = 0;
+
+	for (struct client *c = l->md->clients; c; c = c->next)
+		if (c->listener == l && !c->memory_ended && (!newest || c->id > newest->id))
+			newest = c;
+	if (!newest)
+		return false;
+	if (domain_limits_log_pass(&l->ended_log, mono_now_ns(), &suppressed))
+		log_warn("domain %s: its workers hold %llu MiB, past its domain_memory_mb "
+			 "%llu: ending its newest, worker %d of client %u (%u more ended "
+			 "since the last line)",
+			 domain_name(l->domain), (unsigned long long)(u->memory_kib >> 10),
+			 (unsigned long long)(l->limits.memory_kib >> 10), (int)newest->pid,
+			 newest->id, suppressed);
+	if (domain_limits_worker_kib(newest->pid, &kib) == 0)
+		u->memory_kib = u->memory_kib > kib ? u->memory_kib - kib : 0;
+	newest->memory_ended = true;
+	client_kill(newest, SIGKILL);
+	return true;
+}
+
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data)
 {
 	struct mediatord *md = data;
@@ -151,7 +180,6 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 		return;
 	for (size_t i = 0; i < md->cfg.n_domains; i++) {
 		struct listener *l = &md->listeners[i];
-		struct client *newest = NULL;
 		struct domain_usage u;
 		uint32_t suppressed;
 
@@ -166,22 +194,13 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 				 domain_name(l->domain), suppressed,
 				 (unsigned long long)(l->limits.memory_kib >> 10));
 		domain_usage(l, &u);
-		if (!domain_limits_over(&l->limits, &u))
-			continue;
-		for (struct client *c = md->clients; c; c = c->next)
-			if (c->listener == l && !c->memory_ended && (!newest || c->id > newest->id))
-				newest = c;
-		if (!newest)
-			continue;
-		if (domain_limits_log_pass(&l->ended_log, mono_now_ns(), &suppressed))
-			log_warn("domain %s: its workers hold %llu MiB, past its domain_memory_mb "
-				 "%llu: ending its newest, worker %d of client %u (%u more ended "
-				 "since the last line)",
-				 domain_name(l->domain), (unsigned long long)(u.memory_kib >> 10),
-				 (unsigned long long)(l->limits.memory_kib >> 10), (int)newest->pid,
-				 newest->id, suppressed);
-		newest->memory_ended = true;
-		client_kill(newest, SIGKILL);
+		/*
+		 * As many of its newest as it takes to come back under: its
+		 * clients may grow together between two checks (a large clear
+		 * is cut into bands, each client's in turn).
+		 */
+		while (domain_limits_over(&l->limits, &u) && end_newest(l, &u))
+			;
 	}
 }
 

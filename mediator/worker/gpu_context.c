@@ -376,7 +376,8 @@ static int submit(struct gpu_context *c, const uint32_t *dw, size_t ndw)
 /*
  * Submits piece @p: its part of the guest's stream, and for a scissor
  * tile the draw between the commands that set the tile's scissor and, after
- * the last tile, put the guest's state back (tile_cmds.h). Every part is
+ * the last tile, put the guest's state back (tile_cmds.h); for a clear's
+ * band, the clear with its box limited to the band's rows. Every part is
  * whole commands; they make one submission, fenced after the last.
  */
 static int submit_piece(struct gpu_context *c, const struct piece *p)
@@ -389,8 +390,16 @@ static int submit_piece(struct gpu_context *c, const struct piece *p)
 	if (p->tiles < 2)
 		return submit(c, buf + p->start_dw, p->ndw);
 	err |= submit(c, buf + p->start_dw, p->draw_start_dw - p->start_dw);
-	err |= submit(c, cmds, tile_cmds_before(p, cmds));
-	err |= submit(c, buf + p->draw_start_dw, p->draw_end_dw - p->draw_start_dw);
+	if (p->tiling.clear) {
+		size_t n = tile_cmds_clear_band(p, buf + p->draw_start_dw,
+						p->draw_end_dw - p->draw_start_dw, cmds);
+
+		/* The plan cut only a whole CLEAR_TEXTURE (predict_ctx.h). */
+		err |= n ? submit(c, cmds, n) : -1;
+	} else {
+		err |= submit(c, cmds, tile_cmds_before(p, cmds));
+		err |= submit(c, buf + p->draw_start_dw, p->draw_end_dw - p->draw_start_dw);
+	}
 	if (p->tile + 1 == p->tiles) {
 		err |= submit(c, cmds, tile_cmds_after(p, cmds));
 		err |= submit(c, buf + p->draw_end_dw, end - p->draw_end_dw);

@@ -138,8 +138,11 @@ static void tile_piece(struct piece_plan *out, uint32_t k, const struct draw_in_
 		uint32_t next =
 		    j + 1 == m ? t->y1 : t->y0 + (uint32_t)((uint64_t)rows * (j + 1) / m);
 
+		/* Even rows for a draw's tiles; a clear's bands keep a compressed format's blocks.
+		 */
 		if (j + 1 < m)
-			next &= ~1u;
+			next = t->clear ? t->y0 + ((next - t->y0) & ~(PIECES_TILE_MIN_ROWS - 1))
+					: next & ~1u;
 		*p = whole;
 		p->tile = j;
 		p->tiles = m;
@@ -163,8 +166,27 @@ static void tile_piece(struct piece_plan *out, uint32_t k, const struct draw_in_
 }
 
 /*
+ * How many tiles the costliest tileable command @d of a piece, @length
+ * being the group's prediction, is cut into at least: as many pieces as
+ * its share of the prediction needs; for a clear, also one band per
+ * PIECES_CLEAR_BAND_PIXELS, whatever its prediction.
+ */
+static double tiles_wanted(const struct draw_in_piece *d, double length, uint64_t piece_ns)
+{
+	const struct predict_tiling *t = &d->b->tiling;
+	double m = ceil(length * d->draw / (double)piece_ns), pixels;
+
+	if (!t->clear)
+		return m;
+	pixels = (double)(t->x1 - t->x0) * (double)(t->y1 - t->y0) * (double)t->layers;
+	return fmax(m, ceil(pixels / (double)PIECES_CLEAR_BAND_PIXELS));
+}
+
+/*
  * Cuts into scissor tiles each piece still longer than @piece_ns whose
- * cost is mostly one tileable draw, as far as PIECES_MAX allows.
+ * cost is mostly one tileable draw, and into bands each whose cost is
+ * mostly a clear of more than PIECES_CLEAR_BAND_PIXELS, as far as
+ * PIECES_MAX allows.
  */
 static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, bool by_cost,
 		       double length, uint64_t piece_ns, struct piece_plan *out)
@@ -177,9 +199,12 @@ static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, 
 		struct draw_in_piece d;
 		uint32_t m, rows;
 
-		if (own > (double)piece_ns && costliest_draw(b, nb, total, by_cost, p, start, &d)) {
+		if (costliest_draw(b, nb, total, by_cost, p, start, &d) &&
+		    (own > (double)piece_ns || d.b->tiling.clear)) {
+			double wanted = tiles_wanted(&d, length, piece_ns);
+
 			rows = d.b->tiling.y1 - d.b->tiling.y0;
-			m = (uint32_t)ceil(length * d.draw / (double)piece_ns);
+			m = wanted < (double)PIECES_MAX ? (uint32_t)wanted : PIECES_MAX;
 			if (m > PIECES_MAX - out->n + 1)
 				m = PIECES_MAX - out->n + 1;
 			if (m > rows / PIECES_TILE_MIN_ROWS)
@@ -193,19 +218,17 @@ static void plan_tiles(const struct piece_boundary *b, size_t nb, double total, 
 	}
 }
 
-void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
-		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
-		 struct piece_plan *out)
+/*
+ * Cuts the group (one piece in @out) at the boundaries where its cost so
+ * far comes closest to each next share of @length in pieces of @piece_ns.
+ */
+static void cut_at_boundaries(const struct piece_boundary *b, size_t nb, double total_cost,
+			      bool by_cost, size_t ndw, double length, uint64_t piece_ns,
+			      const double x[PF_COUNT], struct piece_plan *out)
 {
-	/* A young context's model prices nothing well yet: its bound, and equal shares. */
-	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
-	double length = est->young ? est->bound_ns : est->predicted_ns;
 	double wanted, prev_share = 0.0;
 	uint32_t n;
 
-	one_piece(ndw, est, x, out);
-	if (piece_ns == 0 || !(est->bound_ns > 0.0) || !(length > (double)piece_ns) || nb == 0)
-		return;
 	wanted = ceil(length / (double)piece_ns);
 	n = wanted > PIECES_MAX ? PIECES_MAX : (uint32_t)wanted;
 	/*
@@ -249,10 +272,28 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 		memset(out->p[0].x, 0, sizeof(out->p[0].x));
 		finish(out, ndw, x);
 	}
+}
+
+void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, size_t ndw,
+		 const struct predict_estimate *est, const double x[PF_COUNT], uint64_t piece_ns,
+		 struct piece_plan *out)
+{
+	/* A young context's model prices nothing well yet: its bound, and equal shares. */
+	bool by_cost = !est->young && total_cost > 0.0 && isfinite(total_cost);
+	double length = est->young ? est->bound_ns : est->predicted_ns;
+
+	one_piece(ndw, est, x, out);
+	if (piece_ns == 0 || nb == 0)
+		return;
+	if (est->bound_ns > 0.0 && length > (double)piece_ns)
+		cut_at_boundaries(b, nb, total_cost, by_cost, ndw, length, piece_ns, x, out);
 	/*
 	 * Tiles go by the prediction, young or not: a young context's bound
 	 * is the longest group it took so far, most often a shader compile,
-	 * and would cut every short draw into PIECES_MAX tiles.
+	 * and would cut every short draw into PIECES_MAX tiles. A large
+	 * clear is cut by its size, whatever its prediction: a young
+	 * context's first clear of a 64 MiB texture is predicted like its
+	 * other first groups, and took 25 to 100 ms (bench/faults, mem-flood).
 	 */
 	plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
 	if (out->n > 1)

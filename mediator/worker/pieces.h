@@ -23,11 +23,13 @@
  * the draw's pixels, each drawn in a piece of its own, each band's share
  * of the draw its share of the rows. Tiles go by the group's prediction
  * also while its context is young: its bound, the longest group so far,
- * is most often a shader compile. A young context's group (predict_estimate.young) is judged
- * by its bound, the longest group the context took so far, and cut into
- * equal numbers of commands with output: its model is still learning and
- * predicts such groups far too short, and uncut, each of them held the
- * GPU through several safety frames while the context was young
+ * is most often a shader compile. A clear of a texture's box
+ * (CLEAR_TEXTURE) is cut the same way into bands of the box's rows, each
+ * a CLEAR_TEXTURE of its own (tile_cmds_clear_band()), and a clear of more
+ * than PIECES_CLEAR_BAND_PIXELS always is. A young context's group (predict_estimate.young) is
+ * judged by its bound, the longest group the context took so far, and cut into equal numbers of
+ * commands with output: its model is still learning and predicts such groups far too short, and
+ * uncut, each of them held the GPU through several safety frames while the context was young
  * (bench/isolation).
  *
  * Each piece is predicted its share s_k of the group's prediction. Its
@@ -75,6 +77,18 @@
  */
 #define PIECES_TILE_MIN_ROWS 16u
 
+/*
+ * The most pixels a band of a clear (CLEAR_TEXTURE) has: a clear of more
+ * is cut into bands of its box's rows whatever its prediction (a young
+ * context's first clear of a large texture is predicted like any first
+ * group). 1 Mi pixels, 4 MiB of RGBA8: 1.5 to 6 ms on llvmpipe here, a
+ * 64 MiB texture's first clear (its storage touched for the first time)
+ * 25 to 100 ms whole (bench/faults, mem-flood, 2026-11-27). Each band's
+ * first row is a multiple of PIECES_TILE_MIN_ROWS from the box's, so
+ * that a compressed format's blocks are never split.
+ */
+#define PIECES_CLEAR_BAND_PIXELS (1u << 20)
+
 /* A place the group may be cut: after the command at [@start_dw, @end_dw). */
 struct piece_boundary {
 	size_t start_dw, end_dw;
@@ -92,6 +106,9 @@ struct piece_boundary {
  * the scissor limited to rows [band_y0, band_y1) of @tiling's pixels: the
  * first tile also runs the commands before the draw, the last those after
  * it; the worker adds the commands that set the scissor (tile_cmds.h).
+ * For a clear's band (@tiling's clear), the command at [draw_start_dw,
+ * draw_end_dw) is submitted with its box's rows limited to [band_y0,
+ * band_y1) instead (tile_cmds_clear_band()).
  */
 struct piece {
 	size_t start_dw, ndw;

@@ -32,4 +32,13 @@ size_t tile_cmds_before(const struct piece *p, uint32_t out[TILE_CMDS_MAX]);
 /* The commands after the last tile's draw into @out; returns their dwords (0: none). */
 size_t tile_cmds_after(const struct piece *p, uint32_t out[TILE_CMDS_MAX]);
 
+/*
+ * Clear band piece @p's CLEAR_TEXTURE (@cmd, its @ndw dwords, header
+ * included) with its box's rows limited to [band_y0, band_y1) into @out;
+ * returns its dwords (0: @p is not a clear's band, or @cmd not a whole
+ * CLEAR_TEXTURE).
+ */
+size_t tile_cmds_clear_band(const struct piece *p, const uint32_t *cmd, size_t ndw,
+			    uint32_t out[TILE_CMDS_MAX]);
+
 #endif

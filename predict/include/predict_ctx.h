@@ -118,13 +118,23 @@ int predict_ctx_submit(struct predict_ctx *ctx, const uint32_t *buf, size_t ndw,
  * A draw that may be cut into scissor tiles: drawn once per tile, each
  * time with the scissor limited to the tile, it leaves the framebuffer as
  * the whole draw does (predict_tiling.h says when that holds).
+ *
+ * Or (@clear) a CLEAR_TEXTURE that may be cut into bands of its box's
+ * rows: each band a CLEAR_TEXTURE of its own with the same texture, level,
+ * columns, layers and value, which together write what the whole box
+ * writes and nothing else (a clear reads nothing). Its box is
+ * [x0, x1) x [y0, y1) x @layers layers, in the texture's own coordinates.
  */
+#define PREDICT_MAX_CLEAR_COORD 65535 /* a clear cut into bands ends within it */
+
 struct predict_tiling {
 	/* The pixels it can touch, in the scissor's coordinates: [x0, x1) x [y0, y1), not empty. */
 	uint32_t x0, y0, x1, y1;
 	uint32_t
 	    rs[PREDICT_RS_DWORDS]; /* the bound rasterizer state (its scissor bit says if on) */
 	uint32_t scissor[2];	   /* scissor 0 as last set (0 before): to put back */
+	bool clear;		   /* a CLEAR_TEXTURE's box, not a draw's pixels */
+	uint32_t layers;	   /* a clear's: its box's depth (1 for a 2D texture) */
 };
 
 /*
@@ -160,7 +170,7 @@ struct predict_boundary {
 	/* The group's features so far (PF_GROUP and PF_CMDS not yet set). */
 	const struct predict_features *so_far;
 	bool draw;     /* the command is a draw */
-	bool tileable; /* a draw that may be cut into tiles: @tiling says how */
+	bool tileable; /* a draw or clear that may be cut into tiles or bands: @tiling says how */
 	struct predict_tiling tiling;
 	enum predict_untiled untiled; /* a draw that may not: why (PREDICT_TILEABLE else) */
 };
@@ -171,11 +181,10 @@ struct predict_boundary {
  * predict_cmd_class_has_output()), predict_ctx_submit() calls @fn with
  * the command's place, the number of commands so far and the group's
  * features so far, and for a draw whether and how it may be cut into
- * scissor tiles. Cutting after the command splits nothing the state
- * tracker or the host renderer keeps: every command is whole, and the
- * context's state carries over from one submission to the next. Called
- * before the group is known to be well formed: a group that then fails
- * decoding must not be cut. NULL @fn: none (the default).
+ * scissor tiles (for a CLEAR_TEXTURE, into bands of its box). Cutting after the command splits
+ * nothing the state tracker or the host renderer keeps: every command is whole, and the context's
+ * state carries over from one submission to the next. Called before the group is known to be well
+ * formed: a group that then fails decoding must not be cut. NULL @fn: none (the default).
  */
 typedef void (*predict_boundary_fn)(void *data, const struct predict_boundary *b);
 void predict_ctx_set_boundary_hook(struct predict_ctx *ctx, predict_boundary_fn fn, void *data);

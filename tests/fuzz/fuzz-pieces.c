@@ -11,7 +11,8 @@
  * on: at most PIECES_MAX pieces, each inside the group and made of whole
  * commands, in stream order, a tile's draw inside its piece, its band
  * inside the draw's pixels, the bands of one draw in order and touching,
- * the commands around each tile whole and within TILE_CMDS_MAX, shares
+ * the commands around each tile whole and within TILE_CMDS_MAX, a
+ * clear's band the clear rewritten whole with the band's rows, shares
  * summing to 1 and every bound at least its prediction. A violation
  * aborts (run under ASan and UBSan).
  *
@@ -115,6 +116,19 @@ static void check_plan(const struct piece_plan *plan, const uint32_t *g, size_t 
 			check_whole(g + p->draw_end_dw, end - p->draw_end_dw);
 			check_whole(cmds, tile_cmds_before(p, cmds));
 			check_whole(cmds, tile_cmds_after(p, cmds));
+			if (t->clear) {
+				/* A clear's band: the clear itself, rewritten whole, its rows the
+				 * band's. */
+				size_t n =
+				    tile_cmds_clear_band(p, g + p->draw_start_dw,
+							 p->draw_end_dw - p->draw_start_dw, cmds);
+
+				if (n != p->draw_end_dw - p->draw_start_dw ||
+				    cmds[4] != p->band_y0 || cmds[7] != p->band_y1 - p->band_y0 ||
+				    (p->band_y0 - t->y0) % PIECES_TILE_MIN_ROWS)
+					abort();
+				check_whole(cmds, n);
+			}
 		} else {
 			if (p->start_dw != at)
 				abort();

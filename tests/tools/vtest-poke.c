@@ -1014,7 +1014,7 @@ static int mode_pieces(const char *path, unsigned long groups)
 	uint32_t get[VCMD_TRANSFER_HDR_SIZE] = {
 	    POKE_FIRST_ATTACK_HANDLE, 0, 4, 4, 0, 0, 0, 1, 1, 1, 4,
 	};
-	uint32_t texel = 0, want = piece_colour(groups - 1);
+	uint32_t texel = 0, last = 0, want = piece_colour(groups - 1);
 	int fd = pieces_connect(path, stream), ret;
 
 	if (fd < 0)
@@ -1024,16 +1024,22 @@ static int mode_pieces(const char *path, unsigned long groups)
 		ret = send_cmd(fd, VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_GET, get, sizeof(get));
 	if (ret == 0)
 		ret = recv_all(fd, &texel, sizeof(texel), POKE_PIECES_TIMEOUT_MS);
+	/* And the texel at the far corner: a clear cut into bands covers its last rows too. */
+	get[4] = get[5] = BUSY_SIZE - 1;
+	if (ret == 0)
+		ret = send_cmd(fd, VCMD_TRANSFER_HDR_SIZE, VCMD_TRANSFER_GET, get, sizeof(get));
+	if (ret == 0)
+		ret = recv_all(fd, &last, sizeof(last), POKE_PIECES_TIMEOUT_MS);
 	if (ret < 0) {
 		close(fd);
 		fprintf(stderr, "vtest-poke: pieces: %s\n", strerror(-ret));
 		return ret;
 	}
-	printf("pieces: %lu groups of a clear and %u blits of %ux%u; texel 0x%08x, expected "
-	       "0x%08x\n",
-	       groups, BUSY_BLITS, BUSY_SIZE, BUSY_SIZE, texel, want);
+	printf("pieces: %lu groups of a clear and %u blits of %ux%u; texels 0x%08x and 0x%08x, "
+	       "expected 0x%08x\n",
+	       groups, BUSY_BLITS, BUSY_SIZE, BUSY_SIZE, texel, last, want);
 	/* The X byte is undefined. */
-	if ((texel & 0xffffffu) != (want & 0xffffffu)) {
+	if ((texel & 0xffffffu) != (want & 0xffffffu) || (last & 0xffffffu) != (want & 0xffffffu)) {
 		close(fd);
 		fprintf(stderr, "vtest-poke: pieces: the last group's colour did not arrive\n");
 		return -EPROTO;

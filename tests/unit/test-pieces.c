@@ -5,7 +5,9 @@
  * model's cost reaches each share, that pieces cover the group exactly, and
  * what each piece is predicted and bounded; that a long draw that may be
  * cut into scissor tiles is, into bands of rows that cover its pixels, and
- * the commands a worker adds around each tile (tile_cmds.h).
+ * the commands a worker adds around each tile (tile_cmds.h); that a large
+ * clear is cut into bands of its box whatever its prediction, each band
+ * the clear with its rows limited.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -510,6 +512,91 @@ static void tile_commands_set_the_band_and_put_the_guest_state_back(void **state
 	assert_int_equal(tile_cmds_before(&plan.p[1], cmds), 0);
 }
 
+/*
+ * A group of one CLEAR_TEXTURE of @w x @h pixels at rows from @y0 (at
+ * dwords [0, 13)) and a flush after it (to 16): its boundary.
+ */
+static size_t clear_group(struct piece_boundary *b, uint32_t w, uint32_t y0, uint32_t h)
+{
+	b[0] = (struct piece_boundary){.start_dw = 0, .end_dw = 13, .cost = 1e5, .tileable = true};
+	b[0].x[PF_GROUP] = 1;
+	b[0].x[PF_DRAWS] = whole_x[PF_DRAWS];
+	b[0].tiling = (struct predict_tiling){
+	    .x0 = 0, .y0 = y0, .x1 = w, .y1 = y0 + h, .clear = true, .layers = 1};
+	return 1;
+}
+
+static void a_large_clear_is_cut_into_bands_whatever_its_prediction(void **state)
+{
+	struct piece_boundary b[1];
+	/* A young context's first group: predicted and bounded at next to nothing. */
+	struct predict_estimate est = estimate(2e5, 3e5);
+	uint32_t guest[13] = {VIRGL_CMD(PREDICT_VIRGL_CLEAR_TEXTURE, 0, 12),
+			      9,
+			      0,
+			      0,
+			      8,
+			      0,
+			      4096,
+			      4088,
+			      1,
+			      0xff00ff00u};
+	uint32_t cmds[TILE_CMDS_MAX];
+	struct piece_plan plan;
+
+	(void)state;
+	est.young = true;
+	clear_group(b, 4096, 8, 4088);
+	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	/* 4096 x 4088 pixels, 16 Mi: 16 bands of at most PIECES_CLEAR_BAND_PIXELS or so. */
+	assert_int_equal(plan.n, PIECES_MAX);
+	assert_covers(&plan, 16);
+	for (uint32_t k = 0, y = 8; k < plan.n; k++) {
+		const struct piece *p = &plan.p[k];
+
+		assert_int_equal(p->tiles, plan.n);
+		assert_int_equal(p->band_y0, y);
+		/* Bands start a multiple of PIECES_TILE_MIN_ROWS rows from the box's first row. */
+		assert_int_equal((p->band_y0 - 8) % PIECES_TILE_MIN_ROWS, 0);
+		assert_true(p->band_y1 > p->band_y0);
+		assert_true(p->est.young);
+		/* No scissor around a clear's band: the clear itself is rewritten. */
+		assert_int_equal(tile_cmds_before(p, cmds), 0);
+		assert_int_equal(tile_cmds_after(p, cmds), 0);
+		assert_int_equal(tile_cmds_clear_band(p, guest, 13, cmds), 13);
+		assert_int_equal(cmds[0], guest[0]);
+		assert_int_equal(cmds[1], 9);	 /* the texture */
+		assert_int_equal(cmds[3], 0);	 /* x */
+		assert_int_equal(cmds[4], y);	 /* y: the band's */
+		assert_int_equal(cmds[6], 4096); /* w */
+		assert_int_equal(cmds[7], p->band_y1 - p->band_y0);
+		assert_int_equal(cmds[8], 1);
+		assert_int_equal(cmds[9], 0xff00ff00u);
+		y = p->band_y1;
+		if (k + 1 == plan.n)
+			assert_int_equal(y, 8 + 4088);
+	}
+	/* Not a whole CLEAR_TEXTURE of the protocol's length: nothing to submit. */
+	assert_int_equal(tile_cmds_clear_band(&plan.p[0], guest, 12, cmds), 0);
+	guest[0] = VIRGL_CMD(PREDICT_VIRGL_CLEAR, 0, 12);
+	assert_int_equal(tile_cmds_clear_band(&plan.p[0], guest, 13, cmds), 0);
+	/* A clear of 512 x 512 (a quarter band's pixels), predicted short: whole. */
+	clear_group(b, 512, 0, 512);
+	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	assert_int_equal(plan.n, 1);
+	/* Predicted long, it is cut by its prediction: 12 ms in 3 bands, and the flush. */
+	est = estimate(12e6, 14e6);
+	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	assert_int_equal(plan.n, 4);
+	assert_int_equal(plan.p[0].tiles, 3);
+	assert_int_equal(plan.p[3].tiles, 0);
+	assert_covers(&plan, 16);
+	/* With no piece length (no safety domain active), never cut. */
+	clear_group(b, 4096, 0, 4096);
+	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 0, &plan);
+	assert_int_equal(plan.n, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +615,7 @@ int main(void)
 	    cmocka_unit_test(a_young_single_draw_group_is_tiled_by_its_prediction),
 	    cmocka_unit_test(pieces_cut_as_far_as_they_may_be_and_still_long_say_so),
 	    cmocka_unit_test(tile_commands_set_the_band_and_put_the_guest_state_back),
+	    cmocka_unit_test(a_large_clear_is_cut_into_bands_whatever_its_prediction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

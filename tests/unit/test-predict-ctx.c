@@ -1066,6 +1066,51 @@ static void bindings_out_of_range_block_tiles_for_good(void **state)
 	predict_ctx_destroy(ctx);
 }
 
+/* A CLEAR_TEXTURE of a sane box may be cut into bands of its rows; others may not. */
+static void a_clear_texture_may_be_cut_into_bands_of_its_box(void **state)
+{
+	enum { CLEAR_TEXTURE = 47 };
+	struct predict_ctx *ctx = predict_ctx_create();
+	struct seen_boundary seen = {0};
+	struct predict_features f;
+	struct sb s = {.n = 0};
+
+	(void)state;
+	predict_ctx_set_boundary_hook(ctx, note_boundary, &seen);
+	emit(&s, CLEAR_TEXTURE, 0, 12, 5, 0, 16, 32, 0, 256, 128, 2, 0, 0, 0, 0);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_true(seen.calls >= 1);
+	assert_false(seen.last.draw);
+	assert_true(seen.last.tileable);
+	assert_true(seen.last.tiling.clear);
+	assert_int_equal(seen.last.tiling.x0, 16);
+	assert_int_equal(seen.last.tiling.x1, 16 + 256);
+	assert_int_equal(seen.last.tiling.y0, 32);
+	assert_int_equal(seen.last.tiling.y1, 32 + 128);
+	assert_int_equal(seen.last.tiling.layers, 2);
+	/* A box with a negative corner, one row, or past the coordinates a band may take. */
+	const uint32_t bad[][6] = {
+	    {0, (uint32_t)-4, 0, 64, 64, 1}, {0, 0, 0, 64, 1, 1}, {0, 0, 0, 64, 64, 0},
+	    {0, 65500, 0, 64, 64, 1},	     {0, 0, 0, 0, 64, 1},
+	};
+	for (size_t i = 0; i < N(bad); i++) {
+		s.n = 0;
+		seen.calls = 0;
+		emit(&s, CLEAR_TEXTURE, 0, 12, 5, 0, bad[i][0], bad[i][1], bad[i][2], bad[i][3],
+		     bad[i][4], bad[i][5], 0, 0, 0, 0);
+		assert_int_equal(submit(ctx, &s, &f), 0);
+		assert_true(seen.calls >= 1);
+		assert_false(seen.last.tileable);
+	}
+	/* Longer than the protocol's 12 dwords: not rewritten, so not cut. */
+	s.n = 0;
+	emit(&s, CLEAR_TEXTURE, 0, 13, 5, 0, 0, 0, 0, 64, 64, 1, 0, 0, 0, 0, 0);
+	assert_int_equal(submit(ctx, &s, &f), 0);
+	assert_false(seen.last.tileable);
+	predict_ctx_set_boundary_hook(ctx, NULL, NULL);
+	predict_ctx_destroy(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1092,6 +1137,7 @@ int main(void)
 	    cmocka_unit_test(other_commands_add_their_pixels),
 	    cmocka_unit_test(resources_are_unique_and_destroy_accepts_null),
 	    cmocka_unit_test(a_plain_draw_may_be_cut_into_tiles_of_its_viewport),
+	    cmocka_unit_test(a_clear_texture_may_be_cut_into_bands_of_its_box),
 	    cmocka_unit_test(a_draw_with_the_scissor_on_is_tiled_within_its_scissor),
 	    cmocka_unit_test(draws_whose_result_depends_on_the_split_are_not_tiled),
 	    cmocka_unit_test(bindings_out_of_range_block_tiles_for_good),
