@@ -23,6 +23,7 @@
  *                 both fragment errors finite and >= -1; frag_preferred
  *                 BBOX or HISTORY; the first WIRE_FEATURES coef finite
  *   WIRE_RESUME   the header only (the answer to a take-over)
+ *   WIRE_HOST_WORK  reserved 0
  *
  * WIRE_GRANT and WIRE_ORPHANED are mediatord's and the keeper's, never a
  * worker's. The rules are those mediatord always applied; a rule added
@@ -91,6 +92,8 @@ static size_t worker_message_size(uint32_t type)
 		return sizeof(struct wire_done);
 	case WIRE_RESUME:
 		return sizeof(struct wire_resume);
+	case WIRE_HOST_WORK:
+		return sizeof(struct wire_host_work);
 	default:
 		return 0; /* WIRE_GRANT, WIRE_ORPHANED, unknown */
 	}
@@ -258,6 +261,10 @@ int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, 
 		return wire_check_context(&m.context, err, err_size);
 	case WIRE_MODEL:
 		return wire_check_model(&m.model, err, err_size);
+	case WIRE_HOST_WORK:
+		if (m.host_work.reserved)
+			return fail(-EINVAL, err, err_size, "host work: reserved not 0");
+		return 0;
 	default:
 		return 0; /* WIRE_RESUME: its header is all */
 	}

@@ -81,6 +81,8 @@ enum wire_type {
 	/* mediatord -> worker: a (restarted) mediatord took this worker over; and the worker's
 	   answer */
 	WIRE_RESUME = 10,
+	/* worker -> mediatord: bulk host work run at idle priority is done (worker/host_work.h) */
+	WIRE_HOST_WORK = 11,
 };
 
 struct wire_header {
@@ -231,6 +233,11 @@ struct wire_resume {
 	uint64_t reserved; /* 0 */
 };
 
+struct wire_host_work {
+	struct wire_header hdr;
+	uint64_t reserved; /* 0 */
+};
+
 struct wire_hello {
 	struct wire_header hdr;
 	int32_t worker_pid;
@@ -320,6 +327,7 @@ union wire_message {
 	struct wire_done done;
 	struct wire_orphaned orphaned;
 	struct wire_resume resume;
+	struct wire_host_work host_work;
 	struct wire_hello hello;
 	struct wire_client_info info;
 	struct wire_context context;

@@ -226,12 +226,20 @@ static int take_context(struct client *c, const void *msg, uint64_t now_ns, char
 	return 0;
 }
 
+static int take_host_work(struct client *c, const void *msg, uint64_t now_ns, char *err,
+			  size_t err_size)
+{
+	client_watchdog_host_work_done(c);
+	return 0;
+}
+
 /* By enum wire_type; NULL: a message a worker may send only at another time (WIRE_RESUME). */
 static const record_taker record_takers[] = {
-    [WIRE_HELLO] = take_hello, [WIRE_CONTEXT] = take_context,
-    [WIRE_GROUP] = take_group, [WIRE_CLIENT_INFO] = take_client_info,
-    [WIRE_MODEL] = take_model, [WIRE_GRANT_REQUEST] = take_grant_request,
-    [WIRE_DONE] = take_done,   [WIRE_RESUME] = NULL,
+    [WIRE_HELLO] = take_hello,	       [WIRE_CONTEXT] = take_context,
+    [WIRE_GROUP] = take_group,	       [WIRE_CLIENT_INFO] = take_client_info,
+    [WIRE_MODEL] = take_model,	       [WIRE_GRANT_REQUEST] = take_grant_request,
+    [WIRE_DONE] = take_done,	       [WIRE_RESUME] = NULL,
+    [WIRE_HOST_WORK] = take_host_work,
 };
 
 /*

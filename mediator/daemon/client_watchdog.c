@@ -19,6 +19,16 @@
  *   (kill_us of rasterizer CPU time at level 1, halved per level, at
  *   least MIN_RASTER_NS): killed. A deceiving client's long draws end
  *   here, the sooner the more often it did it;
+ * - from PENALTY_RESET_LEVEL on (a user whose revoked groups drew on
+ *   again and again), a group not young (its context's cost known, by its
+ *   worker's word and mediatord's count) may draw RESET_RASTER_NS, checked
+ *   every RESET_STEP_NS: the engine reset a hardware GPU's driver would do
+ *   at once: its long draws would otherwise draw beside every safety
+ *   frame for the MIN_RASTER_NS each of them may (bench/faults,
+ *   sustained: a client whose 75 ms scissor tiles were each revoked at
+ *   the gap's end cost the cluster a frame every few tiles). A young
+ *   context's groups (an honest app's first long draws, granted a few ms
+ *   of allowance with no cost known) keep the halved allowance;
  * - it made no progress (no CPU time, no thread runnable: stopped,
  *   deadlocked) for kill_us: killed;
  * - it compiles (its rasterizer threads idle, its other threads busy or
@@ -47,10 +57,13 @@
 #include "daemon/mediatord_priv.h"
 #include "daemon/worker_threads.h"
 
-#define WATCH_STEP_NS	 100000000ull	/* 100 ms between kill stage checks */
-#define MIN_RASTER_NS	 500000000ull	/* the rasterizer allowance's floor */
-#define COMPILE_GRACE_NS 30000000000ull /* the longest compile after a revocation */
-#define PENALTY_DREW_NS	 20000000ull	/* drawing after a revocation that is penalised */
+#define WATCH_STEP_NS	    100000000ull   /* 100 ms between kill stage checks */
+#define MIN_RASTER_NS	    500000000ull   /* the rasterizer allowance's floor */
+#define COMPILE_GRACE_NS    30000000000ull /* the longest compile after a revocation */
+#define PENALTY_DREW_NS	    20000000ull	   /* drawing after a revocation that is penalised */
+#define PENALTY_RESET_LEVEL 3u		   /* from it on, a revoked group's draw is ended at once */
+#define RESET_RASTER_NS	    4000000ull	   /* ... once it drew this much rasterizer time */
+#define RESET_STEP_NS	    2000000ull	   /* ... checked this often */
 
 static void set_demoted(struct client *c, bool idle)
 {
@@ -71,6 +84,25 @@ static uint64_t halved(uint64_t full, uint32_t level, uint64_t floor)
 	uint64_t v = level > 1 ? full >> (level - 1 < 63 ? level - 1 : 63) : full;
 
 	return v > floor ? v : floor;
+}
+
+/* Whether revoked group @r of a client at penalty @level is ended at once (engine reset). */
+static bool reset_now(const struct dispatcher_revoked *r, uint32_t level)
+{
+	return level >= PENALTY_RESET_LEVEL && !r->young;
+}
+
+/* How long from one kill stage check of revoked group @r at penalty @level to the next. */
+static uint64_t watch_step(const struct dispatcher_revoked *r, uint32_t level)
+{
+	return reset_now(r, level) ? RESET_STEP_NS : WATCH_STEP_NS;
+}
+
+/* The rasterizer time revoked group @r at penalty @level may still draw. */
+static uint64_t raster_allowance(const struct dispatcher_revoked *r, uint64_t kill_ns,
+				 uint32_t level)
+{
+	return reset_now(r, level) ? RESET_RASTER_NS : halved(kill_ns, level, MIN_RASTER_NS);
 }
 
 /* True on the 1st, 2nd, 4th, 8th, ... revocation of a client: the ones logged. */
@@ -113,7 +145,7 @@ static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, 
 	c->raster_at_revoke = cpu.raster_ns;
 	c->cpu_at_check = cpu.total_ns;
 	c->stuck_since = r->revoked_ns;
-	return r->revoked_ns + WATCH_STEP_NS;
+	return r->revoked_ns + watch_step(r, level);
 }
 
 /* Why @c's worker is to be killed now (NULL: not yet). */
@@ -145,7 +177,7 @@ static const char *kill_reason(struct client *c, const struct dispatcher_revoked
 		return buf;
 	}
 	drew = cpu.raster_ns > c->raster_at_revoke ? cpu.raster_ns - c->raster_at_revoke : 0;
-	allowed = halved(kill_ns, level, MIN_RASTER_NS);
+	allowed = raster_allowance(r, kill_ns, level);
 	if (drew > allowed) {
 		snprintf(buf, size,
 			 "drew %llu ms of rasterizer time since, %llu ms allowed at "
@@ -168,7 +200,8 @@ static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked 
 	const char *why = kill_reason(c, r, now, buf, sizeof(buf));
 
 	if (!why)
-		return now + WATCH_STEP_NS;
+		return now +
+		       watch_step(r, penalties_level(&c->listener->penalties, c->peer_uid, now));
 	penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
 		  "not completed (held %llu ms; %s); killing worker %d",
@@ -225,4 +258,20 @@ void client_watchdog_short(struct client *c)
 		 "sees them; worker at idle priority, penalty level %u",
 		 domain_name(c->listener->domain), c->id, level);
 	set_demoted(c, true);
+}
+
+void client_watchdog_host_work_done(struct client *c)
+{
+	int r;
+
+	/* Only a normal domain's workers lower themselves; mediatord's own reasons come first. */
+	if (listener_config(c->listener)->class != DOMAIN_CLASS_NORMAL)
+		return;
+	domain_idle_host_work(c->listener->domain);
+	if (c->demoted)
+		return;
+	r = worker_threads_set_idle(c->pid, false, listener_config(c->listener)->worker_nice);
+	if (r < 0 && r != -ESRCH)
+		log_warn("domain %s: client %u: cannot set worker %d's priority: %s",
+			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(-r));
 }

@@ -641,6 +641,7 @@ static void revoke_overdue(struct dispatcher *d, uint64_t now_ns)
 			r.client = o->client;
 			r.ctx_id = o->ctx_id;
 			r.wire_id = o->wire_id;
+			r.young = o->flags & SCHED_YOUNG;
 			o->kill_at = d->revoke ? d->revoke(d->revoke_data, &r) : 0;
 			if (!o->kill_at)
 				o->kill_at = now_ns + d->kill_ns;
@@ -681,6 +682,7 @@ static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
 						.wire_id = o->wire_id,
 						.granted_ns = o->granted_ns,
 						.revoked_ns = o->revoked_ns,
+						.young = o->flags & SCHED_YOUNG,
 						.kill = true};
 		later = d->revoke ? d->revoke(d->revoke_data, &r) : 0;
 		if (later > now_ns) {

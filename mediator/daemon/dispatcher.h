@@ -67,6 +67,7 @@ struct dispatcher_revoked {
 	uint64_t granted_ns;
 	uint64_t bound_ns, deadline_ns; /* at the revocation only (0 with kill) */
 	uint64_t revoked_ns;
+	bool young; /* asked as young, or its client's groups still are to mediatord */
 	/*
 	 * false: just revoked, the client suspended (the callee logs it).
 	 * true: its completion has not come by the kill stage's time.

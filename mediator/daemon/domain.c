@@ -23,6 +23,7 @@ struct domain {
 	uint32_t clients;
 	uint32_t contexts;
 	uint64_t watchdog_kills; /* workers the grant watchdog killed */
+	uint64_t idle_host_work; /* bulk host work its workers ran at idle priority (host_work.h) */
 	/* Distributions since mediatord started, for mediatorctl metrics. */
 	struct histogram group_time;	/* each group's measured GPU time */
 	struct histogram grant_wait;	/* request to dispatch of each group */
@@ -81,6 +82,11 @@ void domain_set_timestamp_source(struct domain *domain, const char *source)
 void domain_watchdog_killed(struct domain *domain)
 {
 	domain->watchdog_kills++;
+}
+
+void domain_idle_host_work(struct domain *domain)
+{
+	domain->idle_host_work++;
 }
 
 void domain_charge_group(struct domain *domain, const struct wire_group *group)
@@ -164,6 +170,7 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_u64(o, "unschedulable", st->unschedulable);
 	json_add_u64(o, "watchdog_revokes", st->revoked);
 	json_add_u64(o, "watchdog_kills", domain->watchdog_kills);
+	json_add_u64(o, "idle_host_work", domain->idle_host_work);
 	json_add_u64(o, "underreported", st->underreported);
 	json_add_u64(o, "frames", st->frames);
 	json_add_u64(o, "waiting", st->pending);

@@ -63,6 +63,8 @@ void domain_charge(struct domain *domain, uint64_t ns);
 void domain_frame_closed(struct domain *domain, uint64_t release_ns, uint64_t end_ns);
 /* The grant watchdog killed a worker of @domain (counted as watchdog_kills). */
 void domain_watchdog_killed(struct domain *domain);
+/* A worker of @domain ran bulk host work at idle priority (counted as idle_host_work). */
+void domain_idle_host_work(struct domain *domain);
 
 /*
  * Returns a new JSON object with the show-budgets fields of this domain

@@ -226,6 +226,12 @@ void client_watchdog_done(struct client *c);
  * priority while it stays distrusted.
  */
 void client_watchdog_short(struct client *c);
+/*
+ * @c's worker ran bulk host work at idle priority, lowered by itself
+ * (worker/host_work.h), and is done: back to its domain's priority, unless
+ * mediatord keeps it at idle priority (demoted) or its domain is not normal.
+ */
+void client_watchdog_host_work_done(struct client *c);
 
 /* ---- client_records.c ---------------------------------------------------- */
 

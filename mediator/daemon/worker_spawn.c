@@ -69,6 +69,7 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	    {l->dirs.cache[0] != '\0', "--cache-dir", l->dirs.cache},
 	    {board, "--board-domain", index_str},
 	    {md->cfg.model[0] != '\0', "--model", md->cfg.model},
+	    {listener_config(l)->class == DOMAIN_CLASS_NORMAL, "--idle-host-work", NULL},
 	};
 	size_t argc = 0;
 	posix_spawn_file_actions_t fa;

@@ -141,8 +141,7 @@ static const struct allowed allowed[] = {
  * worker's scheduling is its domain's (nice, set before the filter).
  */
 static const struct allowed refused[] = {
-    ALLOW(sched_setscheduler, "Mesa's low-priority queues (shader cache writes)"),
-    ALLOW(sched_setparam, "the same"),
+    ALLOW(sched_setparam, "Mesa's low-priority queues (shader cache writes)"),
     ALLOW(sched_setattr, "the same, newer glibc"),
     ALLOW(sched_setaffinity, "Mesa pins its threads on some paths"),
     ALLOW(setpriority, "thread priorities; the domain's nice stays"),
@@ -279,6 +278,26 @@ static int allow_fcntls(scmp_filter_ctx ctx)
 	return r;
 }
 
+/*
+ * sched_setscheduler: a thread may lower itself to SCHED_IDLE (pid 0), as
+ * a normal domain's worker does for bulk host work (host_work.h); mediatord
+ * puts it back. Any other call (another thread's, as Mesa's queues make
+ * with pthread_setschedparam(); another policy): EPERM, as above.
+ */
+static int allow_lowering(scmp_filter_ctx ctx)
+{
+	int nr = SCMP_SYS(sched_setscheduler);
+	int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 2, SCMP_A0(SCMP_CMP_EQ, 0, 0),
+				 SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)SCHED_IDLE, 0));
+
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A0(SCMP_CMP_NE, 0, 0));
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				     SCMP_A1(SCMP_CMP_NE, (scmp_datum_t)SCHED_IDLE, 0));
+	return r;
+}
+
 static void remember_names(void)
 {
 	for (int nr = 0; nr < MAX_NR; nr++) {
@@ -330,6 +349,8 @@ int syscall_filter_install(char *err, size_t err_size)
 		r = allow_ioctls(ctx);
 	if (r == 0)
 		r = allow_fcntls(ctx);
+	if (r == 0)
+		r = allow_lowering(ctx);
 	/* A call of another architecture (x32's, say) ends the whole worker, not one thread. */
 	if (r == 0)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);

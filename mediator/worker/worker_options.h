@@ -24,6 +24,7 @@ struct worker_options {
 	int client_fd;		       /* the connection; the server closes it */
 	int mediator_fd;	       /* record channel to mediatord; the server closes it */
 	bool grants;		       /* ask mediatord for a grant before each group (wire.h) */
+	bool idle_host_work;	       /* bulk host work at idle priority (host_work.h) */
 	int board_fd;		       /* the grant board (wire.h), with board_domain >= 0 */
 	int board_domain;	       /* this domain's index on it; -1: no board */
 	uint32_t max_contexts;	       /* guest contexts at once (a VM's); 0: its table's room */

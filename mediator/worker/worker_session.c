@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "worker/syscall_filter.h"
+#include "worker/host_work.h"
 #include "worker/worker_session.h"
 #include "common/util.h"
 
@@ -45,6 +46,8 @@ struct worker_session *worker_session_create(const struct worker_options *option
 	if (options->grants && options->board_domain >= 0 &&
 	    mediator_link_attach_board(s->link, options->board_fd, options->board_domain) < 0)
 		session_log(LOG_LEVEL_WARN, s, "no grant board: every group asks mediatord");
+	if (options->idle_host_work)
+		host_work_enable(s->link);
 	return s;
 }
 

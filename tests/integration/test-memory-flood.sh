@@ -10,7 +10,9 @@
 # the domain's workers' private memory (RssAnon, as mediatord counts it),
 # sampled every 0.2 s for 8 s, is under the total at the end and never
 # passes it by more than what one client adds between two checks;
-# the domain still serves clients up to its total; and the cluster misses
+# the domain still serves clients up to its total; every texture's storage
+# is made at idle priority in the normal domain (idle_host_work), never in
+# the safety domain; and the cluster misses
 # no more deadlines by mediatord's count during the flood than in as long
 # right after it (the host's noise, measured the same way, as test-restart
 # does; 1 % more in a sanitizer build). An attempt that misses more is run
@@ -139,5 +141,14 @@ grep -q "domain $DOMAIN_B: its workers hold [0-9]* MiB, past its domain_memory_m
 log "$(grep -m1 'ending its newest' "$MEDIATORD_LOG")"
 grep -q "refusing a client: its workers hold" "$MEDIATORD_LOG" &&
   log "$(grep -m1 'refusing a client: its workers hold' "$MEDIATORD_LOG")"
+# Each 64 MiB texture's storage was made at idle priority (worker/host_work.h):
+# at least the textures of the clients that held all theirs; none in the
+# safety domain, whose workers never lower themselves.
+idle_b=$(domain_field "$DOMAIN_B" idle_host_work)
+idle_a=$(domain_field "$DOMAIN_A" idle_host_work)
+log "large resources and transfers at idle priority: $DOMAIN_B $idle_b, $DOMAIN_A $idle_a"
+[ "$idle_b" -ge $((full * TEXTURES)) ] ||
+  fail "$DOMAIN_B's workers ran $idle_b large resource creations at idle priority, fewer than $((full * TEXTURES))"
+[ "$idle_a" -eq 0 ] || fail "$DOMAIN_A's workers lowered themselves for host work ($idle_a times)"
 gm_assert_mediatord_alive
 log "ok"

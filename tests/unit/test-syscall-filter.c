@@ -151,12 +151,24 @@ static void *lower_own_priority(void *arg)
 
 static int scheduling_calls(void)
 {
+	struct sched_param p = {0};
 	pthread_t t;
 	int v = 0;
 
 	if (pthread_create(&t, NULL, lower_own_priority, &v) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
-	return v == 42 ? 0 : 2;
+	if (v != 42)
+		return 2;
+	/* Bulk host work (host_work.h): a thread may lower itself to SCHED_IDLE, nothing else. */
+	if (sched_setscheduler(0, SCHED_FIFO, &p) == 0 || errno != EPERM)
+		return 3;
+	if (sched_setscheduler(0, SCHED_IDLE, &p) != 0 || sched_getscheduler(0) != SCHED_IDLE)
+		return 4;
+	if (sched_setscheduler(0, SCHED_OTHER, &p) == 0 || errno != EPERM)
+		return 5;
+	if (sched_setscheduler(getpid(), SCHED_IDLE, &p) == 0 || errno != EPERM)
+		return 6;
+	return 0;
 }
 
 static void scheduling_calls_are_refused_not_killed(void **state)

@@ -90,6 +90,9 @@ static size_t valid_message(uint32_t type, union wire_message *m)
 	case WIRE_RESUME:
 		m->resume = (struct wire_resume){.hdr = {type, sizeof(m->resume)}};
 		return sizeof(m->resume);
+	case WIRE_HOST_WORK:
+		m->host_work = (struct wire_host_work){.hdr = {type, sizeof(m->host_work)}};
+		return sizeof(m->host_work);
 	case WIRE_GRANT:
 		m->grant = (struct wire_grant){.hdr = {type, sizeof(m->grant)}, .id = 1};
 		return sizeof(m->grant);
@@ -153,6 +156,11 @@ static const struct message_case message_cases[] = {
     {"a resume (the answer to a take-over)", WIRE_RESUME, KEEP, .expect = 0},
     {"a resume with its reserved set (never checked)", WIRE_RESUME, U64,
      FIELD(wire_resume, reserved), .u = 7},
+    {"host work done", WIRE_HOST_WORK, KEEP, .expect = 0},
+    {"host work done with its reserved set", WIRE_HOST_WORK, U64, FIELD(wire_host_work, reserved),
+     .u = 1, .expect = -EINVAL},
+    {"host work done a byte short", WIRE_HOST_WORK, U32, FIELD(wire_header, size),
+     .u = sizeof(struct wire_host_work) - 1, .expect = -EPROTO},
 
     /* The header. */
     {"a type no one sends", BAD_TYPE, KEEP, .expect = -EPROTO},

@@ -14,6 +14,7 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "worker/host_work.h"
 #include "worker/vhost-user/vgpu_device_priv.h"
 
 /* Translates @res's backing entries into host iovecs; 0 or -EFAULT/-E2BIG/-ENOMEM. */
@@ -89,6 +90,7 @@ static uint32_t create_resource(struct vgpu_device *d,
 					   args->last_level, args->nr_samples};
 	uint64_t host_bytes = resource_host_bytes(&desc);
 	struct vgpu_resource *res;
+	int r;
 
 	if (args->handle == 0 || args->handle >= PREDICT_HOST_HANDLE_MIN) {
 		*what = "resource id 0 or reserved for the host";
@@ -115,7 +117,10 @@ static uint32_t create_resource(struct vgpu_device *d,
 	res->format = args->format;
 	res->width = args->width;
 	res->height = args->height;
-	if (virgl_renderer_resource_create(args, NULL, 0)) {
+	host_work_begin(host_bytes);
+	r = virgl_renderer_resource_create(args, NULL, 0);
+	host_work_end();
+	if (r) {
 		resource_quota_release(&d->quota, host_bytes);
 		free(res);
 		*what = "virglrenderer refused the resource description";
@@ -262,6 +267,7 @@ uint32_t vgpu_res_transfer_to_host_2d(struct vgpu_device *d, const void *req, co
 	struct virtio_gpu_transfer_to_host_2d c;
 	struct vgpu_resource *res;
 	struct virgl_box box;
+	int r;
 
 	memcpy(&c, req, sizeof(c));
 	res = vgpu_owned_resource(d, c.resource_id, what);
@@ -281,7 +287,10 @@ uint32_t vgpu_res_transfer_to_host_2d(struct vgpu_device *d, const void *req, co
 		return VIRTIO_GPU_RESP_OK_NODATA;
 	}
 	box = (struct virgl_box){c.r.x, c.r.y, 0, c.r.width, c.r.height, 1};
-	if (virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &box, c.offset, NULL, 0)) {
+	host_work_begin((uint64_t)c.r.width * c.r.height * 4u);
+	r = virgl_renderer_transfer_write_iov(res->id, 0, 0, 0, 0, &box, c.offset, NULL, 0);
+	host_work_end();
+	if (r) {
 		*what = "virglrenderer refused the transfer";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;
 	}
@@ -329,6 +338,8 @@ uint32_t vgpu_res_transfer_3d(struct vgpu_device *d, const void *req, bool to_ho
 	if (ctx)
 		virgl_ctx = gpu_context_id(ctx);
 	box = (struct virgl_box){c.box.x, c.box.y, c.box.z, c.box.w, c.box.h, c.box.d};
+	/* At 4 bytes a texel: which transfers are large enough to run at idle priority. */
+	host_work_begin((uint64_t)c.box.w * c.box.h * (c.box.d ? c.box.d : 1) * 4u);
 	if (to_host) {
 		if (ctx)
 			note_buffer_write(d, ctx, res, c.offset, c.box.x, c.box.w);
@@ -338,6 +349,7 @@ uint32_t vgpu_res_transfer_3d(struct vgpu_device *d, const void *req, bool to_ho
 		r = virgl_renderer_transfer_read_iov(res->id, virgl_ctx, c.level, c.stride,
 						     c.layer_stride, &box, c.offset, NULL, 0);
 	}
+	host_work_end();
 	if (r) {
 		*what = "virglrenderer refused the transfer";
 		return VIRTIO_GPU_RESP_ERR_INVALID_PARAMETER;

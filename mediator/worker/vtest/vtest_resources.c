@@ -24,6 +24,7 @@
 #include "worker/gpu_context.h"
 #include "worker/stream_cost.h"
 #include "worker/renderer.h"
+#include "worker/host_work.h"
 #include "worker/vtest/vtest_server_priv.h"
 
 void vtest_resource_free(struct vtest_resource *res)
@@ -168,7 +169,10 @@ static int create_resource(struct vtest_server *s, const uint32_t *p, uint32_t s
 	res->host_bytes = host_bytes;
 	res->handle = args.handle;
 	res->target = args.target;
-	if (virgl_renderer_resource_create(&args, NULL, 0)) {
+	host_work_begin(host_bytes);
+	r = virgl_renderer_resource_create(&args, NULL, 0);
+	host_work_end();
+	if (r) {
 		/* virglrenderer refused the description: a client error. */
 		vtest_limits_release(&s->limits, backing);
 		resource_quota_release(&s->quota, host_bytes);
@@ -274,6 +278,7 @@ int vtest_cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, co
 	uint32_t data_size = p[10];
 	struct virgl_box box;
 	struct iovec iov;
+	int r;
 
 	if (!res)
 		return -ENOENT;
@@ -288,8 +293,11 @@ int vtest_cmd_transfer_get(struct vtest_server *s, const struct vtest_msg *m, co
 	iov.iov_base = calloc(1, data_size);
 	if (!iov.iov_base)
 		return -ENOMEM;
-	if (virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], p[2], p[3], &box, 0,
-					     &iov, 1)) {
+	host_work_begin(data_size);
+	r = virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], p[2], p[3], &box, 0,
+					     &iov, 1);
+	host_work_end();
+	if (r) {
 		free(iov.iov_base);
 		srv_log(LOG_LEVEL_WARN, s,
 			"TRANSFER_GET of resource %u refused by virglrenderer; answering %u zero "
@@ -307,6 +315,7 @@ int vtest_cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, co
 	uint32_t data_size = p[10];
 	struct virgl_box box;
 	struct iovec iov;
+	int r;
 
 	if (!res)
 		return -ENOENT;
@@ -320,8 +329,11 @@ int vtest_cmd_transfer_put(struct vtest_server *s, const struct vtest_msg *m, co
 	if (res->target == PIPE_BUFFER)
 		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
 					   iov.iov_base, data_size);
-	if (virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
-					      &box, 0, &iov, 1))
+	host_work_begin(data_size);
+	r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], p[2], p[3],
+					      &box, 0, &iov, 1);
+	host_work_end();
+	if (r)
 		srv_log(LOG_LEVEL_WARN, s, "TRANSFER_PUT to resource %u refused by virglrenderer",
 			res->handle);
 	return 0;
@@ -351,12 +363,14 @@ static int transfer2(struct vtest_server *s, const struct vtest_msg *m, bool put
 	if (put && res->target == PIPE_BUFFER)
 		stream_cost_resource_write(gpu_context_stream_cost(s->ctx), res->handle, box.x,
 					   (const uint8_t *)res->shm + offset, data_size);
+	host_work_begin(data_size);
 	if (put)
 		r = virgl_renderer_transfer_write_iov(res->handle, VTEST_CTX_ID, (int)p[1], 0, 0,
 						      &box, offset, NULL, 0);
 	else
 		r = virgl_renderer_transfer_read_iov(res->handle, VTEST_CTX_ID, p[1], 0, 0, &box,
 						     offset, NULL, 0);
+	host_work_end();
 	if (r)
 		srv_log(LOG_LEVEL_WARN, s, "%s on resource %u refused by virglrenderer",
 			put ? "TRANSFER_PUT2" : "TRANSFER_GET2", res->handle);
