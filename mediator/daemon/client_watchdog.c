@@ -21,14 +21,14 @@
  *   here, the sooner the more often it did it;
  * - from PENALTY_RESET_LEVEL on (a user whose revoked groups drew on
  *   again and again), a group not young (its context's cost known, by its
- *   worker's word and mediatord's count) may draw RESET_RASTER_NS, checked
- *   every RESET_STEP_NS: the engine reset a hardware GPU's driver would do
- *   at once: its long draws would otherwise draw beside every safety
- *   frame for the MIN_RASTER_NS each of them may (bench/faults,
- *   sustained: a client whose 75 ms scissor tiles were each revoked at
- *   the gap's end cost the cluster a frame every few tiles). A young
- *   context's groups (an honest app's first long draws, granted a few ms
- *   of allowance with no cost known) keep the halved allowance;
+ *   worker's word and mediatord's count) that has run past its own bound
+ *   may draw RESET_RASTER_NS, checked every RESET_STEP_NS: the engine reset
+ *   a hardware GPU's driver would do at once: its long draws would otherwise draw beside every
+ * safety frame for the MIN_RASTER_NS each of them may (bench/faults, sustained: a client whose 75
+ * ms scissor tiles were each revoked at the gap's end cost the cluster a frame every few tiles). A
+ * young context's groups (an honest app's first long draws, granted a few ms of allowance with no
+ * cost known), and a group revoked within its bound (an honest tile granted a room of 2 ms, its
+ * bound 40 ms: the mediator's choice, not its client's), keep the halved allowance;
  * - it made no progress (no CPU time, no thread runnable: stopped,
  *   deadlocked) for kill_us: killed;
  * - it compiles (its rasterizer threads idle, its other threads busy or
@@ -86,23 +86,36 @@ static uint64_t halved(uint64_t full, uint32_t level, uint64_t floor)
 	return v > floor ? v : floor;
 }
 
-/* Whether revoked group @r of a client at penalty @level is ended at once (engine reset). */
-static bool reset_now(const struct dispatcher_revoked *r, uint32_t level)
+/*
+ * Whether revoked group @r of a client at penalty @level, seen at @now, is
+ * ended at once (the engine reset): not young, and past its own bound.
+ */
+static bool reset_now(const struct dispatcher_revoked *r, uint32_t level, uint64_t now)
 {
-	return level >= PENALTY_RESET_LEVEL && !r->young;
+	return level >= PENALTY_RESET_LEVEL && !r->young && now - r->granted_ns >= r->bound_ns;
 }
 
-/* How long from one kill stage check of revoked group @r at penalty @level to the next. */
-static uint64_t watch_step(const struct dispatcher_revoked *r, uint32_t level)
+/*
+ * When revoked group @r of a client at penalty @level is next checked after
+ * @now: every WATCH_STEP_NS; one the reset may end, every RESET_STEP_NS once
+ * past its bound, and at the moment it passes it.
+ */
+static uint64_t next_check(const struct dispatcher_revoked *r, uint32_t level, uint64_t now)
 {
-	return reset_now(r, level) ? RESET_STEP_NS : WATCH_STEP_NS;
+	uint64_t past = r->granted_ns + r->bound_ns;
+
+	if (level < PENALTY_RESET_LEVEL || r->young)
+		return now + WATCH_STEP_NS;
+	if (now >= past)
+		return now + RESET_STEP_NS;
+	return now + WATCH_STEP_NS < past ? now + WATCH_STEP_NS : past;
 }
 
-/* The rasterizer time revoked group @r at penalty @level may still draw. */
+/* The rasterizer time revoked group @r at penalty @level may still draw, seen at @now. */
 static uint64_t raster_allowance(const struct dispatcher_revoked *r, uint64_t kill_ns,
-				 uint32_t level)
+				 uint32_t level, uint64_t now)
 {
-	return reset_now(r, level) ? RESET_RASTER_NS : halved(kill_ns, level, MIN_RASTER_NS);
+	return reset_now(r, level, now) ? RESET_RASTER_NS : halved(kill_ns, level, MIN_RASTER_NS);
 }
 
 /* True on the 1st, 2nd, 4th, 8th, ... revocation of a client: the ones logged. */
@@ -145,7 +158,7 @@ static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, 
 	c->raster_at_revoke = cpu.raster_ns;
 	c->cpu_at_check = cpu.total_ns;
 	c->stuck_since = r->revoked_ns;
-	return r->revoked_ns + watch_step(r, level);
+	return next_check(r, level, r->revoked_ns);
 }
 
 /* Why @c's worker is to be killed now (NULL: not yet). */
@@ -177,7 +190,7 @@ static const char *kill_reason(struct client *c, const struct dispatcher_revoked
 		return buf;
 	}
 	drew = cpu.raster_ns > c->raster_at_revoke ? cpu.raster_ns - c->raster_at_revoke : 0;
-	allowed = raster_allowance(r, kill_ns, level);
+	allowed = raster_allowance(r, kill_ns, level, now);
 	if (drew > allowed) {
 		snprintf(buf, size,
 			 "drew %llu ms of rasterizer time since, %llu ms allowed at "
@@ -200,8 +213,8 @@ static uint64_t on_kill_stage(struct client *c, const struct dispatcher_revoked 
 	const char *why = kill_reason(c, r, now, buf, sizeof(buf));
 
 	if (!why)
-		return now +
-		       watch_step(r, penalties_level(&c->listener->penalties, c->peer_uid, now));
+		return next_check(r, penalties_level(&c->listener->penalties, c->peer_uid, now),
+				  now);
 	penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	log_error("domain %s: client %u context %u: group of grant %llu revoked %llu ms ago has "
 		  "not completed (held %llu ms; %s); killing worker %d",

@@ -681,6 +681,7 @@ static uint64_t kill_overdue(struct dispatcher *d, uint64_t now_ns)
 						.ctx_id = o->ctx_id,
 						.wire_id = o->wire_id,
 						.granted_ns = o->granted_ns,
+						.bound_ns = o->bound_ns,
 						.revoked_ns = o->revoked_ns,
 						.young = o->flags & SCHED_YOUNG,
 						.kill = true};

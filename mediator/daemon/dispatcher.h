@@ -65,7 +65,8 @@ struct dispatcher_revoked {
 	uint32_t ctx_id;  /* as its worker named it in the request */
 	uint64_t wire_id; /* the worker's request id */
 	uint64_t granted_ns;
-	uint64_t bound_ns, deadline_ns; /* at the revocation only (0 with kill) */
+	uint64_t bound_ns;    /* as admitted */
+	uint64_t deadline_ns; /* at the revocation only (0 with kill) */
 	uint64_t revoked_ns;
 	bool young; /* asked as young, or its client's groups still are to mediatord */
 	/*
