@@ -5,8 +5,8 @@
 # client (guest-shim/long-draws: full-screen draws with an expensive
 # shader, one group each, back to back). The budget policy throttles
 # infotainment; the cluster misses no deadline after its start-up frames
-# by mediatord's count (and at most 0.5 % by its own clock, which also
-# counts its CPU time on the shared cores); show-budgets stays
+# by mediatord's count (and at most 1 % by its own clock, 2 % in a
+# sanitizer build, which also counts its CPU time on the shared cores); show-budgets stays
 # consistent (used in the last period <= budget + debt for the strict
 # domain, throttled > 0); set-budget applies from the next period and
 # refuses a budget the safety domains cannot have. On a noisy host (CPU
@@ -21,6 +21,14 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
 { [ -x "$CLUSTER_CLIENT" ] && [ -x "$LONG_DRAWS" ]; } || fail "bench/isolation clients not built"
 FRAMES=600
+
+# The cluster's misses by its own clock tolerated in an attempt (below): 1 %
+# of its frames; in a sanitizer build, where the client's own code and the
+# workers' run several times slower on the same two cores, 2 % (an ASan CI
+# run on 2026-11-27: 7 of 600 by the client's clock, 0 by mediatord's and
+# in the trace).
+CLIENT_MISSES_MAX=6
+! worker_sanitized || CLIENT_MISSES_MAX=12
 
 write_config budget 1
 # The infotainment domain is strict (it never runs past its budget): 8 ms
@@ -70,9 +78,9 @@ attempt() {
   # mediatord's count is the scheduler's: a frame completed on the GPU after
   # its release + deadline. The client's own clock also counts its CPU time
   # (GL calls, virgl encoding, the vtest round trips) on two cores shared
-  # with llvmpipe's threads, which no GPU scheduler controls: up to 6 of 600
-  # (1 %) are tolerated there, and printed.
-  [ "$md_misses" -eq 0 ] && [ "$trace_misses" -eq 0 ] && [ "$misses" -le 6 ]
+  # with llvmpipe's threads, which no GPU scheduler controls: up to
+  # CLIENT_MISSES_MAX are tolerated there, and printed.
+  [ "$md_misses" -eq 0 ] && [ "$trace_misses" -eq 0 ] && [ "$misses" -le "$CLIENT_MISSES_MAX" ]
 }
 
 # These machines are VMs on a shared host. While the hypervisor gives a
