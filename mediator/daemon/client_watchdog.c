@@ -9,10 +9,12 @@
  * idle priority (worker_threads.h): it draws on only with CPU time the
  * safety domain's worker does not want, until its group completes. Its
  * user is penalised (penalties.h) when the revoked group turns out to
- * have drawn: more than PENALTY_DREW_NS of rasterizer time after its
- * revocation, or killed. A revoked shader compile (the rasterizer idle)
- * costs no penalty: the mediator's allowance, not the client, cut it
- * short. The level rises whatever connection or context it came from.
+ * have drawn past its own bound: more than PENALTY_DREW_NS of rasterizer
+ * time after its revocation and completed after its grant + bound, or
+ * killed. A revoked shader compile (the rasterizer idle), and a group
+ * that completed within its bound, cost no penalty: the mediator's
+ * allowance, not the client, cut it short. The level rises whatever connection or context it came
+ * from.
  *
  * Then, every WATCH_STEP_NS, the kill stage asks what the worker does:
  * - it drew more than its rasterizer allowance since the revocation
@@ -156,6 +158,7 @@ static uint64_t on_revoke(struct client *c, const struct dispatcher_revoked *r, 
 	memset(&cpu, 0, sizeof(cpu));
 	worker_threads_cpu(c->pid, &cpu);
 	c->raster_at_revoke = cpu.raster_ns;
+	c->revoked_past_ns = r->granted_ns + r->bound_ns;
 	c->cpu_at_check = cpu.total_ns;
 	c->stuck_since = r->revoked_ns;
 	return next_check(r, level, r->revoked_ns);
@@ -251,9 +254,15 @@ void client_watchdog_done(struct client *c)
 	uint64_t now = mono_now_ns();
 
 	if (c->awaiting_late && !dispatcher_suspended(c->md->dispatcher, c->id)) {
-		/* Its revoked group completed: did it draw on after the revocation? */
+		/*
+		 * Its revoked group completed: did it draw on after the
+		 * revocation, and past its own bound? One that ended within its
+		 * bound was revoked for a room the mediator chose (an honest
+		 * tile granted 2 ms, its bound 7 to 40 ms), not for its client's
+		 * word.
+		 */
 		c->awaiting_late = false;
-		if (drawn_since_revoke(c) > PENALTY_DREW_NS)
+		if (drawn_since_revoke(c) > PENALTY_DREW_NS && now > c->revoked_past_ns)
 			penalties_offend(&c->listener->penalties, c->peer_uid, now);
 	}
 	if (!c->demoted || dispatcher_suspended(c->md->dispatcher, c->id) ||
