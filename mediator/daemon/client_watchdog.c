@@ -13,8 +13,8 @@
  * time after its revocation and completed after its grant + bound, or
  * killed. A revoked shader compile (the rasterizer idle), and a group
  * that completed within its bound, cost no penalty: the mediator's
- * allowance, not the client, cut it short. The level rises whatever connection or context it came
- * from.
+ * allowance, not the client, cut it short. The level rises whatever
+ * connection or context it came from.
  *
  * Then, every WATCH_STEP_NS, the kill stage asks what the worker does:
  * - it drew more than its rasterizer allowance since the revocation
@@ -24,13 +24,15 @@
  * - from PENALTY_RESET_LEVEL on (a user whose revoked groups drew on
  *   again and again), a group not young (its context's cost known, by its
  *   worker's word and mediatord's count) that has run past its own bound
- *   may draw RESET_RASTER_NS, checked every RESET_STEP_NS: the engine reset
- *   a hardware GPU's driver would do at once: its long draws would otherwise draw beside every
- * safety frame for the MIN_RASTER_NS each of them may (bench/faults, sustained: a client whose 75
- * ms scissor tiles were each revoked at the gap's end cost the cluster a frame every few tiles). A
- * young context's groups (an honest app's first long draws, granted a few ms of allowance with no
- * cost known), and a group revoked within its bound (an honest tile granted a room of 2 ms, its
- * bound 40 ms: the mediator's choice, not its client's), keep the halved allowance;
+ *   may draw RESET_RASTER_NS, checked every RESET_STEP_NS: the engine
+ *   reset a hardware GPU's driver would do at once. Its long draws would
+ *   otherwise draw beside every safety frame for the MIN_RASTER_NS each
+ *   may (bench/faults, sustained: a client whose 75 ms scissor tiles were
+ *   each revoked at the gap's end cost the cluster a frame every few
+ *   tiles). A young context's groups (an honest app's first long draws,
+ *   granted a few ms with no cost known), and a group revoked within its
+ *   bound (an honest tile granted a room of 2 ms, its bound 40 ms: the
+ *   mediator's choice, not its client's), keep the halved allowance;
  * - it made no progress (no CPU time, no thread runnable: stopped,
  *   deadlocked) for kill_us: killed;
  * - it compiles (its rasterizer threads idle, its other threads busy or

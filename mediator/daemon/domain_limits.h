@@ -8,12 +8,14 @@
  * The decisions are pure (domain_limits_admit(), domain_limits_over()):
  * mediatord (clients.c) counts a domain's clients and its workers' memory,
  * asks, and closes the connection refused or ends the newest workers of a
- * domain past its total, as many as bring it back under. A worker's memory is its private resident
- * memory, RssAnon in /proc/PID/status: what it allocated itself (the host GL driver's heap,
- * textures, threads); not the shared libraries every worker maps (RssFile, counted once by the
- * host), nor shared memory (RssShmem: a VM's RAM that a vhost-user worker maps is the VM's, and a
- * vtest client's resources are bounded by resource_memory_mb). The per-worker limits summed would
- * be no total at all (16 x 4 GiB by default).
+ * domain past its total, as many as bring it back under. A worker's
+ * memory is its private resident memory, RssAnon in /proc/PID/status:
+ * what it allocated itself (the host GL driver's heap, textures, threads);
+ * not the shared libraries every worker maps (RssFile, counted once by the
+ * host), nor shared memory (RssShmem: a VM's RAM that a vhost-user worker
+ * maps is the VM's, and a vtest client's resources are bounded by
+ * resource_memory_mb). The per-worker limits summed would be no total at
+ * all (16 x 4 GiB by default).
  *
  * The log of refusals is rate-limited (struct domain_limits_log) so that a
  * flood of connections does not flood the log. All of it runs on

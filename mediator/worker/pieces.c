@@ -294,8 +294,12 @@ void pieces_plan(const struct piece_boundary *b, size_t nb, double total_cost, s
 	 * clear is cut by its size, whatever its prediction: a young
 	 * context's first clear of a 64 MiB texture is predicted like its
 	 * other first groups, and took 25 to 100 ms (bench/faults, mem-flood).
+	 * A group predicted within a piece without such a clear (most
+	 * groups: this runs for each) has nothing to tile.
 	 */
-	plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
+	if (est->predicted_ns > (double)piece_ns ||
+	    x[PF_CLEAR_TEX_PIXELS] > (double)PIECES_CLEAR_BAND_PIXELS)
+		plan_tiles(b, nb, total_cost, by_cost, est->predicted_ns, piece_ns, out);
 	if (out->n > 1)
 		set_estimates(out, est);
 }

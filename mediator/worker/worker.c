@@ -27,33 +27,33 @@
 
 static void usage(FILE *f)
 {
-	fprintf(
-	    f,
-	    "Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
-	    "                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
-	    "                       [--state-dir DIR] [--grants] [--idle-host-work] [--nice N]\n"
-	    "                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
-	    "                       [--cache-dir DIR] [--outlive-mediatord]\n"
-	    "                       [--resource-memory-mb N] [--max-contexts N]\n"
-	    "                       [--transport vtest|vhost-user] [--verbose]\n"
-	    "\n"
-	    "Serves the connection on fd %d (a vtest client, or with --transport\n"
-	    "vhost-user a QEMU vhost-user-gpu device) and sends command-group records\n"
-	    "to mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
-	    "each command group. --nice sets its CPU priority (the domain's\n"
-	    "worker_nice) before any thread starts. Before it reads a byte of the\n"
-	    "client it closes every other descriptor, limits its private memory to\n"
-	    "--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
-	    "worker user) and sets no-new-privs. The client's resources may take\n"
-	    "--resource-memory-mb of host memory (the domain's resource_memory_mb),\n"
-	    "and a VM at most --max-contexts guest contexts at once (the domain's\n"
-	    "max_contexts_per_client). With --idle-host-work (a normal domain's\n"
-	    "worker), it runs a large resource's storage and a large transfer at\n"
-	    "idle priority, and mediatord puts it back afterwards.\n"
-	    "It dies with mediatord, or with --outlive-mediatord serves on when\n"
-	    "mediatord dies and is taken over by a restarted one (its keeper holds\n"
-	    "the record channel). Started by mediatord; not meant to be run by hand.\n",
-	    WIRE_CLIENT_FD, WIRE_WORKER_FD);
+	fprintf(f,
+		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
+		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
+		"                       [--state-dir DIR] [--grants] [--idle-host-work]\n"
+		"                       [--nice N]\n"
+		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
+		"                       [--cache-dir DIR] [--outlive-mediatord]\n"
+		"                       [--resource-memory-mb N] [--max-contexts N]\n"
+		"                       [--transport vtest|vhost-user] [--verbose]\n"
+		"\n"
+		"Serves the connection on fd %d (a vtest client, or with --transport\n"
+		"vhost-user a QEMU vhost-user-gpu device) and sends command-group records\n"
+		"to mediatord on fd %d; with --grants, asks mediatord for a grant before\n"
+		"each command group. --nice sets its CPU priority (the domain's\n"
+		"worker_nice) before any thread starts. Before it reads a byte of the\n"
+		"client it closes every other descriptor, limits its private memory to\n"
+		"--memory-mb (the domain's worker_memory_mb), becomes --run-as (the\n"
+		"worker user) and sets no-new-privs. The client's resources may take\n"
+		"--resource-memory-mb of host memory (the domain's resource_memory_mb),\n"
+		"and a VM at most --max-contexts guest contexts at once (the domain's\n"
+		"max_contexts_per_client). With --idle-host-work (a normal domain's\n"
+		"worker), it runs a large resource's storage and a large transfer at\n"
+		"idle priority, and mediatord puts it back afterwards.\n"
+		"It dies with mediatord, or with --outlive-mediatord serves on when\n"
+		"mediatord dies and is taken over by a restarted one (its keeper holds\n"
+		"the record channel). Started by mediatord; not meant to be run by hand.\n",
+		WIRE_CLIENT_FD, WIRE_WORKER_FD);
 }
 
 static int parse_u32(const char *s, uint32_t *out)

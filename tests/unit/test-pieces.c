@@ -543,11 +543,15 @@ static void a_large_clear_is_cut_into_bands_whatever_its_prediction(void **state
 			      0xff00ff00u};
 	uint32_t cmds[TILE_CMDS_MAX];
 	struct piece_plan plan;
+	double x[PF_COUNT];
 
 	(void)state;
 	est.young = true;
 	clear_group(b, 4096, 8, 4088);
-	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	/* The group's features: its clear's pixels among them. */
+	memcpy(x, whole_x, sizeof(x));
+	x[PF_CLEAR_TEX_PIXELS] = 4096.0 * 4088.0;
+	pieces_plan(b, 1, 1e5, 16, &est, x, 4000000, &plan);
 	/* 4096 x 4088 pixels, 16 Mi: 16 bands of at most PIECES_CLEAR_BAND_PIXELS or so. */
 	assert_int_equal(plan.n, PIECES_MAX);
 	assert_covers(&plan, 16);
@@ -582,18 +586,20 @@ static void a_large_clear_is_cut_into_bands_whatever_its_prediction(void **state
 	assert_int_equal(tile_cmds_clear_band(&plan.p[0], guest, 13, cmds), 0);
 	/* A clear of 512 x 512 (a quarter band's pixels), predicted short: whole. */
 	clear_group(b, 512, 0, 512);
-	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	x[PF_CLEAR_TEX_PIXELS] = 512.0 * 512.0;
+	pieces_plan(b, 1, 1e5, 16, &est, x, 4000000, &plan);
 	assert_int_equal(plan.n, 1);
 	/* Predicted long, it is cut by its prediction: 12 ms in 3 bands, and the flush. */
 	est = estimate(12e6, 14e6);
-	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 4000000, &plan);
+	pieces_plan(b, 1, 1e5, 16, &est, x, 4000000, &plan);
 	assert_int_equal(plan.n, 4);
 	assert_int_equal(plan.p[0].tiles, 3);
 	assert_int_equal(plan.p[3].tiles, 0);
 	assert_covers(&plan, 16);
 	/* With no piece length (no safety domain active), never cut. */
 	clear_group(b, 4096, 0, 4096);
-	pieces_plan(b, 1, 1e5, 16, &est, whole_x, 0, &plan);
+	x[PF_CLEAR_TEX_PIXELS] = 4096.0 * 4096.0;
+	pieces_plan(b, 1, 1e5, 16, &est, x, 0, &plan);
 	assert_int_equal(plan.n, 1);
 }
 
