@@ -23,13 +23,14 @@
  *                 both fragment errors finite and >= -1; frag_preferred
  *                 BBOX or HISTORY; the first WIRE_FEATURES coef finite
  *   WIRE_RESUME   the header only (the answer to a take-over)
- *   WIRE_HOST_WORK  reserved 0
+ *   WIRE_HOST_WORK  phase DONE or BEGIN; reserved 0
  *
  * WIRE_GRANT and WIRE_ORPHANED are mediatord's and the keeper's, never a
  * worker's. The rules are those mediatord always applied; a rule added
  * here changes which workers mediatord stops.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -262,6 +263,10 @@ int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, 
 	case WIRE_MODEL:
 		return wire_check_model(&m.model, err, err_size);
 	case WIRE_HOST_WORK:
+		if (m.host_work.phase != WIRE_HOST_WORK_DONE &&
+		    m.host_work.phase != WIRE_HOST_WORK_BEGIN)
+			return fail(-EINVAL, err, err_size, "host work: unknown phase %" PRIu32,
+				    m.host_work.phase);
 		if (m.host_work.reserved)
 			return fail(-EINVAL, err, err_size, "host work: reserved not 0");
 		return 0;

@@ -81,7 +81,8 @@ enum wire_type {
 	/* mediatord -> worker: a (restarted) mediatord took this worker over; and the worker's
 	   answer */
 	WIRE_RESUME = 10,
-	/* worker -> mediatord: bulk host work run at idle priority is done (worker/host_work.h) */
+	/* worker -> mediatord: bulk host work at idle priority begins or is done
+	   (worker/host_work.h) */
 	WIRE_HOST_WORK = 11,
 };
 
@@ -233,9 +234,24 @@ struct wire_resume {
 	uint64_t reserved; /* 0 */
 };
 
+/*
+ * A worker lowers its thread to SCHED_IDLE itself before bulk host work
+ * and sends WIRE_HOST_WORK with phase DONE afterwards: mediatord puts it
+ * back. Phase BEGIN is sent instead of lowering when the thread is still
+ * at idle priority because mediatord has not yet acted on the last DONE:
+ * mediatord, reading both in order, keeps it there. Without it the put-back
+ * came in the middle of the next host work (a client making its textures
+ * one after another), which then ran at the domain's priority.
+ */
+enum wire_host_work_phase {
+	WIRE_HOST_WORK_DONE = 0,
+	WIRE_HOST_WORK_BEGIN = 1,
+};
+
 struct wire_host_work {
 	struct wire_header hdr;
-	uint64_t reserved; /* 0 */
+	uint32_t phase;	   /* enum wire_host_work_phase */
+	uint32_t reserved; /* 0 */
 };
 
 struct wire_hello {

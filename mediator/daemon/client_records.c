@@ -229,7 +229,12 @@ static int take_context(struct client *c, const void *msg, uint64_t now_ns, char
 static int take_host_work(struct client *c, const void *msg, uint64_t now_ns, char *err,
 			  size_t err_size)
 {
-	client_watchdog_host_work_done(c);
+	const struct wire_host_work *m = msg;
+
+	if (m->phase == WIRE_HOST_WORK_BEGIN)
+		client_watchdog_host_work_begin(c);
+	else
+		client_watchdog_host_work_done(c);
 	return 0;
 }
 

@@ -284,18 +284,29 @@ void client_watchdog_short(struct client *c)
 	set_demoted(c, true);
 }
 
-void client_watchdog_host_work_done(struct client *c)
+/* A normal domain's worker, not at idle priority by mediatord's doing, to @idle or back. */
+static void set_host_work(struct client *c, bool idle)
 {
 	int r;
 
-	/* Only a normal domain's workers lower themselves; mediatord's own reasons come first. */
-	if (listener_config(c->listener)->class != DOMAIN_CLASS_NORMAL)
+	if (listener_config(c->listener)->class != DOMAIN_CLASS_NORMAL || c->demoted)
 		return;
-	domain_idle_host_work(c->listener->domain);
-	if (c->demoted)
-		return;
-	r = worker_threads_set_idle(c->pid, false, listener_config(c->listener)->worker_nice);
+	r = worker_threads_set_idle(c->pid, idle, listener_config(c->listener)->worker_nice);
 	if (r < 0 && r != -ESRCH)
 		log_warn("domain %s: client %u: cannot set worker %d's priority: %s",
 			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(-r));
+}
+
+void client_watchdog_host_work_begin(struct client *c)
+{
+	/* Host work right after host work whose put-back was on its way: kept at idle priority. */
+	set_host_work(c, true);
+}
+
+void client_watchdog_host_work_done(struct client *c)
+{
+	/* Only a normal domain's workers lower themselves; mediatord's own reasons come first. */
+	if (listener_config(c->listener)->class == DOMAIN_CLASS_NORMAL)
+		domain_idle_host_work(c->listener->domain);
+	set_host_work(c, false);
 }

@@ -38,6 +38,7 @@
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
+#include "daemon/worker_threads.h"
 #include "daemon/peer_cred.h"
 
 void client_free(struct client *c)
@@ -79,6 +80,9 @@ static uid_t peer_uid(int fd)
 /* Signals a client's worker, through its pidfd: its pid may be another process's by now. */
 void client_kill(const struct client *c, int sig)
 {
+	/* A normal domain's worker dies at idle priority: its exit unmaps all it held. */
+	if (listener_config(c->listener)->class == DOMAIN_CLASS_NORMAL)
+		worker_threads_set_idle(c->pid, true, listener_config(c->listener)->worker_nice);
 	if (pidfd_send_signal(c->pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
 		log_warn("domain %s: client %u: cannot signal worker %d: %s",
 			 domain_name(c->listener->domain), c->id, (int)c->pid, strerror(errno));

@@ -231,7 +231,10 @@ void client_watchdog_short(struct client *c);
  * @c's worker ran bulk host work at idle priority, lowered by itself
  * (worker/host_work.h), and is done: back to its domain's priority, unless
  * mediatord keeps it at idle priority (demoted) or its domain is not normal.
+ * _begin: more host work comes while that put-back was on its way: kept at
+ * idle priority (same exceptions).
  */
+void client_watchdog_host_work_begin(struct client *c);
 void client_watchdog_host_work_done(struct client *c);
 
 /* ---- client_records.c ---------------------------------------------------- */

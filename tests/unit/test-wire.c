@@ -157,8 +157,12 @@ static const struct message_case message_cases[] = {
     {"a resume with its reserved set (never checked)", WIRE_RESUME, U64,
      FIELD(wire_resume, reserved), .u = 7},
     {"host work done", WIRE_HOST_WORK, KEEP, .expect = 0},
-    {"host work done with its reserved set", WIRE_HOST_WORK, U64, FIELD(wire_host_work, reserved),
+    {"host work done with its reserved set", WIRE_HOST_WORK, U32, FIELD(wire_host_work, reserved),
      .u = 1, .expect = -EINVAL},
+    {"host work begins (kept at idle priority)", WIRE_HOST_WORK, U32, FIELD(wire_host_work, phase),
+     .u = WIRE_HOST_WORK_BEGIN, .expect = 0},
+    {"host work of an unknown phase", WIRE_HOST_WORK, U32, FIELD(wire_host_work, phase), .u = 2,
+     .expect = -EINVAL},
     {"host work done a byte short", WIRE_HOST_WORK, U32, FIELD(wire_header, size),
      .u = sizeof(struct wire_host_work) - 1, .expect = -EPROTO},
 

@@ -25,6 +25,7 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "worker/host_work.h"
 #include "worker/gpu_context.h"
 #include "worker/group_runner.h"
 #include "predict.h"
@@ -122,8 +123,11 @@ void vgpu_device_reset(struct vgpu_device *dev)
 		if (d->ctxs[i].guest_id)
 			ctx_free(d, i);
 	d->resetting = false;
+	/* Its groups are done: freeing the guest's storage is bulk host work. */
+	host_work_begin(d->quota.used);
 	for (size_t i = 0; (res = predict_map_next(&d->resources, &i));)
 		vgpu_resource_free(res);
+	host_work_end();
 	predict_map_finish(&d->resources);
 	d->backing = (struct vgpu_backing_usage){0, 0};
 	d->quota.used = 0;

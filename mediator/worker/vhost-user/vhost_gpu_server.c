@@ -35,6 +35,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
+#include "worker/host_work.h"
 #include "worker/mediator_link.h"
 #include "worker/renderer.h"
 #include "common/util.h"
@@ -131,6 +132,7 @@ void vhost_gpu_server_destroy(struct vhost_gpu_server *server)
 	if (!server)
 		return;
 	vgpu_device_destroy(server->dev);
+	host_work_final();
 	for (uint32_t i = 0; i < NQUEUES; i++)
 		virtqueue_finish(&server->vq[i]);
 	guest_mem_destroy(server->mem);

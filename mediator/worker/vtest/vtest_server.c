@@ -44,6 +44,7 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "worker/host_work.h"
 #include "worker/gpu_context.h"
 #include "worker/group_runner.h"
 #include "worker/mediator_link.h"
@@ -131,6 +132,7 @@ void vtest_server_destroy(struct vtest_server *server)
 		return;
 	group_runner_end_context(server->runner, server->ctx, poll_completions, server);
 	group_runner_destroy(server->runner);
+	host_work_final();
 	for (size_t i = 0; (res = predict_map_next(&server->resources, &i));)
 		vtest_resource_free(res);
 	predict_map_finish(&server->resources);
