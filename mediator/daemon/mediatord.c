@@ -36,7 +36,6 @@
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
-#include "daemon/own_priority.h"
 #include "daemon/service_notify.h"
 #include "daemon/trace.h"
 #include "daemon/worker_user.h"
@@ -229,7 +228,6 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	struct kept *kept = calloc(1, sizeof(*kept));
 	struct control_access control_access;
 	sigset_t mask;
-	char why[128];
 	int board, r;
 
 	if (!md || !kept) {
@@ -257,8 +255,6 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 		goto fail;
 	/* Before anything a keeper must not inherit. */
 	takeover_open_keeper(md, kept);
-	if (own_priority_raise(why, sizeof(why)) < 0)
-		log_warn("%s: mediatord runs at its present CPU priority", why);
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
