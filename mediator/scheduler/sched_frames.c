@@ -70,6 +70,15 @@ uint64_t sched_frame_time(const struct sdom *d)
 	return frames_median(d, d->measured);
 }
 
+uint64_t sched_frame_cost_beside_revoked(const struct sdom *d)
+{
+	uint64_t c = sched_frame_cost(d);
+
+	for (unsigned i = 0; i < SCHED_BESIDE_HISTORY; i++)
+		c = d->beside[i] > c ? d->beside[i] : c;
+	return c;
+}
+
 /*
  * True while safety domain @d is past its budget and draws as fast as it
  * can: its last SCHED_FAST_RELEASES releases each came less than half a
@@ -177,6 +186,10 @@ static void close_frame(struct sdom *d, bool unfinished)
 	/* What an unfinished frame would have cost is not known. */
 	if (unfinished)
 		return;
+	if (d->frame_beside_revoked) {
+		d->beside[d->next_beside] = d->frame_measured;
+		d->next_beside = (d->next_beside + 1) % SCHED_BESIDE_HISTORY;
+	}
 	d->costs[d->next_cost] = d->frame_bound + d->frame_extra;
 	d->measured[d->next_cost] = d->frame_measured;
 	d->counts[d->next_cost] = d->frame_groups;
@@ -203,6 +216,17 @@ static bool others_on_gpu(const struct sdom *d)
 	return false;
 }
 
+/* True while a revoked group of another domain than @d draws on. */
+static bool others_revoked_running(const struct sdom *d)
+{
+	const struct sched *s = d->s;
+
+	for (int i = 0; i < s->n; i++)
+		if (i != d->index && s->d[i].revoked_running)
+			return true;
+	return false;
+}
+
 void sched_frames_crossed(struct sched *s, int by)
 {
 	for (int i = 0; i < s->n; i++) {
@@ -212,6 +236,8 @@ void sched_frames_crossed(struct sched *s, int by)
 			continue;
 		if (d->frame_open)
 			d->frame_crossed = true;
+		if (d->frame_open && s->d[by].revoked_running)
+			d->frame_beside_revoked = true;
 		if (d->carried_n)
 			d->carried_crossed = true;
 	}
@@ -267,6 +293,7 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_groups = 0;
 	d->frame_output = false;
 	d->frame_crossed = others_on_gpu(d);
+	d->frame_beside_revoked = others_revoked_running(d);
 	d->frame_last_end = 0;
 }
 

@@ -77,6 +77,11 @@ struct sdom {
 	bool frame_output;	 /* one of them was not SCHED_NO_OUTPUT */
 	/* Another domain's group was in flight, or drew on revoked, while it was open. */
 	bool frame_crossed;
+	/* Another domain's revoked group drew on while it was open. */
+	bool frame_beside_revoked;
+	/* What its recent such frames took, measured (0: none yet). */
+	uint64_t beside[SCHED_BESIDE_HISTORY];
+	unsigned next_beside;
 	uint64_t frame_last_end; /* end of its last completed group */
 	/* Recent frames: what each cost (bounds, or measured where more) and its groups. */
 	uint64_t costs[SCHED_FRAME_HISTORY];
@@ -188,6 +193,12 @@ void sched_check_budget(struct sdom *d, const char *call);
 uint64_t sched_frame_cost(const struct sdom *d);
 /* The median measured time of safety domain @d's recent frames (its budget before any). */
 uint64_t sched_frame_time(const struct sdom *d);
+/*
+ * What a frame of safety domain @d takes beside another domain's revoked
+ * group still drawing: the longest of its recent such frames, measured,
+ * at least its frame cost C.
+ */
+uint64_t sched_frame_cost_beside_revoked(const struct sdom *d);
 /* Safety domain @d's frames are protected against other domains' groups. */
 bool sched_protected_safety(const struct sdom *d);
 /* The next release expected of safety domain @d, or 0 when none is expected. */
@@ -237,8 +248,10 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 /* The largest bound a group of @dom may have to be granted at any time in [@now_ns, @until_ns]. */
 uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint64_t until_ns);
 /*
- * Check 3 alone: how long a group of @dom started now may take before
- * some safety frame would be late (UINT64_MAX: none to protect).
+ * Check 3 alone, for a group of @dom started now that, past it, is revoked
+ * and draws on beside the safety frames: how long it may hold the slot
+ * before some safety frame would be late, that frame costing what its
+ * frames took beside a revoked group (UINT64_MAX: none to protect).
  */
 uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
 
