@@ -220,6 +220,23 @@ static uint64_t safety_room(const struct sched *s, int dom, uint64_t now_ns, uin
 	return b;
 }
 
+uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_ns)
+{
+	uint64_t b = UINT64_MAX;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+		uint64_t next;
+
+		if (!sched_protected_safety(o) || i == dom)
+			continue;
+		next = sched_next_release(o, now_ns);
+		if (next)
+			b = MIN(b, sub0(next, now_ns + sched_release_guard(o)));
+	}
+	return b;
+}
+
 uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns)
 {
 	return safety_room(s, dom, now_ns, busy_until(s, now_ns), false, true);

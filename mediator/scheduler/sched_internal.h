@@ -254,6 +254,11 @@ uint64_t sched_offer_bound(const struct sched *s, int dom, uint64_t now_ns, uint
  * frames took beside a revoked group (UINT64_MAX: none to protect).
  */
 uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
+/*
+ * How long until the next release of a protected safety domain other than
+ * @dom, as early as it may come (UINT64_MAX: none expected).
+ */
+uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
 

@@ -57,6 +57,17 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY)
 		return;
 	a = sched_safety_room(s, r->domain, now_ns);
+	/*
+	 * A young group's cost is unknown: it holds the slot until the next
+	 * safety release at most, not until that frame's latest start. Revoked
+	 * there, it draws on beside the frame (the GPU cannot be preempted),
+	 * which starts at once and has its whole deadline; revoked at the
+	 * latest start, the frame waited for it and then took 3 to 6 times C
+	 * beside it, and missed (bench/faults, escalating: grants 10 to 16 ms
+	 * late, every miss of the row).
+	 */
+	if (r->young)
+		a = MIN(a, sched_until_next_release(s, r->domain, now_ns));
 	if (a < SCHED_MIN_ALLOWANCE_NS)
 		a = SCHED_MIN_ALLOWANCE_NS;
 	r->allowance = MIN(a, w->normal_cap_ns);

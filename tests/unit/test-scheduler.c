@@ -1719,6 +1719,35 @@ static void a_frame_drawn_beside_a_revoked_group_makes_revocations_earlier(void 
 	assert_int_equal(plain - beside, 6 * MS);
 }
 
+/* The deadline of a normal group (@flags) of bound 2 ms granted at 4P + 2 ms, after four frames. */
+static uint64_t deadline_after_a_frame(uint32_t flags)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t deadline;
+
+	for (uint64_t k = 0; k < 5; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, flags, 4 * P + 2 * MS), 0);
+	assert_int_equal(poll_ids(s, 4 * P + 2 * MS, NULL), 1);
+	deadline = sched_next_deadline(s);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 4 * P + 3 * MS), 0);
+	finish(s);
+	return deadline;
+}
+
+/*
+ * A young group's cost is unknown: it holds the slot until the cluster's
+ * next release, where it is revoked and the frame starts at once with its
+ * whole deadline; a group of known cost until the frame's latest start.
+ */
+static void a_young_group_holds_the_gpu_until_the_next_safety_release(void **state)
+{
+	(void)state;
+	assert_int_equal(deadline_after_a_frame(SCHED_YOUNG), 5 * P);
+	assert_true(deadline_after_a_frame(0) > 5 * P + 8 * MS);
+}
+
 /*
  * What workers cut their long groups by (the grant board's safety_gap_ns):
  * 0 while no safety domain releases frames, so that nothing is cut for
@@ -1791,6 +1820,7 @@ int main(void)
 	    cmocka_unit_test(the_safety_gap_is_zero_until_a_safety_domain_runs),
 	    cmocka_unit_test(a_young_group_needs_room_for_its_prediction_where_allowances_are_on),
 	    cmocka_unit_test(a_frame_drawn_beside_a_revoked_group_makes_revocations_earlier),
+	    cmocka_unit_test(a_young_group_holds_the_gpu_until_the_next_safety_release),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(misses_alone_are_the_frames_no_other_domain_ran_beside),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
