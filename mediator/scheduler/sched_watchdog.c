@@ -34,6 +34,25 @@ uint64_t sched_watchdog_limit(const struct sched_watchdog *w, uint64_t bound_ns)
 }
 
 /*
+ * How long a young group of domain @dom granted at @now_ns may hold the
+ * slot: until the next release of a protected safety domain, and no longer
+ * than one period of any safety domain that has released frames, protected
+ * or not. A cluster past its budget that draws as fast as it can, or one
+ * silent for a few periods, has no release expected; it is still owed its
+ * budget every period, and a young group held it off for the class's cap
+ * (250 ms; bench/soak, test-isolation under ASan).
+ */
+static uint64_t young_limit(const struct sched *s, int dom, uint64_t now_ns)
+{
+	uint64_t a = sched_until_next_release(s, dom, now_ns);
+
+	for (int i = 0; i < s->n; i++)
+		if (i != dom && s->d[i].p.class == SCHED_CLASS_SAFETY && s->d[i].have_release)
+			a = MIN(a, s->d[i].p.period_ns);
+	return a;
+}
+
+/*
  * Sets the allowance of @r, a group granted now: a normal domain's may
  * hold the slot as long as the safety domains' frames leave room (check 3
  * alone: until the next frame's latest start; its budget does not cut
@@ -67,7 +86,7 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 	 * late, every miss of the row).
 	 */
 	if (r->young)
-		a = MIN(a, sched_until_next_release(s, r->domain, now_ns));
+		a = MIN(a, young_limit(s, r->domain, now_ns));
 	if (a < SCHED_MIN_ALLOWANCE_NS)
 		a = SCHED_MIN_ALLOWANCE_NS;
 	r->allowance = MIN(a, w->normal_cap_ns);

@@ -1749,6 +1749,33 @@ static void a_young_group_holds_the_gpu_until_the_next_safety_release(void **sta
 }
 
 /*
+ * A cluster silent for a while has no release expected, so no frame to
+ * protect; it is still owed its budget each period: a young normal group
+ * holds the slot one cluster period at most, not the class's 250 ms cap.
+ * One of known cost keeps the watchdog's limit (its 200 ms floor here).
+ */
+static void
+a_young_group_holds_the_gpu_a_safety_period_at_most_when_no_release_is_expected(void **state)
+{
+	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t t = 20 * P;
+
+	(void)state;
+	for (uint64_t k = 0; k < 4; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, SCHED_YOUNG, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), t + P);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, t + 1 * MS), 0);
+	assert_int_equal(sched_submit(s, 2, n, 1 * MS, 2 * MS, 0, t + 2 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 2 * MS, NULL), 1);
+	assert_int_equal(sched_next_deadline(s), t + 2 * MS + SCHED_WATCHDOG_FLOOR_NS);
+	assert_int_equal(sched_complete(s, 2, 1 * MS, t + 3 * MS), 0);
+	finish(s);
+}
+
+/*
  * What workers cut their long groups by (the grant board's safety_gap_ns):
  * 0 while no safety domain releases frames, so that nothing is cut for
  * nothing; once the cluster runs, the largest gap its frames leave as
@@ -1821,6 +1848,8 @@ int main(void)
 	    cmocka_unit_test(a_young_group_needs_room_for_its_prediction_where_allowances_are_on),
 	    cmocka_unit_test(a_frame_drawn_beside_a_revoked_group_makes_revocations_earlier),
 	    cmocka_unit_test(a_young_group_holds_the_gpu_until_the_next_safety_release),
+	    cmocka_unit_test(
+		a_young_group_holds_the_gpu_a_safety_period_at_most_when_no_release_is_expected),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(misses_alone_are_the_frames_no_other_domain_ran_beside),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
