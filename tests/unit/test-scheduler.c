@@ -1675,6 +1675,22 @@ static void a_young_group_needs_room_for_its_prediction_where_allowances_are_on(
 }
 
 /*
+ * Grants normal domain @n's group 1 (@flags, predicted 1 ms, bound 2 ms)
+ * at @t; its watchdog deadline. Ends @s.
+ */
+static uint64_t deadline_of_one(struct sched *s, int n, uint32_t flags, uint64_t t)
+{
+	uint64_t deadline;
+
+	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, flags, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 1);
+	deadline = sched_next_deadline(s);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, t + 1 * MS), 0);
+	finish(s);
+	return deadline;
+}
+
+/*
  * The deadline of a normal group granted at 5P + 2 ms after five cluster
  * frames (bound 2 ms, took 1 ms), the fifth of which took @fifth_took
  * while a revoked normal group drew on beside it when @beside.
@@ -1683,7 +1699,6 @@ static uint64_t allowance_after(bool beside, uint64_t fifth_took)
 {
 	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t deadline;
 
 	for (uint64_t k = 0; k < 4; k++)
 		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
@@ -1692,12 +1707,7 @@ static uint64_t allowance_after(bool beside, uint64_t fifth_took)
 	sched_set_revoked_running(s, n, 0);
 	assert_int_equal(poll_ids(s, 4 * P + fifth_took + 3 * MS, NULL), 0); /* the frame closes */
 	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, 0, 5 * P + 2 * MS), 0);
-	assert_int_equal(poll_ids(s, 5 * P + 2 * MS, NULL), 1);
-	deadline = sched_next_deadline(s);
-	assert_int_equal(sched_complete(s, 1, 1 * MS, 5 * P + 3 * MS), 0);
-	finish(s);
-	return deadline;
+	return deadline_of_one(s, n, 0, 5 * P + 2 * MS);
 }
 
 /*
@@ -1724,16 +1734,10 @@ static uint64_t deadline_after_a_frame(uint32_t flags)
 {
 	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t deadline;
 
 	for (uint64_t k = 0; k < 5; k++)
 		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 1 * MS, 2 * MS, flags, 4 * P + 2 * MS), 0);
-	assert_int_equal(poll_ids(s, 4 * P + 2 * MS, NULL), 1);
-	deadline = sched_next_deadline(s);
-	assert_int_equal(sched_complete(s, 1, 1 * MS, 4 * P + 3 * MS), 0);
-	finish(s);
-	return deadline;
+	return deadline_of_one(s, n, flags, 4 * P + 2 * MS);
 }
 
 /*
