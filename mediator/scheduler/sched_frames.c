@@ -205,24 +205,17 @@ static bool frame_over(const struct sdom *d, uint64_t now_ns)
 	       now_ns >= d->frame_last_end + SCHED_FRAME_GAP_NS;
 }
 
-/* True while a group of another domain than @d is in flight or draws on revoked. */
-static bool others_on_gpu(const struct sdom *d)
+/*
+ * True while a group of another domain than @d draws on revoked, or (not
+ * @revoked_only) is in flight.
+ */
+static bool others_on_gpu(const struct sdom *d, bool revoked_only)
 {
 	const struct sched *s = d->s;
 
 	for (int i = 0; i < s->n; i++)
-		if (i != d->index && (s->d[i].inflight || s->d[i].revoked_running))
-			return true;
-	return false;
-}
-
-/* True while a revoked group of another domain than @d draws on. */
-static bool others_revoked_running(const struct sdom *d)
-{
-	const struct sched *s = d->s;
-
-	for (int i = 0; i < s->n; i++)
-		if (i != d->index && s->d[i].revoked_running)
+		if (i != d->index &&
+		    (s->d[i].revoked_running || (!revoked_only && s->d[i].inflight)))
 			return true;
 	return false;
 }
@@ -292,8 +285,8 @@ static void open_frame(struct sdom *d, uint64_t now_ns)
 	d->frame_measured = 0;
 	d->frame_groups = 0;
 	d->frame_output = false;
-	d->frame_crossed = others_on_gpu(d);
-	d->frame_beside_revoked = others_revoked_running(d);
+	d->frame_crossed = others_on_gpu(d, false);
+	d->frame_beside_revoked = others_on_gpu(d, true);
 	d->frame_last_end = 0;
 }
 

@@ -133,11 +133,7 @@ static void back_to_back(int peer)
 	/* mediatord acts on all three: back at the domain's priority. */
 	put_back();
 	/* Work after the put-back lowers itself again, no BEGIN needed. */
-	host_work_begin(BIG);
-	assert_int_equal(sched_getscheduler(0), SCHED_IDLE);
-	host_work_end();
-	assert_int_equal(received(peer, got, 4), 1);
-	assert_int_equal(got[0], WIRE_HOST_WORK_DONE);
+	lowers_and_reports(peer);
 }
 
 static void work_before_the_put_back_asks_to_stay_at_idle_priority(void **state)
