@@ -88,11 +88,16 @@ uint64_t sched_frame_cost_beside_revoked(const struct sdom *d)
  * guaranteed its budget each period, not the GPU, and would otherwise
  * leave no gap for the others while it draws. A periodic client keeps
  * its protection past its budget (doc/results/scheduler-tuning.md).
+ * Its typical frame says so only once it has SCHED_TYPICAL_FRAMES: its
+ * first frames are its start-up, its shaders compiling (10 to 40 ms each
+ * under TCG against a budget of 4 ms, bench/vms: two or three frames), and
+ * the median of eight has its usual ones in the majority.
  */
 static bool past_entitlement(const struct sdom *d)
 {
 	return d->remaining < 0 &&
-	       (d->fast_releases >= SCHED_FAST_RELEASES || sched_frame_time(d) > d->p.budget_ns);
+	       (d->fast_releases >= SCHED_FAST_RELEASES ||
+		(d->ncosts >= SCHED_TYPICAL_FRAMES && sched_frame_time(d) > d->p.budget_ns));
 }
 
 /* Safety domain @d's frames are protected against other domains' groups. */

@@ -29,6 +29,8 @@
 #define SCHED_FRAME_HISTORY 16u
 /* Recent frames drawn beside a revoked group whose longest sets how early the watchdog revokes. */
 #define SCHED_BESIDE_HISTORY 8u
+/* Frames a safety domain has drawn before its typical frame can tell it draws past its budget. */
+#define SCHED_TYPICAL_FRAMES 8u
 /* A safety domain silent for this many periods is not expected to release soon. */
 #define SCHED_IDLE_PERIODS 4u
 /* A safety domain past its budget whose releases came this many times in a row at under half a

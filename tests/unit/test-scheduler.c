@@ -1049,6 +1049,45 @@ static void a_safety_domain_drawing_past_its_budget_starves_no_one(void **state)
 	assert_true(normal_grants_beside_a_greedy_safety_domain(5 * MS, 13 * MS) > 100);
 }
 
+/*
+ * A safety domain's first frames are its start-up (its shaders compile:
+ * 10 to 40 ms a frame under TCG, bench/vms): frames over its budget then
+ * do not make it a client drawing past its budget, and the frame after
+ * them stays protected. Once its typical frame is over its budget, it is.
+ */
+static void a_safety_domain_over_budget_in_its_first_frames_stays_protected(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	int n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t t = 2 * P + 13 * MS, ids[16];
+
+	(void)state;
+	safety_frame(s, c, 100, 0, 12 * MS, 10 * MS);
+	safety_frame(s, c, 101, P, 12 * MS, 10 * MS);
+	/* Its third frame is late (start-up): 16 ms from now would make it miss, 3 ms not. */
+	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 16 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	assert_int_equal(sched_submit(s, 2, n, 1 * MS, 3 * MS, 0, t + 1), 0);
+	assert_int_equal(poll_ids(s, t + 1, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(sched_complete(s, 2, 2 * MS, t + 2 * MS), 0);
+	assert_int_equal(sched_cancel(s, 1, t + 2 * MS), 0);
+	finish(s);
+
+	/* Eight frames of 10 ms each: its typical frame is over its budget, not protected. */
+	s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	n = add(s, SCHED_CLASS_NORMAL, P, false);
+	for (uint64_t k = 0; k < SCHED_TYPICAL_FRAMES; k++)
+		safety_frame(s, c, 100 + k, k * P, 12 * MS, 10 * MS);
+	t = (SCHED_TYPICAL_FRAMES - 1) * P + P + 13 * MS;
+	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 16 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 1);
+	assert_int_equal(sched_complete(s, 1, 10 * MS, t + 10 * MS), 0);
+	finish(s);
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -1886,6 +1925,7 @@ int main(void)
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_starts_where_its_likely_cost_fits),
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_at_most_max_defer),
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
+	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
