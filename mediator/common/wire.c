@@ -24,6 +24,7 @@
  *                 BBOX or HISTORY; the first WIRE_FEATURES coef finite
  *   WIRE_RESUME   the header only (the answer to a take-over)
  *   WIRE_HOST_WORK  phase DONE or BEGIN; reserved 0
+ *   WIRE_START    reserved 0
  *
  * WIRE_GRANT and WIRE_ORPHANED are mediatord's and the keeper's, never a
  * worker's. The rules are those mediatord always applied; a rule added
@@ -49,7 +50,8 @@ _Static_assert(sizeof(struct wire_hello) != sizeof(struct wire_group) &&
 		   sizeof(struct wire_model) != sizeof(struct wire_group) &&
 		   sizeof(struct wire_grant_request) != sizeof(struct wire_group) &&
 		   sizeof(struct wire_done) != sizeof(struct wire_group) &&
-		   sizeof(struct wire_resume) != sizeof(struct wire_group),
+		   sizeof(struct wire_resume) != sizeof(struct wire_group) &&
+		   sizeof(struct wire_start) != sizeof(struct wire_group),
 	       "a batch's records are told apart from other messages by their size");
 
 /* Says which rule broke into @err (NULL: nowhere) and returns @r. */
@@ -95,6 +97,8 @@ static size_t worker_message_size(uint32_t type)
 		return sizeof(struct wire_resume);
 	case WIRE_HOST_WORK:
 		return sizeof(struct wire_host_work);
+	case WIRE_START:
+		return sizeof(struct wire_start);
 	default:
 		return 0; /* WIRE_GRANT, WIRE_ORPHANED, unknown */
 	}
@@ -269,6 +273,10 @@ int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, 
 				    m.host_work.phase);
 		if (m.host_work.reserved)
 			return fail(-EINVAL, err, err_size, "host work: reserved not 0");
+		return 0;
+	case WIRE_START:
+		if (m.start.reserved)
+			return fail(-EINVAL, err, err_size, "start: reserved not 0");
 		return 0;
 	default:
 		return 0; /* WIRE_RESUME: its header is all */

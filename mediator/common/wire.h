@@ -84,6 +84,8 @@ enum wire_type {
 	/* worker -> mediatord: bulk host work at idle priority begins or is done
 	   (worker/host_work.h) */
 	WIRE_HOST_WORK = 11,
+	/* worker -> mediatord: may it make its renderer now; mediatord -> worker: yes */
+	WIRE_START = 12,
 };
 
 struct wire_header {
@@ -254,6 +256,21 @@ struct wire_host_work {
 	uint32_t reserved; /* 0 */
 };
 
+/*
+ * A normal domain's workers make their renderers one at a time
+ * (mediatord's client_start.c). A worker started with --start-turn sends
+ * WIRE_START before it makes its renderer, and waits for mediatord's
+ * WIRE_START in answer, WIRE_START_WAIT_MS at most, and not at all once
+ * orphaned; its WIRE_HELLO says the renderer is up. Asked once per
+ * worker. A worker taken over while it waits asks its new mediatord again
+ * after its WIRE_RESUME.
+ */
+struct wire_start {
+	struct wire_header hdr;
+	uint64_t reserved; /* 0 */
+};
+#define WIRE_START_WAIT_MS 3000
+
 struct wire_hello {
 	struct wire_header hdr;
 	int32_t worker_pid;
@@ -344,6 +361,7 @@ union wire_message {
 	struct wire_orphaned orphaned;
 	struct wire_resume resume;
 	struct wire_host_work host_work;
+	struct wire_start start;
 	struct wire_hello hello;
 	struct wire_client_info info;
 	struct wire_context context;

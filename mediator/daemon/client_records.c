@@ -171,6 +171,12 @@ static int take_hello(struct client *c, const void *msg, uint64_t now_ns, char *
 
 	memcpy(&m, msg, sizeof(m));
 	domain_set_timestamp_source(c->listener->domain, m.timestamp_source);
+	if (c->spawned_ns)
+		log_info("domain %s: client %u: worker %d has its renderer up, %llu ms after its "
+			 "start",
+			 domain_name(c->listener->domain), c->id, (int)c->pid,
+			 (unsigned long long)((now_ns - c->spawned_ns) / 1000000u));
+	client_started(c);
 	return 0;
 }
 
@@ -238,13 +244,19 @@ static int take_host_work(struct client *c, const void *msg, uint64_t now_ns, ch
 	return 0;
 }
 
+static int take_start(struct client *c, const void *msg, uint64_t now_ns, char *err,
+		      size_t err_size)
+{
+	return client_start_ask(c, err, err_size);
+}
+
 /* By enum wire_type; NULL: a message a worker may send only at another time (WIRE_RESUME). */
 static const record_taker record_takers[] = {
     [WIRE_HELLO] = take_hello,	       [WIRE_CONTEXT] = take_context,
     [WIRE_GROUP] = take_group,	       [WIRE_CLIENT_INFO] = take_client_info,
     [WIRE_MODEL] = take_model,	       [WIRE_GRANT_REQUEST] = take_grant_request,
     [WIRE_DONE] = take_done,	       [WIRE_RESUME] = NULL,
-    [WIRE_HOST_WORK] = take_host_work,
+    [WIRE_HOST_WORK] = take_host_work, [WIRE_START] = take_start,
 };
 
 /*

@@ -52,6 +52,7 @@ void client_free(struct client *c)
 			break;
 		}
 	}
+	client_started(c);
 	md->n_clients--;
 	c->listener->n_clients--;
 	dispatcher_forget(md->dispatcher, c->id, mono_now_ns());
@@ -197,6 +198,7 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 				 "since the last line",
 				 domain_name(l->domain), suppressed,
 				 (unsigned long long)(l->limits.memory_kib >> 10));
+		client_start_check_slow(l, mono_now_ns());
 		domain_usage(l, &u);
 		/*
 		 * As many of its newest as it takes to come back under: its
@@ -263,6 +265,7 @@ static void accept_client(struct listener *l, bool vm)
 	c->peer_uid = peer_uid(client_fd);
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	c->vm = vm;
+	c->spawned_ns = mono_now_ns();
 	c->pid = worker_spawn(md, l, c->id, vm, client_fd, pair[1]);
 	if (c->pid < 0) {
 		log_error("domain %s: cannot start %s: %s", dname, md->worker_path,
@@ -387,6 +390,7 @@ void clients_stop(struct mediatord *md)
 {
 	uint64_t deadline = mono_now_ns() + MEDIATORD_STOP_GRACE_MS * 1000000ull;
 
+	client_start_forget(md);
 	for (struct client *c = md->clients; c; c = c->next)
 		client_kill(c, SIGTERM);
 	while (md->clients && mono_now_ns() < deadline) {

@@ -78,6 +78,15 @@ struct listener {
 	struct domain_limits_log ended_log;   /* its workers ended for memory */
 	struct penalties penalties;	      /* its users whose groups were revoked */
 	struct untiled_report untiled;	      /* its long draws that could not be cut */
+	/*
+	 * A normal domain's workers make their renderers one at a time
+	 * (client_start.c): the one making its renderer now (no WIRE_HELLO
+	 * yet), and the ids of the clients whose workers asked meanwhile,
+	 * oldest first.
+	 */
+	struct client *starting;
+	uint32_t waiting[CONFIG_MAX_CLIENTS_TOTAL];
+	uint32_t first_waiting, n_waiting;
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -101,6 +110,9 @@ struct client {
 	struct client_ctx ctx_list[MEDIATORD_MAX_CLIENT_CONTEXTS];
 	uint32_t n_ctx_list; /* <= contexts: beyond the list's room they are only counted */
 	bool vm;	     /* a vhost-user-gpu connection */
+	uint64_t spawned_ns; /* when its worker was started (0: taken over) */
+	uint64_t asked_ns;   /* when its worker asked to make its renderer (0: not yet) */
+	uint64_t go_ns;	     /* when it was answered (0: not yet) */
 	int32_t peer_pid;
 	uint64_t last_seq;
 	uint64_t groups;
@@ -188,7 +200,8 @@ void client_free(struct client *c);
  * The limits timer's callback (loop_fn, @data the mediatord): ends the
  * newest worker of each domain whose workers hold more than its
  * domain_memory_mb (one a domain per call; the next call sees the rest),
- * and logs how many refusals the rate limit kept out of the log.
+ * and logs how many refusals the rate limit kept out of the log; a normal
+ * domain whose starting worker is slow accepts its next connection.
  */
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
 /* The client with id @id, or NULL. */
@@ -204,6 +217,21 @@ void clients_reap(struct mediatord *md);
 void clients_stop(struct mediatord *md);
 /* The dispatcher's way to a worker (dispatcher_send_fn, @data the struct mediatord). */
 int client_send_grant(void *data, uint32_t client, const struct wire_grant *grant);
+
+/* ---- client_start.c ------------------------------------------------------ */
+
+/*
+ * @c's worker asks to make its renderer (WIRE_START): answered now, or
+ * once the worker of its normal domain making its renderer is done.
+ * Returns -EPROTO (with the rule in @err) for a worker that asked before.
+ */
+int client_start_ask(struct client *c, char *err, size_t err_size);
+/* @c's worker has its renderer up, or is gone: the next waiting one makes its renderer. */
+void client_started(struct client *c);
+/* The limits timer's part: a worker slow to make its renderer lets the next one start beside it. */
+void client_start_check_slow(struct listener *l, uint64_t now_ns);
+/* Forgets every waiting worker (mediatord stops). */
+void client_start_forget(struct mediatord *md);
 
 /* ---- client_watchdog.c --------------------------------------------------- */
 

@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-/* spawn_worker()'s argv: the program, 23 options always given, up to 11 optional ones, NULL. */
+/* spawn_worker()'s argv: the program, 23 options always given, up to 12 optional ones, NULL. */
 #define SPAWN_MAX_ARGS 48
 
 pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool vm, int client_fd,
@@ -70,6 +70,7 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	    {board, "--board-domain", index_str},
 	    {md->cfg.model[0] != '\0', "--model", md->cfg.model},
 	    {listener_config(l)->class == DOMAIN_CLASS_NORMAL, "--idle-host-work", NULL},
+	    {listener_config(l)->class == DOMAIN_CLASS_NORMAL, "--start-turn", NULL},
 	};
 	size_t argc = 0;
 	posix_spawn_file_actions_t fa;

@@ -66,6 +66,9 @@ struct mediator_link {
 	bool have_info;
 	struct wire_context contexts[MEDIATOR_LINK_MAX_CONTEXTS];
 	size_t n_contexts;
+	/* WIRE_START: asked, and not answered yet; answered. */
+	bool start_asked;
+	bool start_go;
 };
 
 #define link_log(level, l, fmt, ...)                                                               \
@@ -443,6 +446,13 @@ static void orphan(struct mediator_link *link, const struct wire_orphaned *m)
 		 link->serve_freely ? "dispatching without grants" : "groups wait");
 }
 
+static void send_start(struct mediator_link *link)
+{
+	struct wire_start m = {.hdr = {WIRE_START, sizeof(m)}};
+
+	mediator_link_send(link, &m, sizeof(m));
+}
+
 /* WIRE_RESUME: a restarted mediatord took the worker over; tell it what it needs (wire.h). */
 static void resume(struct mediator_link *link)
 {
@@ -459,6 +469,8 @@ static void resume(struct mediator_link *link)
 	mediator_link_send(link, &answer, sizeof(answer));
 	if (link->hello.hdr.type == WIRE_HELLO)
 		mediator_link_send(link, &link->hello, sizeof(link->hello));
+	if (link->start_asked && !link->start_go)
+		send_start(link);
 	if (link->have_info)
 		mediator_link_send(link, &link->info, sizeof(link->info));
 	for (size_t i = 0; i < link->n_contexts; i++)
@@ -491,6 +503,7 @@ int mediator_link_read(struct mediator_link *link)
 			struct wire_grant grant;
 			struct wire_orphaned orphaned;
 			struct wire_resume resume;
+			struct wire_start start;
 		} m;
 		ssize_t n = recv(link->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
 		bool ok;
@@ -513,6 +526,9 @@ int mediator_link_read(struct mediator_link *link)
 			orphan(link, &m.orphaned);
 		else if (ok && m.hdr.type == WIRE_RESUME && n == sizeof(m.resume))
 			resume(link);
+		else if (ok && m.hdr.type == WIRE_START && n == sizeof(m.start) &&
+			 link->start_asked && !link->start_go)
+			link->start_go = true;
 		else
 			ok = false;
 		if (!ok) {
@@ -521,6 +537,31 @@ int mediator_link_read(struct mediator_link *link)
 			return -EPIPE;
 		}
 	}
+}
+
+int mediator_link_wait_start(struct mediator_link *link)
+{
+	uint64_t until = mono_now_ns() + WIRE_START_WAIT_MS * 1000000ull;
+
+	link->start_asked = true;
+	send_start(link);
+	while (!link->start_go && !link->orphaned && !link->gone) {
+		uint64_t now = mono_now_ns();
+		struct pollfd p = {.fd = link->fd, .events = POLLIN};
+
+		if (now >= until) {
+			link_log(LOG_LEVEL_WARN, link,
+				 "mediatord did not answer in %d ms; making the renderer anyway",
+				 WIRE_START_WAIT_MS);
+			break;
+		}
+		send_queued(link);
+		if (poll(&p, 1, (int)((until - now) / 1000000u) + 1) < 0 && errno != EINTR)
+			return -errno;
+		if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && mediator_link_read(link) < 0)
+			return -EPIPE;
+	}
+	return 0;
 }
 
 bool mediator_link_serving_freely(const struct mediator_link *link)

@@ -57,6 +57,12 @@ bool mediator_link_gone(const struct mediator_link *link);
  */
 void mediator_link_send(struct mediator_link *link, const void *msg, size_t size);
 
+/*
+ * WIRE_START: asks mediatord whether the worker may make its renderer
+ * now, and waits for the answer, WIRE_START_WAIT_MS at most, or until
+ * mediatord dies (orphaned). 0, or -EPIPE when mediatord went away.
+ */
+int mediator_link_wait_start(struct mediator_link *link);
 /* WIRE_HELLO: the renderer is up. */
 void mediator_link_hello(struct mediator_link *link, const char *timestamp_source,
 			 const char *renderer);

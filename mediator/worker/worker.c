@@ -31,6 +31,7 @@ static void usage(FILE *f)
 		"Usage: mediator-worker --domain NAME --client-id N [--renderer NAME]\n"
 		"                       [--render-node PATH] [--max-inflight N] [--model NAME]\n"
 		"                       [--state-dir DIR] [--grants] [--idle-host-work]\n"
+		"                       [--start-turn]\n"
 		"                       [--nice N]\n"
 		"                       [--run-as UID:GID[:GROUP,...]] [--memory-mb N]\n"
 		"                       [--cache-dir DIR] [--outlive-mediatord]\n"
@@ -49,7 +50,9 @@ static void usage(FILE *f)
 		"and a VM at most --max-contexts guest contexts at once (the domain's\n"
 		"max_contexts_per_client). With --idle-host-work (a normal domain's\n"
 		"worker), it runs a large resource's storage and a large transfer at\n"
-		"idle priority, and mediatord puts it back afterwards.\n"
+		"idle priority, and mediatord puts it back afterwards. With --start-turn\n"
+		"(a normal domain's worker) it asks mediatord before it makes its\n"
+		"renderer, and waits for its turn.\n"
 		"It dies with mediatord, or with --outlive-mediatord serves on when\n"
 		"mediatord dies and is taken over by a restarted one (its keeper holds\n"
 		"the record channel). Started by mediatord; not meant to be run by hand.\n",
@@ -150,6 +153,7 @@ int main(int argc, char **argv)
 	    {"state-dir", required_argument, NULL, 'S'},
 	    {"grants", no_argument, NULL, 'g'},
 	    {"idle-host-work", no_argument, NULL, 'I'},
+	    {"start-turn", no_argument, NULL, 'T'},
 	    {"nice", required_argument, NULL, 'N'},
 	    {"piece-us", required_argument, NULL, 'P'},
 	    {"transport", required_argument, NULL, 't'},
@@ -227,6 +231,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			opt.grants = true;
+			break;
+		case 'T':
+			opt.start_turn = true;
 			break;
 		case 'I':
 			opt.idle_host_work = true;

@@ -69,6 +69,12 @@ int worker_session_open(struct worker_session *session)
 		return -ENODEV;
 	if (s->renderer)
 		return 0;
+	/* A normal domain's workers make their renderers one at a time (wire.h, WIRE_START). */
+	if (s->opt.start_turn && mediator_link_wait_start(s->link) < 0) {
+		s->failed = true;
+		session_log(LOG_LEVEL_ERROR, s, "mediatord went away before the renderer was made");
+		return -ENODEV;
+	}
 	s->renderer = renderer_create(s->opt.renderer, s->opt.render_node, err, sizeof(err));
 	if (!s->renderer) {
 		s->failed = true;

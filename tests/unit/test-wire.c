@@ -93,6 +93,9 @@ static size_t valid_message(uint32_t type, union wire_message *m)
 	case WIRE_HOST_WORK:
 		m->host_work = (struct wire_host_work){.hdr = {type, sizeof(m->host_work)}};
 		return sizeof(m->host_work);
+	case WIRE_START:
+		m->start = (struct wire_start){.hdr = {type, sizeof(m->start)}};
+		return sizeof(m->start);
 	case WIRE_GRANT:
 		m->grant = (struct wire_grant){.hdr = {type, sizeof(m->grant)}, .id = 1};
 		return sizeof(m->grant);
@@ -165,6 +168,11 @@ static const struct message_case message_cases[] = {
      .expect = -EINVAL},
     {"host work done a byte short", WIRE_HOST_WORK, U32, FIELD(wire_header, size),
      .u = sizeof(struct wire_host_work) - 1, .expect = -EPROTO},
+    {"a start (may it make its renderer)", WIRE_START, KEEP, .expect = 0},
+    {"a start with its reserved set", WIRE_START, U64, FIELD(wire_start, reserved), .u = 1,
+     .expect = -EINVAL},
+    {"a start a byte long", WIRE_START, U32, FIELD(wire_header, size),
+     .u = sizeof(struct wire_start) + 1, .expect = -EPROTO},
 
     /* The header. */
     {"a type no one sends", BAD_TYPE, KEEP, .expect = -EPROTO},
