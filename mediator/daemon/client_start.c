@@ -8,8 +8,9 @@
  * while no other worker of the domain is making its renderer, and
  * otherwise when that one says its renderer is up (WIRE_HELLO), is gone,
  * or has taken CLIENT_START_MAX_NS (seen at the limits timer's next
- * tick), oldest asker first. A connection that never handshakes never
- * asks, and holds no one up.
+ * tick), oldest asker first (each client keeps when it asked and was
+ * answered; no queue to keep in step with clients that go). A connection that never handshakes
+ * never asks, and holds no one up.
  *
  * Why: a worker makes its renderer at idle priority, but where the kernel
  * does not preempt (PREEMPT_NONE, the hosts measured here) a thread in a
@@ -31,39 +32,46 @@
 
 #define CLIENT_START_MAX_NS (1000ull * 1000 * 1000)
 
-static void go(struct listener *l, struct client *c, uint64_t now_ns)
+/* The oldest of @l's workers that asked and were not answered yet, and how many are waiting. */
+static struct client *oldest_waiting(const struct listener *l, uint32_t *n)
+{
+	struct client *oldest = NULL;
+
+	*n = 0;
+	for (struct client *c = l->md->clients; c; c = c->next) {
+		if (c->listener != l || !c->asked_ns || c->go_ns || c->record_fd < 0)
+			continue;
+		(*n)++;
+		if (!oldest || c->asked_ns < oldest->asked_ns)
+			oldest = c;
+	}
+	return oldest;
+}
+
+/* Answers the oldest waiting worker of @l, if no other makes its renderer. */
+static void next(struct listener *l, uint64_t now_ns)
 {
 	struct wire_start m = {.hdr = {WIRE_START, sizeof(m)}};
+	struct client *c;
+	uint32_t n;
 
+	if (l->starting || !(c = oldest_waiting(l, &n)))
+		return;
 	c->go_ns = now_ns;
 	l->starting = c;
 	log_info("domain %s: client %u: worker %d makes its renderer (waited %llu ms; %u more "
 		 "wait)",
 		 domain_name(l->domain), c->id, (int)c->pid,
-		 (unsigned long long)((now_ns - c->asked_ns) / 1000000u), l->n_waiting);
+		 (unsigned long long)((now_ns - c->asked_ns) / 1000000u), n - 1);
 	if (send(c->record_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m)) {
 		log_error("domain %s: client %u: cannot answer its worker: %s; stopping it",
 			  domain_name(l->domain), c->id, strerror(errno));
-		client_kill(c, SIGKILL);
-	}
-}
-
-/* The next waiting worker of @l still there, if no other makes its renderer. */
-static void next(struct listener *l, uint64_t now_ns)
-{
-	while (!l->starting && l->n_waiting) {
-		struct client *c = client_by_id(l->md, l->waiting[l->first_waiting]);
-
-		l->first_waiting = (l->first_waiting + 1) % CONFIG_MAX_CLIENTS_TOTAL;
-		l->n_waiting--;
-		if (c && c->record_fd >= 0)
-			go(l, c, now_ns);
+		client_kill(c, SIGKILL); /* its client_free() answers the next */
 	}
 }
 
 int client_start_ask(struct client *c, char *err, size_t err_size)
 {
-	struct listener *l = c->listener;
 	uint64_t now = mono_now_ns();
 
 	if (c->asked_ns) {
@@ -71,10 +79,7 @@ int client_start_ask(struct client *c, char *err, size_t err_size)
 		return -EPROTO;
 	}
 	c->asked_ns = now;
-	/* max_clients <= CONFIG_MAX_CLIENTS_TOTAL, and each asks once: room for all. */
-	l->waiting[(l->first_waiting + l->n_waiting) % CONFIG_MAX_CLIENTS_TOTAL] = c->id;
-	l->n_waiting++;
-	next(l, now);
+	next(c->listener, now);
 	return 0;
 }
 
@@ -103,8 +108,7 @@ void client_start_check_slow(struct listener *l, uint64_t now_ns)
 
 void client_start_forget(struct mediatord *md)
 {
-	for (size_t i = 0; i < md->cfg.n_domains; i++) {
+	/* No one is answered then: client_free() answers only for the worker now starting. */
+	for (size_t i = 0; i < md->cfg.n_domains; i++)
 		md->listeners[i].starting = NULL;
-		md->listeners[i].n_waiting = 0;
-	}
 }

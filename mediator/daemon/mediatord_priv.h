@@ -81,12 +81,9 @@ struct listener {
 	/*
 	 * A normal domain's workers make their renderers one at a time
 	 * (client_start.c): the one making its renderer now (no WIRE_HELLO
-	 * yet), and the ids of the clients whose workers asked meanwhile,
-	 * oldest first.
+	 * yet); those waiting are its clients asked and not answered.
 	 */
 	struct client *starting;
-	uint32_t waiting[CONFIG_MAX_CLIENTS_TOTAL];
-	uint32_t first_waiting, n_waiting;
 };
 
 /* A live guest context of a client, for show-budgets' context list. */
@@ -201,7 +198,7 @@ void client_free(struct client *c);
  * newest worker of each domain whose workers hold more than its
  * domain_memory_mb (one a domain per call; the next call sees the rest),
  * and logs how many refusals the rate limit kept out of the log; a normal
- * domain whose starting worker is slow accepts its next connection.
+ * domain's worker slow to make its renderer lets the next one begin.
  */
 void clients_check_memory(struct loop_source *source, int fd, uint32_t events, void *data);
 /* The client with id @id, or NULL. */
@@ -230,7 +227,7 @@ int client_start_ask(struct client *c, char *err, size_t err_size);
 void client_started(struct client *c);
 /* The limits timer's part: a worker slow to make its renderer lets the next one start beside it. */
 void client_start_check_slow(struct listener *l, uint64_t now_ns);
-/* Forgets every waiting worker (mediatord stops). */
+/* mediatord stops: no worker is answered any more. */
 void client_start_forget(struct mediatord *md);
 
 /* ---- client_watchdog.c --------------------------------------------------- */

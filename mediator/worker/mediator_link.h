@@ -60,7 +60,8 @@ void mediator_link_send(struct mediator_link *link, const void *msg, size_t size
 /*
  * WIRE_START: asks mediatord whether the worker may make its renderer
  * now, and waits for the answer, WIRE_START_WAIT_MS at most, or until
- * mediatord dies (orphaned). 0, or -EPIPE when mediatord went away.
+ * mediatord dies (orphaned). 0, -EPIPE when mediatord went away, or
+ * poll()'s negative errno.
  */
 int mediator_link_wait_start(struct mediator_link *link);
 /* WIRE_HELLO: the renderer is up. */

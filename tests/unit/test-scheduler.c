@@ -858,6 +858,38 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
  * (SCHED_UNTILED) is refused, the other runs at a gap's start past
  * max_defer, as oversize = run has it.
  */
+/*
+ * An uncut draw (@flags SCHED_UNTILED) predicted to fit the typical gap
+ * (26 ms against 1 ms frames: 31 ms) but bounded past it (33 ms) is
+ * refused: it runs whole. A group whose draws are cut (@flags 0) is judged
+ * by its prediction and runs at a gap's start.
+ */
+static void uncut_or_cut_draw(unsigned flags)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_decision d[4];
+	uint64_t ids[16], k;
+
+	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 26 * MS, 33 * MS, flags, 2 * MS), 0);
+	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
+	if (flags) {
+		assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
+		assert_int_equal(d[0].verdict, SCHED_REFUSED);
+	} else {
+		assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+		assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
+		assert_int_equal(ids[0], 1);
+		assert_int_equal(sched_complete(s, 1, 26 * MS, k * P + 27 * MS), 0);
+	}
+	stats(s, n, &st);
+	assert_int_equal(st.unschedulable, flags ? 1 : 0);
+	finish(s);
+}
+
 static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
@@ -911,34 +943,8 @@ static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(voi
 	assert_int_equal(ids[0], 2);
 	finish(s);
 
-	/*
-	 * An uncut draw predicted to fit the typical gap (26 ms against 1 ms
-	 * frames: 31 ms) but bounded past it (33 ms) is refused: it runs
-	 * whole. A group whose draws are cut is judged by its prediction.
-	 */
-	for (unsigned flags = SCHED_UNTILED;; flags = 0) {
-		s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
-		c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
-		n = add(s, SCHED_CLASS_NORMAL, P, false);
-		safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-		assert_int_equal(sched_submit(s, 1, n, 26 * MS, 33 * MS, flags, 2 * MS), 0);
-		k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
-		if (flags) {
-			assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
-			assert_int_equal(d[0].verdict, SCHED_REFUSED);
-		} else {
-			assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
-			safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
-			assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
-			assert_int_equal(ids[0], 1);
-			assert_int_equal(sched_complete(s, 1, 26 * MS, k * P + 27 * MS), 0);
-		}
-		stats(s, n, &st);
-		assert_int_equal(st.unschedulable, flags ? 1 : 0);
-		finish(s);
-		if (!flags)
-			break;
-	}
+	uncut_or_cut_draw(SCHED_UNTILED);
+	uncut_or_cut_draw(0);
 }
 
 /*
@@ -1110,7 +1116,7 @@ static void a_safety_domain_over_budget_in_its_first_frames_stays_protected(void
 	n = add(s, SCHED_CLASS_NORMAL, P, false);
 	for (uint64_t k = 0; k < SCHED_TYPICAL_FRAMES; k++)
 		safety_frame(s, c, 100 + k, k * P, 12 * MS, 10 * MS);
-	t = (SCHED_TYPICAL_FRAMES - 1) * P + P + 13 * MS;
+	t = SCHED_TYPICAL_FRAMES * P + 13 * MS;
 	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 16 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 1);
 	assert_int_equal(sched_complete(s, 1, 10 * MS, t + 10 * MS), 0);
