@@ -853,18 +853,13 @@ static void an_oversize_group_can_be_refused_as_unschedulable(void **state)
 }
 
 /*
- * oversize = refuse-untiled (the default): of two groups that fit no gap
- * as they typically go, the one with a draw its worker could not cut
- * (SCHED_UNTILED) is refused, the other runs at a gap's start past
- * max_defer, as oversize = run has it.
+ * A group of domain n predicted @predicted and bounded @bound (@flags:
+ * SCHED_UNTILED or 0) after one 1 ms cluster frame, under oversize =
+ * refuse-untiled: refused past max_defer (@refused), or run at the gap's
+ * start that follows, as oversize = run has it.
  */
-/*
- * An uncut draw (@flags SCHED_UNTILED) predicted to fit the typical gap
- * (26 ms against 1 ms frames: 31 ms) but bounded past it (33 ms) is
- * refused: it runs whole. A group whose draws are cut (@flags 0) is judged
- * by its prediction and runs at a gap's start.
- */
-static void uncut_or_cut_draw(unsigned flags)
+static void refused_or_run_at_a_gap_start(uint64_t predicted, uint64_t bound, unsigned flags,
+					  bool refused)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
@@ -873,55 +868,40 @@ static void uncut_or_cut_draw(unsigned flags)
 	uint64_t ids[16], k;
 
 	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 26 * MS, 33 * MS, flags, 2 * MS), 0);
+	assert_int_equal(sched_submit(s, 1, n, predicted, bound, flags, 2 * MS), 0);
 	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
-	if (flags) {
+	if (refused) {
 		assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
+		assert_int_equal(d[0].id, 1);
 		assert_int_equal(d[0].verdict, SCHED_REFUSED);
 	} else {
 		assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
 		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
 		assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
 		assert_int_equal(ids[0], 1);
-		assert_int_equal(sched_complete(s, 1, 26 * MS, k * P + 27 * MS), 0);
+		assert_int_equal(sched_complete(s, 1, predicted, k * P + 1 * MS + predicted), 0);
 	}
 	stats(s, n, &st);
-	assert_int_equal(st.unschedulable, flags ? 1 : 0);
+	assert_int_equal(st.unschedulable, refused ? 1 : 0);
 	finish(s);
 }
 
+/*
+ * oversize = refuse-untiled (the default): of two groups that fit no gap
+ * as they typically go, the one with a draw its worker could not cut
+ * (SCHED_UNTILED) is refused, the other runs at a gap's start past
+ * max_defer, as oversize = run has it.
+ */
 static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(void **state)
 {
-	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
-	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
-	struct sched_domain_stats st;
+	struct sched *s;
+	int c, n;
 	struct sched_decision d[4];
-	uint64_t ids[16], k;
+	uint64_t ids[16];
 
-	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, SCHED_UNTILED, 2 * MS), 0);
-	frames_while_waiting(s, c, 100 * MS, 2 * MS);
-	assert_int_equal(sched_poll(s, 103 * MS, d, 4), 1);
-	assert_int_equal(d[0].id, 1);
-	assert_int_equal(d[0].verdict, SCHED_REFUSED);
-	stats(s, n, &st);
-	assert_int_equal(st.unschedulable, 1);
-	finish(s);
-
+	refused_or_run_at_a_gap_start(40 * MS, 40 * MS, SCHED_UNTILED, true);
 	/* The same without the flag: not refused; past max_defer it runs at a gap's start. */
-	s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_REFUSE_UNTILED);
-	c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
-	n = add(s, SCHED_CLASS_NORMAL, P, false);
-	safety_frame(s, c, 100, 0, 2 * MS, 1 * MS);
-	assert_int_equal(sched_submit(s, 1, n, 40 * MS, 40 * MS, 0, 2 * MS), 0);
-	k = frames_while_waiting(s, c, 102 * MS, 2 * MS);
-	assert_int_equal(poll_ids(s, 105 * MS, NULL), 0);
-	safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
-	assert_int_equal(poll_ids(s, k * P + 1 * MS, ids), 1);
-	assert_int_equal(ids[0], 1);
-	stats(s, n, &st);
-	assert_int_equal(st.unschedulable, 0);
-	finish(s);
+	refused_or_run_at_a_gap_start(40 * MS, 40 * MS, 0, false);
 
 	/*
 	 * A young group is refused too where it asks with what its context's
@@ -943,8 +923,13 @@ static void an_oversize_group_is_refused_where_a_draw_in_it_could_not_be_cut(voi
 	assert_int_equal(ids[0], 2);
 	finish(s);
 
-	uncut_or_cut_draw(SCHED_UNTILED);
-	uncut_or_cut_draw(0);
+	/*
+	 * An uncut draw predicted to fit the typical gap (26 ms against 1 ms
+	 * frames: 31 ms) but bounded past it (33 ms) is refused: it runs
+	 * whole. A group whose draws are cut is judged by its prediction.
+	 */
+	refused_or_run_at_a_gap_start(26 * MS, 33 * MS, SCHED_UNTILED, true);
+	refused_or_run_at_a_gap_start(26 * MS, 33 * MS, 0, false);
 }
 
 /*
