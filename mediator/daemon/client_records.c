@@ -212,6 +212,16 @@ static int take_context(struct client *c, const void *msg, uint64_t now_ns, char
 	if (m.alive) {
 		c->contexts++;
 		domain_contexts_changed(domain, 1);
+		/* Logged once per client: a worker may create contexts without end. */
+		if (dispatcher_expect_frames(c->md->dispatcher,
+					     (int)(c->listener - c->md->listeners), now_ns) &&
+		    !c->expect_logged) {
+			c->expect_logged = true;
+			log_info(
+			    "domain %s: client %u created context %u; a frame of it may come at "
+			    "any moment, other domains' groups keep room for it",
+			    domain_name(domain), c->id, m.ctx_id);
+		}
 		if (c->n_ctx_list < MEDIATORD_MAX_CLIENT_CONTEXTS) {
 			struct client_ctx *x = &c->ctx_list[c->n_ctx_list++];
 

@@ -1052,6 +1052,16 @@ void dispatcher_tick(struct dispatcher *d, uint64_t now_ns)
 	run(d, now_ns);
 }
 
+bool dispatcher_expect_frames(struct dispatcher *d, int domain, uint64_t now_ns)
+{
+	if (!sched_expect_frames(d->sched, domain, now_ns))
+		return false;
+	/* The standing offer's bounds did not keep room for such a frame. */
+	withdraw(d, now_ns);
+	run(d, now_ns);
+	return true;
+}
+
 void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 {
 	if (forget(d, client, now_ns))

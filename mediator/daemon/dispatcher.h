@@ -137,6 +137,13 @@ int dispatcher_done(struct dispatcher *d, uint32_t client, const struct wire_don
  * it; so may a caller with its own clock (tests).
  */
 void dispatcher_tick(struct dispatcher *d, uint64_t now_ns);
+/*
+ * A guest context of @domain was created at @now_ns: a safety domain's
+ * frame may come at any moment from now (sched_expect_frames()); the
+ * standing offer is withdrawn and what may start decided again. True for
+ * a safety domain.
+ */
+bool dispatcher_expect_frames(struct dispatcher *d, int domain, uint64_t now_ns);
 /* True while a group of @client is revoked and its completion has not come. */
 bool dispatcher_suspended(const struct dispatcher *d, uint32_t client);
 /* True while @client's worker is known to report its groups short (dispatcher_done()). */

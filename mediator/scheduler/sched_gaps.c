@@ -157,7 +157,8 @@ bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t n
 			continue;
 		if (d->pending || d->inflight)
 			return false;
-		if (sched_next_release(d, now_ns) &&
+		/* One whose release may come at any moment leaves no longer gap later. */
+		if (sched_next_release(d, now_ns) && !sched_expecting(d, now_ns) &&
 		    !(d->frame_open && d->frame_last_end &&
 		      now_ns - d->frame_last_end <= SCHED_GAP_START_NS))
 			return false;
@@ -235,7 +236,8 @@ uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_n
 		const struct sdom *o = &s->d[i];
 		uint64_t next;
 
-		if (!sched_protected_safety(o) || i == dom)
+		/* One whose release may come at any moment: check 3's room bounds it. */
+		if (!sched_protected_safety(o) || i == dom || sched_expecting(o, now_ns))
 			continue;
 		next = sched_next_release(o, now_ns);
 		if (next)

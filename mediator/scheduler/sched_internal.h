@@ -90,6 +90,11 @@ struct sdom {
 	unsigned ncosts, next_cost;
 	bool have_release;
 	uint64_t last_release;
+	/*
+	 * A context of it was created (sched_expect_frames()): until then,
+	 * while no release is expected on its grid, one may come at any moment.
+	 */
+	uint64_t expect_until;
 	/* Releases in a row that came less than half a period after the one before. */
 	uint32_t fast_releases;
 	/*
@@ -203,6 +208,8 @@ uint64_t sched_frame_cost_beside_revoked(const struct sdom *d);
 bool sched_protected_safety(const struct sdom *d);
 /* The next release expected of safety domain @d, or 0 when none is expected. */
 uint64_t sched_next_release(const struct sdom *d, uint64_t now_ns);
+/* True while safety domain @d's next release is expected only as "any moment now" (no grid). */
+bool sched_expecting(const struct sdom *d, uint64_t now_ns);
 /* How much earlier than expected the next release of safety domain @d may come. */
 uint64_t sched_release_guard(const struct sdom *d);
 /* What the open frame of safety domain @d still needs, @c being its typical cost. */

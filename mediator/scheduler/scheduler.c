@@ -606,6 +606,8 @@ uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 		r = d->p.class == SCHED_CLASS_SAFETY ? sched_next_release(d, now_ns) : 0;
 		if (r > now_ns)
 			t = r < t ? r : t;
+		if (d->expect_until > now_ns)
+			t = d->expect_until < t ? d->expect_until : t;
 	}
 	for (size_t i = 0; i < s->top; i++) {
 		const struct sreq *r = &s->req[i];

@@ -36,6 +36,9 @@
 /* A safety domain past its budget whose releases came this many times in a row at under half a
  * period draws as fast as it can: it loses its frames' protection until it slows or has budget. */
 #define SCHED_FAST_RELEASES 3u
+/* A safety domain's release may come at any moment for this many of its periods after a context
+ * of it was created, while none is expected on its grid (sched_expect_frames()). */
+#define SCHED_EXPECT_PERIODS 60u
 /* Most requests waiting at once (one per worker and a margin). */
 #define SCHED_MAX_PENDING 1024u
 /* Most domains (a car has a handful of VMs). */
@@ -194,6 +197,17 @@ int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint6
  */
 int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t budget_ns,
 		     uint64_t deadline_ns, char *why, size_t why_size);
+
+/*
+ * A guest context of @domain was created at @now_ns. A safety domain's
+ * first frame may follow at any moment, before any release of it was
+ * seen (its start-up), or after it was silent: for SCHED_EXPECT_PERIODS
+ * of its configured periods, whenever no release of it is expected on its
+ * grid, check 3 takes one as due now, so that no other domain's group
+ * starts that would make such a frame late. True for a safety domain (what
+ * may start changed), false otherwise.
+ */
+bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns);
 
 /* What a caller knows of a group besides its prediction and bound. */
 enum sched_group_flag {

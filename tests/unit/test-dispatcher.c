@@ -486,6 +486,25 @@ static void a_reserved_offer_is_for_its_client_after_its_completions(void **stat
 	assert_int_equal(stats_of(f, CLUSTER, T0 + 1 * MS + 1).inflight, 1);
 }
 
+/*
+ * A context of the cluster created while an offer stands: its frame may
+ * come at any moment, which the offer did not keep room for. The offer is
+ * withdrawn (a claim of it would be refused) and made again with room.
+ */
+static void a_safety_context_created_withdraws_the_standing_offer(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t word, now = T0 + 5 * MS + 100 * 1000;
+
+	free_offer_at_t0_plus_5ms(f);
+	word = board_word(f);
+	assert_false(dispatcher_expect_frames(f->d, IVI, now));
+	assert_int_equal(board_word(f), word);
+	assert_true(dispatcher_expect_frames(f->d, CLUSTER, now));
+	assert_int_not_equal(WIRE_OFFER_GEN(board_word(f)), WIRE_OFFER_GEN(word));
+	assert_true(atomic_load(&f->boards[IVI]->max_bound_ns[IVI]) <= 16667 * 1000 - 4 * MS);
+}
+
 /* A worker that took the offer and died before reporting it holds up nobody. */
 static void a_claimer_that_goes_away_unreported_frees_the_board(void **state)
 {
@@ -895,6 +914,7 @@ int main(void)
 	    cmocka_unit_test(every_wrong_field_of_a_claim_is_refused_and_costs_only_its_worker),
 	    DISPATCHER_TEST(a_reserved_offer_is_for_its_client_after_its_completions),
 	    DISPATCHER_TEST(a_claimer_that_goes_away_unreported_frees_the_board),
+	    DISPATCHER_TEST(a_safety_context_created_withdraws_the_standing_offer),
 	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
 	    DISPATCHER_TEST(a_forged_board_reaches_no_other_domain),
 	    DISPATCHER_TEST(an_unreported_claim_switches_its_domains_board_off),

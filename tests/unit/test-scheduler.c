@@ -1108,6 +1108,52 @@ static void a_safety_domain_over_budget_in_its_first_frames_stays_protected(void
 	finish(s);
 }
 
+/*
+ * A safety domain's frame may come at any moment once a context of it was
+ * created: before its first release, and when it was silent, check 3
+ * keeps room for one due now, for SCHED_EXPECT_PERIODS periods.
+ */
+static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	int n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t t = 20 * MS, window = SCHED_EXPECT_PERIODS * P, ids[16];
+
+	(void)state;
+	assert_false(sched_expect_frames(s, n, 0));
+	assert_false(sched_expect_frames(s, 9, 0));
+	/* No context of the cluster: nothing to keep room for. */
+	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 14 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	assert_int_equal(sched_complete(s, 1, 10 * MS, 10 * MS), 0);
+	/* Its context: 14 ms now and its 4 ms frame would end past the frame's deadline. */
+	assert_true(sched_expect_frames(s, c, t));
+	assert_int_equal(sched_submit(s, 2, n, 10 * MS, 14 * MS, 0, t), 0);
+	assert_int_equal(sched_submit(s, 3, n, 2 * MS, 3 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, ids), 1);
+	assert_int_equal(ids[0], 3);
+	assert_int_equal(sched_complete(s, 3, 2 * MS, t + 2 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 200 * MS, NULL), 0);
+	/* Its first frames: room follows its grid, the 14 ms group fits after one. */
+	safety_frame(s, c, 100, t + 300 * MS, 4 * MS, 3 * MS);
+	assert_int_equal(poll_ids(s, t + 300 * MS + 3 * MS, NULL), 0); /* room for its frame's next group */
+	safety_frame(s, c, 101, t + 300 * MS + P, 4 * MS, 3 * MS);
+	assert_int_equal(poll_ids(s, t + 300 * MS + P + 3 * MS, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(sched_complete(s, 2, 10 * MS, t + 300 * MS + P + 13 * MS), 0);
+	/* Silent for more than SCHED_IDLE_PERIODS: a frame may come at any moment again. */
+	t += 300 * MS + (SCHED_IDLE_PERIODS + 2) * P;
+	assert_int_equal(sched_submit(s, 4, n, 10 * MS, 14 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	/* Until the window ends, which is an event. */
+	assert_true(sched_next_event(s, t) <= 20 * MS + window);
+	assert_int_equal(poll_ids(s, 20 * MS + window, ids), 1);
+	assert_int_equal(ids[0], 4);
+	assert_int_equal(sched_complete(s, 4, 10 * MS, 20 * MS + window + 10 * MS), 0);
+	finish(s);
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -1946,6 +1992,7 @@ int main(void)
 	    cmocka_unit_test(a_group_oversize_by_bounds_alone_waits_at_most_max_defer),
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
+	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
