@@ -225,6 +225,17 @@ static bool others_on_gpu(const struct sdom *d, bool revoked_only)
 	return false;
 }
 
+/*
+ * Another domain's group is on the GPU beside safety domain @d's open
+ * frame: it crosses the frame, and (@revoked) draws beside it revoked.
+ */
+static void cross_frame(struct sdom *d, bool revoked)
+{
+	d->frame_crossed = true;
+	if (revoked)
+		d->frame_beside_revoked = true;
+}
+
 void sched_frames_crossed(struct sched *s, int by)
 {
 	for (int i = 0; i < s->n; i++) {
@@ -232,10 +243,14 @@ void sched_frames_crossed(struct sched *s, int by)
 
 		if (i == by)
 			continue;
-		if (d->frame_open)
-			d->frame_crossed = true;
-		if (d->frame_open && s->d[by].revoked_running)
-			d->frame_beside_revoked = true;
+		/*
+		 * Only while work of the frame waits or runs: a group granted
+		 * after the frame's own groups ended, before the idle gap
+		 * closes it, takes nothing from it (test-isolation counted
+		 * every frame crossed so, none overlapped by another group).
+		 */
+		if (d->frame_open && (d->pending || d->inflight))
+			cross_frame(d, s->d[by].revoked_running);
 		if (d->carried_n)
 			d->carried_crossed = true;
 	}
@@ -509,6 +524,9 @@ void sched_frame_arrival(struct sdom *d, uint64_t now_ns)
 		close_frame(d, false);
 	if (d->p.class == SCHED_CLASS_SAFETY && !d->frame_open)
 		open_frame(d, now_ns);
+	/* Its group comes while another domain's runs: it waits, or runs beside it. */
+	if (d->p.class == SCHED_CLASS_SAFETY && others_on_gpu(d, false))
+		cross_frame(d, others_on_gpu(d, true));
 }
 
 void sched_frame_add(struct sdom *d, const struct sreq *r)

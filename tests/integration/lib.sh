@@ -164,6 +164,32 @@ no_filter_kills() {
 }
 gm_on_exit no_filter_kills
 
+# worker_files_mark: notes the time from which worker_files_unchanged looks.
+worker_files_mark() {
+  WORKER_FILES_MARK=$TMP/worker-files.mark
+  : >"$WORKER_FILES_MARK"
+}
+
+# worker_files_unchanged USER WHAT: fails when, since worker_files_mark, a
+# file outside $TMP changed (its content, or its owner or mode) that a
+# worker running as USER could have changed: one owned by USER, or a
+# regular file anybody may write. A worker reaches nothing else, and its
+# own files (its shader cache, its models) are in $TMP: the tests give
+# mediatord a cache_dir and a state_dir there. Searches the root file
+# system and the writable temporary ones (issue 30: "nothing outside the
+# worker's own files changes").
+worker_files_unchanged() {
+  local uid changed
+  uid=$(id -u "$1") || fail "$2: no user $1"
+  changed=$(find / /tmp /var/tmp /dev/shm /run -xdev \
+    \( -path "$TMP" -o -path /proc -o -path /sys \) -prune -o \
+    \( -uid "$uid" -o \( -type f -perm -0002 \) \) \
+    \( -newer "$WORKER_FILES_MARK" -o -cnewer "$WORKER_FILES_MARK" \) -print 2>/dev/null |
+    sort -u | head -n 20)
+  [ -z "$changed" ] || fail "$2: files outside the worker's own changed: $(echo $changed)"
+  log "$2: no file outside $TMP that user $1 could write changed"
+}
+
 # keeper_pids: the keeper of this test's mediatord (its command line is mediatord's).
 keeper_pids() {
   local p

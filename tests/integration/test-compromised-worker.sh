@@ -6,8 +6,11 @@
 # attack per client, while a 60 Hz cluster client renders in the safety
 # domain of the same mediatord. Each attack asserts: the safety domain's
 # worker lives, its longest grant wait (mediatord's trace: request to
-# dispatch) stays at or under MAX_GRANT_WAIT_MS, mediatorctl answers within
-# a second throughout, and no process but the attacker's worker is signalled.
+# dispatch; by the client's clock, its longest frame latency less its own
+# groups' time and a period) stays at or under MAX_GRANT_WAIT_MS,
+# mediatorctl answers within a second throughout, no process but the
+# attacker's worker is signalled, and no file outside the test's directory
+# that the worker user could write changed.
 # Attacks:
 # - forge: the worker writes its grant board as the review did (huge bounds
 #   and validity, NONE words turned OFFERED). Each domain has its own
@@ -37,8 +40,8 @@ MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
 CLUSTER_FRAMES=${CLUSTER_FRAMES:-7500}
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
-  renderer=egl-surfaceless \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  policy=budget renderer=egl-surfaceless \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
 : >"$TMP/attack"
@@ -46,6 +49,7 @@ LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK_FILE=$TMP/attack GM_WORKER_ATTACK_DOM
   GM_WORKER_ATTACK_SECONDS=4 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
   start_mediatord
 ctl trace start "$TMP/trace.jsonl" >&2 || fail "mediatorctl trace start failed"
+worker_files_mark
 
 gm_in_domain --timeout $((CLUSTER_FRAMES / 60 + 90)) "$SOCK_A" "$CLUSTER_CLIENT" --frames "$CLUSTER_FRAMES" \
   --json /dev/fd/3 3>"$TMP/cluster.json" >"$TMP/cluster.log" 2>&1 &
@@ -175,6 +179,20 @@ max_wait_us=$(jq -s --arg d "$DOMAIN_A" \
 log "$DOMAIN_A: longest grant wait ${max_wait_us} us"
 [ "$max_wait_us" -le $((MAX_GRANT_WAIT_MS * 1000)) ] ||
   fail "a group of $DOMAIN_A waited ${max_wait_us} us for its grant (limit ${MAX_GRANT_WAIT_MS} ms)"
+# The same from the client's side: a frame's latency (its start to its
+# fence, by the client's clock) is its grant wait, its groups' GPU time and
+# the transport. Its longest is at most the limit plus the two longest
+# groups of the cluster (a frame is a draw group and a state group) and
+# a period for the client's own CPU and the wire.
+longest_two_us=$(jq -s --arg d "$DOMAIN_A" \
+  '[.[] | select((has("type") | not) and .domain == $d) | .measured_ns] | sort | reverse |
+   (.[0] // 0) + (.[1] // 0) | . / 1000 | floor' "$TMP/trace.jsonl")
+client_max_us=$(jq '.max_latency_us | floor' "$TMP/cluster.json")
+log "$DOMAIN_A: longest frame latency by the client ${client_max_us} us (its two longest groups: ${longest_two_us} us)"
+[ "$client_max_us" -le $((MAX_GRANT_WAIT_MS * 1000 + longest_two_us + 16667)) ] ||
+  fail "a frame of $DOMAIN_A took ${client_max_us} us by the client's clock" \
+    "(limit ${MAX_GRANT_WAIT_MS} ms + ${longest_two_us} us of its own groups + a period)"
+worker_files_unchanged gpu-mediator "the attacks"
 # Only the attackers' workers were signalled.
 ! grep -q "domain $DOMAIN_A: client [0-9]*: worker [0-9]* killed by signal" "$MEDIATORD_LOG" ||
   fail "a worker of $DOMAIN_A was killed: $(grep "domain $DOMAIN_A: .*killed by signal" "$MEDIATORD_LOG")"

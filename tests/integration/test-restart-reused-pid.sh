@@ -16,7 +16,9 @@
 #  - the restarted mediatord takes no client over, and the process with
 #    the worker's pid lives on, not signalled;
 #  - mediatord then serves new clients, and a clean stop takes the keeper
-#    along.
+#    along;
+#  - no file outside the test's directory that the worker user could write
+#    changed.
 # The test runs as a child subreaper (as systemd is for an installed
 # mediatord): the worker that outlived mediatord is its child then, and is
 # reaped when it ends, so that its pid is free again.
@@ -83,10 +85,11 @@ time.sleep(120)
 EOF
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
-  renderer=egl-surfaceless restart_wait_s=60 \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  policy=budget renderer=egl-surfaceless restart_wait_s=60 \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
+worker_files_mark
 LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK=export GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 start_mediatord
 KEEPER_LOG=$MEDIATORD_LOG
@@ -170,4 +173,5 @@ gm_stop_mediatord || fail "mediatord exited with status $? on SIGTERM"
 for _ in $(seq 50); do [ -n "$(keeper_pids)" ] || break; sleep 0.1; done
 [ -z "$(keeper_pids)" ] || fail "the keeper still runs after mediatord stopped"
 gm_alive "$REUSER" || fail "the process with pid $worker did not outlive mediatord's stop"
+worker_files_unchanged gpu-mediator "the channel export"
 log "ok"

@@ -12,7 +12,9 @@
 #   the terminal's input queue stays empty;
 # - the attacking worker still serves its client afterwards (a refused
 #   terminal request costs nothing), and the cluster, in the same
-#   mediatord, renders every frame.
+#   mediatord, renders every frame;
+# - no file outside the test's directory that the worker user could write
+#   changed.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -21,8 +23,8 @@ require_cmd python3 python3
 [ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
-  renderer=egl-surfaceless \
+  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  policy=budget renderer=egl-surfaceless \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
 
@@ -55,6 +57,7 @@ while os.waitpid(pid, os.WNOHANG) == (0, 0):
     time.sleep(0.1)
 EOF
 : >"$MEDIATORD_LOG"
+worker_files_mark
 LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK=tiocsti GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
   python3 "$TMP/pty-hold.py" "$MEDIATORD_LOG" "$TMP/mediatord.pid" "$TMP/pending" \
@@ -119,5 +122,6 @@ frames=$(jq .frames "$TMP/cluster.json")
 [ "$frames" = 360 ] || fail "the cluster rendered $frames of 360 frames"
 ! grep -q "killed by signal" "$MEDIATORD_LOG" || fail "a worker was killed: $(grep -m1 'killed by signal' "$MEDIATORD_LOG")"
 gm_assert_mediatord_alive
+worker_files_unchanged gpu-mediator "the terminal attack"
 log "terminal requests refused, nothing injected; both clients rendered every frame"
 log "PASS"

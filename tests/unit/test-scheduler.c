@@ -1692,6 +1692,43 @@ static void misses_alone_are_the_frames_no_other_domain_ran_beside(void **state)
 	finish(s);
 }
 
+/*
+ * A frame is crossed (not alone) only when another domain's group was on
+ * the GPU while work of the frame waited or ran: one granted after the
+ * frame's own groups ended, before the idle gap closed it, took nothing
+ * from it (test-isolation counted every frame crossed that way, none
+ * overlapped). A group of the frame that arrives while another domain's
+ * group runs is crossed.
+ */
+static void a_frame_is_crossed_only_while_its_own_work_waits_or_runs(void **state)
+{
+	int c, n;
+	struct sched *s = cluster_after_four_frames(&c, &n);
+	struct sched_frame f[16];
+	uint64_t ids[4];
+
+	(void)state;
+	assert_int_equal(poll_ids(s, 3 * P + 5 * MS, ids), 0);
+	assert_int_equal(sched_take_frames(s, f, 16, NULL), 4);
+	/* Its group done at 4P + 1 ms; a normal group claimed 0.5 ms later, in the gap. */
+	safety_frame(s, c, 104, 4 * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_claim(s, 1, n, 1 * MS, 2 * MS, 0, 4 * P + 1500 * US), 0);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 4 * P + 2500 * US), 0);
+	assert_int_equal(poll_ids(s, 4 * P + 5 * MS, ids), 0);
+	/* Its next frame: a second group arrives while a normal group runs. */
+	safety_frame(s, c, 105, 5 * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_claim(s, 2, n, 1 * MS, 2 * MS, 0, 5 * P + 1500 * US), 0);
+	assert_int_equal(sched_submit(s, 106, c, 1 * MS, 2 * MS, 0, 5 * P + 2 * MS), 0);
+	assert_int_equal(sched_complete(s, 2, 1 * MS, 5 * P + 2500 * US), 0);
+	assert_int_equal(poll_ids(s, 5 * P + 2500 * US, ids), 1);
+	assert_int_equal(sched_complete(s, 106, 1 * MS, 5 * P + 3500 * US), 0);
+	assert_int_equal(poll_ids(s, 5 * P + 8 * MS, ids), 0);
+	assert_int_equal(sched_take_frames(s, f, 16, NULL), 2);
+	assert_true(f[0].alone);
+	assert_false(f[1].alone);
+	finish(s);
+}
+
 /* make_watched(1) with a normal domain's allowance capped at @cap_ns. */
 static struct sched *make_capped(uint64_t cap_ns)
 {
@@ -1961,6 +1998,7 @@ int main(void)
 		a_young_group_holds_the_gpu_a_safety_period_at_most_when_no_release_is_expected),
 	    cmocka_unit_test(only_normal_groups_get_an_allowance),
 	    cmocka_unit_test(misses_alone_are_the_frames_no_other_domain_ran_beside),
+	    cmocka_unit_test(a_frame_is_crossed_only_while_its_own_work_waits_or_runs),
 	    cmocka_unit_test(a_group_needs_budget_for_its_bound),
 	    cmocka_unit_test(an_idle_gpu_goes_to_whoever_waits_unless_strict),
 	    cmocka_unit_test(budgets_replenish_and_overruns_become_debt),

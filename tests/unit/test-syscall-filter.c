@@ -4,7 +4,8 @@
  * sandbox_enter() (sandbox.h), each in a child process: what a worker
  * needs still works under the filter (threads, memory, the JIT's
  * mprotect, memfds, files); a forbidden call (socket, fork, execve,
- * kill of another process) kills the child by SIGSYS after it named the
+ * kill of another process, a map writable and executable at once) kills
+ * the child by SIGSYS after it named the
  * call on stderr; and a sandboxed child keeps only the descriptors it
  * was told to, has no-new-privs set and cannot become root again.
  */
@@ -201,8 +202,27 @@ static void expect_killed(child_fn fn, const char *name)
 		fail_msg("%s: stderr does not name it: %s", name, out);
 }
 
+/* A map writable and executable at once, made so or turned so. */
+static int writable_and_executable_map(void)
+{
+	mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return 14;
+}
+
+static int writable_made_executable(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 15;
+	mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC);
+	return 16;
+}
+
 static void a_forbidden_call_kills_and_is_named(void **state)
 {
+	expect_killed(writable_and_executable_map, "mmap");
+	expect_killed(writable_made_executable, "mprotect");
 	expect_killed(forbidden_socket, "socket");
 	expect_killed(forbidden_fork, "clone");
 	expect_killed(forbidden_exec, "execve");
