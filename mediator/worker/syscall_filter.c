@@ -301,13 +301,15 @@ static int allow_lowering(scmp_filter_ctx ctx)
 /*
  * mmap (malloc, the renderer's buffers, guest memory and shared memory
  * maps) and mprotect (the GL driver's shader JIT, thread stack guards)
- * with any protection but writable and executable at once: LLVM's JIT
- * writes its code into a writable map and then makes it read-only and
- * executable, as hardened kernels (PaX MPROTECT, SELinux execmem) demand;
- * a map that is both at once is an attacker's. Such a call is forbidden,
- * like one not on the list. (crosvm's GPU device policy lists the
- * protections it allows, execute not among mprotect's: a hardware driver
- * does not JIT.)
+ * with any protection but writable and executable at once, which fails
+ * with EACCES, as under SELinux's execmem rule: LLVM's JIT writes its
+ * code into a writable map and then makes it read-only and executable.
+ * Mesa asks for such maps in two places and copes with the refusal:
+ * gallium's rtasm heap (10 MiB, for its SSE vertex translation, which
+ * falls back to generic code) and glapi's stub page (made before the
+ * filter). Killing the worker instead killed every honest one at its
+ * first draw (strace of a worker: the 10 MiB map). (crosvm's GPU device
+ * policy lists the protections it allows; a hardware driver does not JIT.)
  */
 static int allow_write_xor_execute(scmp_filter_ctx ctx)
 {
@@ -315,11 +317,16 @@ static int allow_write_xor_execute(scmp_filter_ctx ctx)
 	static const scmp_datum_t ok[] = {0, PROT_WRITE, PROT_EXEC};
 	int r = 0;
 
-	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(calls); i++)
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(calls); i++) {
 		for (size_t k = 0; r == 0 && k < ARRAY_SIZE(ok); k++)
 			r = seccomp_rule_add(
 			    ctx, SCMP_ACT_ALLOW, calls[i], 1,
 			    SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_WRITE | PROT_EXEC, ok[k]));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), calls[i], 1,
+					     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_WRITE | PROT_EXEC,
+						     PROT_WRITE | PROT_EXEC));
+	}
 	return r;
 }
 
