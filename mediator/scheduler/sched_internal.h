@@ -68,6 +68,7 @@ struct sdom {
 	uint64_t outstanding_bound; /* bounds of its groups waiting or in flight */
 	/* Frames (safety domains). */
 	bool frame_open;
+	bool frame_noted; /* its release counted for the period and grid (note_release()) */
 	uint64_t frame_release;
 	uint64_t frame_bound,
 	    frame_granted;	 /* sums of the bounds of its groups: arrived, granted */

@@ -1154,6 +1154,38 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	finish(s);
 }
 
+/*
+ * A group without output that comes after the idle gap closed its frame
+ * (a client's state or fence group, 4 ms after each draw) is no release:
+ * the period and the grid stay the draws'. Counted as one, each moved the
+ * grid 4 ms late ("an irregular release") and the draw after it counted
+ * an interval of P - 4 ms: the observed period sank towards 12.7 ms and
+ * each draw seemed 4 ms early (the release guard at its cap).
+ */
+static void a_group_without_output_after_its_frame_does_not_move_the_grid(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	struct sched_domain_stats st;
+	uint64_t ids[16], t;
+
+	(void)state;
+	for (uint64_t k = 0; k < 16; k++) {
+		safety_frame(s, c, 100 + 2 * k, k * P, 2 * MS, 1 * MS);
+		/* mediatord's timer at the idle gap's end closes the frame. */
+		assert_int_equal(poll_ids(s, k * P + 3 * MS, NULL), 0);
+		t = k * P + 4 * MS;
+		assert_int_equal(sched_submit(s, 101 + 2 * k, c, MS / 10, MS / 2, SCHED_NO_OUTPUT, t),
+				 0);
+		assert_int_equal(poll_ids(s, t, ids), 1);
+		assert_int_equal(sched_complete(s, 101 + 2 * k, MS / 10, t + MS / 10), 0);
+	}
+	stats(s, c, &st);
+	assert_true(st.observed_period_ns > P - P / 100 && st.observed_period_ns < P + P / 100);
+	assert_int_equal(st.frames, 16);
+	finish(s);
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -2031,6 +2063,7 @@ int main(void)
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
+	    cmocka_unit_test(a_group_without_output_after_its_frame_does_not_move_the_grid),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
 	    cmocka_unit_test(cancelled_groups_free_their_slot),
