@@ -23,9 +23,10 @@
  * frame is shown with a page flip after it is timed. Output on stdout, for
  * a guest's serial console and for scripts (key=value, times in us):
  *   GM-CLUSTER start size=WxH period_us=P deadline_us=D frames=N pace=timer
- *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=..
+ *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. window_max_us=..
  *   GM-CLUSTER frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. deadline_us=D
- * (progress every --progress-s seconds; the last line once the run ends),
+ * (progress every --progress-s seconds, window_max_us the longest latency
+ * since the line before; the last line once the run ends),
  * then the same in words: "NAME: F frames (S skipped), M missed the D us
  * deadline; latency p50 .. us, p99 .. us, max .. us". SIGTERM or SIGINT
  * end the run early; the results are still printed and written. Exit
@@ -321,7 +322,7 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 {
 	const int64_t period = (int64_t)o->period_us * 1000,
 		      progress_every = (int64_t)o->progress_s * 1000000000;
-	int64_t progress;
+	int64_t progress, window_max = 0; /* the longest latency since the last progress line */
 	long k = 0;
 	const char *what;
 
@@ -343,6 +344,8 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 		draw_scene(g, o, (unsigned long)k);
 		glFinish();
 		done = now_ns();
+		if (done - frame_stats_release(*fs, (unsigned long)k) > window_max)
+			window_max = done - frame_stats_release(*fs, (unsigned long)k);
 		if (glGetError() != GL_NO_ERROR)
 			return fail("drawing a frame");
 		what = gles_target_present(&g->t);
@@ -357,8 +360,9 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 			frame_stats_summary(*fs, &sum);
 			printf("GM-CLUSTER progress ");
 			print_counts(&sum);
-			printf("\n");
+			printf(" window_max_us=%.0f\n", (double)window_max / 1000.0);
 			fflush(stdout);
+			window_max = 0;
 			while (progress <= done)
 				progress += progress_every;
 		}
