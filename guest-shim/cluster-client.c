@@ -23,7 +23,8 @@
  * frame is shown with a page flip after it is timed. Output on stdout, for
  * a guest's serial console and for scripts (key=value, times in us):
  *   GM-CLUSTER start size=WxH period_us=P deadline_us=D frames=N pace=timer
- *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. window_max_us=..
+ *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=..
+ *                       window_max_us=..
  *   GM-CLUSTER frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. deadline_us=D
  * (progress every --progress-s seconds, window_max_us the longest latency
  * since the line before; the last line once the run ends),
