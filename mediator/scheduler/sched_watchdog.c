@@ -92,13 +92,34 @@ void sched_set_allowance(const struct sched *s, struct sreq *r, uint64_t now_ns)
 	r->allowance = MIN(a, w->normal_cap_ns);
 }
 
-/* When in-flight @r is overdue: its grant + its limit, saturating. */
+/* True when a safety domain other than @dom is configured. */
+static bool other_safety(const struct sched *s, int dom)
+{
+	for (int i = 0; i < s->n; i++)
+		if (i != dom && s->d[i].p.class == SCHED_CLASS_SAFETY)
+			return true;
+	return false;
+}
+
+/*
+ * When in-flight @r is overdue: its grant + its limit, saturating. A
+ * young group of the only safety domain is its start-up, its shaders
+ * compiling: it may take SCHED_WATCHDOG_SAFETY_YOUNG_NS. Revoked at the
+ * floor, it served only the other domains: its client was suspended and
+ * its worker put at idle priority while their groups ran beside it
+ * (test-grant-watchdog, 2026-11-28: glmark2's first scene in the cluster,
+ * its cache cold, beside long-draws, revoked at 200 ms). Where another
+ * safety domain's frames could wait for it, the floor stays.
+ */
 static uint64_t deadline_of(const struct sched *s, const struct sreq *r)
 {
 	uint64_t limit = sched_watchdog_limit(&s->p.watchdog, r->bound);
 
 	if (r->allowance < limit)
 		limit = r->allowance;
+	if (r->young && limit < SCHED_WATCHDOG_SAFETY_YOUNG_NS &&
+	    s->d[r->domain].p.class == SCHED_CLASS_SAFETY && !other_safety(s, r->domain))
+		limit = SCHED_WATCHDOG_SAFETY_YOUNG_NS;
 
 	return limit > UINT64_MAX - r->granted_at ? UINT64_MAX : r->granted_at + limit;
 }

@@ -89,6 +89,8 @@ struct sched_watchdog {
 #define SCHED_WATCHDOG_MULTIPLIER 4u
 #define SCHED_WATCHDOG_SLACK_NS	  50000000ull
 #define SCHED_WATCHDOG_FLOOR_NS	  200000000ull
+/* A young group of the only safety domain (its start-up) is revoked after 1 s at the earliest. */
+#define SCHED_WATCHDOG_SAFETY_YOUNG_NS 1000000000ull
 /* A normal domain's group holds the GPU 250 ms at most, gaps or none. */
 #define SCHED_WATCHDOG_NORMAL_CAP_NS 250000000ull
 

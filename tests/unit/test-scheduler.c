@@ -1568,6 +1568,41 @@ static void a_scheduler_without_watchdog_finds_nothing_overdue(void **state)
 	finish(s);
 }
 
+/*
+ * A young group of the only safety domain (its shaders compiling) is
+ * revoked after SCHED_WATCHDOG_SAFETY_YOUNG_NS at the earliest, not at
+ * the floor; with a second safety domain, whose frames could wait for
+ * it, at the floor.
+ */
+static void a_young_group_of_the_only_safety_domain_has_a_second(void **state)
+{
+	struct sched *s = make_watched(1);
+	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	uint64_t ids[16];
+
+	(void)state;
+	(void)add(s, SCHED_CLASS_NORMAL, P, false);
+	assert_int_equal(sched_submit(s, 10, a, 1 * MS, 17 * MS, SCHED_YOUNG, 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 1 * MS, ids), 1);
+	assert_int_equal(sched_next_deadline(s), 1 * MS + SCHED_WATCHDOG_SAFETY_YOUNG_NS);
+	assert_int_equal(sched_complete(s, 10, 300 * MS, 301 * MS), 0);
+	/* Not young: the floor. */
+	assert_int_equal(sched_submit(s, 11, a, 1 * MS, 17 * MS, 0, 302 * MS), 0);
+	assert_int_equal(poll_ids(s, 302 * MS, ids), 1);
+	assert_int_equal(sched_next_deadline(s), 502 * MS);
+	assert_int_equal(sched_complete(s, 11, 1 * MS, 303 * MS), 0);
+	finish(s);
+
+	s = make_watched(1);
+	a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	(void)add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	assert_int_equal(sched_submit(s, 10, a, 1 * MS, 17 * MS, SCHED_YOUNG, 1 * MS), 0);
+	assert_int_equal(poll_ids(s, 1 * MS, ids), 1);
+	assert_int_equal(sched_next_deadline(s), 201 * MS);
+	assert_int_equal(sched_complete(s, 10, 2 * MS, 3 * MS), 0);
+	finish(s);
+}
+
 static void a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot(void **state)
 {
 	struct sched *s = make_watched(1);
@@ -2017,6 +2052,7 @@ int main(void)
 	    cmocka_unit_test(watchdog_limit_is_the_largest_of_its_three_terms),
 	    cmocka_unit_test(a_scheduler_without_watchdog_finds_nothing_overdue),
 	    cmocka_unit_test(a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot),
+	    cmocka_unit_test(a_young_group_of_the_only_safety_domain_has_a_second),
 	    cmocka_unit_test(a_revoked_group_is_charged_at_least_its_bound),
 	    cmocka_unit_test(a_late_completion_charges_the_rest_of_its_measured_time),
 	    cmocka_unit_test(overdue_groups_come_oldest_grant_first),
