@@ -1137,7 +1137,8 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	assert_int_equal(poll_ids(s, t + 200 * MS, NULL), 0);
 	/* Its first frames: room follows its grid, the 14 ms group fits after one. */
 	safety_frame(s, c, 100, t + 300 * MS, 4 * MS, 3 * MS);
-	assert_int_equal(poll_ids(s, t + 300 * MS + 3 * MS, NULL), 0); /* room for its frame's next group */
+	/* Room for its open frame's next group. */
+	assert_int_equal(poll_ids(s, t + 300 * MS + 3 * MS, NULL), 0);
 	safety_frame(s, c, 101, t + 300 * MS + P, 4 * MS, 3 * MS);
 	assert_int_equal(poll_ids(s, t + 300 * MS + P + 3 * MS, ids), 1);
 	assert_int_equal(ids[0], 2);
