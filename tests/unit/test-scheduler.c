@@ -1176,8 +1176,8 @@ static void a_group_without_output_after_its_frame_does_not_move_the_grid(void *
 		/* mediatord's timer at the idle gap's end closes the frame. */
 		assert_int_equal(poll_ids(s, k * P + 3 * MS, NULL), 0);
 		t = k * P + 4 * MS;
-		assert_int_equal(sched_submit(s, 101 + 2 * k, c, MS / 10, MS / 2, SCHED_NO_OUTPUT, t),
-				 0);
+		assert_int_equal(
+		    sched_submit(s, 101 + 2 * k, c, MS / 10, MS / 2, SCHED_NO_OUTPUT, t), 0);
 		assert_int_equal(poll_ids(s, t, ids), 1);
 		assert_int_equal(sched_complete(s, 101 + 2 * k, MS / 10, t + MS / 10), 0);
 	}
