@@ -21,9 +21,14 @@ NEW_PERIOD_US=20000
 # on llvmpipe take a few ms; on a loaded 2-core host up to 3x. Under
 # AddressSanitizer one took 62 ms (CI's ASan run, 2026-11-28: a period of
 # 20 ms charged 62.4 ms, its debt 42.4 ms, as the rule says).
+# Of 20 samples, at least BUSY_MIN show a period in which it used the GPU
+# (under AddressSanitizer, groups of 60 ms complete in one 20 ms period of
+# three: 7, then 3 of 20 beside another ASan run on a 2-core host).
 GROUP_SLACK_US=20000
+BUSY_MIN=10
 if worker_sanitized; then
   GROUP_SLACK_US=80000
+  BUSY_MIN=2
 fi
 
 start_xvfb
@@ -75,7 +80,7 @@ for i in $(seq 20); do
   sleep 0.1
 done
 log "last sample: $(jq -c "del(.context_list)" <<<"$d")"
-[ $busy -ge 10 ] || fail "infotainment used the GPU in only $busy of 20 last periods"
+[ $busy -ge $BUSY_MIN ] || fail "infotainment used the GPU in only $busy of 20 last periods"
 
 wait_glmark b
 gm_assert_mediatord_alive
