@@ -337,7 +337,7 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 		return fail("allocating the frame record");
 	progress = frame_stats_release(*fs, 0) + progress_every;
 	while ((unsigned long)k < o->frames) {
-		int64_t done;
+		int64_t done, latency;
 		int r = sleep_until(frame_stats_release(*fs, (unsigned long)k));
 
 		if (r)
@@ -345,8 +345,8 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 		draw_scene(g, o, (unsigned long)k);
 		glFinish();
 		done = now_ns();
-		if (done - frame_stats_release(*fs, (unsigned long)k) > window_max)
-			window_max = done - frame_stats_release(*fs, (unsigned long)k);
+		latency = done - frame_stats_release(*fs, (unsigned long)k);
+		window_max = latency > window_max ? latency : window_max;
 		if (glGetError() != GL_NO_ERROR)
 			return fail("drawing a frame");
 		what = gles_target_present(&g->t);

@@ -270,10 +270,10 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
  * its grid, how early it came and whether it draws as fast as it can
  * follow. A frame made only of groups without output (a client's state
  * or fence group that came after the idle gap closed its frame) is no
- * release: bench/vms' cluster VM sends one 3 to 5 ms after each draw,
- * and counted, it set the grid 3 to 5 ms late every period (an
- * "irregular release"), so that check 3 expected the next frame that
- * much later than it came, less the 2 ms of its release guard.
+ * release: counted, it moved the grid (an "irregular release") and the
+ * draw after it counted a short interval, so the observed period sank
+ * towards P less the group's offset (test-scheduler: a state group 4 ms
+ * after each draw gave about 14 ms for 16.67).
  */
 static void note_release(struct sdom *d, uint64_t now_ns)
 {
