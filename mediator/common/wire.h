@@ -269,7 +269,15 @@ struct wire_start {
 	struct wire_header hdr;
 	uint64_t reserved; /* 0 */
 };
-#define WIRE_START_WAIT_MS 3000
+/*
+ * mediatord answers each asker at most 1 s after the one before it began
+ * (client_start.c), so a domain's 16 clients (the default max_clients)
+ * all asking at once are answered within 16 s; the wait's end is for a
+ * mediatord that answers nothing. 3 s was too short where renderers are
+ * slow: eight AddressSanitizer workers asking at once took 3 to 4 s each
+ * (2026-11-28), and the last ones then made theirs beside the others.
+ */
+#define WIRE_START_WAIT_MS 20000
 
 struct wire_hello {
 	struct wire_header hdr;

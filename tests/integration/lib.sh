@@ -234,7 +234,8 @@ write_config() {
     "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
     policy="${1:-budget}" \
     max_inflight="${2:-1}" renderer=egl-surfaceless \
-    "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
+    "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us="$(safety_budget_us)" \
+    vtest_socket="$SOCK_A" \
     "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
 }
 
@@ -384,6 +385,39 @@ worker_sanitized() {
   ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan
 }
 
+# frames_judged: true when this run judges the cluster's frames (deadline
+# misses, latency); false for an AddressSanitizer build, whose run reports
+# them and judges everything else. Its workers make each large allocation
+# a fresh mapping and unmap it when freed (6.5 mmap, 8 munmap and 5.8
+# madvise calls a glmark2 group, against 1, 3 and 0 in the plain build;
+# 20 % of the host's CPU time in their page faults), and on these
+# paravirtualized hosts that stalls the other processes too: the
+# cluster's own groups, with no other domain's group on the GPU, took 22
+# to 44 ms every half second while a normal domain's worker started
+# (test-uncut-draw, 2026-11-28; 1.2 ms median, 5 ms at most in the plain
+# build's run). No scheduling of GPU work changes that; the plain build's
+# run judges the frames.
+frames_judged() {
+  if worker_sanitized; then
+    [ -n "${FRAMES_NOT_JUDGED_LOGGED:-}" ] ||
+      log "AddressSanitizer build: the cluster's missed frames are reported, not judged" \
+        "(frames_judged in lib.sh); the plain build's run judges them"
+    FRAMES_NOT_JUDGED_LOGGED=1
+    return 1
+  fi
+}
+
+# safety_budget_us: the safety domain's budget in the tests' configs: 4 ms
+# a 16.7 ms period, what cluster-client's frames take with room to spare
+# (its groups beside test-pieces' blits: median 1.4 ms, 90th percentile
+# 3.1 ms). An AddressSanitizer worker takes 2.5 times as long for the same
+# frames (3.5 and 6.2 ms, 2026-11-28), so a 4 ms budget would put the
+# cluster past its entitlement, and a safety domain past it loses its
+# frames' protection (doc/design.md): 10 ms there, the same margin.
+safety_budget_us() {
+  if worker_sanitized; then echo 10000; else echo 4000; fi
+}
+
 # steal_ticks: CPU time the hypervisor gave to other guests so far, and all
 # CPU time (jiffies), for steal_percent.
 steal_ticks() {
@@ -448,9 +482,17 @@ cluster_beside() {
 # when the attack cost more than the noise plus ALLOWANCE. The noise comes
 # in bursts (another guest, another test run on the shared cores), so an
 # attempt that fails is run again; after ATTEMPTS failures the test fails.
-# Sets attempt_n, the number of attempts run.
+# Where frames are not judged (frames_judged), FN runs once and its misses
+# are logged. Sets attempt_n, the number of attempts run.
 beside_noise() {
   local attempts=$1 fn=$2 allowance=$3
+  if ! frames_judged; then
+    attempt_n=1
+    "$fn" 1 ||
+      log "attempt 1: the cluster missed $flood_misses frames by mediatord's count during" \
+        "the attack, $quiet_misses in as long after it: not judged in this build"
+    return 0
+  fi
   for attempt_n in $(seq "$attempts"); do
     "$fn" "$attempt_n" && return 0
     [ "$attempt_n" -lt "$attempts" ] ||

@@ -42,7 +42,7 @@ CLUSTER_FRAMES=${CLUSTER_FRAMES:-7500}
 gm_write_config "$CONFIG" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
   policy=budget renderer=egl-surfaceless \
-  "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
+  "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us="$(safety_budget_us)" vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"
 : >"$TMP/attack"
 LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK_FILE=$TMP/attack GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \

@@ -24,6 +24,12 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
 [ -x "${PREDICT_REPLAY:-}" ] || fail "PREDICT_REPLAY is not set to the built predict-replay"
 
+# Each run's seconds of glmark2's build scene: 3 give 1400 groups or so in
+# the plain build; an AddressSanitizer worker draws 72 to 95 a second
+# (2026-11-28), so 6 there.
+RUN_S=3
+! worker_sanitized || RUN_S=6
+
 start_xvfb
 write_config fifo 1
 STATE=$TMP/state/$DOMAIN_A/$DOMAIN_A.sgd.state
@@ -34,7 +40,7 @@ one_run() {
   gm_worker_dir "$TMP/dump-$1"
   MEDIATOR_FEATURE_DUMP=$TMP/dump-$1 start_mediatord
   ctl trace start "$TMP/trace-$1.jsonl" >/dev/null || fail "trace start failed"
-  run_glmark "a$1" "$SOCK_A" $((3 + GLMARK_SLACK_S)) -b build:duration=3
+  run_glmark "a$1" "$SOCK_A" $((RUN_S + GLMARK_SLACK_S)) -b build:duration="$RUN_S"
   wait_field "$DOMAIN_A" clients 0 10 # the worker saved its state on exit
   ctl trace stop >/dev/null || fail "trace stop failed"
   cp "$MEDIATORD_LOG" "$TMP/mediatord-$1.log"
@@ -80,8 +86,10 @@ for ((n = 2; n <= RESTARTS + 1; n++)); do
   one_run "$n"
   grep -q "learned state loaded from $STATE" "$TMP/mediatord-$n.log" ||
     fail "run $n did not load $STATE"
-  [ "$(jq -s '[.[] | select(has("type") | not)] | length' "$TMP/trace-$n.jsonl")" -gt 300 ] ||
-    fail "too few groups in run $n"
+  # Its first 20 groups are compared, those from the 200th on printed: at
+  # least 220.
+  groups=$(jq -s '[.[] | select(has("type") | not)] | length' "$TMP/trace-$n.jsonl")
+  [ "$groups" -ge 220 ] || fail "too few groups in run $n: $groups"
   warm=$(mae "$n" 0 20)
   replay_mape "$n"
   live_mape=$(awk '$2 == "recorded" { sub("%", "", $5); print $5 }' "$TMP/replay-$n.txt")

@@ -35,7 +35,7 @@ unset MALLOC_PERTURB_
 gm_write_config "$CONFIG" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" policy=budget \
   max_inflight=1 renderer=egl-surfaceless \
-  "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
+  "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us="$(safety_budget_us)" vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 piece_us="$PIECE_US" \
   vtest_socket="$SOCK_B" vhost_user_socket="$VHOST_B"
 start_mediatord

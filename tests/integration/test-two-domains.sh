@@ -88,8 +88,8 @@ for d in "$DOMAIN_A" "$DOMAIN_B"; do
     fail "domain $d: used_us is '$used', expected > 0"
   log "domain $d: groups $groups, used_us $used"
 done
-jq -e --arg d "$DOMAIN_A" '.domains[] | select(.name == $d) | .class == "safety" and .period_us == 16667
-       and .budget_us == 4000' <<<"$json" >/dev/null ||
+jq -e --arg d "$DOMAIN_A" --argjson b "$(safety_budget_us)" '.domains[] | select(.name == $d)
+       | .class == "safety" and .period_us == 16667 and .budget_us == $b' <<<"$json" >/dev/null ||
   fail "domain cluster does not show its configured class, period and budget"
 
 # Both clients are gone, so no domain has clients left.

@@ -13,7 +13,8 @@
 # "makes its renderer" line before its "renderer up"), no safety worker
 # did; every handshake succeeded; the idle connections held no one up
 # (the handshakes end while they are still open); and the safety client's
-# handshakes took no longer than alone (its longest under a second).
+# handshakes took at most three times as long as alone, measured first in
+# the same run (a second at least).
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -30,17 +31,26 @@ IDLE=$!
 gm_track "$IDLE"
 wait_field "$DOMAIN_B" clients 4 30
 
+# A client's capabilities come once its worker's renderer is up, and the
+# renderers are made one at a time: the last of CLIENTS waits for all the
+# others' (in the plain build 2 s at most here; an AddressSanitizer
+# worker's took up to 4.2 s each, 2026-11-28). vtest-poke's 5 s for a reply
+# is too short for that; a Mesa client waits as long as it takes.
+export VTEST_POKE_REPLY_MS=60000
 handshakes() { # SOCKET N OUT: N handshakes one after another; each's ms in OUT
   local i t0
   for i in $(seq 1 "$2"); do
     t0=$(date +%s%N)
-    timeout -k 5 60 "$VTEST_POKE" "$1" handshake >/dev/null 2>>"$3.err" || {
+    timeout -k 5 90 "$VTEST_POKE" "$1" handshake >/dev/null 2>>"$3.err" || {
       echo "fail" >>"$3"
       continue
     }
     echo $((($(date +%s%N) - t0) / 1000000)) >>"$3"
   done
 }
+# The safety client's handshakes alone first, its baseline in this run.
+handshakes "$SOCK_A" "$ROUNDS" "$TMP/safety-alone"
+! grep -q fail "$TMP/safety-alone" || fail "a safety handshake alone failed: $(tail -3 "$TMP/safety-alone.err")"
 pids=()
 for k in $(seq 1 "$CLIENTS"); do
   handshakes "$SOCK_B" "$ROUNDS" "$TMP/normal-$k" &
@@ -90,8 +100,16 @@ log "normal workers' waits for their turn (ms): median $(sed -n "$(((began + 1) 
     tr '\n' ' ')"
 [ "$(tail -1 <<<"$waited")" -gt 0 ] || fail "no normal worker ever waited: the test made no overlap"
 safety_max=$(sort -n "$TMP/safety" | tail -1)
-log "safety handshakes beside them (ms): $(tr '\n' ' ' <"$TMP/safety")"
-[ "$safety_max" -lt 1000 ] || fail "a safety handshake took $safety_max ms beside the normal ones"
+alone_max=$(sort -n "$TMP/safety-alone" | tail -1)
+# Three times its longest alone, and a second in any case: the normal
+# workers start at idle priority beside it on the same two cores (beside
+# them 1.9 to 2.4 times as long, 2026-11-28). Had it waited its turn
+# behind theirs, it would have taken about CLIENTS of their renderers.
+limit=$((3 * alone_max > 1000 ? 3 * alone_max : 1000))
+log "safety handshakes alone (ms): $(tr '\n' ' ' <"$TMP/safety-alone");" \
+  "beside them: $(tr '\n' ' ' <"$TMP/safety") (limit $limit)"
+[ "$safety_max" -lt "$limit" ] ||
+  fail "a safety handshake took $safety_max ms beside the normal ones (limit $limit ms)"
 gm_stop 5 "$IDLE"
 wait "$IDLE" 2>/dev/null || :
 gm_assert_mediatord_alive

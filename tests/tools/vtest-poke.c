@@ -133,9 +133,10 @@
 #define VIRGL_BIND_VERTEX_BUFFER (1u << 4)
 
 /* Our own limits, not protocol facts. */
-#define POKE_NAME	      "vtest-poke"
-#define POKE_REPLY_TIMEOUT_MS 5000
-#define POKE_CLOSE_TIMEOUT_MS 5000
+#define POKE_NAME	       "vtest-poke"
+#define POKE_REPLY_TIMEOUT_MS  5000 /* the default; VTEST_POKE_REPLY_MS sets it */
+#define POKE_REPLY_TIMEOUT_MAX 600000
+#define POKE_CLOSE_TIMEOUT_MS  5000
 /* The capability reply is a few hundred bytes; refuse anything absurd. */
 #define POKE_MAX_CAPS_BYTES (64u * 1024u)
 #define POKE_GARBAGE_BYTES  (64u * 1024u)
@@ -167,6 +168,8 @@
 #define POKE_HOLD_MS		   120000
 #define POKE_DEFAULT_HOLD_TEXTURES 4ul
 
+/* How long a reply may take (VTEST_POKE_REPLY_MS; a renderer made in turn takes longer). */
+static int reply_timeout_ms = POKE_REPLY_TIMEOUT_MS;
 static bool verbose;
 
 static uint64_t now_ns(void)
@@ -312,7 +315,7 @@ static int send_cmd_within(int fd, uint32_t len, uint32_t cmd, const void *paylo
 
 static int send_cmd(int fd, uint32_t len, uint32_t cmd, const void *payload, size_t payload_size)
 {
-	return send_cmd_within(fd, len, cmd, payload, payload_size, POKE_REPLY_TIMEOUT_MS);
+	return send_cmd_within(fd, len, cmd, payload, payload_size, reply_timeout_ms);
 }
 
 /* Reads a reply header and checks its id and, when @want_len >= 0, its length. */
@@ -320,7 +323,7 @@ static int expect_reply(int fd, const char *what, uint32_t want_cmd, int64_t wan
 			uint32_t *len_out)
 {
 	uint32_t hdr[VTEST_HDR_DWORDS];
-	int ret = recv_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+	int ret = recv_all(fd, hdr, sizeof(hdr), reply_timeout_ms);
 
 	if (ret < 0) {
 		fprintf(stderr, "vtest-poke: %s: no reply header: %s\n", what, strerror(-ret));
@@ -370,7 +373,7 @@ static int handshake(int fd)
 		return ret;
 	ret = expect_reply(fd, "busy-wait", VCMD_RESOURCE_BUSY_WAIT, 1, NULL);
 	if (ret == 0)
-		ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+		ret = recv_all(fd, &value, sizeof(value), reply_timeout_ms);
 	if (ret < 0)
 		return ret;
 	if (value > 1) {
@@ -382,7 +385,7 @@ static int handshake(int fd)
 	if (ret == 0)
 		ret = expect_reply(fd, "protocol-version", VCMD_PROTOCOL_VERSION, 1, NULL);
 	if (ret == 0)
-		ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+		ret = recv_all(fd, &value, sizeof(value), reply_timeout_ms);
 	if (ret < 0)
 		return ret;
 	if (value > VTEST_PROTOCOL_VERSION) {
@@ -404,7 +407,7 @@ static int handshake(int fd)
 	{
 		uint32_t hdr[VTEST_HDR_DWORDS];
 
-		ret = recv_all(fd, hdr, sizeof(hdr), POKE_REPLY_TIMEOUT_MS);
+		ret = recv_all(fd, hdr, sizeof(hdr), reply_timeout_ms);
 		if (ret < 0) {
 			fprintf(stderr, "vtest-poke: caps: no reply: %s\n", strerror(-ret));
 			return ret;
@@ -423,7 +426,7 @@ static int handshake(int fd)
 	caps = malloc(caps_bytes);
 	if (!caps)
 		return -ENOMEM;
-	ret = recv_all(fd, caps, caps_bytes, POKE_REPLY_TIMEOUT_MS);
+	ret = recv_all(fd, caps, caps_bytes, reply_timeout_ms);
 	if (ret < 0)
 		fprintf(stderr, "vtest-poke: caps: short payload: %s\n", strerror(-ret));
 	else if (caps_bytes >= 4)
@@ -521,7 +524,7 @@ static int expect_closed_or_sane(int fd, const char *what)
 			return 0;
 		}
 		if (hdr[VTEST_CMD_ID] == VCMD_RESOURCE_BUSY_WAIT && hdr[VTEST_CMD_LEN] == 1) {
-			ret = recv_all(fd, &value, sizeof(value), POKE_REPLY_TIMEOUT_MS);
+			ret = recv_all(fd, &value, sizeof(value), reply_timeout_ms);
 			if (is_closed_error(ret))
 				continue;
 			if (ret < 0)
@@ -583,7 +586,7 @@ static int mode_garbage(const char *path, unsigned long seed)
 		fprintf(stderr, "vtest-poke: connect %s: %s\n", path, strerror(-fd));
 		return fd;
 	}
-	ret = send_all(fd, buf, POKE_GARBAGE_BYTES, POKE_REPLY_TIMEOUT_MS);
+	ret = send_all(fd, buf, POKE_GARBAGE_BYTES, reply_timeout_ms);
 	free(buf);
 	if (ret < 0 && !is_closed_error(ret) && ret != -ETIMEDOUT) {
 		close(fd);
@@ -891,7 +894,7 @@ static int attack_truncate(const char *path)
 	if (fd < 0)
 		return fd;
 	ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE, size, true, size);
-	mfd = ret < 0 ? ret : recv_fd(fd, POKE_REPLY_TIMEOUT_MS);
+	mfd = ret < 0 ? ret : recv_fd(fd, reply_timeout_ms);
 	if (mfd < 0) {
 		fprintf(stderr, "vtest-poke: truncate: no backing fd: %s\n", strerror(-mfd));
 		close(fd);
@@ -1069,7 +1072,7 @@ static int flood_shared_memory(const char *path, unsigned long max, unsigned lon
 	for (unsigned long i = 0; i < max; i++) {
 		int ret = create_buffer(fd, POKE_FIRST_ATTACK_HANDLE + (uint32_t)i,
 					POKE_SMALL_BUFFER_BYTES, true, POKE_BACKING_BYTES);
-		int mfd = ret < 0 ? ret : recv_fd(fd, POKE_REPLY_TIMEOUT_MS);
+		int mfd = ret < 0 ? ret : recv_fd(fd, reply_timeout_ms);
 
 		if (is_closed_error(mfd))
 			break;
@@ -1266,14 +1269,17 @@ static int run_attack(const char *path, const char *name, bool have_n, unsigned 
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: vtest-poke [-v] SOCKET MODE [N]\n"
-		     "       vtest-poke [-v] SOCKET --attack NAME [N]\n"
-		     "modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
-		     "       bad-handle, connect-close [N], pieces [N], hold-idle [N],\n"
-		     "       hold-textures [N]\n"
-		     "attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy,\n"
-		     "         textures [N]\n"
-		     "exit: 0 the server behaved, 1 it did not, 2 usage\n");
+	fprintf(out,
+		"usage: vtest-poke [-v] SOCKET MODE [N]\n"
+		"       vtest-poke [-v] SOCKET --attack NAME [N]\n"
+		"modes: handshake, garbage [SEED], truncated, huge-length, unknown-cmd,\n"
+		"       bad-handle, connect-close [N], pieces [N], hold-idle [N],\n"
+		"       hold-textures [N]\n"
+		"attacks: slow-get [SECONDS], truncate, resources [MAX], close-busy,\n"
+		"         textures [N]\n"
+		"environment: VTEST_POKE_REPLY_MS, how long a reply may take (default %d)\n"
+		"exit: 0 the server behaved, 1 it did not, 2 usage\n",
+		POKE_REPLY_TIMEOUT_MS);
 }
 
 static bool parse_ulong(const char *s, unsigned long *out)
@@ -1310,6 +1316,16 @@ int main(int argc, char **argv)
 	if (argc < 3 || argc > 4) {
 		usage(stderr);
 		return 2;
+	}
+	if (getenv("VTEST_POKE_REPLY_MS")) {
+		if (!parse_ulong(getenv("VTEST_POKE_REPLY_MS"), &n) || n == 0 ||
+		    n > POKE_REPLY_TIMEOUT_MAX) {
+			fprintf(stderr, "vtest-poke: VTEST_POKE_REPLY_MS must be 1 to %d: %s\n",
+				POKE_REPLY_TIMEOUT_MAX, getenv("VTEST_POKE_REPLY_MS"));
+			return 2;
+		}
+		reply_timeout_ms = (int)n;
+		n = 0;
 	}
 	path = argv[1];
 	mode = argv[2];
