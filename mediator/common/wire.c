@@ -268,7 +268,8 @@ int wire_check_message(const void *msg, size_t len, uint64_t now_ns, char *err, 
 		return wire_check_model(&m.model, err, err_size);
 	case WIRE_HOST_WORK:
 		if (m.host_work.phase != WIRE_HOST_WORK_DONE &&
-		    m.host_work.phase != WIRE_HOST_WORK_BEGIN)
+		    m.host_work.phase != WIRE_HOST_WORK_BEGIN &&
+		    m.host_work.phase != WIRE_HOST_WORK_HELD)
 			return fail(-EINVAL, err, err_size, "host work: unknown phase %" PRIu32,
 				    m.host_work.phase);
 		if (m.host_work.reserved)

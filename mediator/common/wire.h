@@ -248,6 +248,12 @@ struct wire_resume {
 enum wire_host_work_phase {
 	WIRE_HOST_WORK_DONE = 0,
 	WIRE_HOST_WORK_BEGIN = 1,
+	/*
+	 * Bulk host work ran at idle priority that mediatord itself had put
+	 * the thread at (a revocation, a penalty, a new worker): counted,
+	 * nothing changes.
+	 */
+	WIRE_HOST_WORK_HELD = 2,
 };
 
 struct wire_host_work {

@@ -249,6 +249,8 @@ static int take_host_work(struct client *c, const void *msg, uint64_t now_ns, ch
 
 	if (m->phase == WIRE_HOST_WORK_BEGIN)
 		client_watchdog_host_work_begin(c);
+	else if (m->phase == WIRE_HOST_WORK_HELD)
+		client_watchdog_host_work_held(c);
 	else
 		client_watchdog_host_work_done(c);
 	return 0;

@@ -303,6 +303,14 @@ void client_watchdog_host_work_begin(struct client *c)
 	set_host_work(c, true);
 }
 
+void client_watchdog_host_work_held(struct client *c)
+{
+	/* It ran at the idle priority mediatord itself put the worker at: counted, nothing to undo.
+	 */
+	if (listener_config(c->listener)->class == DOMAIN_CLASS_NORMAL)
+		domain_idle_host_work(c->listener->domain);
+}
+
 void client_watchdog_host_work_done(struct client *c)
 {
 	/* Only a normal domain's workers lower themselves; mediatord's own reasons come first. */

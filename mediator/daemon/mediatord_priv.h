@@ -258,10 +258,12 @@ void client_watchdog_short(struct client *c);
  * (worker/host_work.h), and is done: back to its domain's priority, unless
  * mediatord keeps it at idle priority (demoted) or its domain is not normal.
  * _begin: more host work comes while that put-back was on its way: kept at
- * idle priority (same exceptions).
+ * idle priority (same exceptions). _held: it ran at the idle priority
+ * mediatord had put the worker at itself: counted, nothing changes.
  */
 void client_watchdog_host_work_begin(struct client *c);
 void client_watchdog_host_work_done(struct client *c);
+void client_watchdog_host_work_held(struct client *c);
 
 /* ---- client_records.c ---------------------------------------------------- */
 

@@ -10,12 +10,13 @@
 
 static struct mediator_link *host_link;
 static bool lowered;	    /* by host_work_begin(), until host_work_end() */
+static bool held;	    /* idle by mediatord's doing at host_work_begin(), until its end */
 static bool put_back_asked; /* DONE sent; seen done once the thread is SCHED_OTHER again */
 
 void host_work_enable(struct mediator_link *link)
 {
 	host_link = link;
-	lowered = put_back_asked = false;
+	lowered = held = put_back_asked = false;
 }
 
 static void send_phase(uint32_t phase)
@@ -31,8 +32,8 @@ void host_work_begin(uint64_t bytes)
 	int policy;
 
 	/* Without a mediatord to put it back (dead, or not listening), it stays as it is. */
-	if (!host_link || lowered || bytes < HOST_WORK_MIN_BYTES || mediator_link_gone(host_link) ||
-	    mediator_link_serving_freely(host_link))
+	if (!host_link || lowered || held || bytes < HOST_WORK_MIN_BYTES ||
+	    mediator_link_gone(host_link) || mediator_link_serving_freely(host_link))
 		return;
 	policy = sched_getscheduler(0);
 	if (policy == SCHED_OTHER) {
@@ -43,15 +44,22 @@ void host_work_begin(uint64_t bytes)
 		/*
 		 * Still idle from the last host work: its put-back is on its
 		 * way, and would come in the middle of this one. Keep it.
-		 * (Idle by mediatord's own doing, BEGIN changes nothing.)
 		 */
 		send_phase(WIRE_HOST_WORK_BEGIN);
 		lowered = true;
+	} else if (policy == SCHED_IDLE) {
+		/* Idle by mediatord's own doing: nothing to change, only to count. */
+		held = true;
 	}
 }
 
 void host_work_end(void)
 {
+	if (held) {
+		held = false;
+		send_phase(WIRE_HOST_WORK_HELD);
+		return;
+	}
 	if (!lowered)
 		return;
 	lowered = false;

@@ -16,6 +16,8 @@
  * Work that follows work still waiting for that put-back sends BEGIN
  * instead of lowering itself, so that the put-back, read before it, does
  * not leave it at the domain's priority (wire.h).
+ * Work that runs while mediatord keeps the worker at idle priority
+ * itself sends HELD afterwards, so that mediatord counts it too.
  * A worker that does not lower itself gains nothing over today; one that
  * sends WIRE_HOST_WORK at other times can only undo its own lowering, or
  * lower itself. Runs on the worker's main thread only.
@@ -41,7 +43,7 @@ void host_work_enable(struct mediator_link *link);
  */
 void host_work_begin(uint64_t bytes);
 
-/* After it: tells mediatord, if host_work_begin() lowered the thread. */
+/* After it: tells mediatord, if host_work_begin() lowered the thread or found it idle. */
 void host_work_end(void);
 
 /*

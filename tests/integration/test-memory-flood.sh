@@ -13,10 +13,10 @@
 # the domain still serves clients up to its total; every texture's storage
 # is made at idle priority in the normal domain (idle_host_work), never in
 # the safety domain; and the cluster misses
-# no more deadlines by mediatord's count during the flood than in as long
-# right after it (the host's noise, measured the same way, as test-restart
-# does; 1 % more in a sanitizer build). An attempt that misses more is run
-# again, up to 3 times.
+# at most MISS_ALLOWANCE more deadlines by mediatord's count during the
+# flood than in as long right after it (the host's noise, measured the same
+# way, as test-restart does; reported, not judged, in a sanitizer build).
+# An attempt that misses more is run again, up to 3 times.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -143,15 +143,15 @@ log "$(grep -m1 'ending its newest' "$MEDIATORD_LOG")"
 grep -q "refusing a client: its workers hold" "$MEDIATORD_LOG" &&
   log "$(grep -m1 'refusing a client: its workers hold' "$MEDIATORD_LOG")"
 # Each 64 MiB texture's storage was made at idle priority (worker/host_work.h):
-# at least the textures after the first of the clients that held all
-# theirs (a new worker is kept at idle priority by mediatord until its
-# first group completes, so it does not lower itself for its first); none
-# in the safety domain, whose workers never lower themselves.
+# lowered by the worker itself (DONE) or while mediatord kept it there (a
+# new worker until its first group completes, a revoked one: HELD), so at
+# least every texture of the clients that held all theirs; none in the
+# safety domain, whose workers never lower themselves.
 idle_b=$(domain_field "$DOMAIN_B" idle_host_work)
 idle_a=$(domain_field "$DOMAIN_A" idle_host_work)
 log "large resources and transfers at idle priority: $DOMAIN_B $idle_b, $DOMAIN_A $idle_a"
-[ "$idle_b" -ge $((full * (TEXTURES - 1))) ] ||
-  fail "$DOMAIN_B's workers ran $idle_b large resource creations at idle priority, fewer than $((full * (TEXTURES - 1)))"
+[ "$idle_b" -ge $((full * TEXTURES)) ] ||
+  fail "$DOMAIN_B's workers ran $idle_b large resource creations at idle priority, fewer than $((full * TEXTURES))"
 [ "$idle_a" -eq 0 ] || fail "$DOMAIN_A's workers lowered themselves for host work ($idle_a times)"
 gm_assert_mediatord_alive
 log "ok"

@@ -8,8 +8,8 @@
  * that the put-back does not leave it at the domain's priority (what
  * happened when a client made its textures one after another); work
  * after the put-back lowers itself again; a thread idle by mediatord's
- * own doing sends nothing; small work changes nothing; the teardown
- * lowers for good.
+ * own doing stays so and sends HELD after the work (counted, nothing
+ * changed); small work changes nothing; the teardown lowers for good.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,15 +146,21 @@ static void idle_by_mediatord(int peer)
 {
 	uint32_t got[4];
 
-	/* Demoted by mediatord (a revocation), no put-back asked for: nothing to say. */
+	/* Demoted by mediatord (a revocation), no put-back asked for: HELD, to be counted. */
 	lower();
 	host_work_begin(BIG);
+	assert_int_equal(received(peer, got, 4), 0);
+	host_work_end();
+	assert_int_equal(received(peer, got, 4), 1);
+	assert_int_equal(got[0], WIRE_HOST_WORK_HELD);
+	assert_int_equal(sched_getscheduler(0), SCHED_IDLE);
+	/* Small work while held says nothing. */
+	host_work_begin(1);
 	host_work_end();
 	assert_int_equal(received(peer, got, 4), 0);
-	assert_int_equal(sched_getscheduler(0), SCHED_IDLE);
 }
 
-static void a_thread_idle_by_mediatords_doing_says_nothing(void **state)
+static void a_thread_idle_by_mediatords_doing_says_held(void **state)
 {
 	(void)state;
 	on_own_thread(idle_by_mediatord);
@@ -213,7 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(bulk_work_runs_at_idle_priority_and_is_reported),
 	    cmocka_unit_test(work_before_the_put_back_asks_to_stay_at_idle_priority),
-	    cmocka_unit_test(a_thread_idle_by_mediatords_doing_says_nothing),
+	    cmocka_unit_test(a_thread_idle_by_mediatords_doing_says_held),
 	    cmocka_unit_test(small_work_changes_nothing),
 	    cmocka_unit_test(the_teardown_lowers_for_good),
 	    cmocka_unit_test(off_it_changes_nothing),
