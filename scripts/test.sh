@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Builds gpu-mediator and runs every test, the way CI does:
 #  1. installs missing Debian packages (scripts/install-deps.sh),
-#  2. build/: the normal build; all suites (unit and integration),
+#  2. build/: the normal build; all suites (unit, integration, package,
+#     setup),
 #  3. build-asan/: AddressSanitizer + UndefinedBehaviorSanitizer build;
-#     the unit suite, then the integration suite.
+#     the unit suite, then the integration suite (doc/hacking.md says what
+#     runs shorter there, and that frames are judged in step 2 only).
 # Exits non-zero when anything fails. Run it from anywhere; it works in the
 # source tree. Set SKIP_ASAN=1 to skip step 3 and SKIP_DEPS=1 to skip step 1.
 set -euo pipefail
