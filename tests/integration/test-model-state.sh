@@ -14,7 +14,8 @@
 #    is compared with is what the end of the run would have predicted,
 #    not the later groups of the run, whose times differ from the first
 #    seconds' (under Mesa 25 on 2 cores glmark2's frames take ~800 or
-#    ~1200 us in stretches during the first seconds, steady later).
+#    ~1200 us in stretches during the first seconds, steady later);
+#    reported, not judged, in an AddressSanitizer build (below).
 # The median, because one restart is 20 groups on a shared 2-core host:
 # a run whose draws all take 1.8x what they took in the run before (seen
 # here) is a run no saved state predicts. Every restart's figures are
@@ -111,8 +112,16 @@ log "median over $RESTARTS restarts: first 20 groups mean |error| $warm us (cold
   "MAPE ratio to the end-of-run state's $ratio"
 awk -v w="$warm" -v c="$cold" 'BEGIN { exit !(2 * w <= c) }' ||
   fail "the saved state did not halve the error of the first predictions"
-awk -v r="$ratio" 'BEGIN { exit !(r <= 2) }' ||
-  fail "the first 20 groups after a restart: MAPE ${ratio}x that of the end-of-run state (at most 2x)"
+# The ratio is of MAPEs over measured times; an AddressSanitizer worker's
+# times carry its allocator's stalls (lib.sh, frames_judged): its restarts
+# gave ratios of 1.49 to 3.15 where the plain build's gave 1.18 to 1.86
+# (2026-11-28), so there it is reported, and judged in the plain build.
+if worker_sanitized; then
+  log "AddressSanitizer build: the MAPE ratio is reported, not judged"
+else
+  awk -v r="$ratio" 'BEGIN { exit !(r <= 2) }' ||
+    fail "the first 20 groups after a restart: MAPE ${ratio}x that of the end-of-run state (at most 2x)"
+fi
 
 # A corrupt file is reported, ignored, and rewritten by the next worker.
 printf 'GMPRED garbage' >"$STATE"
