@@ -385,9 +385,11 @@ worker_sanitized() {
   ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan
 }
 
-# frames_judged: true when this run judges the cluster's frames (deadline
-# misses, latency); false for an AddressSanitizer build, whose run reports
-# them and judges everything else. Its workers make each large allocation
+# judged_here WHAT: true when this run judges verdicts that rest on the
+# GPU times measured (WHAT names them: the cluster's missed frames, a MAPE
+# ratio, scissor tiles cut); false for an AddressSanitizer build, whose run
+# reports them (logged once per WHAT) and judges everything else. Its
+# workers make each large allocation
 # a fresh mapping and unmap it when freed (6.5 mmap, 8 munmap and 5.8
 # madvise calls a glmark2 group, against 1, 3 and 0 in the plain build;
 # 20 % of the host's CPU time in their page faults), and on these
@@ -396,15 +398,20 @@ worker_sanitized() {
 # to 44 ms every half second while a normal domain's worker started
 # (test-uncut-draw, 2026-11-28; 1.2 ms median, 5 ms at most in the plain
 # build's run). No scheduling of GPU work changes that; the plain build's
-# run judges the frames.
+# run judges them.
+declare -A NOT_JUDGED_LOGGED=()
+judged_here() {
+  worker_sanitized || return 0
+  [ -n "${NOT_JUDGED_LOGGED[$1]:-}" ] ||
+    log "AddressSanitizer build: $1 reported, not judged (judged_here in lib.sh);" \
+      "the plain build's run judges them"
+  NOT_JUDGED_LOGGED[$1]=1
+  return 1
+}
+
+# frames_judged: judged_here for the cluster's missed frames.
 frames_judged() {
-  if worker_sanitized; then
-    [ -n "${FRAMES_NOT_JUDGED_LOGGED:-}" ] ||
-      log "AddressSanitizer build: the cluster's missed frames are reported, not judged" \
-        "(frames_judged in lib.sh); the plain build's run judges them"
-    FRAMES_NOT_JUDGED_LOGGED=1
-    return 1
-  fi
+  judged_here "the cluster's missed frames"
 }
 
 # safety_budget_us: the safety domain's budget in the tests' configs: 4 ms

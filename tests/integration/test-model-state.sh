@@ -116,9 +116,7 @@ awk -v w="$warm" -v c="$cold" 'BEGIN { exit !(2 * w <= c) }' ||
 # times carry its allocator's stalls (lib.sh, frames_judged): its restarts
 # gave ratios of 1.49 to 3.15 where the plain build's gave 1.18 to 1.86
 # (2026-11-28), so there it is reported, and judged in the plain build.
-if worker_sanitized; then
-  log "AddressSanitizer build: the MAPE ratio is reported, not judged"
-else
+if judged_here "the restarts' MAPE ratio"; then
   awk -v r="$ratio" 'BEGIN { exit !(r <= 2) }' ||
     fail "the first 20 groups after a restart: MAPE ${ratio}x that of the end-of-run state (at most 2x)"
 fi

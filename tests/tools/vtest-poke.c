@@ -1318,14 +1318,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (getenv("VTEST_POKE_REPLY_MS")) {
-		if (!parse_ulong(getenv("VTEST_POKE_REPLY_MS"), &n) || n == 0 ||
-		    n > POKE_REPLY_TIMEOUT_MAX) {
+		unsigned long ms;
+
+		if (!parse_ulong(getenv("VTEST_POKE_REPLY_MS"), &ms) || ms == 0 ||
+		    ms > POKE_REPLY_TIMEOUT_MAX) {
 			fprintf(stderr, "vtest-poke: VTEST_POKE_REPLY_MS must be 1 to %d: %s\n",
 				POKE_REPLY_TIMEOUT_MAX, getenv("VTEST_POKE_REPLY_MS"));
 			return 2;
 		}
-		reply_timeout_ms = (int)n;
-		n = 0;
+		reply_timeout_ms = (int)ms;
 	}
 	path = argv[1];
 	mode = argv[2];
