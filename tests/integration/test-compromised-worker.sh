@@ -37,7 +37,9 @@ require_rendering
 [ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
 [ -x "${LONG_DRAWS:-}" ] || fail "not built: long-draws (LONG_DRAWS)"
 MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
-CLUSTER_FRAMES=${CLUSTER_FRAMES:-7500}
+# The cluster renders until the last attack has ended, then is stopped
+# (SIGTERM: it prints and writes its results); CLUSTER_FRAMES is its cap.
+CLUSTER_FRAMES=${CLUSTER_FRAMES:-15000}
 
 gm_write_config "$CONFIG" \
   "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
@@ -55,6 +57,7 @@ gm_in_domain --timeout $((CLUSTER_FRAMES / 60 + 90)) "$SOCK_A" "$CLUSTER_CLIENT"
   --progress-s 1 --json /dev/fd/3 3>"$TMP/cluster.json" >"$TMP/cluster.log" 2>&1 &
 CLUSTER_PID=$!
 gm_track "$CLUSTER_PID"
+CLUSTER_T0=$SECONDS
 wait_field "$DOMAIN_A" clients 1 30
 safety_worker=$(pgrep -P "$MEDIATORD_PID")
 log "the cluster's worker: $safety_worker"
@@ -78,6 +81,10 @@ new_log() {
 # the client has ended. Sets ATTACK_WORKER (from the log), CTL_MAX_MS.
 attack() {
   local name=$1 deadline ms
+  # The attacker before has gone (its worker's end logged), so that its
+  # log lines are not taken for this one's (under ASan, 2026-11-28, the
+  # claim attack was taken as ended by the forge worker's exit line).
+  wait_field "$DOMAIN_B" clients 0 15
   echo "$name" >"$TMP/attack"
   ATTACK_LINE=$(($(wc -l <"$MEDIATORD_LOG") + 1))
   gm_in_domain --timeout 60 "$SOCK_B" "$CLUSTER_CLIENT" --frames 300 \
@@ -121,7 +128,7 @@ fi
 # young a while: its worker's estimate over its first 64 groups, mediatord
 # over 64) and then DRAW_SECONDS, which are measured: sets PHASE_GROUPS,
 # PHASE_USED_US (the domain's groups and charge in them).
-WARM_SECONDS=${WARM_SECONDS:-20}
+WARM_SECONDS=${WARM_SECONDS:-10}
 DRAW_SECONDS=${DRAW_SECONDS:-10}
 draws_phase() {
   local name=$1 what=$2 groups0 used0 client
@@ -169,9 +176,17 @@ new_log | grep -q "worker $ATTACK_WORKER sent a malformed record (more than [0-9
 ! grep -q "worker-attack: flood: .*: DONE" "$MEDIATORD_LOG" ||
   fail "attack flood: the worker flooded for its whole time"
 
+# The cluster rendered through every attack: alive now, it is stopped
+# (its parent, timeout, passes SIGTERM on), and its frames (releases)
+# cover at least 90 % of its time at 60 Hz.
+gm_alive "$CLUSTER_PID" || fail "the cluster client ended before the last attack had"
+cluster_s=$((SECONDS - CLUSTER_T0))
+pkill -TERM -P "$CLUSTER_PID" timeout || fail "no timeout process under the cluster client's shell"
 wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.log")"
 frames=$(jq .frames "$TMP/cluster.json")
-[ "$frames" = "$CLUSTER_FRAMES" ] || fail "the cluster rendered $frames of $CLUSTER_FRAMES frames"
+log "$DOMAIN_A: $frames frames in about $cluster_s s"
+[ $((frames * 10)) -ge $((cluster_s * 60 * 9)) ] ||
+  fail "the cluster rendered $frames frames in $cluster_s s"
 ctl trace stop >&2 || fail "mediatorctl trace stop failed"
 max_wait_us=$(jq -s --arg d "$DOMAIN_A" \
   '[.[] | select((has("type") | not) and .domain == $d) | (.dispatch_ns - .request_ns)] |

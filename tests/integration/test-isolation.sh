@@ -5,12 +5,14 @@
 # client (guest-shim/long-draws: full-screen draws with an expensive
 # shader, one group each, back to back). The budget policy throttles
 # infotainment; the cluster misses no deadline after its start-up frames
-# by mediatord's count (and at most 1 % by its own clock, 2 % in a
-# sanitizer build, which also counts its CPU time on the shared cores); show-budgets stays
-# consistent (used in the last period <= budget + debt for the strict
-# domain, throttled > 0); set-budget applies from the next period and
-# refuses a budget the safety domains cannot have. On a noisy host (CPU
-# steal, see below) the clients' run is tried again, up to 3 times.
+# by mediatord's count (and at most 1 % by its own clock, which also
+# counts its CPU time on the shared cores; a sanitizer build reports the
+# misses, frames_judged in lib.sh); show-budgets stays consistent (used in
+# the last period <= budget + debt for the strict domain, throttled > 0);
+# set-budget applies from the next period and refuses a budget the safety
+# domains cannot have. On a noisy host (CPU steal, see below), or when
+# each missed frame waited behind a group past its bound, the clients' run
+# is tried again, up to 3 times.
 # Last, in a domain that is not strict and at the default config, a flood
 # of single draws of about 1.5 periods (25 ms), one draw a group, which fit
 # no gap the cluster leaves whole: the worker cuts each into scissor tiles
@@ -40,9 +42,23 @@ sed -i 's/^budget_us = 12000$/budget_us = 8000/' "$CONFIG"
 start_mediatord
 
 
+# unexplained_misses TRACE: the missed frames in TRACE that no overrun
+# explains: none of the groups on the GPU in the period before the frame's
+# end (the frame's own included) ran longer than its bound. A group past
+# its bound is the host's noise on llvmpipe (see below); the scheduler's
+# promise holds for groups within their bounds.
+unexplained_misses() {
+  jq -s '[.[] | select(.type == null)] as $g
+    | [.[] | select(.type == "frame" and .missed)
+      | select(.release_ns as $r | .end_ns as $e
+        | [$g[] | select(.dispatch_ns < $e and .end_ns > $r - 16667000
+          and .measured_ns > .bound_ns)] | length == 0)] | length' "$1"
+}
+
 # attempt N: both clients, FRAMES cluster frames, traced into $TMP/trace-N.jsonl.
-# Sets frames, misses, md_misses, trace_misses, throttled, after and steal (% of
-# CPU time taken by the hypervisor for other guests during the attempt).
+# Sets frames, misses, md_misses, trace_misses, unexplained, throttled, after
+# and steal (% of CPU time taken by the hypervisor for other guests during
+# the attempt).
 attempt() {
   local n=$1 s0 s1 before
   s0=$(steal_ticks)
@@ -68,9 +84,11 @@ attempt() {
   misses=$(jq .misses "$TMP/cluster.json")
   md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
   trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed)] | length' "$TMP/trace-$n.jsonl")
+  unexplained=$(unexplained_misses "$TMP/trace-$n.jsonl")
   throttled=$(jq '.domains[1].throttled' <<<"$after")
   log "attempt $n: cluster: $frames frames, $misses missed by its clock, $md_misses by mediatord's" \
-    "after start-up; p99 latency $(jq .p99_latency_us "$TMP/cluster.json") us;" \
+    "after start-up ($trace_misses in the trace, $unexplained of them no overrun past a bound" \
+    "explains); p99 latency $(jq .p99_latency_us "$TMP/cluster.json") us;" \
     "infotainment: $(jq .groups_per_s "$TMP/long.json") groups/s, throttled $throttled;" \
     "host CPU steal $steal %"
   [ "$frames" -eq "$FRAMES" ] || fail "cluster-client ran $frames frames, not $FRAMES"
@@ -87,19 +105,22 @@ attempt() {
 # mediatord all stall, and frames come late however the GPU is scheduled
 # (in one such CI-like run the cluster's own groups took up to 39 ms). An
 # attempt with misses counts against the scheduler when the host was quiet
-# (steal under STEAL_NOISY %); on a noisy host it is run again, up to
-# ATTEMPTS times, and the test fails if none passes.
+# (steal under STEAL_NOISY %) and a missed frame waited behind no group
+# past its bound (unexplained_misses; as in the single draws' run below:
+# on a quiet host here one run in four, 2026-11-28, lost a frame by
+# mediatord's count). Else it
+# is run again, up to ATTEMPTS times, and the test fails if none passes.
 STEAL_NOISY=5
 ATTEMPTS=3
 for n in $(seq "$ATTEMPTS"); do
   attempt "$n" && break
   frames_judged || break
-  if [ "$steal" -lt "$STEAL_NOISY" ] || [ "$n" -eq "$ATTEMPTS" ]; then
+  if { [ "$steal" -lt "$STEAL_NOISY" ] && [ "$unexplained" -gt 0 ]; } || [ "$n" -eq "$ATTEMPTS" ]; then
     [ "$md_misses" -eq 0 ] || fail "mediatord counted $md_misses cluster deadline misses (steal $steal %)"
     [ "$trace_misses" -eq 0 ] || fail "the trace shows $trace_misses missed cluster frames"
     fail "the cluster missed $misses deadlines by its own clock (steal $steal %)"
   fi
-  log "attempt $n: the host was noisy (CPU steal $steal %): again"
+  log "attempt $n: each miss waited behind an overrun, or the host was noisy (CPU steal $steal %): again"
 done
 # A frame said to be alone had no infotainment group on the GPU while it ran (the
 # trace's group records, from dispatch to fence). Whether any frame had one
@@ -126,7 +147,19 @@ print("test-isolation: %d frames, %d alone, %d overlapped by an infotainment gro
 sys.exit(1 if bad else 0)
 PY
 [ "$throttled" -gt 0 ] || fail "infotainment was never throttled"
-[ "$(jq '.domains[1].groups' <<<"$after")" -gt 100 ] || fail "infotainment hardly ran"
+# The flood ran beside the cluster: more than 100 groups by the cluster's
+# last frame in the plain build. An AddressSanitizer worker's groups are
+# longer than the 2 ms a gap may hold at least, so they are revoked and the
+# client suspended, with penalties that grow (2026-11-28 here: 16
+# revocations or more in one attempt). In an ASan CI run that day the flood had run
+# fewer than 100 groups by then, its first revoked at 250 ms, though 24
+# groups/s over its whole run. There it must have run and been throttled.
+ivi_groups=$(jq '.domains[1].groups' <<<"$after")
+log "infotainment: $ivi_groups groups by the cluster's last frame"
+[ "$ivi_groups" -gt 0 ] || fail "infotainment never ran"
+if judged_here "the infotainment flood's group count"; then
+  [ "$ivi_groups" -gt 100 ] || fail "infotainment hardly ran: $ivi_groups groups"
+fi
 # Consistent numbers: a strict domain never uses more than its budget plus
 # what it owed; the cluster frames mediatord saw are about the client's.
 jq -e '.domains[1] | .used_last_period_us <= .budget_us + .debt_us + 5000' <<<"$after" \
@@ -201,16 +234,7 @@ single_attempt() {
   log "single draws, attempt $n: cluster $(jq .frames "$TMP/cluster-single.json") frames," \
     "$(jq .misses "$TMP/cluster-single.json") missed by its clock, $md_misses by mediatord's" \
     "after start-up; infotainment $single_groups groups meanwhile; host CPU steal $steal %"
-  # Missed frames in the trace that no overrun explains: none of the groups
-  # on the GPU in the period before the frame's end (the frame's own
-  # included) ran longer than its bound. A group past its bound is the
-  # host's noise on llvmpipe (see above); the scheduler's promise holds for
-  # groups within their bounds.
-  unexplained=$(jq -s '[.[] | select(.type == null)] as $g
-    | [.[] | select(.type == "frame" and .missed)
-      | select(.release_ns as $r | .end_ns as $e
-        | [$g[] | select(.dispatch_ns < $e and .end_ns > $r - 16667000
-          and .measured_ns > .bound_ns)] | length == 0)] | length' "$TMP/trace-single-$n.jsonl")
+  unexplained=$(unexplained_misses "$TMP/trace-single-$n.jsonl")
   log "single draws, attempt $n: missed frames no overrun past a bound explains: $unexplained"
   tiles=$(jq -s --arg d "$DOMAIN_B" '[.[] | select(.type == null and .domain == $d and .tile)] | length' \
     "$TMP/trace-single-$n.jsonl")
