@@ -109,7 +109,8 @@ IVI_VHOST=$TMP/run/ivi.vhost
 start_mediatord() {
   rm -rf "$TMP/run" && mkdir -p "$TMP/run"
   gm_write_config "$TMP/run/mediatord.conf" \
-    "[mediator]" control_socket="$CONTROL" state_dir="$TMP/run/state" policy=budget \
+    "[mediator]" "worker_pass_environment=LD_PRELOAD GM_WORKER_ATTACK*" \
+    control_socket="$CONTROL" state_dir="$TMP/run/state" policy=budget \
     max_inflight=1 \
     "[domain cluster]" class=safety period_us=16667 budget_us=5000 \
     vtest_socket="$TMP/run/cluster.vtest" \

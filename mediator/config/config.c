@@ -95,6 +95,7 @@ enum value_kind {
 	VALUE_GROUP,	/* a group name or decimal gid that exists, into gid_t */
 	VALUE_MODE,	/* octal file permission bits (at most 0777), into uint32_t */
 	VALUE_NICE,	/* a nice value, decimal CONFIG_MIN_NICE..CONFIG_MAX_NICE, into int */
+	VALUE_ENV_NAMES, /* environment variable names or PREFIX*, into char[CONFIG_PASS_ENV_MAX] */
 };
 
 struct key_desc {
@@ -124,6 +125,7 @@ enum mediator_key {
 	MEDIATOR_KEY_ADMIN_GROUP,
 	MEDIATOR_KEY_WORKER_USER,
 	MEDIATOR_KEY_RESTART_WAIT_S,
+	MEDIATOR_KEY_WORKER_PASS_ENVIRONMENT,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -205,6 +207,10 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
 				     .offset = offsetof(struct mediator_config, restart_wait_s),
 				     .min = 0,
 				     .max = CONFIG_MAX_RESTART_WAIT_S},
+    [MEDIATOR_KEY_WORKER_PASS_ENVIRONMENT] = {.name = "worker_pass_environment",
+					      .kind = VALUE_ENV_NAMES,
+					      .offset = offsetof(struct mediator_config,
+								 worker_pass_environment)},
 };
 
 enum domain_key {
@@ -663,6 +669,48 @@ static bool parse_mode(const char *value, uint32_t *mode)
 	return true;
 }
 
+/*
+ * Checks @value, space-separated words each a variable name
+ * ([A-Za-z_][A-Za-z0-9_]*) or such a name's start followed by '*'; returns
+ * false after recording the error.
+ */
+static bool config_check_env_names(struct config_parser *p, const struct key_desc *key,
+				   const char *value)
+{
+	const char *w = value;
+
+	if (strlen(value) >= CONFIG_PASS_ENV_MAX) {
+		config_fail(p, -EINVAL, p->line, "key '%s': %zu characters long, at most %d fit",
+			    key->name, strlen(value), CONFIG_PASS_ENV_MAX - 1);
+		return false;
+	}
+	while (*w) {
+		size_t len, i;
+
+		while (is_space(*w))
+			w++;
+		for (len = 0; w[len] && !is_space(w[len]); len++)
+			;
+		for (i = 0; i < len; i++) {
+			char c = w[i];
+			bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+
+			if (letter || (i > 0 && c >= '0' && c <= '9'))
+				continue;
+			if (c == '*' && i > 0 && i == len - 1)
+				continue;
+			config_fail(
+			    p, -EINVAL, p->line,
+			    "key '%s': '%.*s' is neither a variable name nor a name's start "
+			    "and '*' (such as LP_NUM_THREADS or MESA_*)",
+			    key->name, (int)len, w);
+			return false;
+		}
+		w += len;
+	}
+	return true;
+}
+
 /* Checks @value and stores it into the field of @key in @base. */
 static void config_set(struct config_parser *p, const struct key_desc *key, void *base,
 		       const char *value)
@@ -770,6 +818,10 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		*(int *)(void *)field = negative ? -(int)number : (int)number;
 		return;
 	}
+	case VALUE_ENV_NAMES:
+		if (config_check_env_names(p, key, value))
+			snprintf(field, CONFIG_PASS_ENV_MAX, "%s", value);
+		return;
 	}
 }
 

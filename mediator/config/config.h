@@ -26,6 +26,8 @@
 #define CONFIG_NAME_MAX 32
 /* Longest cost model name ("history", "linear", "sgd", "rls"). */
 #define CONFIG_MODEL_MAX 16
+/* Longest worker_pass_environment value (a config line holds at most 197 characters). */
+#define CONFIG_PASS_ENV_MAX 192
 /* Most domains one mediatord serves (a car has a handful of VMs). */
 #define CONFIG_MAX_DOMAINS 16
 
@@ -235,6 +237,10 @@ struct mediator_config {
 	uid_t worker_uid;
 	/* How long the keeper keeps workers for a restarted mediatord; 0: no keeper. */
 	uint32_t restart_wait_s;
+	/* Names (NAME or PREFIX*, space-separated) of mediatord's environment
+	   variables its workers get beside those they always get
+	   (daemon/worker_env.h); "": none. */
+	char worker_pass_environment[CONFIG_PASS_ENV_MAX];
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };

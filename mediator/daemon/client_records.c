@@ -176,6 +176,7 @@ static int take_hello(struct client *c, const void *msg, uint64_t now_ns, char *
 			 "start",
 			 domain_name(c->listener->domain), c->id, (int)c->pid,
 			 (unsigned long long)((now_ns - c->spawned_ns) / 1000000u));
+	c->renderer_up = true;
 	client_started(c);
 	return 0;
 }

@@ -340,6 +340,13 @@ void clients_reap(struct mediatord *md)
 			log_info("domain %s: client %u: worker %d exited with %d after %llu groups",
 				 domain_name(c->listener->domain), c->id, (int)pid,
 				 WEXITSTATUS(status), (unsigned long long)c->groups);
+		if (c->spawned_ns && !c->renderer_up &&
+		    (WIFSIGNALED(status) || WEXITSTATUS(status) != 0))
+			log_warn(
+			    "domain %s: client %u: worker %d ended before its renderer was up; "
+			    "its own lines above say why. Workers get only the environment "
+			    "mediatord.conf(5) names (worker_pass_environment)",
+			    domain_name(c->listener->domain), c->id, (int)pid);
 		if (c->vm)
 			c->listener->vm_connected = false;
 		client_free(c);

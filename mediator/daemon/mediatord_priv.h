@@ -110,6 +110,7 @@ struct client {
 	uint64_t spawned_ns; /* when its worker was started (0: taken over) */
 	uint64_t asked_ns;   /* when its worker asked to make its renderer (0: not yet) */
 	uint64_t go_ns;	     /* when it was answered (0: not yet) */
+	bool renderer_up;    /* its worker said hello: its renderer is up */
 	bool expect_logged;  /* its first context's protection of its frames was logged */
 	int32_t peer_pid;
 	uint64_t last_seq;

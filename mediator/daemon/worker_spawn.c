@@ -2,8 +2,9 @@
 /*
  * Starting a worker (see mediatord_priv.h): mediator-worker with its
  * domain's options, on the descriptors wire.h names, with a clean signal
- * mask and default dispositions. mediatord never waits on it here: it is
- * reaped on SIGCHLD (clients.c).
+ * mask and default dispositions, and only the environment worker_env.h
+ * names. mediatord never waits on it here: it is reaped on SIGCHLD
+ * (clients.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "daemon/dispatcher.h"
 #include "daemon/domain.h"
 #include "daemon/mediatord_priv.h"
+#include "daemon/worker_env.h"
 
 extern char **environ;
 
@@ -72,7 +74,8 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 	    {listener_config(l)->class == DOMAIN_CLASS_NORMAL, "--idle-host-work", NULL},
 	    {listener_config(l)->class == DOMAIN_CLASS_NORMAL, "--start-turn", NULL},
 	};
-	size_t argc = 0;
+	size_t argc = 0, dropped;
+	const char *envp[WORKER_ENV_MAX];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none;
@@ -125,7 +128,16 @@ pid_t worker_spawn(struct mediatord *md, struct listener *l, uint32_t id, bool v
 		sigaddset(&def, SIGHUP);
 		posix_spawnattr_setsigdefault(&attr, &def);
 	}
-	r = posix_spawn(&pid, md->worker_path, &fa, &attr, (char *const *)argv, environ);
+	worker_env_build(environ, md->cfg.worker_pass_environment,
+			 md->cfg.renderer == MEDIATOR_RENDERER_GLX, envp, ARRAY_SIZE(envp),
+			 &dropped);
+	if (dropped)
+		log_warn("domain %s: client %u: its worker gets %zu of the variables "
+			 "worker_pass_environment names: %zu left out (at most %d)",
+			 domain_name(l->domain), id, ARRAY_SIZE(envp) - 1, dropped,
+			 WORKER_ENV_MAX - 1);
+	r = posix_spawn(&pid, md->worker_path, &fa, &attr, (char *const *)argv,
+			(char *const *)envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (r != 0) {

@@ -42,7 +42,8 @@ MAX_GRANT_WAIT_MS=${MAX_GRANT_WAIT_MS:-100}
 CLUSTER_FRAMES=${CLUSTER_FRAMES:-15000}
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  "[mediator]" "worker_pass_environment=LD_PRELOAD GM_WORKER_ATTACK*" \
+  control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
   policy=budget renderer=egl-surfaceless \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us="$(safety_budget_us)" vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"

@@ -85,7 +85,8 @@ time.sleep(120)
 EOF
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  "[mediator]" "worker_pass_environment=LD_PRELOAD GM_WORKER_ATTACK*" \
+  control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
   policy=budget renderer=egl-surfaceless restart_wait_s=60 \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"

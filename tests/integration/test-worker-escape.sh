@@ -23,7 +23,8 @@ require_cmd python3 python3
 [ -e "${WORKER_ATTACK:-}" ] || fail "not built: the worker-attack module (WORKER_ATTACK)"
 
 gm_write_config "$CONFIG" \
-  "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
+  "[mediator]" "worker_pass_environment=LD_PRELOAD GM_WORKER_ATTACK*" \
+  control_socket="$CONTROL" state_dir="$TMP/state" cache_dir="$TMP/cache" \
   policy=budget renderer=egl-surfaceless \
   "[domain $DOMAIN_A]" class=safety period_us=16667 budget_us=4000 vtest_socket="$SOCK_A" \
   "[domain $DOMAIN_B]" class=normal period_us=16667 budget_us=12000 vtest_socket="$SOCK_B"

@@ -212,6 +212,33 @@ static void resource_memory_and_restart_wait_defaults(void **state)
 	assert_non_null(strstr(err, "restart_wait_s"));
 }
 
+/* worker_pass_environment: names and PREFIX* words; anything else is an error naming the word. */
+static void worker_pass_environment_names(void **state)
+{
+	static const char *const bad[] = {"*", "1ABC", "A-B", "MESA_*X", "LP_NUM_THREADS=2", "A**"};
+	struct mediator_config cfg;
+	char err[256], text[256];
+
+	(void)state;
+	assert_int_equal(parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\n", err, sizeof(err)), 0);
+	assert_string_equal(cfg.worker_pass_environment, "");
+	assert_int_equal(parse(&cfg,
+			       "[mediator]\nworker_pass_environment = LP_NUM_THREADS  MESA_* _x9\n"
+			       "[domain a]\nvtest_socket = /tmp/a\n",
+			       err, sizeof(err)),
+			 0);
+	assert_string_equal(cfg.worker_pass_environment, "LP_NUM_THREADS  MESA_* _x9");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "[mediator]\nworker_pass_environment = OK %s\n[domain a]\nvtest_socket = "
+			 "/tmp/a\n",
+			 bad[i]);
+		assert_int_equal(parse(&cfg, text, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "worker_pass_environment"));
+		assert_non_null(strstr(err, bad[i]));
+	}
+}
+
 /* The domain limits' defaults are the named constants; set values are kept. */
 static void domain_limits_default_and_take_set_values(void **state)
 {
@@ -906,6 +933,7 @@ static void shipped_example_config_lists_every_key_commented_out(void **state)
 					   "worker_memory_mb",
 					   "resource_memory_mb",
 					   "restart_wait_s",
+					   "worker_pass_environment",
 					   "cache_dir",
 					   "max_clients",
 					   "domain_memory_mb",
@@ -988,6 +1016,7 @@ int main(void)
 	    cmocka_unit_test(load_reads_a_real_file_and_keeps_its_path),
 	    cmocka_unit_test(load_names_the_file_and_line_of_an_error),
 	    cmocka_unit_test(nul_byte_in_a_file_is_an_error),
+	    cmocka_unit_test(worker_pass_environment_names),
 	    cmocka_unit_test(shipped_example_config_parses),
 	    cmocka_unit_test(shipped_example_config_lists_every_key_commented_out),
 	};
