@@ -6,7 +6,9 @@ data/mediatord.example.conf is the one source of the key reference:
 its opening comment is the description; in [mediator] and in the
 commented-out "[domain NAME]" block, each run of comment lines ending in
 "; key = default" lines documents those keys; the domain sections at the
-end are the example.
+end are the example. A "; key = ..." line is a key's only where it ends
+its run: followed by a blank line, by ";" alone or by another key's line
+(prose such as "; policy = budget: a group whose ..." continues instead).
 
     conf2scd.py mediatord.example.conf > mediatord.conf.5.scd
 """
@@ -24,6 +26,18 @@ def prose(line):
     return line[1:].strip() if line.startswith(";") else line.strip()
 
 
+def key_lines(lines):
+    """For each line, its (key, default) where it is a key's line, else None."""
+    found = [None] * len(lines)
+    ends_run = True  # what follows the last line
+    for i in range(len(lines) - 1, -1, -1):
+        m = KEY.match(lines[i])
+        if m and ends_run:
+            found[i] = (m.group(1), m.group(2))
+        ends_run = found[i] is not None or lines[i].strip() in ("", ";")
+    return found
+
+
 def key_groups(lines, out):
     """Each run of comment lines and the key lines that end it, as a term list."""
     text, keys = [], []
@@ -39,10 +53,9 @@ def key_groups(lines, out):
         text.clear()
         keys.clear()
 
-    for line in lines:
-        m = KEY.match(line)
-        if m:
-            keys.append((m.group(1), m.group(2)))
+    for line, key in zip(lines, key_lines(lines)):
+        if key:
+            keys.append(key)
             continue
         if keys or not line.strip() or line.strip() == ";":
             flush()
