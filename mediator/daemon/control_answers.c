@@ -217,8 +217,16 @@ static struct json_object *ctl_status(void *data)
 	json_object_object_add(o, "version", json_object_new_string(MEDIATOR_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "config", json_object_new_string(md->cfg.path));
-	json_object_object_add(o, "uptime_s",
-			       json_object_new_double((double)(now - md->started_ns) / 1e9));
+	{
+		/* Milliseconds, written as such (not a double's 17 digits). */
+		char uptime[32];
+		uint64_t ms = (now - md->started_ns) / 1000000u;
+
+		snprintf(uptime, sizeof(uptime), "%llu.%03llu", (unsigned long long)(ms / 1000),
+			 (unsigned long long)(ms % 1000));
+		json_object_object_add(o, "uptime_s",
+				       json_object_new_double_s((double)ms / 1e3, uptime));
+	}
 	json_object_object_add(o, "policy",
 			       json_object_new_string(config_policy_name(md->cfg.policy)));
 	json_object_object_add(o, "max_inflight", json_object_new_int64(md->cfg.max_inflight));
@@ -321,7 +329,12 @@ static struct json_object *ctl_set_budget(void *data, const char *name, uint32_t
 			break;
 	}
 	if (i == (int)md->cfg.n_domains) {
-		snprintf(err, err_size, "no domain '%.64s'", name);
+		size_t len =
+		    (size_t)snprintf(err, err_size, "no domain '%.64s'; the domains are", name);
+
+		for (i = 0; i < (int)md->cfg.n_domains && len < err_size; i++)
+			len += (size_t)snprintf(err + len, err_size - len, "%s %s", i ? "," : "",
+						md->cfg.domains[i].name);
 		return NULL;
 	}
 	dispatcher_stats(md->dispatcher, i, mono_now_ns(), &st);

@@ -10,6 +10,7 @@
  * are mediatorctl_call.c's, the printing for people mediatorctl_print.c's.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <poll.h>
@@ -43,7 +44,7 @@ static const char main_help[] =
     "\n"
     "SYNOPSIS\n"
     "    mediatorctl [--socket PATH] status [--json]\n"
-    "    mediatorctl [--socket PATH] show-budgets [--json | --watch] [--contexts]\n"
+    "    mediatorctl [--socket PATH] show-budgets [--json] [--watch] [--contexts]\n"
     "    mediatorctl [--socket PATH] set-budget DOMAIN --budget-us N [--period-us N]\n"
     "                                [--deadline-us N] [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
@@ -72,7 +73,9 @@ static const char main_help[] =
     "        utilization and counters. With --json print the object mediatord\n"
     "        sent, {\"policy\": ..., \"domains\": [...]}, times in microseconds.\n"
     "        'mediatorctl show-budgets --help' explains the columns. With\n"
-    "        --watch print it again every second, like top, until interrupted.\n"
+    "        --watch print it again every second, like pw-top, until\n"
+    "        interrupted, with each domain's GPU share and groups per second\n"
+    "        (into a pipe appended as plain text, or JSON lines with --json).\n"
     "        With --contexts also list each domain's live guest contexts (a\n"
     "        VM's contexts by the debug names its guest gave them).\n"
     "\n"
@@ -173,7 +176,7 @@ static const char model_help[] =
     "    -h, --help  print this help\n";
 
 static const char show_budgets_help[] =
-    "Usage: mediatorctl [--socket PATH] show-budgets [--json | --watch] [--contexts]\n"
+    "Usage: mediatorctl [--socket PATH] show-budgets [--json] [--watch] [--contexts]\n"
     "\n"
     "Print the scheduling policy and one row per domain. Times carry their\n"
     "unit (us, ms, s). Columns:\n"
@@ -205,7 +208,15 @@ static const char show_budgets_help[] =
     "\n"
     "    --json      print {\"policy\", \"domains\": [...], \"invariant_violations\"}\n"
     "                exactly as mediatord sent it, times in microseconds\n"
-    "    --watch     print the table again every second until interrupted\n"
+    "    --watch     print the answer again every second until interrupted,\n"
+    "                with two more columns over the last second: GPU/S, the\n"
+    "                domain's GPU time over wall time, and GRP/S, its groups\n"
+    "                per second. Columns never narrow between refreshes. On a\n"
+    "                terminal the screen is redrawn; into a pipe or file each\n"
+    "                refresh is appended (a time line, the table, a blank\n"
+    "                line); with --json one object a line, with \"time\" and\n"
+    "                each domain's gpu_share_1s and groups_1s (from the second\n"
+    "                refresh on)\n"
     "    --contexts  also list the live guest contexts of each domain: client,\n"
     "                transport (vtest or vhost-user), context id, groups and\n"
     "                the debug name the guest gave the context\n"
@@ -382,10 +393,81 @@ static void on_interrupt(int sig)
 	interrupted = 1;
 }
 
-/* show-budgets --watch: the table again every second until SIGINT/SIGTERM. */
-static int watch_budgets(const char *socket_path)
+/* Most domains a --watch remembers between refreshes (mediatord serves at most 16). */
+#define WATCH_MAX_DOMAINS 64
+
+/* What --watch remembers of the last answer: each domain's totals then. */
+struct watch_prev {
+	double t_s; /* CLOCK_MONOTONIC, seconds; 0: no answer yet */
+	size_t n;
+	char name[WATCH_MAX_DOMAINS][64];
+	double used_us[WATCH_MAX_DOMAINS], groups[WATCH_MAX_DOMAINS];
+};
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Adds to each domain of @result its share of the GPU (gpu_share_1s: GPU
+ * time over wall time) and its groups per second (groups_1s) since @prev,
+ * as pw-top and nvidia-smi give rates; then remembers @result's totals.
+ * A domain new since then gets none.
+ */
+static void watch_rates(struct json_object *result, struct watch_prev *prev)
+{
+	struct json_object *domains = mediatorctl_json_get(result, "domains");
+	size_t n = domains && json_object_is_type(domains, json_type_array)
+		       ? json_object_array_length(domains)
+		       : 0;
+	double now = monotonic_s(), dt = now - prev->t_s;
+	struct watch_prev next = {.t_s = now};
+
+	for (size_t i = 0; i < n && next.n < WATCH_MAX_DOMAINS; i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+		const char *name = json_object_get_string(mediatorctl_json_get(d, "name"));
+		double used = json_object_get_double(mediatorctl_json_get(d, "used_us"));
+		double groups = json_object_get_double(mediatorctl_json_get(d, "groups"));
+
+		if (!name || !json_object_is_type(d, json_type_object))
+			continue;
+		for (size_t k = 0; prev->t_s > 0 && dt > 0 && k < prev->n; k++) {
+			if (strcmp(prev->name[k], name) != 0 || used < prev->used_us[k] ||
+			    groups < prev->groups[k])
+				continue;
+			json_object_object_add(
+			    d, "gpu_share_1s",
+			    json_object_new_double((used - prev->used_us[k]) / (dt * 1e6)));
+			json_object_object_add(
+			    d, "groups_1s",
+			    json_object_new_double((groups - prev->groups[k]) / dt));
+		}
+		snprintf(next.name[next.n], sizeof(next.name[0]), "%s", name);
+		next.used_us[next.n] = used;
+		next.groups[next.n] = groups;
+		next.n++;
+	}
+	*prev = next;
+}
+
+/*
+ * show-budgets --watch [--json]: the answer again every second until
+ * SIGINT/SIGTERM, as pw-top or nvidia-smi -l do. On a terminal the screen
+ * is redrawn; into a pipe or file each refresh is appended as plain text
+ * (a time line, the table, a blank line), or with --json one JSON object a
+ * line with its "time". Columns never narrow between refreshes; GPU/S and
+ * GRP/S are the last refresh's rates.
+ */
+static int watch_budgets(const char *socket_path, bool json)
 {
 	struct sigaction sa = {.sa_handler = on_interrupt};
+	struct budget_widths widths = {0};
+	struct watch_prev prev = {0};
+	bool tty = isatty(STDOUT_FILENO);
 	int r = EXIT_OK;
 
 	sigaction(SIGINT, &sa, NULL);
@@ -398,9 +480,19 @@ static int watch_budgets(const char *socket_path)
 		r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
 		if (r != EXIT_OK)
 			return r;
-		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
-		printf("\033[H\033[J%s  (every 1 s; Ctrl-C ends)\n", when);
-		r = mediatorctl_print_budgets(result);
+		watch_rates(result, &prev);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+		if (json) {
+			json_object_object_add(result, "time", json_object_new_string(when));
+			puts(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN));
+		} else {
+			if (tty)
+				fputs("\033[H\033[J", stdout);
+			printf("%s  (every 1 s%s)\n", when, tty ? "; Ctrl-C ends" : "");
+			r = mediatorctl_print_budgets(result, &widths);
+			if (!tty)
+				putchar('\n');
+		}
 		json_object_put(result);
 		fflush(stdout);
 		if (r != EXIT_OK)
@@ -433,12 +525,8 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 		fputs(show_budgets_help, stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
-	if (watch && a.json) {
-		r = usage_error("show-budgets: --watch and --json do not go together");
-		goto out;
-	}
 	if (watch) {
-		r = watch_budgets(socket_path);
+		r = watch_budgets(socket_path, a.json);
 		goto out;
 	}
 	r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
@@ -447,7 +535,7 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 	if (a.json) {
 		mediatorctl_print_json(result);
 	} else {
-		r = mediatorctl_print_budgets(result);
+		r = mediatorctl_print_budgets(result, NULL);
 		if (r == EXIT_OK && contexts)
 			mediatorctl_print_contexts(result);
 	}
@@ -733,7 +821,8 @@ static char *absolute_path(const char *file)
 
 static int cmd_metrics(const char *socket_path, int argc, char **argv)
 {
-	struct json_object *result;
+	struct json_object *result, *status, *version;
+	const char *version_text = NULL;
 	struct sub_args a;
 	int r = parse_sub_args("metrics", argc, argv, false, 0, &a);
 
@@ -744,14 +833,23 @@ static int cmd_metrics(const char *socket_path, int argc, char **argv)
 		      stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
-	r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
+	r = mediatorctl_call(socket_path, new_request("status"), &status);
 	if (r != EXIT_OK)
 		goto out;
-	if (metrics_write_prometheus(stdout, result) < 0) {
+	r = mediatorctl_call(socket_path, new_request("show-budgets"), &result);
+	if (r != EXIT_OK) {
+		json_object_put(status);
+		goto out;
+	}
+	if (json_object_object_get_ex(status, "version", &version) &&
+	    json_object_is_type(version, json_type_string))
+		version_text = json_object_get_string(version);
+	if (metrics_write_prometheus(stdout, result, version_text) < 0) {
 		mediatorctl_error("metrics: mediatord's answer has no domains");
 		r = EXIT_UNREACHABLE;
 	}
 	json_object_put(result);
+	json_object_put(status);
 out:
 	free(a.args);
 	return r;
@@ -892,36 +990,41 @@ static int finish(int status)
 
 int main(int argc, char **argv)
 {
+	static const struct option global_options[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"socket", required_argument, NULL, 's'},
+	    {NULL, 0, NULL, 0},
+	};
 	struct sockaddr_un addr;
 	const char *socket_path = getenv(MEDIATORCTL_SOCKET_ENV);
 	const char *cmd;
-	int i;
+	int i, c;
 
 	if (!socket_path || !socket_path[0])
 		socket_path = MEDIATOR_DEFAULT_CONTROL_SOCKET;
 
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	/* getopt_long as mediatord's: long options may be abbreviated
+	 * (--sock); the first word that is not an option is the command. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hVs:", global_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(main_help, stdout);
 			return finish(EXIT_OK);
-		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+		case 'V':
 			puts("mediatorctl " MEDIATOR_VERSION);
 			return finish(EXIT_OK);
-		} else if (!strcmp(a, "-s") || !strcmp(a, "--socket")) {
-			if (i + 1 >= argc)
-				return usage_error("option '%s' needs a PATH", a);
-			socket_path = argv[++i];
-		} else if (!strncmp(a, "--socket=", 9)) {
-			socket_path = a + 9;
-		} else {
-			return usage_error("unknown option '%s'", a);
+		case 's':
+			socket_path = optarg;
+			break;
+		case ':':
+			return usage_error("option '%s' needs a PATH", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	i = optind;
 	if (i >= argc)
 		return usage_error("missing COMMAND (status, show-budgets, set-budget, model, "
 				   "calibrate or trace)");

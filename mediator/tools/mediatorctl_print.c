@@ -63,38 +63,44 @@ enum column_kind {
 	COL_US,
 	COL_COUNT,
 	COL_PERCENT,
+	COL_RATE, /* a number per second, one decimal */
 };
 
 struct column {
 	const char *header;
 	const char *key;
 	enum column_kind kind;
+	bool watch; /* only under --watch: over the last refresh, from mediatorctl's two answers */
 };
 
 /* clang-format off */
 static const struct column budget_columns[] = {
-    {"DOMAIN", "name", COL_TEXT},
-    {"CLASS", "class", COL_TEXT},
-    {"PERIOD", "period_us", COL_US},
-    {"BUDGET", "budget_us", COL_US},
-    {"REMAIN", "remaining_us", COL_US},
-    {"THIS", "used_this_period_us", COL_US},
-    {"USED", "used_us", COL_US},
-    {"LAST", "used_last_period_us", COL_US},
-    {"PRED", "predicted_us", COL_US},
-    {"DEBT", "debt_us", COL_US},
-    {"UTIL", "utilization", COL_PERCENT},
-    {"CLI", "clients", COL_COUNT},
-    {"CTX", "contexts", COL_COUNT},
-    {"GROUPS", "groups", COL_COUNT},
-    {"OVR", "overruns", COL_COUNT},
-    {"MISS", "deadline_misses", COL_COUNT},
-    {"THR", "throttled", COL_COUNT},
-    {"TIMESTAMPS", "timestamp_source", COL_TEXT},
+    {"DOMAIN", "name", COL_TEXT, false},
+    {"CLASS", "class", COL_TEXT, false},
+    {"PERIOD", "period_us", COL_US, false},
+    {"BUDGET", "budget_us", COL_US, false},
+    {"REMAIN", "remaining_us", COL_US, false},
+    {"THIS", "used_this_period_us", COL_US, false},
+    {"USED", "used_us", COL_US, false},
+    {"LAST", "used_last_period_us", COL_US, false},
+    {"PRED", "predicted_us", COL_US, false},
+    {"DEBT", "debt_us", COL_US, false},
+    {"UTIL", "utilization", COL_PERCENT, false},
+    {"GPU/S", "gpu_share_1s", COL_PERCENT, true},
+    {"GRP/S", "groups_1s", COL_RATE, true},
+    {"CLI", "clients", COL_COUNT, false},
+    {"CTX", "contexts", COL_COUNT, false},
+    {"GROUPS", "groups", COL_COUNT, false},
+    {"OVR", "overruns", COL_COUNT, false},
+    {"MISS", "deadline_misses", COL_COUNT, false},
+    {"THR", "throttled", COL_COUNT, false},
+    {"TIMESTAMPS", "timestamp_source", COL_TEXT, false},
 };
 
 /* clang-format on */
 #define N_BUDGET_COLUMNS (sizeof(budget_columns) / sizeof(budget_columns[0]))
+_Static_assert(N_BUDGET_COLUMNS <= MEDIATORCTL_BUDGET_COLUMNS_MAX,
+	       "struct budget_widths has too few columns");
 
 /* One column a line. */
 #define CELL_MAX 48
@@ -150,14 +156,51 @@ static void format_cell(char *buf, size_t size, struct json_object *domain,
 		else
 			snprintf(buf, size, "-");
 		return;
+	case COL_RATE:
+		if (is_number(v))
+			snprintf(buf, size, "%.1f", json_object_get_double(v));
+		else
+			snprintf(buf, size, "-");
+		return;
 	}
 }
 
-static void print_row(char cells[][CELL_MAX], const size_t *widths)
+/*
+ * The width a --watch column starts at, for what its values usually
+ * reach ("999.99ms", "100.0%", a count of millions), so that refreshes
+ * rarely widen it.
+ */
+static size_t watch_width(enum column_kind kind)
+{
+	switch (kind) {
+	case COL_US:
+		return 9;
+	case COL_COUNT:
+	case COL_RATE:
+		return 7;
+	case COL_PERCENT:
+		return 6;
+	case COL_TEXT:
+	default:
+		return 0;
+	}
+}
+
+/* True when column @c is printed: the --watch ones only under it (@keep set). */
+static bool column_shown(size_t c, const struct budget_widths *keep)
+{
+	return keep || !budget_columns[c].watch;
+}
+
+static void print_row(char cells[][CELL_MAX], const size_t *widths,
+		      const struct budget_widths *keep)
 {
 	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
 		bool last = c + 1 == N_BUDGET_COLUMNS;
 		int w = (int)widths[c];
+
+		if (!column_shown(c, keep))
+			continue;
 
 		if (budget_columns[c].kind == COL_TEXT)
 			printf("%-*s", last ? 0 : w, cells[c]);
@@ -222,7 +265,7 @@ static void print_invariant_violations(struct json_object *result)
 		putchar('\n');
 }
 
-int mediatorctl_print_budgets(struct json_object *result)
+int mediatorctl_print_budgets(struct json_object *result, struct budget_widths *keep)
 {
 	struct json_object *policy, *domains;
 	char(*cells)[N_BUDGET_COLUMNS][CELL_MAX];
@@ -254,6 +297,10 @@ int mediatorctl_print_budgets(struct json_object *result)
 	for (size_t c = 0; c < N_BUDGET_COLUMNS; c++) {
 		snprintf(cells[0][c], CELL_MAX, "%s", budget_columns[c].header);
 		widths[c] = strlen(cells[0][c]);
+		if (keep && keep->width[c] > widths[c])
+			widths[c] = keep->width[c];
+		if (keep && watch_width(budget_columns[c].kind) > widths[c])
+			widths[c] = watch_width(budget_columns[c].kind);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *d = json_object_array_get_idx(domains, i);
@@ -270,8 +317,10 @@ int mediatorctl_print_budgets(struct json_object *result)
 				widths[c] = w;
 		}
 	}
+	if (keep)
+		memcpy(keep->width, widths, sizeof(widths));
 	for (size_t i = 0; i <= n; i++)
-		print_row(cells[i], widths);
+		print_row(cells[i], widths, keep);
 	free(cells);
 	print_untiled(domains);
 	print_invariant_violations(result);

@@ -9,6 +9,7 @@
 #define MEDIATOR_MEDIATORCTL_PRINT_H
 
 #include <json-c/json.h>
+#include <stddef.h>
 
 /* Prints @s with control characters replaced, so that odd names cannot drive the terminal. */
 void mediatorctl_print_sanitized(const char *s);
@@ -18,8 +19,21 @@ void mediatorctl_print_json(struct json_object *obj);
 void mediatorctl_print_flat(const char *prefix, struct json_object *obj);
 /* @o's member @key, or NULL (@o not an object, no such member). The reference stays @o's. */
 struct json_object *mediatorctl_json_get(struct json_object *o, const char *key);
-/* show-budgets' table and its invariant violations; returns an exit status (mediatorctl_call.h). */
-int mediatorctl_print_budgets(struct json_object *result);
+/* Most columns show-budgets' table has. */
+#define MEDIATORCTL_BUDGET_COLUMNS_MAX 32
+
+/* show-budgets --watch: each column's width so far, which a refresh never narrows. */
+struct budget_widths {
+	size_t width[MEDIATORCTL_BUDGET_COLUMNS_MAX];
+};
+
+/*
+ * show-budgets' table and its invariant violations; returns an exit status
+ * (mediatorctl_call.h). With @keep (--watch; zeroed before the first), the
+ * columns of the last refresh too (each domain's gpu_share_1s and
+ * groups_1s, where set), no narrower than before.
+ */
+int mediatorctl_print_budgets(struct json_object *result, struct budget_widths *keep);
 /* show-budgets --contexts: the live contexts of every domain. */
 void mediatorctl_print_contexts(struct json_object *result);
 /* One context of model's answer: its model, errors and coefficients. */

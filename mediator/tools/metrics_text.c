@@ -36,11 +36,18 @@ static const struct metric metrics[] = {
      "on the GPU beside them (late by their own work).",
      COUNTER, 1},
     {"gpu_mediator_overruns_total", "overruns",
-     "Groups that ran longer than the bound they were admitted on.", COUNTER, 1},
+     "Groups whose measured GPU time was more than the budget the domain had left in their "
+     "period (it ends the period in debt).",
+     COUNTER, 1},
     {"gpu_mediator_throttled_total", "throttled",
-     "Times the domain's groups waited because its budget was spent.", COUNTER, 1},
+     "Groups that waited for budget, or for a gap the safety domains leave that fits them, "
+     "before their grant (each group counted once).",
+     COUNTER, 1},
     {"gpu_mediator_unschedulable_total", "unschedulable",
-     "Groups refused because they never fit the domain's budget.", COUNTER, 1},
+     "Groups refused, never run: larger than any gap the safety domains leave (oversize = "
+     "unschedulable, or refuse-untiled for a draw that cannot be cut) or than a strict domain's "
+     "whole budget; their contexts are reported unschedulable.",
+     COUNTER, 1},
     {"gpu_mediator_watchdog_revokes_total", "watchdog_revokes",
      "Grants the grant watchdog revoked at their deadline.", COUNTER, 1},
     {"gpu_mediator_watchdog_kills_total", "watchdog_kills", "Workers the grant watchdog killed.",
@@ -165,7 +172,45 @@ static void one_histogram(FILE *out, const char *name, struct json_object *h, co
 	fprintf(out, " %.0f\n", count);
 }
 
-int metrics_write_prometheus(FILE *out, struct json_object *budgets)
+/*
+ * The invariants of the dispatcher and its scheduler that were found
+ * broken (show-budgets' "invariant_violations": name -> count), a series
+ * each, zeros included: an alert wants the series before its first rise.
+ */
+static void invariant_violations(FILE *out, struct json_object *budgets)
+{
+	static const char name[] = "gpu_mediator_invariant_violations_total";
+	struct json_object *inv;
+
+	if (!json_object_object_get_ex(budgets, "invariant_violations", &inv) ||
+	    !json_object_is_type(inv, json_type_object))
+		return;
+	fprintf(out,
+		"# HELP %s Times mediatord found an invariant of its dispatcher or scheduler "
+		"broken (it logs each; doc/design.md).\n# TYPE %s counter\n",
+		name, name);
+	json_object_object_foreach(inv, key, val)
+	{
+		if (!json_object_is_type(val, json_type_int))
+			continue;
+		fprintf(out, "%s{invariant=\"", name);
+		label_value(out, key);
+		fprintf(out, "\"} %lld\n", (long long)json_object_get_int64(val));
+	}
+}
+
+/* gpu_mediator_build_info{version="..."} 1, Prometheus' convention for a build's facts. */
+static void build_info(FILE *out, const char *version)
+{
+	static const char name[] = "gpu_mediator_build_info";
+
+	fprintf(out, "# HELP %s The running mediatord's version (the value is always 1).\n", name);
+	fprintf(out, "# TYPE %s gauge\n%s{version=\"", name, name);
+	label_value(out, version);
+	fputs("\"} 1\n", out);
+}
+
+int metrics_write_prometheus(FILE *out, struct json_object *budgets, const char *version)
 {
 	struct json_object *domains;
 	size_t n;
@@ -203,5 +248,8 @@ int metrics_write_prometheus(FILE *out, struct json_object *budgets)
 			one_histogram(out, histograms[k].name, h, name, class);
 		}
 	}
+	invariant_violations(out, budgets);
+	if (version)
+		build_info(out, version);
 	return 0;
 }

@@ -16,9 +16,11 @@ struct json_object;
 /*
  * Writes the metrics of @budgets, a show-budgets answer ({"policy",
  * "domains": [...]}, doc/operating.md "What show-budgets reports", with each
- * domain's "histograms"), to @out. Returns 0, or -EPROTO when @budgets
- * lacks what it needs.
+ * domain's "histograms" and the answer's "invariant_violations"), to @out,
+ * and gpu_mediator_build_info with @version (mediatord's, from status;
+ * NULL: none written). Returns 0, or -EPROTO when @budgets lacks what it
+ * needs.
  */
-int metrics_write_prometheus(FILE *out, struct json_object *budgets);
+int metrics_write_prometheus(FILE *out, struct json_object *budgets, const char *version);
 
 #endif

@@ -18,8 +18,17 @@
 /* Longest trace line read (a group record is a few hundred bytes). */
 #define EXPORT_LINE_MAX 65536
 
-/* The frames track of a domain; its contexts' tracks are 2k and 2k+1 (k from 1). */
-#define FRAMES_TID 1
+/*
+ * The frames track of a domain; its contexts' tracks are 2k and 2k+1 (k
+ * from 1). A frame that starts before an earlier one on the track ended (a
+ * frame late past its period) goes on the next frames track, "frames 2"
+ * and on (FRAMES_LANE_TID), so that no two slices of a track overlap:
+ * Perfetto nests or drops overlapping slices (issue 32: 484 of 2,151
+ * frames). The last lane takes what the others cannot.
+ */
+#define FRAMES_TID	   1
+#define FRAMES_LANES	   8
+#define FRAMES_LANE_TID(l) ((l) ? 1000000 + (l) : FRAMES_TID)
 
 struct context_track {
 	int pid;
@@ -31,7 +40,8 @@ struct exporter {
 	FILE *out;
 	bool first;
 	char domains[EXPORT_MAX_DOMAINS][64];
-	bool frames_named[EXPORT_MAX_DOMAINS];
+	bool frames_named[EXPORT_MAX_DOMAINS][FRAMES_LANES];
+	uint64_t frames_end[EXPORT_MAX_DOMAINS][FRAMES_LANES]; /* each lane's latest end */
 	int n_domains;
 	struct context_track contexts[EXPORT_MAX_CONTEXTS];
 	int n_contexts;
@@ -60,10 +70,18 @@ static struct json_object *event(const char *ph, const char *name, int pid, int 
 	return ev;
 }
 
-/* Microseconds, with the nanoseconds kept as decimals. */
+/*
+ * Microseconds, with the nanoseconds kept as three decimals, written as
+ * such: a double of a monotonic clock's microseconds printed with 17
+ * significant digits showed digits that were never measured.
+ */
 static struct json_object *usec(uint64_t ns)
 {
-	return json_object_new_double((double)ns / 1000.0);
+	char text[32];
+
+	snprintf(text, sizeof(text), "%llu.%03llu", (unsigned long long)(ns / 1000),
+		 (unsigned long long)(ns % 1000));
+	return json_object_new_double_s((double)ns / 1000.0, text);
 }
 
 /* A metadata event naming process @pid (@tid < 0) or thread @tid. */
@@ -233,7 +251,7 @@ static bool export_frame(struct exporter *x, struct json_object *rec)
 	uint64_t release, deadline, end, bound;
 	struct json_object *ev, *args, *m;
 	bool missed, unfinished;
-	int pid;
+	int pid, lane;
 
 	if (!domain || !get_u64(rec, "release_ns", &release) ||
 	    !get_u64(rec, "deadline_ns", &deadline) || !get_u64(rec, "end_ns", &end) ||
@@ -244,20 +262,33 @@ static bool export_frame(struct exporter *x, struct json_object *rec)
 		bound = 0;
 	missed = json_object_get_boolean(m);
 	unfinished = end == 0;
-	if (!x->frames_named[pid - 1]) {
-		x->frames_named[pid - 1] = true;
-		name_track(x, pid, FRAMES_TID, "frames");
-	}
-	marker(x, pid, "release", release);
-	marker(x, pid, "deadline", deadline);
 	/* An unfinished frame (end 0) lasts until its deadline; one whose last
 	 * group's end was taken before its release (clocks read apart) lasts 0. */
 	if (end == 0)
 		end = deadline;
-	ev = event("X", missed ? "MISSED frame" : "frame", pid, FRAMES_TID);
+	if (end < release)
+		end = release;
+	for (lane = 0; lane < FRAMES_LANES - 1 && x->frames_end[pid - 1][lane] > release; lane++)
+		;
+	if (x->frames_end[pid - 1][lane] < end)
+		x->frames_end[pid - 1][lane] = end;
+	if (!x->frames_named[pid - 1][lane]) {
+		char label[32];
+
+		x->frames_named[pid - 1][lane] = true;
+		if (lane)
+			snprintf(label, sizeof(label), "frames %d", lane + 1);
+		else
+			snprintf(label, sizeof(label), "frames");
+		name_track(x, pid, FRAMES_LANE_TID(lane), label);
+	}
+	/* On "frames", named by the domain's first frame (lane 0: no end yet). */
+	marker(x, pid, "release", release);
+	marker(x, pid, "deadline", deadline);
+	ev = event("X", missed ? "MISSED frame" : "frame", pid, FRAMES_LANE_TID(lane));
 	json_object_object_add(ev, "cat", json_object_new_string("frame"));
 	json_object_object_add(ev, "ts", usec(release));
-	json_object_object_add(ev, "dur", usec(end > release ? end - release : 0));
+	json_object_object_add(ev, "dur", usec(end - release));
 	args = json_object_new_object();
 	json_object_object_add(args, "missed", json_object_new_boolean(missed));
 	json_object_object_add(args, "finished", json_object_new_boolean(!unfinished));

@@ -92,6 +92,17 @@ def main():
             if samples[0].labels.get("class") != d["class"]:
                 fail("%s{domain=%s}: class label %s" % (metric, name, samples[0].labels))
         checked.append("%s: %d groups, %d frames" % (name, n, f))
+    # The invariants' counters: one series each, as show-budgets counts them.
+    inv = {s.labels["invariant"]: s.value
+           for s in families["gpu_mediator_invariant_violations"].samples} \
+        if "gpu_mediator_invariant_violations" in families else None
+    if inv != {k: float(v) for k, v in budgets["invariant_violations"].items()}:
+        fail("gpu_mediator_invariant_violations_total: %s, show-budgets says %s" %
+             (inv, budgets["invariant_violations"]))
+    info = families.get("gpu_mediator_build_info")
+    if info is None or len(info.samples) != 1 or not info.samples[0].labels.get("version"):
+        fail("no gpu_mediator_build_info with a version")
+    checked.append("%d invariants, build %s" % (len(inv), info.samples[0].labels["version"]))
     print("check-metrics: %d families parse; %s: as in the trace and show-budgets" %
           (len(families), "; ".join(checked)))
 

@@ -6,12 +6,16 @@ in the Trace Event format; every group record a slice on its context's
 track, at its start, as long as its measured time, with its prediction,
 bound, model and commands; every wait for a grant a slice on the context's
 grant track and a flow from it to the group; every frame record a frame
-slice (MISSED when missed) with release and deadline markers; the tracks
-named; nothing else. Prints what it checked; exits 1 on the first mismatch.
+slice (MISSED when missed) on one of its domain's frames tracks, with
+release and deadline markers; the tracks named; no two slices of a track
+overlapping (Perfetto nests or drops them); timestamps written with at
+most three decimals (nanoseconds); nothing else. Prints what it checked;
+exits 1 on the first mismatch.
 
     check-perfetto.py TRACE.jsonl TIMELINE.json
 """
 import json
+import re
 import sys
 
 NS_PER_US = 1000.0
@@ -43,8 +47,12 @@ def main():
             frames.append(rec)
         else:
             skipped += 1
+    text = open(timeline_path).read()
+    long_ts = re.search(r'"(ts|dur)": ?-?[0-9]+\.[0-9]{4,}', text)
+    if long_ts:
+        fail("a time written with more than three decimals: %s" % long_ts.group(0))
     try:
-        events = json.load(open(timeline_path))["traceEvents"]
+        events = json.loads(text)["traceEvents"]
     except (ValueError, KeyError) as e:
         fail("%s is not a Trace Event JSON file: %s" % (timeline_path, e))
 
@@ -120,11 +128,12 @@ def main():
     missed = 0
     for f in frames:
         pid = pid_of[f["domain"]]
-        tid = track_of.get((pid, "frames"))
+        tids = [t for (p, n), t in track_of.items()
+                if p == pid and (n == "frames" or n.startswith("frames "))]
         name = "MISSED frame" if f["missed"] else "frame"
         missed += f["missed"]
         end = f["end_ns"] or f["deadline_ns"]
-        found = [s for s in slices.get((pid, tid, name), [])
+        found = [s for tid in tids for s in slices.get((pid, tid, name), [])
                  if close(s["ts"], f["release_ns"] / NS_PER_US)
                  and close(s["dur"], max(end - f["release_ns"], 0) / NS_PER_US)]
         if len(found) != 1:
@@ -133,14 +142,27 @@ def main():
         for marker, ns in (("release", f["release_ns"]), ("deadline", f["deadline_ns"])):
             if round(ns / NS_PER_US, 3) not in markers.get((pid, marker), set()):
                 fail("domain %s: no %s marker at %d" % (f["domain"], marker, ns))
+    # No two slices of a track overlap (touching is fine).
+    tracks = {}
+    for e in events:
+        if e["ph"] == "X":
+            tracks.setdefault((e["pid"], e["tid"]), []).append(e)
+    for (pid, tid), track in tracks.items():
+        track.sort(key=lambda e: (e["ts"], e["dur"]))
+        for a, b in zip(track, track[1:]):
+            if b["ts"] < a["ts"] + a["dur"] - 0.002:
+                fail("track %s of process %d: '%s' at %s us starts before '%s' at %s us "
+                     "(%s us long) ends" % (names.get((pid, tid), tid), pid, b["name"], b["ts"],
+                                            a["name"], a["ts"], a["dur"]))
     gpu = sum(1 for e in events if e["ph"] == "X" and e.get("cat") == "gpu")
     frame_slices = sum(1 for e in events if e["ph"] == "X" and e.get("cat") == "frame")
     if gpu != len(groups) or frame_slices != len(frames):
         fail("%d group slices and %d frame slices for %d groups and %d frames" %
              (gpu, frame_slices, len(groups), len(frames)))
     print("check-perfetto: %d groups, %d grant waits with flows, %d frames (%d missed), "
-          "%d domains, %d lines skipped: all in the timeline" %
-          (len(groups), waits, len(frames), missed, len(pid_of), skipped))
+          "%d domains, %d lines skipped: all in the timeline, on %d tracks none of whose "
+          "slices overlap" % (len(groups), waits, len(frames), missed, len(pid_of), skipped,
+                              len(tracks)))
 
 
 if __name__ == "__main__":

@@ -185,7 +185,7 @@ ctl set-budget "$DOMAIN_A" --budget-us 16000 --deadline-us 8000 >"$TMP/refused.o
 ctl set-budget "$DOMAIN_B" --budget-us 0 >/dev/null 2>&1 && rc=0 || rc=$?
 [ "$rc" -eq 2 ] || fail "set-budget --budget-us 0: exit $rc, expected 2"
 ctl set-budget nosuch --budget-us 10 >"$TMP/nosuch.out" 2>&1 && rc=0 || rc=$?
-{ [ "$rc" -eq 1 ] && grep -q "no domain" "$TMP/nosuch.out"; } || fail "unknown domain: exit $rc"
+{ [ "$rc" -eq 1 ] && grep -q "no domain 'nosuch'; the domains are $DOMAIN_A, $DOMAIN_B" "$TMP/nosuch.out"; } || fail "unknown domain: exit $rc"
 
 # A restarted infotainment client starts from the domain's saved model,
 # whose memo predicts its first draw (the shader compile, ~100 ms) above

@@ -8,7 +8,8 @@
 # python3-prometheus-client), each domain's group GPU time, grant wait and
 # frame latency histograms hold exactly the trace's groups and frames
 # (count, sum, every bucket), its counters and gauges are show-budgets'.
-# mediatord unreachable: exit status 3 and nothing on standard output.
+# show-budgets --watch into a file and as JSON lines. mediatord
+# unreachable: exit status 3 and nothing on standard output.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
@@ -25,6 +26,25 @@ ctl trace stop >&2 || fail "trace stop failed"
   "$TMP/budgets.json" >&2 || fail "the metrics do not match the trace: $(head -40 "$TMP/metrics.txt")"
 grep -q '^gpu_mediator_frame_latency_seconds_bucket{domain="'"$DOMAIN_A"'",class="safety",le="0.016667"} [1-9]' \
   "$TMP/metrics.txt" || fail "no cluster frame within 16.667 ms in the frame latency histogram"
+
+# show-budgets --watch into a file (no terminal): plain refreshes appended,
+# no terminal escapes, the header the same width every time, a rate
+# column; with --json one object a line, each with its time and, from the
+# second on, each domain's rates. SIGINT ends it with status 0.
+timeout --preserve-status -s INT 3.5 "$MEDIATORCTL" --socket "$CONTROL" show-budgets --watch \
+  >"$TMP/watch.txt" || fail "show-budgets --watch ended with status $?"
+! grep -q $'\033' "$TMP/watch.txt" || fail "show-budgets --watch wrote terminal escapes into a file"
+refreshes=$(grep -c '^DOMAIN ' "$TMP/watch.txt")
+[ "$refreshes" -ge 3 ] || fail "show-budgets --watch: $refreshes refreshes in 3.5 s: $(cat "$TMP/watch.txt")"
+[ "$(grep '^DOMAIN ' "$TMP/watch.txt" | sort -u | wc -l)" = 1 ] ||
+  fail "show-budgets --watch: its header changed: $(grep '^DOMAIN ' "$TMP/watch.txt" | sort -u)"
+grep -Eq '^DOMAIN .* GPU/S +GRP/S ' "$TMP/watch.txt" || fail "show-budgets --watch has no rate columns"
+timeout --preserve-status -s INT 3.5 "$MEDIATORCTL" --socket "$CONTROL" show-budgets --watch --json \
+  >"$TMP/watch.jsonl" || fail "show-budgets --watch --json ended with status $?"
+jq -se 'length >= 3 and all(.[]; .time != null and (.domains | length) == 2) and
+  all(.[1:][]; all(.domains[]; .gpu_share_1s >= 0 and .groups_1s >= 0))' "$TMP/watch.jsonl" >/dev/null ||
+  fail "show-budgets --watch --json: $(head -c 600 "$TMP/watch.jsonl")"
+log "show-budgets --watch: $refreshes plain refreshes into a file, $(wc -l <"$TMP/watch.jsonl") JSON lines"
 
 gm_stop_mediatord || fail "mediatord did not stop cleanly"
 ctl metrics >"$TMP/none.txt" 2>"$TMP/none.err" && rc=0 || rc=$?

@@ -3,8 +3,8 @@
  * Tests of mediatorctl metrics' text (metrics_text.h) against a known
  * show-budgets answer: the exact lines of a counter, a gauge and a
  * histogram in Prometheus' text format, seconds from microseconds, labels
- * escaped, a member a domain lacks left out, and an answer without
- * domains refused.
+ * escaped, a member a domain lacks left out, the invariants' counters and
+ * build_info, and an answer without domains refused.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -27,7 +27,7 @@ static const char known[] =
     "\"histograms\":{\"group_time\":{\"le_us\":[100,250,16667],\"buckets\":[1,3,40,42],"
     "\"count\":42,\"sum_us\":1500000.5}}},"
     "{\"name\":\"in\\\"fo\",\"class\":\"normal\",\"used_us\":7,\"groups\":1}"
-    "]}";
+    "],\"invariant_violations\":{\"budget\":0,\"one_in_flight\":3}}";
 
 /* What metrics_write_prometheus() makes of @json, in a static buffer. */
 static const char *render(const char *json, int *ret)
@@ -38,7 +38,7 @@ static const char *render(const char *json, int *ret)
 
 	assert_non_null(o);
 	assert_non_null(f);
-	*ret = metrics_write_prometheus(f, o);
+	*ret = metrics_write_prometheus(f, o, "0.1.0");
 	fputc('\0', f);
 	fclose(f);
 	json_object_put(o);
@@ -97,6 +97,19 @@ static void a_histogram_has_cumulative_buckets_a_sum_and_a_count(void **state)
 		 "gpu_mediator_group_gpu_seconds_count{domain=\"cluster\",class=\"safety\"} 42");
 }
 
+static void invariants_and_build_info(void **state)
+{
+	int ret;
+	const char *text = render(known, &ret);
+
+	assert_int_equal(ret, 0);
+	has_line(text, "# TYPE gpu_mediator_invariant_violations_total counter");
+	has_line(text, "gpu_mediator_invariant_violations_total{invariant=\"budget\"} 0");
+	has_line(text, "gpu_mediator_invariant_violations_total{invariant=\"one_in_flight\"} 3");
+	has_line(text, "# TYPE gpu_mediator_build_info gauge");
+	has_line(text, "gpu_mediator_build_info{version=\"0.1.0\"} 1");
+}
+
 static void an_answer_without_domains_is_refused(void **state)
 {
 	int ret;
@@ -110,6 +123,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counters_and_gauges_are_in_seconds_with_labels),
 	    cmocka_unit_test(a_histogram_has_cumulative_buckets_a_sum_and_a_count),
+	    cmocka_unit_test(invariants_and_build_info),
 	    cmocka_unit_test(an_answer_without_domains_is_refused),
 	};
 
