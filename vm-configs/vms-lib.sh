@@ -18,7 +18,7 @@ vms_serial() {
 # console's last lines to stderr and returns 1.
 vms_wait_serial() {
   local deadline=$((SECONDS + $3))
-  until vms_serial "$1" | grep -Eq "$2"; do
+  until vms_serial "$1" | grep -E "$2" >/dev/null; do
     if [ $SECONDS -ge $deadline ]; then
       echo "----- $1's console, last 20 lines" >&2
       vms_serial "$1" | tail -20 >&2

@@ -382,7 +382,10 @@ traced_two_domain_run() {
 # worker_sanitized: true when the worker under test is an AddressSanitizer
 # build (its own code runs 2-3 times slower and holds more memory).
 worker_sanitized() {
-  ldd "$MEDIATOR_WORKER" 2>/dev/null | grep -q libasan
+  # Not `ldd | grep -q`: grep -q leaves at the first match, and ldd,
+  # still writing, gets SIGPIPE; under pipefail the pipeline then fails
+  # (an ASan CI-like run, 2026-11-28: test-isolation judged frames there).
+  [[ "$(ldd "$MEDIATOR_WORKER" 2>/dev/null)" == *libasan* ]]
 }
 
 # judged_here WHAT: true when this run judges verdicts that rest on the

@@ -45,7 +45,7 @@ expect_in() {
   local deb=$1 f
   shift
   for f in "$@"; do
-    contents "$deb" | grep -qx -- "$f" || fail "$deb.deb lacks $f"
+    contents "$deb" | grep -x -- "$f" >/dev/null || fail "$deb.deb lacks $f"
   done
 }
 expect_in gpu-mediator /usr/sbin/mediatord /usr/libexec/gpu-mediator/mediator-worker \
@@ -58,7 +58,7 @@ expect_in gpu-mediator-tools /usr/bin/mediator-sim /usr/bin/mediator-exec \
   /usr/share/man/man1/mediator-sim.1.gz /usr/share/man/man1/mediator-exec.1.gz
 expect_in gm-fence-dkms /usr/src/gm-fence-0.1.0/dkms.conf /usr/src/gm-fence-0.1.0/gm_fence.c \
   /usr/src/gm-fence-0.1.0/Kbuild /usr/src/gm-fence-0.1.0/uapi/gm_fence.h
-! contents gpu-mediator | grep -q '^/usr/src' || fail "gpu-mediator.deb holds module sources"
+! contents gpu-mediator | grep '^/usr/src' >/dev/null || fail "gpu-mediator.deb holds module sources"
 dpkg-deb -f "$PKG"/gpu-mediator_*.deb Depends | grep -q libvirglrenderer1 ||
   fail "gpu-mediator.deb does not depend on libvirglrenderer1"
 

@@ -123,8 +123,14 @@ grep -qE "\(held [0-9]+ ms; no progress for [0-9]+ ms\)" <<<"$kline" ||
 # most KILL_MS + the tolerance after revoke_ms.
 [ $((kill_ms - read_ms)) -ge $((KILL_MS - 20)) ] ||
   fail "killed $((kill_ms - read_ms)) ms after the count was read, before $KILL_MS ms"
-[ $((kill_ms - revoke_ms)) -le $((KILL_MS + TOLERANCE_MS)) ] ||
-  fail "killed $((kill_ms - revoke_ms)) ms after the revocation was seen; $KILL_MS ms + $TOLERANCE_MS"
+# An ASan worker's end takes longer to see: the kernel tears down its
+# shadow mappings after the SIGKILL (an ASan CI-like run here, 2026-11-28:
+# gone 2,540 ms after the revocation was seen, killed at 2,013 ms by
+# mediatord's clock): 1 s more there.
+gone_slack_ms=$TOLERANCE_MS
+if worker_sanitized; then gone_slack_ms=$((TOLERANCE_MS + 1000)); fi
+[ $((kill_ms - revoke_ms)) -le $((KILL_MS + gone_slack_ms)) ] ||
+  fail "killed $((kill_ms - revoke_ms)) ms after the revocation was seen; $KILL_MS ms + $gone_slack_ms"
 # The grant was revoked at its watchdog deadline: the one mediatord logged
 # for it (a client's 1st, 2nd, 4th ... revocation is logged), otherwise the
 # normal domain's cap (no normal group's allowance is longer).
@@ -161,7 +167,15 @@ log "cluster: $((groups_after - groups_before)) groups during the stops and afte
 log "infotainment: watchdog_revokes $(domain_field "$DOMAIN_B" watchdog_revokes)," \
   "watchdog_kills $(domain_field "$DOMAIN_B" watchdog_kills)"
 [ "$(domain_field "$DOMAIN_A" watchdog_kills)" = 0 ] || fail "the cluster's worker was killed"
-[ "$(domain_field "$DOMAIN_A" watchdog_revokes)" = 0 ] || fail "the cluster's worker was revoked"
+# A revocation of the cluster's own group rests on its measured time
+# against its bound and the floor: under ASan (an ASan CI-like run here,
+# 2026-11-28: one, while glmark2 compiled a later scene's shaders, slower
+# by the sanitizer) it is reported; the plain build's run judges it.
+cluster_revokes=$(domain_field "$DOMAIN_A" watchdog_revokes)
+log "cluster: watchdog_revokes $cluster_revokes"
+if judged_here "the cluster's own revocations"; then
+  [ "$cluster_revokes" = 0 ] || fail "the cluster's worker was revoked"
+fi
 wait_field "$DOMAIN_B" clients 0 10
 # long-draws lost its server: it must end rather than hang.
 wait "$LONG_PID" && rc=0 || rc=$?
