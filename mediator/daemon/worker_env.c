@@ -36,6 +36,9 @@ static bool in_list(const char *entry, const char *const *names, size_t n)
 	return false;
 }
 
+/* What separates worker_pass_environment's words: the config parser's whitespace. */
+#define PASS_SPACE " \t\r\f\v"
+
 /* True when @entry is named by a word of @pass (whitespace-separated NAME or PREFIX*). */
 static bool passed(const char *entry, const char *pass)
 {
@@ -44,9 +47,8 @@ static bool passed(const char *entry, const char *pass)
 	while (*w) {
 		size_t len;
 
-		while (*w == ' ' || *w == '\t')
-			w++;
-		len = strcspn(w, " \t");
+		w += strspn(w, PASS_SPACE);
+		len = strcspn(w, PASS_SPACE);
 		if (len && w[len - 1] == '*') {
 			if (entry_named(entry, w, len - 1, true))
 				return true;

@@ -71,7 +71,7 @@ static void names_and_prefixes_passed(void **state)
 {
 	const char *out[WORKER_ENV_MAX];
 	size_t dropped;
-	size_t n = worker_env_build(env, " LP_NUM_THREADS\tMESA_* NOEQUALS", false, out,
+	size_t n = worker_env_build(env, " LP_NUM_THREADS\tMESA_*\vNOEQUALS", false, out,
 				    WORKER_ENV_MAX, &dropped);
 
 	(void)state;
