@@ -426,9 +426,11 @@ static void refuse(struct sched *s, struct sreq *r, uint64_t now_ns, struct sche
 	sched_take_one(s, &d->pending, d->index, "waiting");
 	sched_take_bound(d, r->bound);
 	d->unschedulable++;
-	/* A carried frame's group that never runs: judged without it. */
-	if (r->carried)
-		sched_carried_done(d, r, now_ns);
+	/*
+	 * A group that never runs ends its frame's wait as a cancelled one
+	 * does: a carried frame is judged without it, an open one by now.
+	 */
+	sched_frame_cancel(d, r, now_ns);
 	*out = (struct sched_decision){r->id, r->domain, SCHED_REFUSED};
 	release(s, r);
 }
