@@ -168,3 +168,11 @@ void unix_listener_close(struct unix_listener *l)
 	if (lstat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
 		unlink(l->path);
 }
+
+void unix_listener_leave(struct unix_listener *l)
+{
+	if (l->fd < 0)
+		return;
+	close(l->fd);
+	l->fd = -1;
+}

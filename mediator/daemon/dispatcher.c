@@ -1068,6 +1068,16 @@ void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 		run(d, now_ns);
 }
 
+int dispatcher_set_params(struct dispatcher *d, const struct sched_params *params)
+{
+	return sched_set_params(d->sched, params);
+}
+
+void dispatcher_get_params(const struct dispatcher *d, struct sched_params *out)
+{
+	sched_get_params(d->sched, out);
+}
+
 int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
 			  uint32_t deadline_us, char *why, size_t why_size)
 {

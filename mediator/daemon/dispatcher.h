@@ -155,6 +155,10 @@ void dispatcher_forget(struct dispatcher *d, uint32_t client, uint64_t now_ns);
 size_t dispatcher_take_frames(struct dispatcher *d, struct sched_frame *out, size_t max,
 			      uint64_t *dropped);
 
+/* See sched_set_params() and sched_get_params(). */
+int dispatcher_set_params(struct dispatcher *d, const struct sched_params *params);
+void dispatcher_get_params(const struct dispatcher *d, struct sched_params *out);
+
 /* See sched_set_budget(); times in microseconds. */
 int dispatcher_set_budget(struct dispatcher *d, int domain, uint32_t period_us, uint32_t budget_us,
 			  uint32_t deadline_us, char *why, size_t why_size);

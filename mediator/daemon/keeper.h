@@ -22,13 +22,15 @@
  * gets every descriptor back (keeper_take()), takes the workers over
  * through their pidfds (WIRE_RESUME) and goes on. If none comes within
  * restart_wait_s, the keeper exits: every channel closes and the workers
- * stop.
+ * stop. Nor does it wait when the service manager let go of the lifeline
+ * (lifeline.h: the unit was stopped, not restarted).
  *
  * A worker is only ever known by its pidfd, taken when mediatord spawned
  * it (its unreaped child: the pid is the worker's), never by its pid,
  * which another process may have by now: the pid is for the logs.
  *
- * A mediatord that stops cleanly (SIGTERM) tells the keeper to quit
+ * A mediatord that stops cleanly (SIGINT; SIGTERM without a lifeline the
+ * service manager holds) tells the keeper to quit
  * (keeper_quit()); so does one whose config no longer matches what is kept
  * (other domains), before it starts a keeper of its own.
  */
@@ -52,6 +54,9 @@ enum keep_kind {
 	KEEP_CLIENT = 4,	 /* mediatord's end of a worker's record channel */
 	KEEP_WORKER = 5,	 /* the pidfd of client client_id's worker (kept after its
 				    KEEP_CLIENT; handed over right after it) */
+	KEEP_LIFELINE = 6,	 /* mediatord's end of the lifeline (lifeline.h): when the
+				    other end hangs up while mediatord is away, no successor
+				    comes and the workers end at once */
 };
 
 #define KEEP_CLIENT_VM	   (1u << 0) /* a vhost-user-gpu connection */

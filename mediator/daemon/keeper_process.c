@@ -124,6 +124,10 @@ static void on_message(struct keeper_state *s, const struct keep_msg *m, int fd)
 			keep_worker(s, &m->entry, fd);
 			return;
 		}
+		/* A new lifeline replaces the one kept. */
+		for (size_t i = s->n_kept; m->entry.kind == KEEP_LIFELINE && i-- > 0;)
+			if (s->kept[i].e.kind == KEEP_LIFELINE)
+				remove_kept(s, i);
 		k = realloc(s->kept, (s->n_kept + 1) * sizeof(*k));
 		if (!k) {
 			log_error("out of memory: %s's descriptor not kept",
@@ -195,10 +199,40 @@ static void withdraw_offer(int board_fd)
 	munmap(b, sizeof(*b));
 }
 
+/*
+ * True when a lifeline is kept (lifeline.h) and the service manager let go
+ * of its other end: the unit was stopped, so no mediatord comes back.
+ */
+static bool unit_stopped(const struct keeper_state *s)
+{
+	for (size_t i = 0; i < s->n_kept; i++) {
+		struct pollfd p = {.fd = s->kept[i].fd, .events = POLLIN};
+
+		if (s->kept[i].e.kind == KEEP_LIFELINE && poll(&p, 1, 0) > 0 &&
+		    (p.revents & (POLLHUP | POLLERR)))
+			return true;
+	}
+	return false;
+}
+
+/* No mediatord will come back: the workers end now. */
+static _Noreturn void stop_workers(struct keeper_state *s)
+{
+	log_info("the service manager stopped mediatord's unit (it let go of the lifeline): "
+		 "stopping its %zu workers",
+		 count_clients(s));
+	finish(s, 0);
+}
+
 /* mediatord died: the workers are told (wire.h) and looked after. */
 static void on_death(struct keeper_state *s)
 {
 	size_t safety = 0;
+
+	if (unit_stopped(s)) {
+		close(s->conn_fd);
+		stop_workers(s);
+	}
 
 	close(s->conn_fd);
 	s->conn_fd = -1;
@@ -324,8 +358,11 @@ static int watch(struct keeper_state *s, struct pollfd *p, size_t *n)
 	/* Orphaned: what workers still send is dropped, their ends noticed. */
 	for (size_t i = 0; i < s->n_kept; i++) {
 		bool client = s->kept[i].e.kind == KEEP_CLIENT;
+		bool lifeline = s->kept[i].e.kind == KEEP_LIFELINE;
 
-		p[(*n)++] = (struct pollfd){.fd = client ? s->kept[i].fd : -1, .events = POLLIN};
+		/* A lifeline is watched for its hang-up only (POLLHUP is always reported). */
+		p[(*n)++] = (struct pollfd){.fd = client || lifeline ? s->kept[i].fd : -1,
+					    .events = client ? POLLIN : 0};
 		p[(*n)++] = (struct pollfd){.fd = client ? s->kept[i].pidfd : -1, .events = POLLIN};
 	}
 	waited_ms = (mono_now_ns() - s->orphaned_ns) / 1000000u;
@@ -344,6 +381,8 @@ static void look_after(struct keeper_state *s, const struct pollfd *p)
 	for (size_t i = s->n_kept; i-- > 0;) {
 		short channel = p[WATCH_CHANNEL(i)].revents, worker = p[WATCH_PIDFD(i)].revents;
 
+		if (s->kept[i].e.kind == KEEP_LIFELINE && (channel & (POLLHUP | POLLERR)))
+			stop_workers(s);
 		if (s->kept[i].e.kind != KEEP_CLIENT || (!channel && !worker))
 			continue;
 		if (worker || (channel & (POLLHUP | POLLERR)) || !drain(s->kept[i].fd)) {

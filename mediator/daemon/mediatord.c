@@ -37,6 +37,7 @@
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
 #include "daemon/service_notify.h"
+#include "daemon/lifeline.h"
 #include "daemon/trace.h"
 #include "daemon/worker_user.h"
 
@@ -70,6 +71,19 @@ void mediatord_take_frames(struct mediatord *md)
 	}
 }
 
+/* SIGHUP: the config file read again (mediatord_reload()), told to the log and systemd. */
+static void reload(struct mediatord *md)
+{
+	char msg[2048];
+
+	service_notify_reloading();
+	if (mediatord_reload(md, msg, sizeof(msg)) < 0)
+		log_error("reload of %s: %s", md->cfg.path, msg);
+	else
+		log_info("reload of %s: %s", md->cfg.path, msg);
+	service_notify_ready(msg);
+}
+
 static void on_signal(struct loop_source *source, int fd, uint32_t events, void *data)
 {
 	struct mediatord *md = data;
@@ -81,10 +95,29 @@ static void on_signal(struct loop_source *source, int fd, uint32_t events, void 
 			clients_reap(md);
 			break;
 		case SIGTERM:
+			if (md->keeper && lifeline_held(md->lifeline)) {
+				log_info(
+				    "signal %u: leaving the clients to the keeper; a mediatord "
+				    "started again takes them over (systemctl restart), and "
+				    "if the unit stops instead the keeper ends them",
+				    si.ssi_signo);
+				md->handing_over = true;
+				service_notify_stopping();
+				loop_quit(md->loop);
+				break;
+			}
+			if (md->lifeline >= 0)
+				log_warn("the service manager holds no lifeline (is the unit's "
+					 "FileDescriptorStoreMax= 0?): a restart cannot keep the "
+					 "clients");
+			/* fall through */
 		case SIGINT:
 			log_info("signal %u: shutting down", si.ssi_signo);
 			service_notify_stopping();
 			loop_quit(md->loop);
+			break;
+		case SIGHUP:
+			reload(md);
 			break;
 		default:
 			break;
@@ -237,6 +270,7 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	}
 	md->cfg = *cfg;
 	md->signal_fd = -1;
+	md->lifeline = -1;
 	md->resume_timer = -1;
 	md->limits_timer = -1;
 	md->started_ns = mono_now_ns();
@@ -253,8 +287,11 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	}
 	if (prepare_domains(md, err, err_size) < 0)
 		goto fail;
+	/* The service manager's copy of the lifeline is all it needs (lifeline.h). */
+	lifeline_close_passed();
 	/* Before anything a keeper must not inherit. */
 	takeover_open_keeper(md, kept);
+	takeover_hold_lifeline(md, kept);
 	md->loop = loop_create();
 	if (!md->loop) {
 		snprintf(err, err_size, "cannot create the event loop: %s", strerror(errno));
@@ -357,7 +394,17 @@ void mediatord_destroy(struct mediatord *md)
 {
 	if (!md)
 		return;
-	if (md->served) {
+	if (md->served && md->handing_over) {
+		/* As on a death: the keeper keeps the sockets and the workers for a successor. */
+		keeper_close(md->keeper);
+		md->keeper = NULL;
+		while (md->clients)
+			client_free(md->clients);
+		for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
+			unix_listener_leave(&md->listeners[i].sock);
+			unix_listener_leave(&md->listeners[i].vhost_sock);
+		}
+	} else if (md->served) {
 		/* A clean stop: the workers and the keeper go too. */
 		clients_stop(md);
 		keeper_quit(md->keeper);
@@ -397,6 +444,8 @@ void mediatord_destroy(struct mediatord *md)
 	loop_remove(md->signal_source);
 	if (md->signal_fd >= 0)
 		close(md->signal_fd);
+	if (md->lifeline >= 0)
+		close(md->lifeline);
 	loop_destroy(md->loop);
 	free(md);
 }

@@ -169,6 +169,8 @@ struct mediatord {
 	struct keeper *keeper; /* NULL: workers die with mediatord */
 	bool served;	       /* mediatord_run() ran: a stop is a clean one */
 	bool took_over;	       /* it reached a keeper that kept a predecessor's work */
+	bool handing_over;     /* a SIGTERM under a lifeline: the keeper keeps the clients */
+	int lifeline;	       /* its end of the lifeline (lifeline.h); -1: none */
 	int resume_timer;      /* timerfd: the held clients' WIRE_RESUME is due; -1: none */
 	struct service_notify *service; /* systemd's watchdog keep-alive; NULL: none */
 	struct loop_source *resume_source;
@@ -289,6 +291,19 @@ void client_on_record(struct loop_source *source, int fd, uint32_t events, void 
 /* mediatord's answers to the control socket's requests; their data is the struct mediatord. */
 extern const struct control_ops mediatord_control_ops;
 
+/* ---- reload.c ------------------------------------------------------------ */
+
+/*
+ * Reads the config file again (SIGHUP, systemctl reload) and applies, with
+ * every client kept, what may change live: each domain's period, budget
+ * and deadline (as set-budget does, and kept for a successor), and the
+ * scheduler's policy, max_inflight, oversize, max_defer_us and grant
+ * watchdog. Other changes are named in @msg: they apply at the next
+ * restart. Returns 0, or -1 when the file is invalid or names other
+ * domains (nothing applied) or a budget was refused; @msg says what.
+ */
+int mediatord_reload(struct mediatord *md, char *msg, size_t msg_size);
+
 /* ---- takeover.c ---------------------------------------------------------- */
 
 /* What a mediatord that died left with the keeper (keeper.h). */
@@ -311,6 +326,11 @@ int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain);
 void takeover_close_kept(struct kept *k);
 /* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
 void takeover_resume_budgets(struct mediatord *md);
+/*
+ * Takes the lifeline (lifeline.h) a predecessor left with the keeper in @k,
+ * or makes one and gives the keeper a copy; none without a keeper.
+ */
+void takeover_hold_lifeline(struct mediatord *md, struct kept *k);
 /* Takes over the workers @k holds and tells them (WIRE_RESUME); closes the rest. */
 void takeover_adopt_clients(struct mediatord *md, struct kept *k);
 /* Gives the keeper a copy of @c's record channel and its worker's pidfd, for a successor. */

@@ -94,3 +94,10 @@ void service_notify_stopping(void)
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 #endif
 }
+
+void service_notify_reloading(void)
+{
+#if HAVE_LIBSYSTEMD
+	sd_notify(0, "RELOADING=1");
+#endif
+}

@@ -25,6 +25,8 @@ void service_notify_destroy(struct service_notify *notify);
 
 /* READY=1, with @status (one line) as the unit's status text. */
 void service_notify_ready(const char *status);
+/* RELOADING=1: a config reload began (service_notify_ready() ends it). */
+void service_notify_reloading(void);
 /* STOPPING=1: a clean stop began. */
 void service_notify_stopping(void);
 

@@ -38,6 +38,7 @@
 #include "daemon/dispatcher.h"
 #include "daemon/domain.h"
 #include "daemon/keeper.h"
+#include "daemon/lifeline.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
 
@@ -280,7 +281,7 @@ static bool kept_matches(const struct mediator_config *cfg, const struct kept *k
 		const struct keep_entry *e = &k->e[i];
 		const struct domain_config *dc;
 
-		if (e->kind == KEEP_BOARD)
+		if (e->kind == KEEP_BOARD || e->kind == KEEP_LIFELINE)
 			continue;
 		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
 		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {
@@ -361,6 +362,29 @@ void takeover_open_keeper(struct mediatord *md, struct kept *k)
 	md->keeper = keeper_open(path, md->cfg.restart_wait_s, &adopted, err, sizeof(err));
 	if (!md->keeper)
 		log_warn("keeper: %s; workers end with mediatord", err);
+}
+
+void takeover_hold_lifeline(struct mediatord *md, struct kept *k)
+{
+	struct keep_entry e = {.kind = KEEP_LIFELINE};
+	int fd = takeover_kept_fd(k, KEEP_LIFELINE, 0);
+
+	md->lifeline = -1;
+	if (fd >= 0 && md->keeper && lifeline_held(fd)) {
+		md->lifeline = fd;
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (!md->keeper)
+		return;
+	md->lifeline = lifeline_create();
+	if (md->lifeline >= 0 && keeper_keep(md->keeper, &e, md->lifeline) < 0) {
+		log_warn("the keeper did not take the lifeline (%s): a SIGTERM stops the clients",
+			 strerror(errno));
+		close(md->lifeline);
+		md->lifeline = -1;
+	}
 }
 
 /* Applies the budgets set at run time before the restart (mediatorctl set-budget). */

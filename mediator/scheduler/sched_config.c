@@ -21,10 +21,9 @@ enum sched_class sched_class_of(enum domain_class class)
 	return class == DOMAIN_CLASS_SAFETY ? SCHED_CLASS_SAFETY : SCHED_CLASS_NORMAL;
 }
 
-struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
-				       char *err, size_t err_size)
+void sched_params_from_config(const struct mediator_config *cfg, struct sched_params *out)
 {
-	struct sched_params p = {
+	*out = (struct sched_params){
 	    .policy = cfg->policy == MEDIATOR_POLICY_FIFO ? SCHED_POLICY_FIFO : SCHED_POLICY_BUDGET,
 	    .max_inflight = cfg->max_inflight,
 	    .max_defer_ns = (uint64_t)cfg->max_defer_us * 1000,
@@ -37,7 +36,16 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 			 .floor_ns = (uint64_t)cfg->watchdog_floor_us * 1000,
 			 .normal_cap_ns = (uint64_t)cfg->watchdog_normal_cap_us * 1000},
 	};
-	struct sched *s = sched_create(&p, now_ns);
+}
+
+struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64_t now_ns,
+				       char *err, size_t err_size)
+{
+	struct sched_params p;
+	struct sched *s;
+
+	sched_params_from_config(cfg, &p);
+	s = sched_create(&p, now_ns);
 
 	if (!s) {
 		snprintf(err, err_size, "out of memory");

@@ -13,6 +13,8 @@
 #include "config/config.h"
 #include "scheduler/scheduler.h"
 
+/* The scheduler's parameters @cfg's [mediator] section sets. */
+void sched_params_from_config(const struct mediator_config *cfg, struct sched_params *out);
 /*
  * A scheduler for @cfg: its policy, max_inflight, max_defer_us and
  * oversize, and its domains in order (domain i is cfg->domains[i]). NULL

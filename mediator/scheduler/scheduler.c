@@ -47,6 +47,19 @@ void sched_destroy(struct sched *s)
 	free(s);
 }
 
+int sched_set_params(struct sched *s, const struct sched_params *params)
+{
+	if (params->policy > SCHED_POLICY_FIFO || params->oversize > SCHED_OVERSIZE_REFUSE_UNTILED)
+		return -EINVAL;
+	s->p = *params;
+	return 0;
+}
+
+void sched_get_params(const struct sched *s, struct sched_params *out)
+{
+	*out = s->p;
+}
+
 static bool valid_params(const struct sched_domain_params *p)
 {
 	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&

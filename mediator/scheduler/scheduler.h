@@ -162,6 +162,14 @@ struct sched;
 struct sched *sched_create(const struct sched_params *params, uint64_t now_ns);
 /* NULL is fine. */
 void sched_destroy(struct sched *s);
+/*
+ * Replaces the parameters sched_create() was given (a config reload):
+ * decisions from now on follow them; groups granted keep their watchdog
+ * deadlines. -EINVAL for values sched_create() refuses.
+ */
+int sched_set_params(struct sched *s, const struct sched_params *params);
+/* The parameters in force. */
+void sched_get_params(const struct sched *s, struct sched_params *out);
 
 /*
  * A safety domain's frame that ended (closed after its idle gap, or rolled
