@@ -4,6 +4,7 @@
  * changes while every client stays, and what waits for a restart (which
  * keeps the clients too under the unit: lifeline.h).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,34 +18,35 @@
 struct setting {
 	const char *key;
 	size_t offset, size;
+	bool string; /* compared up to its NUL: what follows may be an earlier value's */
 };
 
-#define SETTING(type, key, field)                                                                  \
-	{                                                                                          \
-		key, offsetof(type, field), sizeof(((type *)0)->field)                             \
-	}
+/* clang-format off */
+#define SETTING(type, key, field) {key, offsetof(type, field), sizeof(((type *)0)->field), false}
+#define STRING(type, key, field) {key, offsetof(type, field), sizeof(((type *)0)->field), true}
+/* clang-format on */
 
 static const struct setting mediator_settings[] = {
-    SETTING(struct mediator_config, "control_socket", control_socket),
-    SETTING(struct mediator_config, "state_dir", state_dir),
-    SETTING(struct mediator_config, "cache_dir", cache_dir),
+    STRING(struct mediator_config, "control_socket", control_socket),
+    STRING(struct mediator_config, "state_dir", state_dir),
+    STRING(struct mediator_config, "cache_dir", cache_dir),
     SETTING(struct mediator_config, "renderer", renderer),
-    SETTING(struct mediator_config, "render_node", render_node),
-    SETTING(struct mediator_config, "model", model),
+    STRING(struct mediator_config, "render_node", render_node),
+    STRING(struct mediator_config, "model", model),
     SETTING(struct mediator_config, "watchdog_kill_us", watchdog_kill_us),
     SETTING(struct mediator_config, "control_group", control_gid),
     SETTING(struct mediator_config, "admin_group", admin_gid),
     SETTING(struct mediator_config, "worker_user", worker_uid),
     SETTING(struct mediator_config, "restart_wait_s", restart_wait_s),
-    SETTING(struct mediator_config, "worker_pass_environment", worker_pass_environment),
+    STRING(struct mediator_config, "worker_pass_environment", worker_pass_environment),
 };
 
 static const struct setting domain_settings[] = {
     SETTING(struct domain_config, "class", class),
     SETTING(struct domain_config, "strict", strict),
     SETTING(struct domain_config, "guard_us", guard_us),
-    SETTING(struct domain_config, "vtest_socket", vtest_socket),
-    SETTING(struct domain_config, "vhost_user_socket", vhost_user_socket),
+    STRING(struct domain_config, "vtest_socket", vtest_socket),
+    STRING(struct domain_config, "vhost_user_socket", vhost_user_socket),
     SETTING(struct domain_config, "socket_owner", socket_uid),
     SETTING(struct domain_config, "socket_group", socket_gid),
     SETTING(struct domain_config, "socket_mode", socket_mode),
@@ -63,8 +65,10 @@ static void list_changed(const struct setting *table, size_t n, const void *a, c
 			 const char *section, char *out, size_t out_size, size_t *len)
 {
 	for (size_t i = 0; i < n && *len < out_size; i++) {
-		if (!memcmp((const char *)a + table[i].offset, (const char *)b + table[i].offset,
-			    table[i].size))
+		const char *x = (const char *)a + table[i].offset,
+			   *y = (const char *)b + table[i].offset;
+
+		if (table[i].string ? !strncmp(x, y, table[i].size) : !memcmp(x, y, table[i].size))
 			continue;
 		*len += (size_t)snprintf(out + *len, out_size - *len, "%s%s %s", *len ? ", " : " ",
 					 section, table[i].key);

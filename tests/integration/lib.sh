@@ -511,3 +511,36 @@ beside_noise() {
     log "attempt $attempt_n: more misses during the attack than after it: again"
   done
 }
+
+# start_stamped_cluster SECS: cluster-client in domain A for SECS seconds in
+# the background (CLUSTER_PID), a progress line a second, each stamped with
+# the time it was read into $TMP/cluster.log ($TMP/cluster.json: its summary).
+start_stamped_cluster() {
+  gm_in_domain --timeout $(($1 + 60)) "$SOCK_A" "$CLUSTER_CLIENT" --seconds "$1" \
+    --progress-s 1 --json /dev/fd/3 3>"$TMP/cluster.json" 2>"$TMP/cluster.err" |
+    while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$TMP/cluster.log" &
+  CLUSTER_PID=$!
+  gm_track "$CLUSTER_PID"
+}
+
+# cluster_window A B: "frames misses seconds" of start_stamped_cluster's
+# progress between its last line at or before time A and its first at or after B.
+cluster_window() {
+  awk -v a="$1" -v b="$2" '
+    / GM-CLUSTER progress / {
+      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      if ($1 <= a) { f0 = v["frames"]; m0 = v["misses"]; t0 = $1 }
+      if ($1 >= b && !f1) { f1 = v["frames"]; m1 = v["misses"]; t1 = $1 }
+    }
+    END { printf "%d %d %.2f\n", f1 - f0, m1 - m0, t1 - t0 }' "$TMP/cluster.log"
+}
+
+# start_flood NAME SIZE SECS: long-draws in domain B in the background,
+# one draw of one iteration per group at SIZE for SECS seconds
+# (FLOOD_PID; $TMP/NAME.json, $TMP/NAME.log).
+start_flood() {
+  gm_in_domain --timeout $(($3 + 60)) "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size "$2" \
+    --seconds "$3" --json /dev/fd/3 3>"$TMP/$1.json" >"$TMP/$1.log" 2>&1 &
+  FLOOD_PID=$!
+  gm_track "$FLOOD_PID"
+}

@@ -59,19 +59,9 @@ wait_unit '^stored keeper-lifeline$' 1 10
 log "mediatord $MEDIATORD_PID ready under the unit manager; $(grep -c '^stored' "$UNIT_LOG") descriptor stored"
 
 SECS=24
-stamp() {
-  local line
-  while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
-}
-gm_in_domain --timeout $((SECS + 60)) "$SOCK_A" "$CLUSTER_CLIENT" --seconds "$SECS" \
-  --progress-s 1 --json /dev/fd/3 3>"$TMP/cluster.json" 2>"$TMP/cluster.err" |
-  stamp >"$TMP/cluster.log" &
-CLUSTER_PID=$!
-gm_track "$CLUSTER_PID"
-gm_in_domain --timeout $((SECS + 60)) "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 \
-  --seconds "$SECS" --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
-LONG_PID=$!
-gm_track "$LONG_PID"
+start_stamped_cluster "$SECS"
+start_flood long 960x540 "$SECS"
+LONG_PID=$FLOOD_PID
 wait_field "$DOMAIN_A" clients 1 30
 wait_field "$DOMAIN_B" clients 1 30
 mapfile -t workers < <(pgrep -P "$MEDIATORD_PID")
@@ -135,18 +125,8 @@ log "reload: $DOMAIN_B's budget $before_b -> 7000 us, both clients kept; an inva
 
 wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster.err")"
 wait "$LONG_PID" || fail "long-draws failed: $(tail -3 "$TMP/long.log")"
-# The cluster's misses around the restart, by its own progress lines, and
-# as long a span at the end of the run for the host's own noise.
-window() {
-  awk -v a="$1" -v b="$2" '
-    / GM-CLUSTER progress / {
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      if ($1 <= a) { f0 = v["frames"]; m0 = v["misses"]; t0 = $1 }
-      if ($1 >= b && !f1) { f1 = v["frames"]; m1 = v["misses"]; t1 = $1 }
-    }
-    END { printf "%d %d %.2f\n", f1 - f0, m1 - m0, t1 - t0 }' "$TMP/cluster.log"
-}
-read -r frames misses secs < <(window "$t_restart" "$t_back")
+# The cluster's misses around the restart, by its own progress lines.
+read -r frames misses secs < <(cluster_window "$t_restart" "$t_back")
 log "cluster: $frames frames, $misses misses in the $secs s around the restart;" \
   "whole run: $(jq -c . "$TMP/cluster.json"); infotainment: $(jq -c . "$TMP/long.json")"
 [ "$(awk -v f="$frames" -v s="$secs" 'BEGIN { print (f >= 0.9 * 60 * s) }')" = 1 ] ||
@@ -156,14 +136,16 @@ if judged_here "the cluster's misses around the restart"; then
 fi
 
 # --- stop -------------------------------------------------------------------
-# A client that would run 60 s: its worker ends with the unit's stop.
-gm_in_domain --timeout 90 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 320x240 \
-  --seconds 60 >"$TMP/late.log" 2>&1 &
-LATE_PID=$!
-gm_track "$LATE_PID"
-wait_field "$DOMAIN_B" clients 1 30
-mapfile -t late < <(pgrep -P "$MEDIATORD_PID")
-[ ${#late[@]} -ge 1 ] || fail "no worker for the late client"
+# late_client NAME: a client that would run 60 s (FLOOD_PID), and its worker (LATE_WORKER).
+late_client() {
+  start_flood "$1" 320x240 60
+  wait_field "$DOMAIN_B" clients 1 30
+  LATE_WORKER=$(pgrep -P "$MEDIATORD_PID") || fail "no worker for the client $1"
+}
+# Its worker ends with the unit's stop.
+late_client late
+LATE_PID=$FLOOD_PID
+late=("$LATE_WORKER")
 t_stop=$SECONDS
 unit stop
 wait_unit '^released ' 1 30
@@ -182,12 +164,9 @@ log "stop: the late client's worker and the keeper ended within $((SECONDS - t_s
 # --- by hand, no store: SIGTERM is a clean stop ----------------------------
 MEDIATORD_LOG=$TMP/mediatord-by-hand.log
 start_mediatord
-gm_in_domain --timeout 90 "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 320x240 \
-  --seconds 60 >"$TMP/hand.log" 2>&1 &
-HAND_PID=$!
-gm_track "$HAND_PID"
-wait_field "$DOMAIN_B" clients 1 30
-mapfile -t hand < <(pgrep -P "$MEDIATORD_PID")
+late_client hand
+HAND_PID=$FLOOD_PID
+hand=("$LATE_WORKER")
 gm_stop_mediatord || fail "mediatord exited with status $? on SIGTERM"
 gm_wait_gone 5 "${hand[@]}"
 for w in "${hand[@]}"; do

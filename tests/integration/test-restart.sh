@@ -25,20 +25,9 @@ gm_on_exit stop_keeper
 [ "$(keeper_pids | wc -l)" -eq 1 ] || fail "expected one keeper process, found: $(keeper_pids)"
 
 SECS=30
-# Each progress line stamped with the time it was read.
-stamp() {
-  local line
-  while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
-}
-gm_in_domain --timeout $((SECS + 60)) "$SOCK_A" "$CLUSTER_CLIENT" --seconds "$SECS" \
-  --progress-s 1 --json /dev/fd/3 3>"$TMP/cluster.json" 2>"$TMP/cluster.err" |
-  stamp >"$TMP/cluster.log" &
-CLUSTER_PID=$!
-gm_track "$CLUSTER_PID"
-gm_in_domain --timeout $((SECS + 60)) "$SOCK_B" "$LONG_DRAWS" --iterations 1 --size 960x540 \
-  --seconds "$SECS" --json /dev/fd/3 3>"$TMP/long.json" >"$TMP/long.log" 2>&1 &
-LONG_PID=$!
-gm_track "$LONG_PID"
+start_stamped_cluster "$SECS"
+start_flood long 960x540 "$SECS"
+LONG_PID=$FLOOD_PID
 # The VM: frames of a clear and a scanout flush, each waiting for its fence.
 timeout -k 5 $((SECS + 60)) "$VHOST_USER_FRONTEND" "$VHOST_B" bench3d "$SECS" 256 256 \
   >"$TMP/vm.out" 2>"$TMP/vm.log" &
@@ -94,19 +83,9 @@ log "VM: $(tail -1 "$TMP/vm.out")"
 # Frames drawn while mediatord was away: from the progress lines around the
 # outage, and, for the host's own noise, the same span at the end of the
 # run (same clients, mediatord up).
-# window A B: "frames misses seconds" between the last line at or before A and the first at or after B.
-window() {
-  awk -v a="$1" -v b="$2" '
-    / GM-CLUSTER progress / {
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      if ($1 <= a) { f0 = v["frames"]; m0 = v["misses"]; t0 = $1 }
-      if ($1 >= b && !f1) { f1 = v["frames"]; m1 = v["misses"]; t1 = $1 }
-    }
-    END { printf "%d %d %.2f\n", f1 - f0, m1 - m0, t1 - t0 }' "$TMP/cluster.log"
-}
-read -r frames misses secs < <(window "$t_kill" "$t_back")
+read -r frames misses secs < <(cluster_window "$t_kill" "$t_back")
 t_end=$(awk '/ GM-CLUSTER progress / { t = $1 } END { print t }' "$TMP/cluster.log")
-read -r _ base_misses base_secs < <(window "$(awk -v t="$t_end" -v s="$secs" 'BEGIN { printf "%.6f", t - s - 0.5 }')" "$t_end")
+read -r _ base_misses base_secs < <(cluster_window "$(awk -v t="$t_end" -v s="$secs" 'BEGIN { printf "%.6f", t - s - 0.5 }')" "$t_end")
 log "cluster: $frames frames, $misses misses in the $secs s around the outage" \
   "($(awk -v a="$t_kill" -v b="$t_back" 'BEGIN { printf "%.2f", b - a }') s without mediatord);" \
   "$base_misses misses in the last $base_secs s; whole run: $(jq -c . "$TMP/cluster.json")"

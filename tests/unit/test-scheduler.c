@@ -151,6 +151,39 @@ static void fifo_grants_in_arrival_order_up_to_max_inflight(void **state)
 	finish(s);
 }
 
+/*
+ * A config reload's new parameters rule the next decisions: a second slot
+ * grants the group that waited for one; the policy changes; what
+ * sched_create() refuses is refused and changes nothing.
+ */
+static void new_params_rule_the_next_decisions(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_FIFO, 1, SCHED_OVERSIZE_RUN);
+	int b = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_params p;
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, 1, b, 1 * MS, 2 * MS, 0, 0), 0);
+	assert_int_equal(sched_submit(s, 2, b, 1 * MS, 2 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 1, ids), 1);
+	assert_int_equal(poll_ids(s, 2, NULL), 0); /* one slot */
+	sched_get_params(s, &p);
+	p.max_inflight = 2;
+	p.policy = SCHED_POLICY_BUDGET;
+	assert_int_equal(sched_set_params(s, &p), 0);
+	assert_int_equal(poll_ids(s, 3, ids), 1);
+	assert_int_equal(ids[0], 2);
+	p.oversize = (enum sched_oversize)99;
+	assert_int_equal(sched_set_params(s, &p), -EINVAL);
+	sched_get_params(s, &p);
+	assert_int_equal(p.policy, SCHED_POLICY_BUDGET);
+	assert_int_equal(p.oversize, SCHED_OVERSIZE_RUN);
+	assert_int_equal(p.max_inflight, 2);
+	assert_int_equal(sched_complete(s, 1, 1 * MS, 1 * MS), 0);
+	assert_int_equal(sched_complete(s, 2, 1 * MS, 2 * MS), 0);
+	finish(s);
+}
+
 static void a_group_needs_budget_for_its_bound(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -2073,6 +2106,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(fifo_grants_in_arrival_order_up_to_max_inflight),
+	    cmocka_unit_test(new_params_rule_the_next_decisions),
 	    cmocka_unit_test(watchdog_limit_is_the_largest_of_its_three_terms),
 	    cmocka_unit_test(a_scheduler_without_watchdog_finds_nothing_overdue),
 	    cmocka_unit_test(a_stuck_group_is_revoked_at_its_deadline_and_safety_gets_the_slot),
