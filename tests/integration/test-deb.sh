@@ -87,7 +87,20 @@ done
 /usr/sbin/mediatord --config /etc/gpu-mediator/mediatord.conf --check >"$TMP/check.log" 2>&1 ||
   fail "the installed configuration is not valid: $(cat "$TMP/check.log")"
 man -w mediatord.conf >/dev/null 2>&1 || fail "man cannot find mediatord.conf(5)"
-log "installed: users, directories, the unit enabled, the configuration valid"
+# What the installed pages cite is installed: each document named NAME.md
+# (/usr/share/doc/gpu-mediator, compressed or not), and no path of the
+# source tree (doc/, bench/, scripts/).
+for page in mediatord.8 mediatord.conf.5 mediatorctl.1; do
+  text=$(zcat -f "$(man -w "${page##*.}" "${page%.*}" 2>/dev/null || echo /dev/null)" | sed 's/\\&//g')
+  [ -n "$text" ] || fail "man cannot find $page"
+  ! grep -oE '(^|[ (])(doc|bench|scripts)/[A-Za-z0-9_./-]+' <<<"$text" >"$TMP/cited.txt" ||
+    fail "$page cites files of the source tree: $(sort -u "$TMP/cited.txt" | tr '\n' ' ')"
+  for doc in $(grep -oE '\b[a-z]+\.md\b' <<<"$text" | sort -u); do
+    [ -e "/usr/share/doc/gpu-mediator/$doc" ] || [ -e "/usr/share/doc/gpu-mediator/$doc.gz" ] ||
+      fail "$page cites $doc, which the package does not install"
+  done
+done
+log "installed: users, directories, the unit enabled, the configuration valid, the documents the pages cite"
 
 # The installed programs serve, the worker found where it was installed.
 unset MEDIATOR_WORKER
