@@ -10,8 +10,14 @@
 #  2. builds or reuses the guest image (vm-configs/guest/build.sh);
 #  3. writes mediatord's configuration for the two VMs (from
 #     vm-configs/mediatord-vms.conf) unless the file is there already (an
-#     integrator's edits are kept), and starts mediatord with it unless one
-#     answers on its control socket;
+#     integrator's edits, or the package's configuration, are kept), and
+#     starts mediatord with it unless one answers on its control socket.
+#     In a kept file, cluster-vm takes [domain cluster], or else the first
+#     safety domain with a vhost_user_socket, and ivi-vm [domain ivi], or
+#     else the first normal one (the package's [domain infotainment]); where
+#     libvirt's QEMU (user libvirt-qemu) could not open a VM's socket, the
+#     file gets socket_owner = libvirt-qemu in that domain (the file before
+#     is kept as FILE.before-vms);
 #  4. starts virtlogd and libvirtd where no init system does
 #     (vm-configs/start-libvirt.sh);
 #  5. renders cluster-vm.xml and ivi-vm.xml for this host (libvirt domain
@@ -28,6 +34,8 @@
 #   --prefix P           names the VMs Pcluster-vm and Pivi-vm [none]
 #   --cluster-app ARGS   the cluster guest's application [gm.app=cluster gm.frames=10000000]
 #   --ivi-app ARGS       the infotainment guest's application [gm.app=flood gm.iterations=4]
+#   --cluster-domain D   mediatord's domain for cluster-vm [see 3.]
+#   --ivi-domain D       mediatord's domain for ivi-vm [see 3.]
 #   --accel kvm|qemu     skip the detection
 #   --no-mediatord       write the config, do not start mediatord
 # ARGS are the guest's kernel arguments (vm-configs/guest/init).
@@ -43,6 +51,8 @@ CLUSTER_APP="gm.app=cluster gm.frames=10000000"
 IVI_APP="gm.app=flood gm.iterations=4"
 ACCEL=
 START_MEDIATORD=1
+CLUSTER_DOMAIN=
+IVI_DOMAIN=
 
 say() { echo "install: $*"; }
 die() {
@@ -56,7 +66,7 @@ usage() {
 while [ $# -gt 0 ]; do
   case $1 in
   --config | --state-dir | --run-dir | --log-dir | --build-dir | --prefix | --cluster-app | \
-    --ivi-app | --accel)
+    --ivi-app | --accel | --cluster-domain | --ivi-domain)
     [ $# -ge 2 ] || { echo "install: $1 needs a value (see --help)" >&2; exit 2; }
     case $1 in
     --config) CONFIG=$2 ;;
@@ -68,6 +78,8 @@ while [ $# -gt 0 ]; do
     --cluster-app) CLUSTER_APP=$2 ;;
     --ivi-app) IVI_APP=$2 ;;
     --accel) ACCEL=$2 ;;
+    --cluster-domain) CLUSTER_DOMAIN=$2 ;;
+    --ivi-domain) IVI_DOMAIN=$2 ;;
     esac
     shift 2
     ;;
@@ -82,6 +94,7 @@ for d in "$CONFIG" "$STATE_DIR" "$RUN_DIR" "$LOG_DIR" "$BUILD"; do
   case $d in *[!A-Za-z0-9/._-]*) echo "install: '$d': use A-Z a-z 0-9 / . _ - only" >&2; exit 2 ;; esac
 done
 case $PREFIX in *[!A-Za-z0-9._-]*) echo "install: --prefix: use A-Z a-z 0-9 . _ - only" >&2; exit 2 ;; esac
+case $CLUSTER_DOMAIN$IVI_DOMAIN in *[!A-Za-z0-9._-]*) echo "install: a domain name: use A-Z a-z 0-9 . _ - only" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || die "needs root (packages, libvirt, /run)"
 
 say "packages"
@@ -110,7 +123,9 @@ VIRSH=(virsh -q -c qemu:///system)
 
 say "mediatord configuration"
 mkdir -p "$(dirname -- "$CONFIG")" "$RUN_DIR" "$LOG_DIR"
+KEPT=0
 if [ -f "$CONFIG" ]; then
+  KEPT=1
   say "kept $CONFIG (remove it to have it written anew)"
 else
   sed -e "s|/run/gpu-mediator|$RUN_DIR|g; s|/var/lib/gpu-mediator|$STATE_DIR|g" \
@@ -121,12 +136,62 @@ fi
 "$BUILD/mediator/daemon/mediatord" --config "$CONFIG" --check >/dev/null
 control=$(sed -n 's/^[[:space:]]*control_socket[[:space:]]*=[[:space:]]*\([^[:space:];]*\).*/\1/p' "$CONFIG" | head -1)
 control=${control:-/run/gpu-mediator/control.sock}
-socket_of() { # DOMAIN: its vhost_user_socket in $CONFIG
-  awk -v want="[domain $1]" '/^\[/ { sec = $0 } sec == want && $1 == "vhost_user_socket" { print $3 }' "$CONFIG"
+# key_of DOMAIN KEY: KEY's value in [domain DOMAIN] of $CONFIG (empty: not set).
+key_of() {
+  awk -v want="[domain $1]" -v key="$2" '
+    /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec) }
+    sec == want && $1 == key && $2 == "=" { print $3 }' "$CONFIG"
 }
+socket_of() { key_of "$1" vhost_user_socket; }
+# vm_domain NAME CLASS: NAME when [domain NAME] has a vhost_user_socket,
+# else the first CLASS domain with one (class normal where none is set).
+vm_domain() {
+  [ -z "$(socket_of "$1")" ] || { echo "$1"; return; }
+  awk -v class="$2" '
+    function done_section() { if (name != "" && sock && cls == class && !found) { print name; found = 1 } }
+    /^[[:space:]]*\[domain / { done_section(); name = $2; sub(/\]$/, "", name); sock = 0; cls = "normal"; next }
+    /^[[:space:]]*\[/ { done_section(); name = ""; next }
+    $1 == "vhost_user_socket" && $2 == "=" { sock = 1 }
+    $1 == "class" && $2 == "=" { cls = $3 }
+    END { done_section() }' "$CONFIG"
+}
+CLUSTER_DOMAIN=${CLUSTER_DOMAIN:-$(vm_domain cluster safety)}
+IVI_DOMAIN=${IVI_DOMAIN:-$(vm_domain ivi normal)}
+[ -n "$CLUSTER_DOMAIN" ] || die "$CONFIG: no safety domain with a vhost_user_socket for cluster-vm"
+[ -n "$IVI_DOMAIN" ] || die "$CONFIG: no normal domain with a vhost_user_socket for ivi-vm"
+# reachable DOMAIN: libvirt's QEMU (libvirt-qemu) may open its socket:
+# its owner, or a member of its group (0660, the default mode).
+reachable() {
+  local owner group
+  owner=$(key_of "$1" socket_owner) group=$(key_of "$1" socket_group)
+  [ "$owner" = libvirt-qemu ] ||
+    { [ -n "$group" ] && id -nG libvirt-qemu 2>/dev/null | tr ' ' '\n' | grep -qx -- "$group"; }
+}
+EDITED=0
+for d in "$CLUSTER_DOMAIN" "$IVI_DOMAIN"; do
+  reachable "$d" && continue
+  [ "$KEPT" = 1 ] || die "$CONFIG: [domain $d]'s socket is not libvirt-qemu's"
+  [ -f "$CONFIG.before-vms" ] || cp -p "$CONFIG" "$CONFIG.before-vms"
+  awk -v want="[domain $d]" '
+    /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec) }
+    sec == want && $1 == "socket_owner" && $2 == "=" { next }
+    { print }
+    sec == want && /^[[:space:]]*\[/ { print "socket_owner = libvirt-qemu" }' "$CONFIG" >"$CONFIG.tmp"
+  mv "$CONFIG.tmp" "$CONFIG"
+  EDITED=1
+  say "set socket_owner = libvirt-qemu in [domain $d] of $CONFIG: libvirt's QEMU opens its" \
+    "socket (the file before: $CONFIG.before-vms)"
+done
+"$BUILD/mediator/daemon/mediatord" --config "$CONFIG" --check >/dev/null
 if [ "$START_MEDIATORD" = 1 ]; then
   if "$BUILD/mediator/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1; then
     say "mediatord answers on $control"
+    if [ "$EDITED" = 1 ] && [ -d /run/systemd/system ]; then
+      systemctl restart gpu-mediator # keeps its clients (doc/operating.md)
+      say "restarted gpu-mediator for the sockets' new owner"
+    elif [ "$EDITED" = 1 ]; then
+      die "mediatord runs with the sockets' old owner: restart it, then run this again"
+    fi
   else
     say "starting mediatord (log: $LOG_DIR/mediatord.log)"
     MEDIATOR_WORKER=$BUILD/mediator/worker/mediator-worker \
@@ -155,8 +220,8 @@ define() { # TEMPLATE NAME DOMAIN APP
   "${VIRSH[@]}" define "$xml" >/dev/null
   say "defined $2 (type $ACCEL, GPU: domain $3 on $sock, serial: $LOG_DIR/$2.serial.log)"
 }
-define cluster-vm "${PREFIX}cluster-vm" cluster "$CLUSTER_APP"
-define ivi-vm "${PREFIX}ivi-vm" ivi "$IVI_APP"
+define cluster-vm "${PREFIX}cluster-vm" "$CLUSTER_DOMAIN" "$CLUSTER_APP"
+define ivi-vm "${PREFIX}ivi-vm" "$IVI_DOMAIN" "$IVI_APP"
 say "done. Start the VMs and watch the GPU:"
 say "  virsh start ${PREFIX}cluster-vm; virsh start ${PREFIX}ivi-vm"
 say "  $BUILD/mediator/tools/mediatorctl --socket $control show-budgets --contexts"

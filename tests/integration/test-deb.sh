@@ -122,4 +122,23 @@ for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator \
   [ ! -e "$f" ] || fail "$f is still there after dpkg --purge"
 done
 log "dpkg --purge removed it all"
+
+# The other order: the VM set-up first (vm-configs/install.sh writes its
+# configuration where none is), then the package. dpkg keeps the file it
+# finds (asked, the answer N; --force-confold where nobody is asked), and
+# the installed mediatord takes it. (The package first, then install.sh:
+# test-libvirt-vms.)
+id libvirt-qemu >/dev/null 2>&1 || fail "no user libvirt-qemu (libvirt-daemon-system, scripts/install-deps.sh)"
+mkdir -p /etc/gpu-mediator
+cp "$SRCROOT/vm-configs/mediatord-vms.conf" /etc/gpu-mediator/mediatord.conf
+dpkg -i --force-confold "$PKG"/gpu-mediator_*_*.deb "$PKG"/gpu-mediator-tools_*_*.deb \
+  </dev/null >"$PKG/install-2.log" 2>&1 || fail "dpkg -i over the VM set-up's configuration failed: $(tail -15 "$PKG/install-2.log")"
+cmp -s "$SRCROOT/vm-configs/mediatord-vms.conf" /etc/gpu-mediator/mediatord.conf ||
+  fail "the package replaced the VM set-up's configuration"
+/usr/sbin/mediatord --config /etc/gpu-mediator/mediatord.conf --check >"$TMP/check-2.log" 2>&1 ||
+  fail "the installed mediatord refuses the VM set-up's configuration: $(cat "$TMP/check-2.log")"
+dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge-2.log" 2>&1 ||
+  fail "dpkg --purge failed: $(tail -5 "$TMP/purge-2.log")"
+[ ! -e /etc/gpu-mediator ] || fail "/etc/gpu-mediator is still there after the second purge"
+log "the VM set-up's configuration first, then the package: kept and taken, then purged"
 log "PASS"

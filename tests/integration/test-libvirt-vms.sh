@@ -1,8 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# cluster-vm and ivi-vm end to end, as an integrator sets them up: one
+# cluster-vm and ivi-vm end to end, as an integrator sets them up: the
+# package's configuration in place first (data/mediatord.example.conf, its
+# paths moved to this test's directory, as after `dpkg -i`), then one
 # vm-configs/install.sh (its own dirs and VM names, the mediatord it starts
-# from this build), then plain `virsh start` of both. Each guest's
+# from this build), which keeps that file, takes its domains cluster and
+# infotainment for the VMs and lets libvirt's QEMU open their sockets;
+# then plain `virsh start` of both. Each guest's
 # app renders through mediatord: the cluster's unmodified kmscube and the
 # infotainment's flood (guest-shim's long-draws) say so on their serial
 # consoles, show-budgets counts groups in both domains and lists their
@@ -48,12 +52,28 @@ cleanup_vms() {
 }
 gm_on_exit cleanup_vms
 
+# The package's configuration, at this test's paths; its worker users are
+# the package's (sysusers.d), here the default one.
+mkdir -p "$TMP/etc"
+sed -e "s|/run/gpu-mediator|$TMP/run|g; /^worker_user = /d" \
+  -e "s|^\[mediator\]\$|&\ncontrol_socket = $TMP/run/control.sock\nstate_dir = $TMP/state/models\ncache_dir = $TMP/state/cache|" \
+  "$SRCROOT/data/mediatord.example.conf" >"$TMP/etc/mediatord.conf"
+IVI_DOMAIN=infotainment
 "$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD" --config "$TMP/etc/mediatord.conf" \
   --state-dir "$TMP/state" --run-dir "$TMP/run" --log-dir "$TMP/log" --prefix "$PREFIX" \
   --cluster-app "gm.app=kmscube gm.frames=1000000" \
   --ivi-app "gm.app=flood gm.iterations=4" >"$TMP/install.log" 2>&1 ||
   { tail -20 "$TMP/install.log" >&2; fail "vm-configs/install.sh failed"; }
 MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
+grep -E "^install: kept $TMP/etc/mediatord.conf" "$TMP/install.log" >/dev/null ||
+  fail "install.sh did not keep the package's configuration: $(cat "$TMP/install.log")"
+for d in cluster "$IVI_DOMAIN"; do
+  grep -E "^install: set socket_owner = libvirt-qemu in \[domain $d\]" "$TMP/install.log" >/dev/null ||
+    fail "install.sh did not give libvirt's QEMU domain $d's socket: $(cat "$TMP/install.log")"
+  grep -E "^install: defined .*GPU: domain $d on $TMP/run/$d.vhost" "$TMP/install.log" >/dev/null ||
+    fail "no VM defined on domain $d's socket: $(grep '^install: defined' "$TMP/install.log")"
+done
+[ -f "$TMP/etc/mediatord.conf.before-vms" ] || fail "install.sh kept no copy of the file it changed"
 log "installed: $(grep -c '^install: defined' "$TMP/install.log") VMs defined," \
   "$(grep -o 'type [a-z]*' "$TMP/install.log" | head -1)"
 
@@ -81,13 +101,13 @@ wait_serial "$CLUSTER" 'renderer: +"?virgl' 60
 wait_groups_past cluster 100 120
 # The cluster's kmscube renders as fast as it can in the safety domain and
 # leaves the flood little of the GPU: a few groups say ivi renders.
-wait_groups_past ivi 20 300
+wait_groups_past "$IVI_DOMAIN" 20 300
 # The flood's first progress line (after 5 s of its own): on a loaded host
 # the cluster's kmscube, which renders as fast as it can in the safety
 # domain, leaves it little of the GPU.
 wait_serial "$IVI" '^long-draws: [0-9]+ groups' 300
 json=$(ctl show-budgets --json --contexts) || fail "show-budgets --json --contexts failed"
-for d in cluster ivi; do
+for d in cluster "$IVI_DOMAIN"; do
   jq -e --arg d "$d" '.domains[] | select(.name == $d) | .clients == 1 and .contexts >= 1' \
     <<<"$json" >/dev/null || fail "show-budgets: $d has no VM or no context: $json"
   names=$(jq -r --arg d "$d" '.domains[] | select(.name == $d) | [.context_list[]?.name] | join(",")' \
@@ -113,10 +133,10 @@ for vm in "$CLUSTER" "$IVI"; do
 done
 
 ivi_worker=$(pgrep -P "$MEDIATORD_PID" | while read -r p; do
-  tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- '--domain ivi ' && echo "$p"; done | head -1 || true)
-[ -n "$ivi_worker" ] || fail "no worker of domain ivi under mediatord"
+  tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "--domain $IVI_DOMAIN " && echo "$p"; done | head -1 || true)
+[ -n "$ivi_worker" ] || fail "no worker of domain $IVI_DOMAIN under mediatord"
 vms_virsh destroy "$IVI" >/dev/null || fail "virsh destroy $IVI failed"
-wait_field ivi clients 0 15
+wait_field "$IVI_DOMAIN" clients 0 15
 for _ in $(seq 50); do kill -0 "$ivi_worker" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$ivi_worker" 2>/dev/null && fail "ivi's worker $ivi_worker is still there"
 before=$(groups cluster)
@@ -124,19 +144,19 @@ wait_groups_past cluster $((before + 100)) 60
 [ "$(vms_virsh domstate "$CLUSTER")" = running ] || fail "$CLUSTER stopped"
 log "virsh destroy ivi: its worker is gone; cluster rendered past $((before + 100)) groups"
 
-before=$(groups ivi)
+before=$(groups "$IVI_DOMAIN")
 : >"$TMP/log/$IVI.serial.log"
 vms_virsh start "$IVI" >/dev/null || fail "starting $IVI again failed"
-wait_field ivi clients 1 30
+wait_field "$IVI_DOMAIN" clients 1 30
 wait_serial "$IVI" 'GM-APP-START flood' 120
-wait_groups_past ivi $((before + 20)) 300
-log "ivi started again and renders again ($(groups ivi) groups)"
+wait_groups_past "$IVI_DOMAIN" $((before + 20)) 300
+log "ivi started again and renders again ($(groups "$IVI_DOMAIN") groups)"
 
 cleanup_vms_and_check() {
   vms_virsh destroy "$CLUSTER" >/dev/null
   vms_virsh destroy "$IVI" >/dev/null
   wait_field cluster clients 0 15
-  wait_field ivi clients 0 15
+  wait_field "$IVI_DOMAIN" clients 0 15
 }
 cleanup_vms_and_check
 gm_assert_mediatord_alive
