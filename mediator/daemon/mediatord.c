@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/types.h>
@@ -254,6 +256,31 @@ static int start_limits_timer(struct mediatord *md)
 	return md->limits_source ? 0 : -ENOMEM;
 }
 
+/*
+ * The pid of a mediatord that serves @path, the control socket, or 0 when
+ * none answers there. A control connection costs the running one nothing
+ * (a probe of a domain socket would start a worker there).
+ */
+static pid_t running_mediatord(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return 0;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	if (connect(fd, (const struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		cred.pid = 0;
+	close(fd);
+	return cred.pid;
+}
+
 struct mediatord *mediatord_create(const struct mediator_config *cfg, const char *worker_path,
 				   char *err, size_t err_size)
 {
@@ -283,6 +310,14 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 	    access(cfg->render_node, R_OK | W_OK) < 0) {
 		snprintf(err, err_size, "renderer egl-gbm: render node %s: %s", cfg->render_node,
 			 strerror(errno));
+		goto fail;
+	}
+	/* Before the keeper: one that serves a running mediatord would refuse us. */
+	if ((r = (int)running_mediatord(cfg->control_socket)) > 0) {
+		snprintf(err, err_size,
+			 "control_socket %s: mediatord %d serves it; one mediatord per "
+			 "configuration (its domains' sockets are that one's)",
+			 cfg->control_socket, r);
 		goto fail;
 	}
 	if (prepare_domains(md, err, err_size) < 0)

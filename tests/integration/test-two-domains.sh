@@ -109,11 +109,16 @@ timeout 20 "$MEDIATORCTL" --socket "$TMP/absent.sock" status >/dev/null 2>&1 && 
 [ "$rc" -eq 3 ] || fail "mediatorctl on a missing socket: status $rc, expected 3"
 
 # A second mediatord on the same config must refuse the live sockets
-# (exit 3) and leave the running one untouched.
+# (exit 3), naming the running one, and leave it untouched: refused before
+# it touches the keeper or a domain socket (a probe there would start a
+# worker).
+accepted=$(grep -c " accepted, worker " "$MEDIATORD_LOG" || :)
 timeout 20 "$MEDIATORD" --config "$CONFIG" >"$TMP/second.log" 2>&1 && rc=0 || rc=$?
 [ "$rc" -eq 3 ] || fail "a second mediatord on the same sockets exited $rc, expected 3"
-grep -q "another process is listening" "$TMP/second.log" ||
+grep -F "mediatord $MEDIATORD_PID serves it" "$TMP/second.log" >/dev/null ||
   fail "the second mediatord did not say why: $(cat "$TMP/second.log")"
+[ "$(grep -c " accepted, worker " "$MEDIATORD_LOG" || :)" = "$accepted" ] ||
+  fail "the second mediatord's start made the running one start a worker"
 for s in "$SOCK_A" "$SOCK_B" "$CONTROL"; do
   [ -S "$s" ] || fail "the second mediatord removed $s"
 done
