@@ -10,6 +10,7 @@
  * are mediatorctl_call.c's, the printing for people mediatorctl_print.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -48,7 +49,7 @@ static const char main_help[] =
     "    mediatorctl [--socket PATH] set-budget DOMAIN --budget-us N [--period-us N]\n"
     "                                [--deadline-us N] [--json]\n"
     "    mediatorctl [--socket PATH] model [--json]\n"
-    "    mediatorctl [--socket PATH] metrics\n"
+    "    mediatorctl [--socket PATH] metrics [FILE]\n"
     "    mediatorctl [--socket PATH] calibrate DOMAIN [--rounds N]\n"
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
@@ -93,12 +94,15 @@ static const char main_help[] =
     "        shader with an unbounded loop was seen, and the learned\n"
     "        coefficients (ns per unit of each feature).\n"
     "\n"
-    "    metrics\n"
+    "    metrics [FILE]\n"
     "        Print each domain's counters, gauges and histograms (GPU time per\n"
     "        group, wait for a grant, frame latency) in Prometheus' text\n"
     "        exposition format, for node_exporter's textfile collector or a\n"
     "        scrape. Names start with gpu_mediator_, times are in seconds, and\n"
-    "        every series has the labels domain and class.\n"
+    "        every series has the labels domain and class. With FILE, write\n"
+    "        them there instead, through a file beside it renamed over it, so\n"
+    "        that a reader never sees half of them (the gpu-mediator-metrics\n"
+    "        timer writes node_exporter's textfile directory every 15 s).\n"
     "\n"
     "    calibrate DOMAIN [--rounds N]\n"
     "        Seed DOMAIN's cost model with the microbenchmarks of Schnitzer et\n"
@@ -819,17 +823,63 @@ static char *absolute_path(const char *file)
 	return path;
 }
 
+/*
+ * Writes the metrics in @budgets to @path through PATH.PID.tmp beside it,
+ * renamed over it: a reader (node_exporter's textfile collector, which
+ * reads *.prom only) never sees half a file. Returns an exit status.
+ */
+static int write_metrics_file(const char *path, struct json_object *budgets, const char *version)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int fd = -1, r = EXIT_OK;
+
+	if (asprintf(&tmp, "%s.%d.tmp", path, (int)getpid()) < 0) {
+		mediatorctl_error("out of memory");
+		return EXIT_REFUSED;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		mediatorctl_error("metrics: %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(tmp);
+		return EXIT_REFUSED;
+	}
+	if (metrics_write_prometheus(f, budgets, version) < 0) {
+		mediatorctl_error("metrics: mediatord's answer has no domains");
+		r = EXIT_UNREACHABLE;
+	}
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		mediatorctl_error("metrics: %s: %s", tmp, strerror(errno));
+		r = EXIT_REFUSED;
+	}
+	if (fclose(f) != 0 && r == EXIT_OK) {
+		mediatorctl_error("metrics: %s: %s", tmp, strerror(errno));
+		r = EXIT_REFUSED;
+	}
+	if (r == EXIT_OK && rename(tmp, path) < 0) {
+		mediatorctl_error("metrics: %s: %s", path, strerror(errno));
+		r = EXIT_REFUSED;
+	}
+	if (r != EXIT_OK)
+		unlink(tmp);
+	free(tmp);
+	return r;
+}
+
 static int cmd_metrics(const char *socket_path, int argc, char **argv)
 {
 	struct json_object *result, *status, *version;
 	const char *version_text = NULL;
 	struct sub_args a;
-	int r = parse_sub_args("metrics", argc, argv, false, 0, &a);
+	int r = parse_sub_args("metrics", argc, argv, false, 1, &a);
 
 	if (r == EXIT_OK && a.help)
-		fputs("Usage: mediatorctl [--socket PATH] metrics\n"
+		fputs("Usage: mediatorctl [--socket PATH] metrics [FILE]\n"
 		      "\n"
-		      "Prints mediatord's per-domain metrics in Prometheus' text format.\n",
+		      "Prints mediatord's per-domain metrics in Prometheus' text format, or\n"
+		      "writes them to FILE through a file beside it renamed over it.\n",
 		      stdout);
 	if (r != EXIT_OK || a.help)
 		goto out;
@@ -844,7 +894,9 @@ static int cmd_metrics(const char *socket_path, int argc, char **argv)
 	if (json_object_object_get_ex(status, "version", &version) &&
 	    json_object_is_type(version, json_type_string))
 		version_text = json_object_get_string(version);
-	if (metrics_write_prometheus(stdout, result, version_text) < 0) {
+	if (a.n_args == 1) {
+		r = write_metrics_file(a.args[0], result, version_text);
+	} else if (metrics_write_prometheus(stdout, result, version_text) < 0) {
 		mediatorctl_error("metrics: mediatord's answer has no domains");
 		r = EXIT_UNREACHABLE;
 	}

@@ -51,6 +51,7 @@ expect_in() {
 expect_in gpu-mediator /usr/sbin/mediatord /usr/libexec/gpu-mediator/mediator-worker \
   /usr/libexec/gpu-mediator/mediator-calibrate /usr/bin/mediatorctl \
   /etc/gpu-mediator/mediatord.conf /lib/systemd/system/gpu-mediator.service \
+  /lib/systemd/system/gpu-mediator-metrics.service /lib/systemd/system/gpu-mediator-metrics.timer \
   /usr/lib/tmpfiles.d/gpu-mediator.conf /usr/lib/sysusers.d/gpu-mediator.conf \
   /usr/share/man/man8/mediatord.8.gz /usr/share/man/man5/mediatord.conf.5.gz \
   /usr/share/man/man1/mediatorctl.1.gz /usr/share/bash-completion/completions/mediatorctl

@@ -54,7 +54,18 @@ if [ "$GM_HAVE_SYSTEMD" = 1 ]; then
   MANPATH=$MAN systemd-analyze verify $man_check "$TMP/gpu-mediator.service" >"$TMP/verify.log" 2>&1 ||
     fail "systemd-analyze verify: $(cat "$TMP/verify.log")"
   [ ! -s "$TMP/verify.log" ] || fail "systemd-analyze verify warns: $(cat "$TMP/verify.log")"
-  log "systemd-analyze verify accepts the unit"
+  # The metrics timer and its service, writing node_exporter's textfile directory.
+  METRICS_UNIT=$(dirname -- "$UNIT")/gpu-mediator-metrics.service
+  [ -f "${METRICS_UNIT%.service}.timer" ] || fail "gpu-mediator-metrics.timer is not installed"
+  grep -qx "ExecStart=$GM_INSTALL_BINDIR/mediatorctl metrics /var/lib/prometheus/node-exporter/gpu-mediator.prom" \
+    "$METRICS_UNIT" || fail "gpu-mediator-metrics.service does not run the installed mediatorctl"
+  sed "s|$GM_INSTALL_BINDIR/|$BIN/|g" "$METRICS_UNIT" >"$TMP/gpu-mediator-metrics.service"
+  cp "${METRICS_UNIT%.service}.timer" "$TMP/"
+  MANPATH=$MAN systemd-analyze verify $man_check "$TMP/gpu-mediator-metrics.service" \
+    "$TMP/gpu-mediator-metrics.timer" >"$TMP/verify-metrics.log" 2>&1 ||
+    fail "systemd-analyze verify: $(cat "$TMP/verify-metrics.log")"
+  [ ! -s "$TMP/verify-metrics.log" ] || fail "systemd-analyze verify warns: $(cat "$TMP/verify-metrics.log")"
+  log "systemd-analyze verify accepts the units"
 fi
 if [ "$GM_HAVE_BASH_COMPLETION" = 1 ]; then
   bash -n "$COMPLETION" || fail "the bash completion does not parse"

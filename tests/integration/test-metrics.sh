@@ -26,6 +26,22 @@ ctl trace stop >&2 || fail "trace stop failed"
   "$TMP/budgets.json" >&2 || fail "the metrics do not match the trace: $(head -40 "$TMP/metrics.txt")"
 grep -q '^gpu_mediator_frame_latency_seconds_bucket{domain="'"$DOMAIN_A"'",class="safety",le="0.016667"} [1-9]' \
   "$TMP/metrics.txt" || fail "no cluster frame within 16.667 ms in the frame latency histogram"
+# Into a file (what gpu-mediator-metrics.timer does): the same series,
+# through a temporary file renamed over an old one, none left beside it;
+# a directory it cannot write: an error, the old file untouched.
+mkdir "$TMP/textfile"
+echo stale >"$TMP/textfile/gpu-mediator.prom"
+ctl metrics "$TMP/textfile/gpu-mediator.prom" || fail "mediatorctl metrics FILE failed"
+[ "$(ls "$TMP/textfile")" = gpu-mediator.prom ] || fail "metrics FILE left: $(ls "$TMP/textfile")"
+diff <(sed -n 's/^\(gpu_mediator_[a-z_]*\).*/\1/p' "$TMP/metrics.txt" | sort -u) \
+  <(sed -n 's/^\(gpu_mediator_[a-z_]*\).*/\1/p' "$TMP/textfile/gpu-mediator.prom" | sort -u) >&2 ||
+  fail "metrics FILE has other series than metrics on stdout"
+"$PY" -c 'import sys, prometheus_client.parser as p; list(p.text_string_to_metric_families(open(sys.argv[1]).read()))' \
+  "$TMP/textfile/gpu-mediator.prom" || fail "metrics FILE does not parse"
+cp "$TMP/textfile/gpu-mediator.prom" "$TMP/textfile.before"
+ctl metrics "$TMP/absent-dir/gpu-mediator.prom" 2>"$TMP/metrics-file.err" && fail "metrics into a missing directory succeeded"
+grep -F "absent-dir" "$TMP/metrics-file.err" >/dev/null || fail "metrics FILE's error names no path: $(cat "$TMP/metrics-file.err")"
+cmp -s "$TMP/textfile.before" "$TMP/textfile/gpu-mediator.prom" || fail "a failed metrics FILE changed the file"
 
 # show-budgets --watch into a file (no terminal): plain refreshes appended,
 # no terminal escapes, the header the same width every time, a rate
