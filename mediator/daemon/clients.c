@@ -70,6 +70,23 @@ void client_free(struct client *c)
 	free(c);
 }
 
+void client_leave(struct client *c)
+{
+	struct mediatord *md = c->md;
+
+	md->clients = c->next; /* the first: the caller leaves them all */
+	md->n_clients--;
+	if (c->listener->starting == c)
+		c->listener->starting = NULL;
+	loop_remove(c->source);
+	loop_remove(c->pid_source);
+	if (c->record_fd >= 0)
+		close(c->record_fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	free(c);
+}
+
 /* The user of the process at the other end of @fd; (uid_t)-1 when not known. */
 static uid_t peer_uid(int fd)
 {

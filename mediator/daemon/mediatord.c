@@ -431,10 +431,10 @@ void mediatord_destroy(struct mediatord *md)
 		return;
 	if (md->served && md->handing_over) {
 		/* As on a death: the keeper keeps the sockets and the workers for a successor. */
+		while (md->clients)
+			client_leave(md->clients);
 		keeper_close(md->keeper);
 		md->keeper = NULL;
-		while (md->clients)
-			client_free(md->clients);
 		for (size_t i = 0; i < CONFIG_MAX_DOMAINS; i++) {
 			unix_listener_leave(&md->listeners[i].sock);
 			unix_listener_leave(&md->listeners[i].vhost_sock);

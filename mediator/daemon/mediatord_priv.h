@@ -195,6 +195,12 @@ void mediatord_take_frames(struct mediatord *md);
 
 /* ---- clients.c ----------------------------------------------------------- */
 
+/*
+ * Leaves @c to the keeper (a hand-over, mediatord exits): closes mediatord's
+ * descriptors of it and frees it, telling nobody: the dispatcher would
+ * grant another worker's group, the keeper would forget it.
+ */
+void client_leave(struct client *c);
 /* Forgets @c: its domain's counts, the dispatcher's, the keeper's; closes its channel. */
 void client_free(struct client *c);
 /*

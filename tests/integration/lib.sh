@@ -544,3 +544,16 @@ start_flood() {
   FLOOD_PID=$!
   gm_track "$FLOOD_PID"
 }
+
+# assert_stopped WHEN WORKER...: within 5 s the WORKERs are gone, and within
+# 5 s more this test's keeper; fails naming WHEN ("after mediatord stopped").
+assert_stopped() {
+  local when=$1 w
+  shift
+  gm_wait_gone 5 "$@"
+  for w in "$@"; do
+    ! gm_alive "$w" || fail "worker $w still runs $when"
+  done
+  for _ in $(seq 50); do [ -n "$(keeper_pids)" ] || break; sleep 0.1; done
+  [ -z "$(keeper_pids)" ] || fail "the keeper still runs $when"
+}

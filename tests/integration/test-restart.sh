@@ -98,11 +98,6 @@ log "infotainment: $(jq -c . "$TMP/long.json")"
 
 # A clean stop takes the keeper and the workers along.
 gm_stop_mediatord || fail "mediatord exited with status $? on SIGTERM"
-gm_wait_gone 5 "${workers[@]}"
-for w in "${workers[@]}"; do
-  ! gm_alive "$w" || fail "worker $w still runs after mediatord stopped"
-done
-for _ in $(seq 50); do [ -n "$(keeper_pids)" ] || break; sleep 0.1; done
-[ -z "$(keeper_pids)" ] || fail "the keeper still runs after mediatord stopped"
+assert_stopped "after mediatord stopped" "${workers[@]}"
 [ ! -e "$KEEPER_SOCK" ] || fail "the keeper's socket is left after mediatord stopped"
 log "ok"
