@@ -31,6 +31,7 @@
 #include "config/config.h"
 #include "common/helper_path.h"
 #include "build-config/build-config.h"
+#include "tools/budget_fields.h"
 #include "tools/mediatorctl_call.h"
 #include "tools/mediatorctl_print.h"
 #include "tools/metrics_text.h"
@@ -179,26 +180,13 @@ static const char model_help[] =
     "    --json      print the object mediatord sent\n"
     "    -h, --help  print this help\n";
 
-static const char show_budgets_help[] =
+/* show-budgets --help: the head, the columns (budget_fields.h), the rest. */
+static const char show_budgets_help_head[] =
     "Usage: mediatorctl [--socket PATH] show-budgets [--json] [--watch] [--contexts]\n"
     "\n"
     "Print the scheduling policy and one row per domain. Times carry their\n"
-    "unit (us, ms, s). Columns:\n"
-    "    DOMAIN      domain name            CLASS   safety or normal\n"
-    "    PERIOD      budget period          BUDGET  GPU time per period\n"
-    "    REMAIN      budget left this period: BUDGET less DEBT and THIS\n"
-    "    THIS        measured GPU time charged in this period\n"
-    "    USED        measured GPU time since mediatord started\n"
-    "    LAST        measured GPU time charged in the last period\n"
-    "    PRED        predicted GPU time since mediatord started\n"
-    "    DEBT        what the domain overspent, taken from this period\n"
-    "    UTIL        LAST as a share of the last period's length\n"
-    "    CLI, CTX    connected clients, live GPU contexts\n"
-    "    GROUPS      command groups since mediatord started\n"
-    "    OVR         groups whose measured time took the domain past its budget\n"
-    "    MISS        safety frames that missed their deadline\n"
-    "    THR         groups that waited for budget or for a safety frame\n"
-    "    TIMESTAMPS  where completion timestamps come from\n"
+    "unit (us, ms, s). Columns:\n";
+static const char show_budgets_help_tail[] =
     "\n"
     "The periods are the scheduler's: set-budget changes PERIOD and BUDGET\n"
     "from the domain's next period boundary, and every per-period column\n"
@@ -525,8 +513,14 @@ static int cmd_show_budgets(const char *socket_path, int argc, char **argv)
 		}
 	}
 	r = parse_sub_args("show-budgets", argc, argv, true, 0, &a);
-	if (r == EXIT_OK && a.help)
-		fputs(show_budgets_help, stdout);
+	if (r == EXIT_OK && a.help) {
+		fputs(show_budgets_help_head, stdout);
+		budget_fields_print_help(stdout, 1);
+		fputs("\nIn --json and `mediatorctl metrics` (each its series' HELP) too:\n",
+		      stdout);
+		budget_fields_print_help(stdout, 0);
+		fputs(show_budgets_help_tail, stdout);
+	}
 	if (r != EXIT_OK || a.help)
 		goto out;
 	if (watch) {

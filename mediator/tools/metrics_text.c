@@ -8,13 +8,17 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tools/budget_fields.h"
 #include "tools/metrics_text.h"
 
 enum kind { COUNTER, GAUGE };
 
-/* A show-budgets member as a metric; @scale turns its unit into the metric's. */
+/*
+ * A show-budgets member as a metric; @scale turns its unit into the
+ * metric's. Its help is the member's text (budget_fields.h).
+ */
 struct metric {
-	const char *name, *member, *help;
+	const char *name, *member;
 	enum kind kind;
 	double scale;
 };
@@ -22,65 +26,37 @@ struct metric {
 #define US 1e-6 /* microseconds to seconds */
 
 static const struct metric metrics[] = {
-    {"gpu_mediator_gpu_seconds_total", "used_us",
-     "GPU time the domain's command groups took, measured at their fences.", COUNTER, US},
-    {"gpu_mediator_predicted_gpu_seconds_total", "predicted_us",
-     "GPU time predicted for the domain's command groups before they started.", COUNTER, US},
-    {"gpu_mediator_groups_total", "groups", "Command groups of the domain that completed.", COUNTER,
-     1},
-    {"gpu_mediator_frames_total", "frames", "Frames of the safety domain.", COUNTER, 1},
-    {"gpu_mediator_deadline_misses_total", "deadline_misses",
-     "Frames of the safety domain that ended after their deadline.", COUNTER, 1},
-    {"gpu_mediator_deadline_misses_alone_total", "deadline_misses_alone",
-     "Frames of the safety domain that ended after their deadline with no other domain's group "
-     "on the GPU beside them (late by their own work).",
-     COUNTER, 1},
-    {"gpu_mediator_overruns_total", "overruns",
-     "Groups whose measured GPU time was more than the budget the domain had left in their "
-     "period (it ends the period in debt).",
-     COUNTER, 1},
-    {"gpu_mediator_throttled_total", "throttled",
-     "Groups that waited for budget, or for a gap the safety domains leave that fits them, "
-     "before their grant (each group counted once).",
-     COUNTER, 1},
-    {"gpu_mediator_unschedulable_total", "unschedulable",
-     "Groups refused, never run: larger than any gap the safety domains leave (oversize = "
-     "unschedulable, or refuse-untiled for a draw that cannot be cut) or than a strict domain's "
-     "whole budget; their contexts are reported unschedulable.",
-     COUNTER, 1},
-    {"gpu_mediator_watchdog_revokes_total", "watchdog_revokes",
-     "Grants the grant watchdog revoked at their deadline.", COUNTER, 1},
-    {"gpu_mediator_watchdog_kills_total", "watchdog_kills", "Workers the grant watchdog killed.",
-     COUNTER, 1},
-    {"gpu_mediator_idle_host_work_total", "idle_host_work",
-     "Large resource creations and transfers the domain's workers ran at idle priority.", COUNTER,
-     1},
-    {"gpu_mediator_period_seconds", "period_us", "The domain's budget period.", GAUGE, US},
-    {"gpu_mediator_budget_seconds", "budget_us", "GPU time the domain may use per period.", GAUGE,
-     US},
-    {"gpu_mediator_deadline_seconds", "deadline_us",
-     "Deadline of the domain's frames from their release.", GAUGE, US},
-    {"gpu_mediator_budget_remaining_seconds", "remaining_us",
-     "Budget left in the domain's current period.", GAUGE, US},
-    {"gpu_mediator_debt_seconds", "debt_us",
-     "GPU time the domain used beyond its budget, paid back in later periods.", GAUGE, US},
-    {"gpu_mediator_utilization_ratio", "utilization",
-     "GPU time the domain used in its last period over that period.", GAUGE, 1},
-    {"gpu_mediator_clients", "clients", "Connected clients (workers) of the domain.", GAUGE, 1},
-    {"gpu_mediator_contexts", "contexts", "Live guest contexts of the domain.", GAUGE, 1},
-    {"gpu_mediator_waiting_groups", "waiting", "Groups waiting for a grant.", GAUGE, 1},
-    {"gpu_mediator_in_flight_groups", "in_flight", "Granted groups on the GPU.", GAUGE, 1},
+    {"gpu_mediator_gpu_seconds_total", "used_us", COUNTER, US},
+    {"gpu_mediator_predicted_gpu_seconds_total", "predicted_us", COUNTER, US},
+    {"gpu_mediator_groups_total", "groups", COUNTER, 1},
+    {"gpu_mediator_frames_total", "frames", COUNTER, 1},
+    {"gpu_mediator_deadline_misses_total", "deadline_misses", COUNTER, 1},
+    {"gpu_mediator_deadline_misses_alone_total", "deadline_misses_alone", COUNTER, 1},
+    {"gpu_mediator_overruns_total", "overruns", COUNTER, 1},
+    {"gpu_mediator_throttled_total", "throttled", COUNTER, 1},
+    {"gpu_mediator_unschedulable_total", "unschedulable", COUNTER, 1},
+    {"gpu_mediator_watchdog_revokes_total", "watchdog_revokes", COUNTER, 1},
+    {"gpu_mediator_watchdog_kills_total", "watchdog_kills", COUNTER, 1},
+    {"gpu_mediator_idle_host_work_total", "idle_host_work", COUNTER, 1},
+    {"gpu_mediator_period_seconds", "period_us", GAUGE, US},
+    {"gpu_mediator_budget_seconds", "budget_us", GAUGE, US},
+    {"gpu_mediator_deadline_seconds", "deadline_us", GAUGE, US},
+    {"gpu_mediator_budget_remaining_seconds", "remaining_us", GAUGE, US},
+    {"gpu_mediator_debt_seconds", "debt_us", GAUGE, US},
+    {"gpu_mediator_utilization_ratio", "utilization", GAUGE, 1},
+    {"gpu_mediator_clients", "clients", GAUGE, 1},
+    {"gpu_mediator_contexts", "contexts", GAUGE, 1},
+    {"gpu_mediator_waiting_groups", "waiting", GAUGE, 1},
+    {"gpu_mediator_in_flight_groups", "in_flight", GAUGE, 1},
 };
 
+/* The histograms' help: budget_fields.h, by member. */
 static const struct {
-	const char *name, *member, *help;
+	const char *name, *member;
 } histograms[] = {
-    {"gpu_mediator_group_gpu_seconds", "group_time",
-     "GPU time of each command group of the domain, measured at its fence."},
-    {"gpu_mediator_grant_wait_seconds", "grant_wait",
-     "How long each group of the domain waited for its grant."},
-    {"gpu_mediator_frame_latency_seconds", "frame_latency",
-     "Release to end of each finished frame of the safety domain."},
+    {"gpu_mediator_group_gpu_seconds", "group_time"},
+    {"gpu_mediator_grant_wait_seconds", "grant_wait"},
+    {"gpu_mediator_frame_latency_seconds", "frame_latency"},
 };
 
 /* Writes @s as a label value (escaping \, " and newlines). */
@@ -220,8 +196,9 @@ int metrics_write_prometheus(FILE *out, struct json_object *budgets, const char 
 		return -EPROTO;
 	n = json_object_array_length(domains);
 	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
-		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help,
-			metrics[m].name, metrics[m].kind == COUNTER ? "counter" : "gauge");
+		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name,
+			budget_field_text(metrics[m].member), metrics[m].name,
+			metrics[m].kind == COUNTER ? "counter" : "gauge");
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *d = json_object_array_get_idx(domains, i);
 			const char *name = string_of(d, "name"), *class = string_of(d, "class");
@@ -236,7 +213,7 @@ int metrics_write_prometheus(FILE *out, struct json_object *budgets, const char 
 	}
 	for (size_t k = 0; k < sizeof(histograms) / sizeof(histograms[0]); k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", histograms[k].name,
-			histograms[k].help, histograms[k].name);
+			budget_field_text(histograms[k].member), histograms[k].name);
 		for (size_t i = 0; i < n; i++) {
 			struct json_object *d = json_object_array_get_idx(domains, i), *hs,
 					   *h = NULL;

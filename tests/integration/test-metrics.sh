@@ -26,6 +26,20 @@ ctl trace stop >&2 || fail "trace stop failed"
   "$TMP/budgets.json" >&2 || fail "the metrics do not match the trace: $(head -40 "$TMP/metrics.txt")"
 grep -q '^gpu_mediator_frame_latency_seconds_bucket{domain="'"$DOMAIN_A"'",class="safety",le="0.016667"} [1-9]' \
   "$TMP/metrics.txt" || fail "no cluster frame within 16.667 ms in the frame latency histogram"
+# Each series' HELP is the text show-budgets --help gives for its member
+# (one text, mediator/tools/budget_fields.h), but for the two series of
+# mediatord itself.
+"$MEDIATORCTL" show-budgets --help >"$TMP/show-budgets-help.txt" || fail "show-budgets --help failed"
+"$PY" - "$TMP/metrics.txt" "$TMP/show-budgets-help.txt" <<'PY' >&2 || fail "metrics' help and the CLI's differ"
+import sys
+cli = " ".join(open(sys.argv[2]).read().split())
+own = {"gpu_mediator_invariant_violations_total", "gpu_mediator_build_info"}
+helps = [l[7:].rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if l.startswith("# HELP ")]
+bad = [n for n, t in helps if n not in own and " ".join(t.split()) not in cli]
+if bad or len(helps) < 20:
+    print("HELP texts show-budgets --help does not give (of %d): %s" % (len(helps), bad))
+    sys.exit(1)
+PY
 # Into a file (what gpu-mediator-metrics.timer does): the same series,
 # through a temporary file renamed over an old one, none left beside it;
 # a directory it cannot write: an error, the old file untouched.
