@@ -349,15 +349,7 @@ static struct json_object *ctl_set_budget(void *data, const char *name, uint32_t
 		return NULL;
 	log_info("domain %s: budget %u us per %u us, deadline %u us from its next period", name,
 		 budget_us, period_us, deadline_us);
-	if (md->keeper) {
-		struct keep_budget b = {.domain = (uint32_t)i,
-					.period_us = period_us,
-					.budget_us = budget_us,
-					.deadline_us = deadline_us};
-
-		snprintf(b.domain_name, sizeof(b.domain_name), "%s", name);
-		keeper_keep_budget(md->keeper, &b);
-	}
+	takeover_keep_budget(md, i, period_us, budget_us, deadline_us);
 	o = json_object_new_object();
 	json_object_object_add(o, "domain", json_object_new_string(name));
 	json_set_u64(o, "period_us", period_us);

@@ -23,6 +23,7 @@
 #include "common/fd_pass.h"
 #include "daemon/keeper_msg.h"
 #include "daemon/keeper_process.h"
+#include "daemon/lifeline.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -205,13 +206,9 @@ static void withdraw_offer(int board_fd)
  */
 static bool unit_stopped(const struct keeper_state *s)
 {
-	for (size_t i = 0; i < s->n_kept; i++) {
-		struct pollfd p = {.fd = s->kept[i].fd, .events = POLLIN};
-
-		if (s->kept[i].e.kind == KEEP_LIFELINE && poll(&p, 1, 0) > 0 &&
-		    (p.revents & (POLLHUP | POLLERR)))
+	for (size_t i = 0; i < s->n_kept; i++)
+		if (s->kept[i].e.kind == KEEP_LIFELINE && !lifeline_held(s->kept[i].fd))
 			return true;
-	}
 	return false;
 }
 
@@ -229,13 +226,10 @@ static void on_death(struct keeper_state *s)
 {
 	size_t safety = 0;
 
-	if (unit_stopped(s)) {
-		close(s->conn_fd);
-		stop_workers(s);
-	}
-
 	close(s->conn_fd);
 	s->conn_fd = -1;
+	if (unit_stopped(s))
+		stop_workers(s);
 	s->orphaned_ns = mono_now_ns();
 	for (size_t i = 0; i < s->n_kept; i++) {
 		struct kept *k = &s->kept[i];

@@ -330,6 +330,9 @@ void takeover_open_keeper(struct mediatord *md, struct kept *k);
 int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain);
 /* Closes what @k still holds. */
 void takeover_close_kept(struct kept *k);
+/* Keeps domain @i's budget set at run time (set-budget, a reload) for a successor. */
+void takeover_keep_budget(struct mediatord *md, int i, uint32_t period_us, uint32_t budget_us,
+			  uint32_t deadline_us);
 /* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
 void takeover_resume_budgets(struct mediatord *md);
 /*

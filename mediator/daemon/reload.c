@@ -4,6 +4,7 @@
  * changes while every client stays, and what waits for a restart (which
  * keeps the clients too under the unit: lifeline.h).
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -60,18 +61,33 @@ static const struct setting domain_settings[] = {
     SETTING(struct domain_config, "worker_user", worker_uid),
 };
 
+/* Appends to @out (at *@len, kept within @out_size) what @fmt says; a full @out is cut. */
+__attribute__((format(printf, 4, 5))) static void append(char *out, size_t out_size, size_t *len,
+							 const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len + 1 >= out_size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(out + *len, out_size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < out_size ? *len + (size_t)n : out_size - 1;
+}
+
 /* Appends to @out (at *@len) the keys of @table that differ between @a and @b. */
 static void list_changed(const struct setting *table, size_t n, const void *a, const void *b,
 			 const char *section, char *out, size_t out_size, size_t *len)
 {
-	for (size_t i = 0; i < n && *len < out_size; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const char *x = (const char *)a + table[i].offset,
 			   *y = (const char *)b + table[i].offset;
 
 		if (table[i].string ? !strncmp(x, y, table[i].size) : !memcmp(x, y, table[i].size))
 			continue;
-		*len += (size_t)snprintf(out + *len, out_size - *len, "%s%s %s", *len ? ", " : " ",
-					 section, table[i].key);
+		append(out, out_size, len, "%s%s %s", *len ? ", " : " ", section, table[i].key);
 	}
 }
 
@@ -89,27 +105,17 @@ static int apply_budget(struct mediatord *md, int i, const struct domain_config 
 		return 0;
 	if (dispatcher_set_budget(md->dispatcher, i, dc->period_us, dc->budget_us, dc->deadline_us,
 				  err, sizeof(err)) < 0) {
-		*len += (size_t)snprintf(msg + *len, msg_size - *len,
-					 "%sdomain %s: budget not applied: %s", *len ? "; " : "",
-					 dc->name, err);
+		append(msg, msg_size, len, "%sdomain %s: budget not applied: %s", *len ? "; " : "",
+		       dc->name, err);
 		return -1;
 	}
-	*len += (size_t)snprintf(
-	    msg + *len, msg_size - *len, "%sdomain %s: budget %u us per %u us, deadline %u us",
-	    *len ? "; " : "", dc->name, dc->budget_us, dc->period_us, dc->deadline_us);
+	append(msg, msg_size, len, "%sdomain %s: budget %u us per %u us, deadline %u us",
+	       *len ? "; " : "", dc->name, dc->budget_us, dc->period_us, dc->deadline_us);
 	md->cfg.domains[i].period_us = dc->period_us;
 	md->cfg.domains[i].budget_us = dc->budget_us;
 	md->cfg.domains[i].deadline_us = dc->deadline_us;
-	if (md->keeper) {
-		/* A successor applies it too, as one set with set-budget. */
-		struct keep_budget b = {.domain = (uint32_t)i,
-					.period_us = dc->period_us,
-					.budget_us = dc->budget_us,
-					.deadline_us = dc->deadline_us};
-
-		snprintf(b.domain_name, sizeof(b.domain_name), "%s", dc->name);
-		keeper_keep_budget(md->keeper, &b);
-	}
+	/* A successor applies it too, as one set with set-budget. */
+	takeover_keep_budget(md, i, dc->period_us, dc->budget_us, dc->deadline_us);
 	return 0;
 }
 
@@ -164,9 +170,9 @@ int mediatord_reload(struct mediatord *md, char *msg, size_t msg_size)
 				 config_policy_name(next.policy));
 			return -1;
 		}
-		len += (size_t)snprintf(msg, msg_size, "policy %s, max_inflight %u, oversize %s",
-					config_policy_name(next.policy), next.max_inflight,
-					config_oversize_name(next.oversize));
+		append(msg, msg_size, &len, "policy %s, max_inflight %u, oversize %s",
+		       config_policy_name(next.policy), next.max_inflight,
+		       config_oversize_name(next.oversize));
 		md->cfg.policy = next.policy;
 		md->cfg.max_inflight = next.max_inflight;
 		md->cfg.max_defer_us = next.max_defer_us;
@@ -188,11 +194,11 @@ int mediatord_reload(struct mediatord *md, char *msg, size_t msg_size)
 	list_changed(mediator_settings, ARRAY_SIZE(mediator_settings), &md->cfg, &next,
 		     "[mediator]", later, sizeof(later), &later_len);
 	if (!len)
-		len += (size_t)snprintf(msg, msg_size, "nothing to apply");
-	if (later_len && len < msg_size)
-		snprintf(msg + len, msg_size - len,
-			 "; changed, applied at the next restart (systemctl restart keeps the "
-			 "clients):%s",
-			 later);
+		append(msg, msg_size, &len, "nothing to apply");
+	if (later_len)
+		append(msg, msg_size, &len,
+		       "; changed, applied at the next restart (systemctl restart keeps the "
+		       "clients):%s",
+		       later);
 	return r;
 }

@@ -387,6 +387,20 @@ void takeover_hold_lifeline(struct mediatord *md, struct kept *k)
 	}
 }
 
+void takeover_keep_budget(struct mediatord *md, int i, uint32_t period_us, uint32_t budget_us,
+			  uint32_t deadline_us)
+{
+	struct keep_budget b = {.domain = (uint32_t)i,
+				.period_us = period_us,
+				.budget_us = budget_us,
+				.deadline_us = deadline_us};
+
+	if (!md->keeper)
+		return;
+	snprintf(b.domain_name, sizeof(b.domain_name), "%s", md->cfg.domains[i].name);
+	keeper_keep_budget(md->keeper, &b);
+}
+
 /* Applies the budgets set at run time before the restart (mediatorctl set-budget). */
 void takeover_resume_budgets(struct mediatord *md)
 {
