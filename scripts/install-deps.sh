@@ -14,8 +14,9 @@ packages=(
   # the service: sd_notify (libsystemd), man pages (scdoc), mediatorctl's completion,
   # and what the install test checks them with (systemd-analyze, man)
   libsystemd-dev scdoc bash-completion systemd man-db
-  # the Debian packages (debian/, test-deb)
-  debhelper dh-dkms fakeroot dpkg-dev lintian
+  # the Debian packages (debian/, test-deb), and apparmor_parser for test-deb's
+  # parse of libvirt's AppArmor profiles with the package's abstractions
+  debhelper dh-dkms fakeroot dpkg-dev lintian apparmor
   # the checks of `mediatorctl metrics` (Prometheus text format parser)
   python3-prometheus-client
   # ASan/UBSan builds with clang, and the formatter

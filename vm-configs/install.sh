@@ -13,14 +13,20 @@
 #     integrator's edits, or the package's configuration, are kept), and
 #     starts mediatord with it unless one answers on its control socket.
 #     In a kept file, cluster-vm takes [domain cluster], or else the first
-#     safety domain with a vhost_user_socket, and ivi-vm [domain ivi], or
-#     else the first normal one (the package's [domain infotainment]); where
-#     libvirt's QEMU (user libvirt-qemu) could not open a VM's socket, the
-#     file gets socket_owner = libvirt-qemu in that domain (the file before
-#     is kept as FILE.before-vms);
+#     safety domain, and ivi-vm [domain ivi], or else the first normal one
+#     (the package's [domain infotainment]); the file gets what the VMs
+#     need where it lacks it (the file before is kept as FILE.before-vms):
+#     each VM's name in its domain's vms (libvirt's own vhost-user path),
+#     or socket_owner = libvirt-qemu (the fallback, where libvirt's QEMU
+#     opens the domain's vhost_user_socket itself);
 #  4. starts virtlogd and libvirtd where no init system does
 #     (vm-configs/start-libvirt.sh);
-#  5. renders cluster-vm.xml and ivi-vm.xml for this host (libvirt domain
+#  5. libvirt's own vhost-user path: where the package's vhost-user
+#     descriptor (/usr/share/qemu/vhost-user/40-gpu-mediator.json) does not
+#     reach this mediatord (no package, or another vm_socket), writes
+#     /etc/qemu/vhost-user/40-gpu-mediator.json naming a launcher of this
+#     build for it (STATE_DIR/gpu-mediator-vm-gpu);
+#  6. renders cluster-vm.xml and ivi-vm.xml for this host (libvirt domain
 #     type kvm or qemu, as vm-configs/detect-accel.sh finds) and
 #     `virsh define`s them (a defined VM is updated; a running one takes the
 #     new definition at its next start).
@@ -37,6 +43,10 @@
 #   --cluster-domain D   mediatord's domain for cluster-vm [see 3.]
 #   --ivi-domain D       mediatord's domain for ivi-vm [see 3.]
 #   --accel kvm|qemu     skip the detection
+#   --gpu-path libvirt|commandline
+#                        the VMs' GPU: libvirt's vhost-user video device, or
+#                        <qemu:commandline> (the fallback) [libvirt where
+#                        libvirt >= 6.1]
 #   --no-mediatord       write the config, do not start mediatord
 # ARGS are the guest's kernel arguments (vm-configs/guest/init).
 set -euo pipefail
@@ -53,6 +63,7 @@ ACCEL=
 START_MEDIATORD=1
 CLUSTER_DOMAIN=
 IVI_DOMAIN=
+GPU_PATH=
 
 say() { echo "install: $*"; }
 die() {
@@ -66,7 +77,7 @@ usage() {
 while [ $# -gt 0 ]; do
   case $1 in
   --config | --state-dir | --run-dir | --log-dir | --build-dir | --prefix | --cluster-app | \
-    --ivi-app | --accel | --cluster-domain | --ivi-domain)
+    --ivi-app | --accel | --cluster-domain | --ivi-domain | --gpu-path)
     [ $# -ge 2 ] || { echo "install: $1 needs a value (see --help)" >&2; exit 2; }
     case $1 in
     --config) CONFIG=$2 ;;
@@ -80,6 +91,7 @@ while [ $# -gt 0 ]; do
     --accel) ACCEL=$2 ;;
     --cluster-domain) CLUSTER_DOMAIN=$2 ;;
     --ivi-domain) IVI_DOMAIN=$2 ;;
+    --gpu-path) GPU_PATH=$2 ;;
     esac
     shift 2
     ;;
@@ -89,6 +101,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $ACCEL in "" | kvm | qemu) ;; *) echo "install: --accel is kvm or qemu" >&2; exit 2 ;; esac
+case $GPU_PATH in "" | libvirt | commandline) ;; *) echo "install: --gpu-path is libvirt or commandline" >&2; exit 2 ;; esac
 for d in "$CONFIG" "$STATE_DIR" "$RUN_DIR" "$LOG_DIR" "$BUILD"; do
   case $d in /*) ;; *) echo "install: '$d' is not an absolute path" >&2; exit 2 ;; esac
   case $d in *[!A-Za-z0-9/._-]*) echo "install: '$d': use A-Z a-z 0-9 / . _ - only" >&2; exit 2 ;; esac
@@ -120,6 +133,18 @@ else
   "$SRCROOT/vm-configs/start-libvirt.sh"
 fi
 VIRSH=(virsh -q -c qemu:///system)
+if [ -z "$GPU_PATH" ]; then
+  # libvirt's <video><driver name='vhostuser'/> came with libvirt 6.1.0.
+  lv=$("${VIRSH[@]}" version | sed -n 's/^Using library: libvirt \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+  read -r lv_major lv_minor <<<"${lv:-0 0}"
+  if [ "$lv_major" -gt 6 ] || { [ "$lv_major" = 6 ] && [ "$lv_minor" -ge 1 ]; }; then
+    GPU_PATH=libvirt
+  else
+    GPU_PATH=commandline
+    say "libvirt $lv_major.$lv_minor has no vhost-user video device (6.1 has): the VMs' GPU goes" \
+      "through <qemu:commandline>"
+  fi
+fi
 
 say "mediatord configuration"
 mkdir -p "$(dirname -- "$CONFIG")" "$RUN_DIR" "$LOG_DIR"
@@ -143,22 +168,31 @@ key_of() {
     sec == want && $1 == key && $2 == "=" { print $3 }' "$CONFIG"
 }
 socket_of() { key_of "$1" vhost_user_socket; }
-# vm_domain NAME CLASS: NAME when [domain NAME] has a vhost_user_socket,
-# else the first CLASS domain with one (class normal where none is set).
+# The socket libvirt's own path hands VMs to ([mediator] vm_socket).
+VM_SOCKET=$(sed -n 's/^[[:space:]]*vm_socket[[:space:]]*=[[:space:]]*\([^[:space:];]*\).*/\1/p' "$CONFIG" | head -1)
+VM_SOCKET=${VM_SOCKET:-/run/gpu-mediator/vms.sock}
+# vm_domain NAME CLASS: NAME when there is a [domain NAME] (with a
+# vhost_user_socket for the fallback), else the first CLASS domain (class
+# normal where none is set).
 vm_domain() {
-  [ -z "$(socket_of "$1")" ] || { echo "$1"; return; }
-  awk -v class="$2" '
-    function done_section() { if (name != "" && sock && cls == class && !found) { print name; found = 1 } }
+  awk -v want="$1" -v class="$2" -v need_sock="$([ "$GPU_PATH" = commandline ] && echo 1 || echo 0)" '
+    function done_section() {
+      if (name == "" || (need_sock && !sock)) return
+      if (name == want) named = name
+      if (cls == class && first == "") first = name
+    }
     /^[[:space:]]*\[domain / { done_section(); name = $2; sub(/\]$/, "", name); sock = 0; cls = "normal"; next }
     /^[[:space:]]*\[/ { done_section(); name = ""; next }
     $1 == "vhost_user_socket" && $2 == "=" { sock = 1 }
     $1 == "class" && $2 == "=" { cls = $3 }
-    END { done_section() }' "$CONFIG"
+    END { done_section(); print (named != "" ? named : first) }' "$CONFIG"
 }
 CLUSTER_DOMAIN=${CLUSTER_DOMAIN:-$(vm_domain cluster safety)}
 IVI_DOMAIN=${IVI_DOMAIN:-$(vm_domain ivi normal)}
-[ -n "$CLUSTER_DOMAIN" ] || die "$CONFIG: no safety domain with a vhost_user_socket for cluster-vm"
-[ -n "$IVI_DOMAIN" ] || die "$CONFIG: no normal domain with a vhost_user_socket for ivi-vm"
+what="domain"
+[ "$GPU_PATH" = libvirt ] || what="domain with a vhost_user_socket"
+[ -n "$CLUSTER_DOMAIN" ] || die "$CONFIG: no safety $what for cluster-vm"
+[ -n "$IVI_DOMAIN" ] || die "$CONFIG: no normal $what for ivi-vm"
 # reachable DOMAIN: libvirt's QEMU (libvirt-qemu) may open its socket:
 # its owner, or a member of its group (0660, the default mode).
 reachable() {
@@ -168,10 +202,35 @@ reachable() {
     { [ -n "$group" ] && id -nG libvirt-qemu 2>/dev/null | tr ' ' '\n' | grep -qx -- "$group"; }
 }
 EDITED=0
+# keep_before: the file as it was before this run's first change.
+keep_before() { [ -f "$CONFIG.before-vms" ] || cp -p "$CONFIG" "$CONFIG.before-vms"; }
+# list_vm DOMAIN VM: VM in DOMAIN's vms (libvirt's own path finds its domain there).
+list_vm() {
+  local vms
+  vms=$(awk -v want="[domain $1]" '
+    /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec) }
+    sec == want && $1 == "vms" && $2 == "=" { sub(/^[^=]*=[[:space:]]*/, ""); sub(/[[:space:]]*[;#].*$/, ""); print }' "$CONFIG")
+  tr ' ' '\n' <<<"$vms" | grep -qx -- "$2" && return 0
+  keep_before
+  awk -v want="[domain $1]" -v vms="${vms:+$vms }$2" '
+    /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec) }
+    sec == want && $1 == "vms" && $2 == "=" { next }
+    { print }
+    sec == want && /^[[:space:]]*\[/ { print "vms = " vms }' "$CONFIG" >"$CONFIG.tmp"
+  mv "$CONFIG.tmp" "$CONFIG"
+  EDITED=1
+  say "set vms = ${vms:+$vms }$2 in [domain $1] of $CONFIG: libvirt's vhost-user path hands" \
+    "$2's GPU to it (the file before: $CONFIG.before-vms)"
+}
+if [ "$GPU_PATH" = libvirt ]; then
+  list_vm "$CLUSTER_DOMAIN" "${PREFIX}cluster-vm"
+  list_vm "$IVI_DOMAIN" "${PREFIX}ivi-vm"
+fi
 for d in "$CLUSTER_DOMAIN" "$IVI_DOMAIN"; do
+  [ "$GPU_PATH" = commandline ] || continue
   reachable "$d" && continue
   [ "$KEPT" = 1 ] || die "$CONFIG: [domain $d]'s socket is not libvirt-qemu's"
-  [ -f "$CONFIG.before-vms" ] || cp -p "$CONFIG" "$CONFIG.before-vms"
+  keep_before
   awk -v want="[domain $d]" '
     /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec) }
     sec == want && $1 == "socket_owner" && $2 == "=" { next }
@@ -188,9 +247,9 @@ if [ "$START_MEDIATORD" = 1 ]; then
     say "mediatord answers on $control"
     if [ "$EDITED" = 1 ] && [ -d /run/systemd/system ]; then
       systemctl restart gpu-mediator # keeps its clients (doc/operating.md)
-      say "restarted gpu-mediator for the sockets' new owner"
+      say "restarted gpu-mediator for its new configuration"
     elif [ "$EDITED" = 1 ]; then
-      die "mediatord runs with the sockets' old owner: restart it, then run this again"
+      die "mediatord runs with the configuration before: restart it, then run this again"
     fi
   else
     say "starting mediatord (log: $LOG_DIR/mediatord.log)"
@@ -206,19 +265,46 @@ if [ "$START_MEDIATORD" = 1 ]; then
   fi
 fi
 
+if [ "$GPU_PATH" = libvirt ]; then
+  # libvirt runs the first descriptor of type gpu, by file name, /etc's over /usr/share's.
+  PACKAGED=/usr/share/qemu/vhost-user/40-gpu-mediator.json
+  DESCRIPTOR=/etc/qemu/vhost-user/40-gpu-mediator.json
+  if [ -f "$PACKAGED" ] && [ "$VM_SOCKET" = /run/gpu-mediator/vms.sock ] &&
+    [ ! -f "$DESCRIPTOR" ]; then
+    say "libvirt's vhost-user path: the package's $PACKAGED"
+  else
+    launcher=$STATE_DIR/gpu-mediator-vm-gpu
+    printf '#!/bin/sh\n# Written by vm-configs/install.sh: the launcher of %s for vm_socket %s.\nexec %s --socket=%s "$@"\n' \
+      "$BUILD" "$VM_SOCKET" "$BUILD/mediator/launcher/gpu-mediator-vm-gpu" "$VM_SOCKET" >"$launcher.tmp"
+    chmod 0755 "$launcher.tmp"
+    mv "$launcher.tmp" "$launcher"
+    mkdir -p "$(dirname -- "$DESCRIPTOR")"
+    printf '{\n  "description": "gpu-mediator (vm-configs/install.sh): mediatord on %s",\n  "type": "gpu",\n  "binary": "%s"\n}\n' \
+      "$VM_SOCKET" "$launcher" >"$DESCRIPTOR.tmp"
+    mv "$DESCRIPTOR.tmp" "$DESCRIPTOR"
+    say "libvirt's vhost-user path: wrote $DESCRIPTOR (launcher $launcher)"
+  fi
+fi
+
 say "virtual machines"
 if [ -z "$ACCEL" ]; then
   ACCEL=$("$SRCROOT/vm-configs/detect-accel.sh" "$GUEST/vmlinuz" "$GUEST/initrd.img")
 fi
 define() { # TEMPLATE NAME DOMAIN APP
-  local xml=$STATE_DIR/$2.xml sock
-  sock=$(socket_of "$3")
-  [ -n "$sock" ] || die "$CONFIG: [domain $3] has no vhost_user_socket"
+  local xml=$STATE_DIR/$2.xml sock gpu
+  local -a fallback=()
+  gpu="domain $3 through libvirt's vhost-user device"
+  if [ "$GPU_PATH" = commandline ]; then
+    sock=$(socket_of "$3")
+    [ -n "$sock" ] || die "$CONFIG: [domain $3] has no vhost_user_socket"
+    fallback=(GPU_SOCKET="$sock")
+    gpu="domain $3 on $sock"
+  fi
   "$SRCROOT/vm-configs/render-xml.sh" "$SRCROOT/vm-configs/$1.xml" NAME="$2" MEMORY_MIB=1024 \
     VCPUS=1 KERNEL="$GUEST/vmlinuz" INITRD="$GUEST/initrd.img" CMDLINE="quiet $4" \
-    SERIAL_LOG="$LOG_DIR/$2.serial.log" GPU_SOCKET="$sock" VIRT_TYPE="$ACCEL" >"$xml"
+    SERIAL_LOG="$LOG_DIR/$2.serial.log" VIRT_TYPE="$ACCEL" "${fallback[@]}" >"$xml"
   "${VIRSH[@]}" define "$xml" >/dev/null
-  say "defined $2 (type $ACCEL, GPU: domain $3 on $sock, serial: $LOG_DIR/$2.serial.log)"
+  say "defined $2 (type $ACCEL, GPU: $gpu, serial: $LOG_DIR/$2.serial.log)"
 }
 define cluster-vm "${PREFIX}cluster-vm" "$CLUSTER_DOMAIN" "$CLUSTER_APP"
 define ivi-vm "${PREFIX}ivi-vm" "$IVI_DOMAIN" "$IVI_APP"

@@ -34,6 +34,7 @@
 
 #include "config/config.h"
 #include "predict.h"
+#include "common/libvirt_name.h"
 #include "common/util.h"
 
 /*
@@ -96,6 +97,7 @@ enum value_kind {
 	VALUE_MODE,	/* octal file permission bits (at most 0777), into uint32_t */
 	VALUE_NICE,	/* a nice value, decimal CONFIG_MIN_NICE..CONFIG_MAX_NICE, into int */
 	VALUE_ENV_NAMES, /* environment variable names or PREFIX*, into char[CONFIG_PASS_ENV_MAX] */
+	VALUE_VM_NAMES,	 /* libvirt VM names, space-separated, into char[CONFIG_VMS_MAX] */
 };
 
 struct key_desc {
@@ -126,6 +128,9 @@ enum mediator_key {
 	MEDIATOR_KEY_WORKER_USER,
 	MEDIATOR_KEY_RESTART_WAIT_S,
 	MEDIATOR_KEY_WORKER_PASS_ENVIRONMENT,
+	MEDIATOR_KEY_VM_SOCKET,
+	MEDIATOR_KEY_VM_SOCKET_OWNER,
+	MEDIATOR_KEY_LIBVIRT_STATE_DIR,
 	MEDIATOR_KEY_COUNT,
 };
 
@@ -211,6 +216,16 @@ static const struct key_desc mediator_keys[MEDIATOR_KEY_COUNT] = {
 					      .kind = VALUE_ENV_NAMES,
 					      .offset = offsetof(struct mediator_config,
 								 worker_pass_environment)},
+    [MEDIATOR_KEY_VM_SOCKET] = {.name = "vm_socket",
+				.kind = VALUE_PATH,
+				.offset = offsetof(struct mediator_config, vm_socket)},
+    [MEDIATOR_KEY_VM_SOCKET_OWNER] = {.name = "vm_socket_owner",
+				      .kind = VALUE_USER,
+				      .offset = offsetof(struct mediator_config, vm_socket_uid)},
+    [MEDIATOR_KEY_LIBVIRT_STATE_DIR] = {.name = "libvirt_state_dir",
+					.kind = VALUE_PATH,
+					.offset =
+					    offsetof(struct mediator_config, libvirt_state_dir)},
 };
 
 enum domain_key {
@@ -233,6 +248,7 @@ enum domain_key {
 	DOMAIN_KEY_MAX_CLIENTS,
 	DOMAIN_KEY_DOMAIN_MEMORY_MB,
 	DOMAIN_KEY_MAX_CONTEXTS_PER_CLIENT,
+	DOMAIN_KEY_VMS,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -316,6 +332,9 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 							       max_contexts_per_client),
 					    .min = 1,
 					    .max = CONFIG_MAX_CONTEXTS_PER_CLIENT},
+    [DOMAIN_KEY_VMS] = {.name = "vms",
+			.kind = VALUE_VM_NAMES,
+			.offset = offsetof(struct domain_config, vms)},
 };
 
 enum config_section {
@@ -711,6 +730,61 @@ static bool config_check_env_names(struct config_parser *p, const struct key_des
 	return true;
 }
 
+/*
+ * Takes the next space-separated word of *@cursor into @out (at most
+ * @size - 1 bytes: longer words are cut); false at the end.
+ */
+static bool next_word(const char **cursor, char *out, size_t size)
+{
+	const char *w = *cursor;
+	size_t len;
+
+	while (is_space(*w))
+		w++;
+	for (len = 0; w[len] && !is_space(w[len]); len++)
+		;
+	*cursor = w + len;
+	if (!len)
+		return false;
+	snprintf(out, size, "%.*s", (int)len, w);
+	return true;
+}
+
+/*
+ * Checks @value, space-separated libvirt VM names (printable, no '/':
+ * libvirt's own rule is only the '/'); returns false after recording the
+ * error.
+ */
+static bool config_check_vm_names(struct config_parser *p, const struct key_desc *key,
+				  const char *value)
+{
+	const char *cursor = value;
+	char name[CONFIG_VMS_MAX];
+
+	if (strlen(value) >= CONFIG_VMS_MAX) {
+		config_fail(p, -EINVAL, p->line, "key '%s': %zu characters long, at most %d fit",
+			    key->name, strlen(value), CONFIG_VMS_MAX - 1);
+		return false;
+	}
+	if (!next_word(&cursor, name, sizeof(name))) {
+		config_fail(p, -EINVAL, p->line, "key '%s': no VM name", key->name);
+		return false;
+	}
+	cursor = value;
+	while (next_word(&cursor, name, sizeof(name))) {
+		for (const char *c = name; *c; c++) {
+			if (*c == '/' || (unsigned char)*c < 0x20 || *c == 0x7f) {
+				config_fail(p, -EINVAL, p->line,
+					    "key '%s': '%s' is no libvirt VM name (no '/' or "
+					    "control characters)",
+					    key->name, name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
 /* Checks @value and stores it into the field of @key in @base. */
 static void config_set(struct config_parser *p, const struct key_desc *key, void *base,
 		       const char *value)
@@ -822,6 +896,10 @@ static void config_set(struct config_parser *p, const struct key_desc *key, void
 		if (config_check_env_names(p, key, value))
 			snprintf(field, CONFIG_PASS_ENV_MAX, "%s", value);
 		return;
+	case VALUE_VM_NAMES:
+		if (config_check_vm_names(p, key, value))
+			snprintf(field, CONFIG_VMS_MAX, "%s", value);
+		return;
 	}
 }
 
@@ -886,11 +964,14 @@ struct config_socket {
 
 static void config_check_sockets(struct config_parser *p)
 {
-	struct config_socket s[1 + 2 * CONFIG_MAX_DOMAINS];
+	struct config_socket s[2 + 2 * CONFIG_MAX_DOMAINS];
 	size_t n = 0;
 
 	s[n++] = (struct config_socket){p->cfg.control_socket, "control_socket", NULL,
 					p->mediator_key_line[MEDIATOR_KEY_CONTROL_SOCKET]};
+	if (config_has_vms(&p->cfg))
+		s[n++] = (struct config_socket){p->cfg.vm_socket, "vm_socket", NULL,
+						p->mediator_key_line[MEDIATOR_KEY_VM_SOCKET]};
 	for (size_t i = 0; i < p->cfg.n_domains; i++) {
 		const struct domain_config *d = &p->cfg.domains[i];
 		const int *lines = p->domain_key_line[i];
@@ -929,6 +1010,90 @@ static void config_check_sockets(struct config_parser *p)
 				    second->path, owner, at);
 		}
 	}
+}
+
+/*
+ * Checks that libvirt's file names tell every listed VM apart (no VM twice,
+ * no two sharing their short name: common/libvirt_name.h) and resolves
+ * vm_socket_owner's default when some domain lists VMs.
+ */
+static void config_check_vms(struct config_parser *p)
+{
+	const struct passwd *owner;
+
+	for (size_t i = 0; i < p->cfg.n_domains; i++) {
+		const char *ci = p->cfg.domains[i].vms;
+		char a[CONFIG_VMS_MAX];
+
+		while (next_word(&ci, a, sizeof(a))) {
+			for (size_t j = i; j < p->cfg.n_domains; j++) {
+				/* In its own domain, only the names after it. */
+				const char *cj = j == i ? ci : p->cfg.domains[j].vms;
+				char b[CONFIG_VMS_MAX];
+				size_t la = libvirt_short_name_len(a);
+
+				while (next_word(&cj, b, sizeof(b))) {
+					if (la != libvirt_short_name_len(b) || strncmp(a, b, la))
+						continue;
+					config_fail(
+					    p, -EINVAL, p->domain_key_line[j][DOMAIN_KEY_VMS],
+					    "key 'vms': VM '%s' (domain '%s') and VM '%s' (domain "
+					    "'%s') begin with the same %d characters, which are "
+					    "all of a name libvirt's files keep",
+					    b, p->cfg.domains[j].name, a, p->cfg.domains[i].name,
+					    LIBVIRT_SHORT_NAME_CHARS);
+					return;
+				}
+			}
+		}
+	}
+	if (!config_has_vms(&p->cfg) || p->mediator_key_line[MEDIATOR_KEY_VM_SOCKET_OWNER])
+		return;
+	errno = 0;
+	owner = getpwnam(CONFIG_DEFAULT_VM_SOCKET_OWNER);
+	if (owner) {
+		p->cfg.vm_socket_uid = owner->pw_uid;
+		return;
+	}
+	for (size_t i = 0; i < p->cfg.n_domains; i++) {
+		if (p->cfg.domains[i].vms[0]) {
+			config_fail(p, -EINVAL, p->domain_key_line[i][DOMAIN_KEY_VMS],
+				    "key 'vms': vm_socket's owner is not set and there is no user "
+				    "'%s' (libvirt's QEMU user) on this system: set "
+				    "vm_socket_owner in [mediator]",
+				    CONFIG_DEFAULT_VM_SOCKET_OWNER);
+			return;
+		}
+	}
+}
+
+bool config_has_vms(const struct mediator_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_domains; i++)
+		if (cfg->domains[i].vms[0])
+			return true;
+	return false;
+}
+
+int config_domain_of_vm_stem(const struct mediator_config *cfg, const char *stem, char *vm,
+			     size_t vm_size)
+{
+	int found = -ENOENT;
+
+	for (size_t i = 0; i < cfg->n_domains; i++) {
+		const char *cursor = cfg->domains[i].vms;
+		char name[CONFIG_VMS_MAX];
+
+		while (next_word(&cursor, name, sizeof(name))) {
+			if (!libvirt_stem_is_vm(stem, name))
+				continue;
+			if (found >= 0)
+				return -EEXIST;
+			found = (int)i;
+			snprintf(vm, vm_size, "%s", name);
+		}
+	}
+	return found;
 }
 
 /* Checks what needs the whole file and fills the defaults that depend on other keys. */
@@ -979,10 +1144,10 @@ static void config_validate(struct config_parser *p)
 		/* [mediator]'s (or its default, unset here) where the domain names none. */
 		if (!lines[DOMAIN_KEY_WORKER_USER])
 			d->worker_uid = p->cfg.worker_uid;
-		if (!d->vtest_socket[0] && !d->vhost_user_socket[0])
+		if (!d->vtest_socket[0] && !d->vhost_user_socket[0] && !d->vms[0])
 			config_fail(p, -EINVAL, d->line,
 				    "domain '%s': key 'vtest_socket': missing (a domain needs "
-				    "vtest_socket or vhost_user_socket)",
+				    "vtest_socket, vhost_user_socket or vms)",
 				    d->name);
 		if (d->budget_us > d->period_us)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_BUDGET_US],
@@ -1000,6 +1165,7 @@ static void config_validate(struct config_parser *p)
 				    "key 'guard_us': %u leaves nothing of deadline_us (%u)",
 				    d->guard_us, d->deadline_us);
 	}
+	config_check_vms(p);
 	config_check_sockets(p);
 }
 
@@ -1031,6 +1197,10 @@ static void config_parser_init(struct config_parser *p, const char *name, char *
 	p->cfg.watchdog_normal_cap_us = CONFIG_DEFAULT_WATCHDOG_NORMAL_CAP_US;
 	p->cfg.restart_wait_s = CONFIG_DEFAULT_RESTART_WAIT_S;
 	p->cfg.renderer = CONFIG_DEFAULT_RENDERER;
+	snprintf(p->cfg.vm_socket, sizeof(p->cfg.vm_socket), "%s", CONFIG_DEFAULT_VM_SOCKET);
+	p->cfg.vm_socket_uid = (uid_t)CONFIG_SOCKET_ID_UNSET;
+	snprintf(p->cfg.libvirt_state_dir, sizeof(p->cfg.libvirt_state_dir), "%s",
+		 CONFIG_DEFAULT_LIBVIRT_STATE_DIR);
 	snprintf(p->cfg.render_node, sizeof(p->cfg.render_node), "%s", CONFIG_DEFAULT_RENDER_NODE);
 }
 

@@ -32,7 +32,20 @@
 #define CONFIG_MAX_DOMAINS 16
 
 #define CONFIG_DEFAULT_CONTROL_SOCKET "/run/gpu-mediator/control.sock"
-#define CONFIG_DEFAULT_STATE_DIR      "/var/lib/gpu-mediator"
+/*
+ * libvirt's own vhost-user GPU path (doc/vms.md): the socket the back-end
+ * libvirt starts per VM (gpu-mediator-vm-gpu) hands the VM's connection
+ * to, opened when a domain lists `vms`; its owner (mode 0600), the user
+ * libvirt runs QEMU and its back-ends as on Debian; and where libvirt keeps
+ * the back-ends' pid files, from which mediatord tells which VM a
+ * back-end serves.
+ */
+#define CONFIG_DEFAULT_VM_SOCKET	 "/run/gpu-mediator/vms.sock"
+#define CONFIG_DEFAULT_VM_SOCKET_OWNER	 "libvirt-qemu"
+#define CONFIG_DEFAULT_LIBVIRT_STATE_DIR "/run/libvirt/qemu"
+/* Longest `vms` value (space-separated libvirt VM names; a config line holds 197 characters). */
+#define CONFIG_VMS_MAX		 192
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/gpu-mediator"
 /* Where each domain's workers keep the host GL driver's shader cache: a directory per domain. */
 #define CONFIG_DEFAULT_CACHE_DIR    "/var/cache/gpu-mediator"
 #define CONFIG_DEFAULT_POLICY	    MEDIATOR_POLICY_BUDGET
@@ -190,6 +203,8 @@ struct domain_config {
 	uint32_t guard_us;			 /* safety: slack kept for overruns (0: none) */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */
 	char vhost_user_socket[CONFIG_PATH_MAX]; /* "" when not set */
+	/* libvirt VMs (space-separated names) whose GPU it serves through vm_socket; "": none */
+	char vms[CONFIG_VMS_MAX];
 	/* Owner, group and mode of both its sockets; (uid_t)/(gid_t)-1: unchanged. */
 	uid_t socket_uid;
 	gid_t socket_gid;
@@ -241,6 +256,10 @@ struct mediator_config {
 	   variables its workers get beside those they always get
 	   (daemon/worker_env.h); "": none. */
 	char worker_pass_environment[CONFIG_PASS_ENV_MAX];
+	/* libvirt's vhost-user path: opened only when a domain lists vms. */
+	char vm_socket[CONFIG_PATH_MAX];
+	uid_t vm_socket_uid; /* its owner; resolved only when a domain lists vms */
+	char libvirt_state_dir[CONFIG_PATH_MAX];
 	size_t n_domains;
 	struct domain_config domains[CONFIG_MAX_DOMAINS];
 };
@@ -253,6 +272,20 @@ struct mediator_config {
  * NUL-terminated, may be truncated).
  */
 int config_load(struct mediator_config *cfg, const char *path, char *err, size_t err_size);
+
+/* Whether some domain of @cfg lists `vms`: mediatord then opens vm_socket. */
+bool config_has_vms(const struct mediator_config *cfg);
+
+/*
+ * Which listed VM a vhost-user GPU back-end whose libvirt pid file is named
+ * @stem (without LIBVIRT_VHOST_GPU_PIDFILE_SUFFIX, common/libvirt_name.h)
+ * serves: returns the index of the domain listing it and copies the VM's
+ * name into @vm; -ENOENT when no listed VM matches, -EEXIST when more
+ * than one does (names such as "a" and "a-ua-b" that libvirt's file names
+ * cannot tell apart).
+ */
+int config_domain_of_vm_stem(const struct mediator_config *cfg, const char *stem, char *vm,
+			     size_t vm_size);
 
 /* Same as config_load() but parses @text; @name stands for the file name in messages. */
 int config_parse_string(struct mediator_config *cfg, const char *name, const char *text, char *err,

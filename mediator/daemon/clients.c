@@ -38,6 +38,7 @@
 #include "daemon/keeper.h"
 #include "daemon/mediatord.h"
 #include "daemon/mediatord_priv.h"
+#include "daemon/vm_socket.h"
 #include "daemon/worker_threads.h"
 #include "daemon/peer_cred.h"
 
@@ -200,6 +201,7 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 
 	if (read(fd, &ticks, sizeof(ticks)) < 0)
 		return;
+	vm_socket_expire(md->vm_socket, mono_now_ns());
 	for (size_t i = 0; i < md->cfg.n_domains; i++) {
 		struct listener *l = &md->listeners[i];
 		struct domain_usage u;
@@ -227,40 +229,40 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 	}
 }
 
-static void accept_client(struct listener *l, bool vm)
+int clients_add(struct listener *l, bool vm, int client_fd, char *why, size_t why_size)
 {
 	struct mediatord *md = l->md;
 	const char *dname = domain_name(l->domain);
-	int client_fd, pair[2];
+	int pair[2];
 	int bufsize = MEDIATORD_RECORD_BUFFER;
 	struct client *c;
 
-	client_fd = accept4(vm ? l->vhost_sock.fd : l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
-	if (client_fd < 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			log_warn("domain %s: accept: %s", dname, strerror(errno));
-		return;
-	}
 	if (vm && l->vm_connected) {
-		log_warn("domain %s: refusing a second VM on %s: one is connected", dname,
-			 l->vhost_sock.path);
+		log_warn("domain %s: refusing a second VM: one is connected", dname);
+		snprintf(why, why_size, "domain %s serves another VM now", dname);
 		close(client_fd);
-		return;
+		return -EBUSY;
 	}
 	if (!admit_client(l)) {
+		snprintf(why, why_size, "domain %s is at its max_clients or domain_memory_mb",
+			 dname);
 		close(client_fd);
-		return;
+		return -EMFILE;
 	}
 	/* A backstop: the domains' max_clients add up to MEDIATORD_MAX_CLIENTS at most. */
 	if (md->n_clients >= MEDIATORD_MAX_CLIENTS) {
 		log_warn("domain %s: refusing a client: %u clients already", dname, md->n_clients);
+		snprintf(why, why_size, "mediatord serves %u clients already", md->n_clients);
 		close(client_fd);
-		return;
+		return -EMFILE;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0) {
-		log_error("domain %s: socketpair: %s", dname, strerror(errno));
+		int e = errno;
+
+		log_error("domain %s: socketpair: %s", dname, strerror(e));
+		snprintf(why, why_size, "socketpair: %s", strerror(e));
 		close(client_fd);
-		return;
+		return -e;
 	}
 	/* Keep the fds the worker inherits away from the numbers they get there. */
 	client_fd = move_fd_above(client_fd, WIRE_BOARD_FD + 1);
@@ -315,14 +317,30 @@ static void accept_client(struct listener *l, bool vm)
 	log_info("domain %s: %s %u accepted, worker %d", dname, vm ? "VM" : "client", c->id,
 		 (int)c->pid);
 	client_watchdog_start(c);
-	return;
+	snprintf(why, why_size, "%s", dname);
+	return (int)c->id;
 fail:
+	snprintf(why, why_size, "out of resources for a new client (mediatord's log says which)");
 	free(c);
 	if (client_fd >= 0)
 		close(client_fd);
 	close(pair[0]);
 	if (pair[1] >= 0)
 		close(pair[1]);
+	return -ENOMEM;
+}
+
+static void accept_client(struct listener *l, bool vm)
+{
+	char why[256];
+	int fd = accept4(vm ? l->vhost_sock.fd : l->sock.fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			log_warn("domain %s: accept: %s", domain_name(l->domain), strerror(errno));
+		return;
+	}
+	clients_add(l, vm, fd, why, sizeof(why));
 }
 
 void client_on_accept(struct loop_source *source, int fd, uint32_t events, void *data)

@@ -57,6 +57,7 @@ enum keep_kind {
 	KEEP_LIFELINE = 6,	 /* mediatord's end of the lifeline (lifeline.h): when the
 				    other end hangs up while mediatord is away, no successor
 				    comes and the workers end at once */
+	KEEP_LISTENER_VMS = 7,	 /* vm_socket (vm_socket.h); domain 0 */
 };
 
 #define KEEP_CLIENT_VM	   (1u << 0) /* a vhost-user-gpu connection */

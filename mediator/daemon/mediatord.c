@@ -41,6 +41,7 @@
 #include "daemon/service_notify.h"
 #include "daemon/lifeline.h"
 #include "daemon/trace.h"
+#include "daemon/vm_socket.h"
 #include "daemon/worker_user.h"
 
 /*
@@ -370,6 +371,8 @@ struct mediatord *mediatord_create(const struct mediator_config *cfg, const char
 					client_on_accept_vm, err, err_size))
 			goto fail;
 	}
+	if (vm_clients_open(md, kept, err, err_size) < 0)
+		goto fail;
 	r = start_limits_timer(md);
 	if (r < 0) {
 		snprintf(err, err_size, "cannot start the timer of the domains' memory: %s",
@@ -439,6 +442,8 @@ void mediatord_destroy(struct mediatord *md)
 			unix_listener_leave(&md->listeners[i].sock);
 			unix_listener_leave(&md->listeners[i].vhost_sock);
 		}
+		vm_socket_destroy(md->vm_socket, true);
+		md->vm_socket = NULL;
 	} else if (md->served) {
 		/* A clean stop: the workers and the keeper go too. */
 		clients_stop(md);
@@ -474,6 +479,8 @@ void mediatord_destroy(struct mediatord *md)
 		unix_listener_close(&l->vhost_sock);
 		domain_destroy(l->domain);
 	}
+	/* A failed takeover leaves the path to the keeper's copy, for another try. */
+	vm_socket_destroy(md->vm_socket, md->took_over);
 	if (md->trace)
 		trace_close(md->trace);
 	loop_remove(md->signal_source);

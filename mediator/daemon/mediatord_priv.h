@@ -177,6 +177,7 @@ struct mediatord {
 	int limits_timer; /* timerfd: each domain's memory against its total
 			     (clients_check_memory()) */
 	struct loop_source *limits_source;
+	struct vm_socket *vm_socket; /* libvirt's back-ends hand VMs over here; NULL: no vms */
 };
 
 /* The config of @l's domain. */
@@ -215,6 +216,14 @@ void clients_check_memory(struct loop_source *source, int fd, uint32_t events, v
 struct client *client_by_id(struct mediatord *md, uint32_t id);
 /* Signals @c's worker, through its pidfd (never by its pid, which may be another's by now). */
 void client_kill(const struct client *c, int sig);
+/*
+ * Serves @client_fd (taken in every case), a connection to domain @l: a
+ * VM's vhost-user connection when @vm, else a vtest client's. Starts its
+ * worker. Returns the new client's id (> 0), or a negative errno with the
+ * reason in @why (the domain is at a limit, or has a VM when @vm; logged
+ * too); on success @why holds the domain's name.
+ */
+int clients_add(struct listener *l, bool vm, int client_fd, char *why, size_t why_size);
 /* The loop's callbacks of a domain's vtest and vhost-user sockets (loop_fn, @data the listener). */
 void client_on_accept(struct loop_source *source, int fd, uint32_t events, void *data);
 void client_on_accept_vm(struct loop_source *source, int fd, uint32_t events, void *data);
@@ -328,6 +337,8 @@ struct kept {
 void takeover_open_keeper(struct mediatord *md, struct kept *k);
 /* The kept descriptor of @kind (a listener of domain @domain, or the board), or -1; taken once. */
 int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain);
+/* The kept listening socket of @kind at @path (a socket that is no domain's), or -1; taken once. */
+int takeover_kept_listener(struct kept *k, uint32_t kind, const char *path);
 /* Closes what @k still holds. */
 void takeover_close_kept(struct kept *k);
 /* Keeps domain @i's budget set at run time (set-budget, a reload) for a successor. */
@@ -344,6 +355,15 @@ void takeover_hold_lifeline(struct mediatord *md, struct kept *k);
 void takeover_adopt_clients(struct mediatord *md, struct kept *k);
 /* Gives the keeper a copy of @c's record channel and its worker's pidfd, for a successor. */
 void takeover_keep_client(struct mediatord *md, const struct client *c);
+
+/* ---- vm_clients.c -------------------------------------------------------- */
+
+/*
+ * Opens vm_socket (or takes over @kept's) when a domain lists vms, and
+ * gives the keeper a copy. Returns 0, or a negative errno with a reason in
+ * @err.
+ */
+int vm_clients_open(struct mediatord *md, struct kept *kept, char *err, size_t err_size);
 
 /* ---- worker_spawn.c ------------------------------------------------------ */
 

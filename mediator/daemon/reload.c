@@ -40,6 +40,9 @@ static const struct setting mediator_settings[] = {
     SETTING(struct mediator_config, "worker_user", worker_uid),
     SETTING(struct mediator_config, "restart_wait_s", restart_wait_s),
     STRING(struct mediator_config, "worker_pass_environment", worker_pass_environment),
+    STRING(struct mediator_config, "vm_socket", vm_socket),
+    SETTING(struct mediator_config, "vm_socket_owner", vm_socket_uid),
+    STRING(struct mediator_config, "libvirt_state_dir", libvirt_state_dir),
 };
 
 static const struct setting domain_settings[] = {
@@ -59,6 +62,7 @@ static const struct setting domain_settings[] = {
     SETTING(struct domain_config, "domain_memory_mb", domain_memory_mb),
     SETTING(struct domain_config, "max_contexts_per_client", max_contexts_per_client),
     SETTING(struct domain_config, "worker_user", worker_uid),
+    STRING(struct domain_config, "vms", vms),
 };
 
 /* Appends to @out (at *@len, kept within @out_size) what @fmt says; a full @out is cut. */

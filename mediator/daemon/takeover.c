@@ -236,6 +236,19 @@ int takeover_kept_fd(struct kept *k, uint32_t kind, uint32_t domain)
 	return -1;
 }
 
+int takeover_kept_listener(struct kept *k, uint32_t kind, const char *path)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->fd[i] >= 0 && k->e[i].kind == kind && !strcmp(k->e[i].path, path)) {
+			int fd = k->fd[i];
+
+			k->fd[i] = -1;
+			return fd;
+		}
+	}
+	return -1;
+}
+
 void takeover_close_kept(struct kept *k)
 {
 	for (size_t i = 0; i < k->n; i++) {
@@ -281,7 +294,9 @@ static bool kept_matches(const struct mediator_config *cfg, const struct kept *k
 		const struct keep_entry *e = &k->e[i];
 		const struct domain_config *dc;
 
-		if (e->kind == KEEP_BOARD || e->kind == KEEP_LIFELINE)
+		/* vm_socket is no domain's: a successor adopts it only at the same path. */
+		if (e->kind == KEEP_BOARD || e->kind == KEEP_LIFELINE ||
+		    e->kind == KEEP_LISTENER_VMS)
 			continue;
 		dc = &cfg->domains[e->domain < cfg->n_domains ? e->domain : 0];
 		if (e->domain >= cfg->n_domains || strcmp(dc->name, e->domain_name)) {

@@ -12,7 +12,8 @@
 # the environment or the sourcing script set before) and MEDIATORD,
 # MEDIATORCTL, MEDIATOR_WORKER (exported: mediatord runs it),
 # MEDIATOR_EXEC, MEDIATOR_SIM, MEDIATOR_CALIBRATE, VTEST_POKE,
-# VHOST_USER_FRONTEND, CLUSTER_CLIENT, LONG_DRAWS: each the one in
+# VHOST_USER_FRONTEND, CLUSTER_CLIENT, LONG_DRAWS, VM_GPU (the back-end
+# libvirt starts per VM, gpu-mediator-vm-gpu): each the one in
 # BUILD_DIR unless the environment names it (meson's test environment
 # does: tests/meson.build).
 #
@@ -44,6 +45,7 @@ VTEST_POKE=${VTEST_POKE:-$BUILD_DIR/tests/vtest-poke}
 VHOST_USER_FRONTEND=${VHOST_USER_FRONTEND:-$BUILD_DIR/tests/vhost-user-frontend}
 CLUSTER_CLIENT=${CLUSTER_CLIENT:-$BUILD_DIR/guest-shim/cluster-client}
 LONG_DRAWS=${LONG_DRAWS:-$BUILD_DIR/guest-shim/long-draws}
+VM_GPU=${VM_GPU:-$BUILD_DIR/mediator/launcher/gpu-mediator-vm-gpu}
 export MEDIATOR_WORKER
 
 TMP=${TMP:-}
@@ -343,9 +345,9 @@ gm_write_config() {
   done >"$file"
 }
 
-# gm_config_sockets CONFIG: the paths of every socket CONFIG names (control, vtest, vhost-user), one a line.
+# gm_config_sockets CONFIG: the paths of every socket CONFIG names (control, vtest, vhost-user, vm), one a line.
 gm_config_sockets() {
-  sed -n 's/^[[:space:]]*\(control\|vtest\|vhost_user\)_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\2/p' "$1"
+  sed -n 's/^[[:space:]]*\(control\|vtest\|vhost_user\|vm\)_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\2/p' "$1"
 }
 
 # gm_start_mediatord CONFIG LOG: $MEDIATORD on CONFIG, output to LOG, MEDIATORD_PID set, every socket of CONFIG there within 20 s.

@@ -7,7 +7,9 @@
 # gpu-mediator installed already is skipped: the test would replace it), their maintainer scripts make the
 # workers' users and the directories and enable the unit; the installed
 # configuration passes --check; the installed mediatord finds its installed
-# worker by itself and, with mediatorctl, serves a vtest client; and
+# worker by itself and, with mediatorctl, serves a vtest client; libvirt's
+# vhost-user descriptor names the installed VM launcher, and the AppArmor
+# abstractions are included from libvirt's local/ files and parse; and
 # dpkg --purge removes all of it again.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
@@ -50,6 +52,8 @@ expect_in() {
 }
 expect_in gpu-mediator /usr/sbin/mediatord /usr/libexec/gpu-mediator/mediator-worker \
   /usr/libexec/gpu-mediator/mediator-calibrate /usr/bin/mediatorctl \
+  /usr/libexec/gpu-mediator/gpu-mediator-vm-gpu /usr/share/qemu/vhost-user/40-gpu-mediator.json \
+  /etc/apparmor.d/abstractions/gpu-mediator-qemu /etc/apparmor.d/abstractions/gpu-mediator-libvirtd \
   /etc/gpu-mediator/mediatord.conf /lib/systemd/system/gpu-mediator.service \
   /lib/systemd/system/gpu-mediator-metrics.service /lib/systemd/system/gpu-mediator-metrics.timer \
   /usr/lib/tmpfiles.d/gpu-mediator.conf /usr/lib/sysusers.d/gpu-mediator.conf \
@@ -73,6 +77,20 @@ purge() {
   dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 || true
 }
 gm_on_exit purge
+# libvirt's AppArmor local/ files, to which the postinst adds one marked
+# line each: made empty where they are not, as libvirt-daemon-system's
+# postinst does (and removed at exit).
+AA_LOCAL_QEMU=/etc/apparmor.d/local/abstractions/libvirt-qemu
+AA_LOCAL_LIBVIRTD=/etc/apparmor.d/local/usr.sbin.libvirtd
+AA_MARK='# added by gpu-mediator'
+for f in "$AA_LOCAL_QEMU" "$AA_LOCAL_LIBVIRTD"; do
+  [ -e "$f" ] && continue
+  mkdir -p "${f%/*}"
+  : >"$f"
+  gm_on_exit rm -f "$f"
+done
+! grep -qF "$AA_MARK" "$AA_LOCAL_QEMU" "$AA_LOCAL_LIBVIRTD" ||
+  fail "libvirt's AppArmor local/ files hold gpu-mediator's lines before the install"
 dpkg -i "$PKG"/gpu-mediator_*_*.deb "$PKG"/gpu-mediator-tools_*_*.deb >"$PKG/install.log" 2>&1 ||
   fail "dpkg -i failed: $(tail -15 "$PKG/install.log")"
 for p in gpu-mediator gpu-mediator-tools; do
@@ -103,6 +121,47 @@ for page in mediatord.8 mediatord.conf.5 mediatorctl.1; do
 done
 log "installed: users, directories, the unit enabled, the configuration valid, the documents the pages cite"
 
+# libvirt's vhost-user GPU path: the descriptor names the installed launcher,
+# which answers libvirt's --print-capabilities, and sorts before the other
+# packages' GPU descriptors there (QEMU's 50-qemu-gpu.json).
+python3 - /usr/share/qemu/vhost-user 40-gpu-mediator.json <<'EOF' 2>"$TMP/descriptor.log" ||
+import json, os, subprocess, sys
+folder, ours = sys.argv[1], sys.argv[2]
+d = json.load(open(os.path.join(folder, ours)))
+assert d["type"] == "gpu" and d["binary"] == "/usr/libexec/gpu-mediator/gpu-mediator-vm-gpu", d
+out = subprocess.run([d["binary"], "--print-capabilities"], check=True, capture_output=True).stdout
+assert json.loads(out) == {"type": "gpu", "features": ["virgl"]}, out
+gpus = sorted(n for n in os.listdir(folder)
+              if n.endswith(".json") and json.load(open(os.path.join(folder, n))).get("type") == "gpu")
+assert gpus[0] == ours, gpus
+EOF
+  fail "the vhost-user descriptor: $(tail -3 "$TMP/descriptor.log")"
+# The AppArmor abstractions: included once from libvirt's local/ files; a
+# VM's profile and libvirtd's parse with them (parsed only: apparmor_parser
+# -Q loads nothing, and this machine's kernel may have no AppArmor).
+for f in "$AA_LOCAL_QEMU:gpu-mediator-qemu" "$AA_LOCAL_LIBVIRTD:gpu-mediator-libvirtd"; do
+  [ "$(grep -cxF "include if exists <abstractions/${f#*:}>  $AA_MARK" "${f%%:*}")" = 1 ] ||
+    fail "${f%%:*} does not include ${f#*:} once: $(cat "${f%%:*}")"
+done
+if command -v apparmor_parser >/dev/null; then
+  [ -e /etc/apparmor.d/abstractions/libvirt-qemu ] && [ -e /etc/apparmor.d/usr.sbin.libvirtd ] ||
+    fail "no libvirt AppArmor profiles (libvirt-daemon-system, scripts/install-deps.sh)"
+  printf '%s\n' '#include <tunables/global>' \
+    'profile libvirt-gpu-mediator-test flags=(attach_disconnected) {' \
+    '  #include <abstractions/libvirt-qemu>' '}' >"$TMP/vm.apparmor"
+  for profile in "$TMP/vm.apparmor" /etc/apparmor.d/usr.sbin.libvirtd; do
+    apparmor_parser -Q -K "$profile" >"$TMP/apparmor.log" 2>&1 ||
+      fail "AppArmor profile $profile does not parse: $(grep -v '^Cache' "$TMP/apparmor.log")"
+    apparmor_parser -p "$profile" >"$TMP/apparmor.full" 2>/dev/null ||
+      fail "apparmor_parser -p $profile failed"
+    grep -qE '^ */usr/libexec/gpu-mediator/gpu-mediator-vm-gpu (rm|PUx),' "$TMP/apparmor.full" ||
+      fail "AppArmor profile $profile lacks gpu-mediator's rule for the launcher"
+  done
+  log "the vhost-user descriptor names the launcher; the AppArmor profiles parse with its rules"
+else
+  log "the vhost-user descriptor names the launcher; no apparmor_parser (package apparmor): profiles not parsed"
+fi
+
 # The installed programs serve, the worker found where it was installed.
 unset MEDIATOR_WORKER
 MEDIATORD=/usr/sbin/mediatord MEDIATORCTL=/usr/bin/mediatorctl
@@ -119,9 +178,13 @@ log "the installed mediatord, its worker and mediatorctl served a client"
 dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 ||
   fail "dpkg --purge failed: $(tail -5 "$TMP/purge.log")"
 for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator \
-  /etc/systemd/system/multi-user.target.wants/gpu-mediator.service; do
+  /etc/systemd/system/multi-user.target.wants/gpu-mediator.service \
+  /usr/share/qemu/vhost-user/40-gpu-mediator.json /etc/apparmor.d/abstractions/gpu-mediator-qemu \
+  /etc/apparmor.d/abstractions/gpu-mediator-libvirtd; do
   [ ! -e "$f" ] || fail "$f is still there after dpkg --purge"
 done
+! grep -qF "$AA_MARK" "$AA_LOCAL_QEMU" "$AA_LOCAL_LIBVIRTD" ||
+  fail "libvirt's AppArmor local/ files keep gpu-mediator's lines after dpkg --purge"
 log "dpkg --purge removed it all"
 
 # The other order: the VM set-up first (vm-configs/install.sh writes its

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # `meson install` puts everything in its place (issue 18): into a staging
 # root, the programs (mediatord in sbin, the worker in libexec, the tools
-# in bin), the configuration as /etc/gpu-mediator/mediatord.conf, the
-# systemd unit (which `systemd-analyze verify` accepts), its tmpfiles.d and
-# sysusers.d files and mediatorctl's bash completion. The installed
-# configuration is valid (mediatord --check). The installed mediatord,
-# worker and mediatorctl then serve a client: under a unit's NOTIFY_SOCKET
-# and WATCHDOG_USEC, mediatord says READY=1 with its status once its
-# sockets listen, WATCHDOG=1 while it runs, STOPPING=1 when stopped.
+# in bin), the configuration as /etc/gpu-mediator/mediatord.conf, libvirt's
+# vhost-user descriptor naming the installed VM launcher and the AppArmor
+# abstractions for libvirt's profiles, the systemd unit (which
+# `systemd-analyze verify` accepts), its tmpfiles.d and sysusers.d files and
+# mediatorctl's bash completion. The installed configuration is valid
+# (mediatord --check). The installed mediatord, worker and mediatorctl then
+# serve a client: under a unit's NOTIFY_SOCKET and WATCHDOG_USEC, mediatord
+# says READY=1 with its status once its sockets listen, WATCHDOG=1 while it
+# runs, STOPPING=1 when stopped.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 [ -n "${GM_BUILD_ROOT:-}" ] || fail "GM_BUILD_ROOT is not set (run through meson test)"
@@ -21,11 +23,14 @@ SBIN=$ROOT$GM_INSTALL_SBINDIR BIN=$ROOT$GM_INSTALL_BINDIR
 LIBEXEC=$ROOT$GM_INSTALL_LIBEXECDIR/gpu-mediator ETC=$ROOT$GM_INSTALL_SYSCONFDIR/gpu-mediator
 UNIT=$(find "$ROOT" -path '*/systemd/system/gpu-mediator.service')
 for f in "$SBIN/mediatord" "$LIBEXEC/mediator-worker" "$LIBEXEC/mediator-calibrate" \
-  "$BIN/mediatorctl" "$BIN/mediator-sim" "$BIN/mediator-exec"; do
+  "$LIBEXEC/gpu-mediator-vm-gpu" "$BIN/mediatorctl" "$BIN/mediator-sim" "$BIN/mediator-exec"; do
   [ -x "$f" ] || fail "not installed (or not executable): ${f#"$ROOT"}"
 done
 COMPLETION=$ROOT$GM_INSTALL_PREFIX/share/bash-completion/completions/mediatorctl
-files=("$ETC/mediatord.conf")
+VHOST_USER_GPU=$ROOT$GM_INSTALL_PREFIX/share/qemu/vhost-user/40-gpu-mediator.json
+files=("$ETC/mediatord.conf" "$VHOST_USER_GPU"
+  "$ROOT$GM_INSTALL_SYSCONFDIR/apparmor.d/abstractions/gpu-mediator-qemu"
+  "$ROOT$GM_INSTALL_SYSCONFDIR/apparmor.d/abstractions/gpu-mediator-libvirtd")
 # Built with the systemd feature (libsystemd) and bash-completion found, as on CI.
 [ "$GM_HAVE_SYSTEMD" = 1 ] && files+=("$UNIT" "$ROOT$GM_INSTALL_PREFIX/lib/tmpfiles.d/gpu-mediator.conf"
   "$ROOT$GM_INSTALL_PREFIX/lib/sysusers.d/gpu-mediator.conf")
@@ -40,6 +45,8 @@ done
 [ -z "$(find "$ROOT" -name 'test-*' -o -name 'predict-*' -o -name 'vtest-poke')" ] ||
   fail "test or benchmark programs installed: $(find "$ROOT" -name 'test-*' -o -name 'predict-*')"
 log "installed: $(cd "$ROOT" && find . -type f | sort | tr '\n' ' ')"
+grep -qF "\"binary\": \"$GM_INSTALL_LIBEXECDIR/gpu-mediator/gpu-mediator-vm-gpu\"" "$VHOST_USER_GPU" ||
+  fail "40-gpu-mediator.json does not name the installed launcher: $(cat "$VHOST_USER_GPU")"
 
 if [ "$GM_HAVE_SYSTEMD" = 1 ]; then
   grep -qx "ExecStart=$GM_INSTALL_SBINDIR/mediatord --config $GM_INSTALL_SYSCONFDIR/gpu-mediator/mediatord.conf" \

@@ -5,8 +5,14 @@
 # paths moved to this test's directory, as after `dpkg -i`), then one
 # vm-configs/install.sh (its own dirs and VM names, the mediatord it starts
 # from this build), which keeps that file, takes its domains cluster and
-# infotainment for the VMs and lets libvirt's QEMU open their sockets;
-# then plain `virsh start` of both. Each guest's
+# infotainment for the VMs and lists each VM in its domain's vms; then
+# plain `virsh start` of both. Their GPU is libvirt's own vhost-user video
+# device: libvirt starts the back-end of the vhost-user descriptor
+# install.sh writes for this build (/etc/qemu/vhost-user/, removed at
+# exit, one there before put back), which hands the VM to mediatord's
+# vm_socket; the rendered XML has no <qemu:commandline> and libvirt marks
+# neither VM tainted. (On a libvirt older than 6.1, install.sh renders the
+# <qemu:commandline> fallback, and the test says so.) Each guest's
 # app renders through mediatord: the cluster's unmodified kmscube and the
 # infotainment's flood (guest-shim's long-draws) say so on their serial
 # consoles, show-budgets counts groups in both domains and lists their
@@ -45,8 +51,15 @@ VMS_LOG_DIR=$TMP/log
 MEDIATORD_LOG=$VMS_LOG_DIR/mediatord.log
 # At exit, the VMs go, then mediatord (started by install.sh) and its
 # workers stop (gm_kill_mediatord; cleanups run last in, first out).
+DESCRIPTOR=/etc/qemu/vhost-user/40-gpu-mediator.json
+[ ! -e "$DESCRIPTOR" ] || cp -p "$DESCRIPTOR" "$TMP/descriptor.before"
 cleanup_vms() {
   vms_remove "$CLUSTER" "$IVI"
+  if [ -e "$TMP/descriptor.before" ]; then
+    cp -p "$TMP/descriptor.before" "$DESCRIPTOR"
+  else
+    rm -f "$DESCRIPTOR"
+  fi
   [ ! -f "$TMP/run/mediatord.pid" ] || MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
   gm_kill_mediatord
 }
@@ -56,7 +69,7 @@ gm_on_exit cleanup_vms
 # the package's (sysusers.d), here the default one.
 mkdir -p "$TMP/etc"
 sed -e "s|/run/gpu-mediator|$TMP/run|g; /^worker_user = /d" \
-  -e "s|^\[mediator\]\$|&\ncontrol_socket = $TMP/run/control.sock\nstate_dir = $TMP/state/models\ncache_dir = $TMP/state/cache|" \
+  -e "s|^\[mediator\]\$|&\ncontrol_socket = $TMP/run/control.sock\nvm_socket = $TMP/run/vms.sock\nstate_dir = $TMP/state/models\ncache_dir = $TMP/state/cache|" \
   "$SRCROOT/data/mediatord.example.conf" >"$TMP/etc/mediatord.conf"
 IVI_DOMAIN=infotainment
 "$SRCROOT/vm-configs/install.sh" --build-dir "$BUILD" --config "$TMP/etc/mediatord.conf" \
@@ -67,12 +80,34 @@ IVI_DOMAIN=infotainment
 MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
 grep -E "^install: kept $TMP/etc/mediatord.conf" "$TMP/install.log" >/dev/null ||
   fail "install.sh did not keep the package's configuration: $(cat "$TMP/install.log")"
+if grep -q "through <qemu:commandline>" "$TMP/install.log"; then
+  GPU_PATH=commandline
+  log "$(grep -o 'libvirt [0-9.]* has no vhost-user video device' "$TMP/install.log"): the fallback"
+else
+  GPU_PATH=libvirt
+fi
 for d in cluster "$IVI_DOMAIN"; do
-  grep -E "^install: set socket_owner = libvirt-qemu in \[domain $d\]" "$TMP/install.log" >/dev/null ||
-    fail "install.sh did not give libvirt's QEMU domain $d's socket: $(cat "$TMP/install.log")"
-  grep -E "^install: defined .*GPU: domain $d on $TMP/run/$d.vhost" "$TMP/install.log" >/dev/null ||
-    fail "no VM defined on domain $d's socket: $(grep '^install: defined' "$TMP/install.log")"
+  if [ $GPU_PATH = libvirt ]; then
+    grep -E "^install: set vms = .*${PREFIX}(cluster|ivi)-vm in \[domain $d\]" "$TMP/install.log" >/dev/null ||
+      fail "install.sh did not list a VM in domain $d's vms: $(cat "$TMP/install.log")"
+    grep -E "^install: defined .*GPU: domain $d through libvirt's vhost-user device" "$TMP/install.log" >/dev/null ||
+      fail "no VM defined for domain $d: $(grep '^install: defined' "$TMP/install.log")"
+  else
+    grep -E "^install: set socket_owner = libvirt-qemu in \[domain $d\]" "$TMP/install.log" >/dev/null ||
+      fail "install.sh did not give libvirt's QEMU domain $d's socket: $(cat "$TMP/install.log")"
+    grep -E "^install: defined .*GPU: domain $d on $TMP/run/$d.vhost" "$TMP/install.log" >/dev/null ||
+      fail "no VM defined on domain $d's socket: $(grep '^install: defined' "$TMP/install.log")"
+  fi
 done
+if [ $GPU_PATH = libvirt ]; then
+  grep -q "^install: libvirt's vhost-user path: wrote $DESCRIPTOR" "$TMP/install.log" ||
+    fail "install.sh wrote no vhost-user descriptor for this build: $(cat "$TMP/install.log")"
+  for vm in "$CLUSTER" "$IVI"; do
+    ! grep -q "qemu:commandline" "$TMP/state/$vm.xml" || fail "$vm's rendered XML has <qemu:commandline>"
+    vms_virsh dumpxml "$vm" | grep -q "<driver name='vhostuser'/>" ||
+      fail "$vm's definition has no vhost-user video device"
+  done
+fi
 [ -f "$TMP/etc/mediatord.conf.before-vms" ] || fail "install.sh kept no copy of the file it changed"
 log "installed: $(grep -c '^install: defined' "$TMP/install.log") VMs defined," \
   "$(grep -o 'type [a-z]*' "$TMP/install.log" | head -1)"
@@ -94,6 +129,14 @@ wait_groups_past() {
 
 vms_virsh start "$CLUSTER" >/dev/null || fail "virsh start $CLUSTER failed"
 vms_virsh start "$IVI" >/dev/null || fail "virsh start $IVI failed"
+if [ $GPU_PATH = libvirt ]; then
+  for vm in "$CLUSTER" "$IVI"; do
+    msgs=$(vms_virsh dommessages "$vm" 2>&1 || true)
+    ! grep -qi "taint" <<<"$msgs" || fail "libvirt marks $vm tainted: $msgs"
+    ! grep -qi "tainted" "/var/log/libvirt/qemu/$vm.log" 2>/dev/null ||
+      fail "libvirt's log of $vm says tainted: $(grep -i tainted "/var/log/libvirt/qemu/$vm.log")"
+  done
+fi
 wait_serial "$CLUSTER" 'GM-APP-START kmscube' 120
 wait_serial "$IVI" 'GM-APP-START flood' 120
 # Both guests' Mesa chose virgl, so their GL reaches mediatord.
@@ -114,6 +157,15 @@ for d in cluster "$IVI_DOMAIN"; do
     <<<"$json")
   log "$d: $(jq -r --arg d "$d" '.domains[] | select(.name == $d) | "\(.groups) groups, \(.contexts) context(s)"' <<<"$json") ($names)"
 done
+
+if [ $GPU_PATH = libvirt ]; then
+  for d in cluster "$IVI_DOMAIN"; do
+    grep -q "domain $d: VM ${PREFIX}[a-z]*-vm is client" "$MEDIATORD_LOG" ||
+      fail "mediatord's vm_socket did not serve a VM in domain $d: $(grep vm_socket "$MEDIATORD_LOG" | tail -3)"
+  done
+  log "both VMs through libvirt's vhost-user device: no <qemu:commandline>, not tainted," \
+    "handed to vm_socket ($(grep -c 'is client' "$MEDIATORD_LOG") hand-offs)"
+fi
 
 # screenshot_colours VM: the colours of VM's scanout read back now, and its size
 screenshot_colours() {

@@ -50,6 +50,8 @@
  *       two 2048x2048 resources and CTX_DESTROY of its context: both
  *       must be answered (the group is measured, not abandoned: the test
  *       reads mediatord's trace)
+ * SOCKET "fd:N" is inherited descriptor N, connected already: one end of the
+ * socket pair libvirt's vhost-user path hands a back-end (test-vm-socket.sh).
  * FRONTEND_HOLD=1 keeps the connection (display-flood, backing, destroy-busy) until
  * stdin closes.
  * Exit 0 when every check held; 1 with "FAIL: ..." on stderr otherwise.
@@ -196,10 +198,15 @@ static void set_u64(uint32_t request, uint64_t v, bool ack)
 	}
 }
 
+/* Connects to @path, or takes inherited descriptor N for a @path "fd:N" (a socket pair's end). */
 static int connect_to(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd;
+
+	if (!strncmp(path, "fd:", 3))
+		return atoi(path + 3);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)

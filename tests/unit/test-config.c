@@ -239,6 +239,56 @@ static void worker_pass_environment_names(void **state)
 	}
 }
 
+/*
+ * vms: a domain may serve libvirt VMs alone; vm_socket opens then, owned by
+ * the configured user; each VM's libvirt pid file name finds its domain.
+ */
+static void vms_map_libvirt_file_names_to_domains(void **state)
+{
+	struct mediator_config cfg;
+	char err[256], vm[CONFIG_VMS_MAX];
+
+	(void)state;
+	assert_int_equal(parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\n", err, sizeof(err)), 0);
+	assert_false(config_has_vms(&cfg));
+	assert_string_equal(cfg.vm_socket, CONFIG_DEFAULT_VM_SOCKET);
+	assert_string_equal(cfg.libvirt_state_dir, CONFIG_DEFAULT_LIBVIRT_STATE_DIR);
+	assert_int_equal(parse(&cfg,
+			       "[mediator]\nvm_socket = /tmp/vms\nvm_socket_owner = root\n"
+			       "libvirt_state_dir = /tmp/lv\n"
+			       "[domain a]\nvms = cluster-vm\n"
+			       "[domain b]\nvms = ivi-vm a-very-long-vm-name-of-thirty-chars\n",
+			       err, sizeof(err)),
+			 0);
+	assert_true(config_has_vms(&cfg));
+	assert_string_equal(cfg.vm_socket, "/tmp/vms");
+	assert_int_equal(cfg.vm_socket_uid, 0);
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "1-cluster-vm-video0", vm, sizeof(vm)), 0);
+	assert_string_equal(vm, "cluster-vm");
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "12-ivi-vm-ua-gpu", vm, sizeof(vm)), 1);
+	assert_string_equal(vm, "ivi-vm");
+	/* libvirt keeps the first 20 characters of a name in its files. */
+	assert_int_equal(
+	    config_domain_of_vm_stem(&cfg, "3-a-very-long-vm-name--video0", vm, sizeof(vm)), 1);
+	assert_string_equal(vm, "a-very-long-vm-name-of-thirty-chars");
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "1-other-vm-video0", vm, sizeof(vm)),
+			 -ENOENT);
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "cluster-vm-video0", vm, sizeof(vm)),
+			 -ENOENT);
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "1-cluster-vm-2-video0", vm, sizeof(vm)),
+			 -ENOENT);
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "1-cluster-vm-videoX", vm, sizeof(vm)),
+			 -ENOENT);
+	/* Names libvirt's files cannot tell apart are refused at run time. */
+	assert_int_equal(parse(&cfg,
+			       "[mediator]\nvm_socket_owner = root\n[domain a]\nvms = x\n"
+			       "[domain b]\nvms = x-ua-y\n",
+			       err, sizeof(err)),
+			 0);
+	assert_int_equal(config_domain_of_vm_stem(&cfg, "1-x-ua-y-video0", vm, sizeof(vm)),
+			 -EEXIST);
+}
+
 /* The domain limits' defaults are the named constants; set values are kept. */
 static void domain_limits_default_and_take_set_values(void **state)
 {
@@ -449,6 +499,28 @@ struct bad_case {
 #define DOMAIN_A "[domain a]\nvtest_socket = /tmp/a\n"
 
 static const struct bad_case bad_cases[] = {
+    {"a VM in two domains",
+     "[mediator]\nvm_socket_owner = root\n[domain a]\nvms = v w\n"
+     "[domain b]\nvms = w\n",
+     -EINVAL,
+     NAME ":6: key 'vms': VM 'w' (domain 'b') and VM 'w' (domain 'a') begin with the same 20"},
+    {"a VM twice in a domain", "[mediator]\nvm_socket_owner = root\n[domain a]\nvms = v v\n",
+     -EINVAL, NAME ":4: key 'vms': VM 'v' (domain 'a') and VM 'v' (domain 'a')"},
+    {"two VMs libvirt's files cannot tell apart",
+     "[mediator]\nvm_socket_owner = root\n[domain a]\n"
+     "vms = a-twenty-char-prefix-1 a-twenty-char-prefix-2\n",
+     -EINVAL, NAME ":4: key 'vms': VM 'a-twenty-char-prefix-2'"},
+    {"a VM name with a slash", "[mediator]\nvm_socket_owner = root\n[domain a]\nvms = a/b\n",
+     -EINVAL, NAME ":4: key 'vms': 'a/b' is no libvirt VM name"},
+    {"vms without a name", "[domain a]\nvtest_socket = /tmp/a\nvms =  \n", -EINVAL,
+     NAME ":3: key 'vms': no VM name"},
+    {"vm_socket on a domain's socket",
+     "[mediator]\nvm_socket = /tmp/a\nvm_socket_owner = root\n[domain a]\nvtest_socket = "
+     "/tmp/a\nvms = v\n",
+     -EINVAL, NAME ":5: key 'vtest_socket': '/tmp/a' is already used by vm_socket (line 2)"},
+    {"vm_socket_owner that does not exist",
+     "[mediator]\nvm_socket_owner = no-such-user-here\n[domain a]\nvms = v\n", -EINVAL,
+     NAME ":2: key 'vm_socket_owner': no user 'no-such-user-here'"},
     {"unknown section", "[mediatr]\n" DOMAIN_A, -EINVAL, NAME ":1: unknown section [mediatr]"},
     {"section name with an extra word", DOMAIN_A "[mediator x]\n", -EINVAL,
      NAME ":3: unknown section [mediator x]"},
@@ -1017,6 +1089,7 @@ int main(void)
 	    cmocka_unit_test(load_names_the_file_and_line_of_an_error),
 	    cmocka_unit_test(nul_byte_in_a_file_is_an_error),
 	    cmocka_unit_test(worker_pass_environment_names),
+	    cmocka_unit_test(vms_map_libvirt_file_names_to_domains),
 	    cmocka_unit_test(shipped_example_config_parses),
 	    cmocka_unit_test(shipped_example_config_lists_every_key_commented_out),
 	};
