@@ -164,7 +164,7 @@ if [ $GPU_PATH = libvirt ]; then
       fail "mediatord's vm_socket did not serve a VM in domain $d: $(grep vm_socket "$MEDIATORD_LOG" | tail -3)"
   done
   log "both VMs through libvirt's vhost-user device: no <qemu:commandline>, not tainted," \
-    "handed to vm_socket ($(grep -c 'is client' "$MEDIATORD_LOG") hand-offs)"
+    "handed to vm_socket ($(grep -c 'VM .* is client [0-9]* (libvirt' "$MEDIATORD_LOG") hand-offs)"
 fi
 
 # screenshot_colours VM: the colours of VM's scanout read back now, and its size
