@@ -95,9 +95,30 @@ add_worker_user() {
   fi
 }
 
+# promtool, Prometheus' own check of the metrics text (test-metrics).
+# Debian ships it only inside the Prometheus server's package, whose
+# installation adds a user and starts a server: it is taken out of that
+# package instead (apt-get download, dpkg-deb), to $PROMTOOL.
+PROMTOOL=/var/cache/gpu-mediator-tests/promtool
+take_promtool() {
+  local tmp s=()
+  [ -x "$PROMTOOL" ] && return 0
+  [ "$(id -u)" = 0 ] || s=(sudo)
+  tmp=$(mktemp -d)
+  echo "install-deps: promtool, out of Debian's prometheus package, into $PROMTOOL"
+  if ! (cd "$tmp" && apt-get download -q prometheus >/dev/null 2>&1); then
+    "${s[@]}" apt-get update -q >/dev/null
+    (cd "$tmp" && apt-get download -q prometheus >/dev/null 2>&1)
+  fi
+  dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool
+  "${s[@]}" install -D -m 0755 "$tmp/usr/bin/promtool" "$PROMTOOL"
+  rm -rf "$tmp"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present, QEMU $qemu"
   add_worker_user
+  take_promtool
   exit 0
 fi
 
@@ -126,4 +147,5 @@ fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 add_worker_user
+take_promtool
 echo "install-deps: done"

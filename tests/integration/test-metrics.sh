@@ -7,7 +7,8 @@
 # show-budgets by check-metrics.py: the text parses (Debian's
 # python3-prometheus-client), each domain's group GPU time, grant wait and
 # frame latency histograms hold exactly the trace's groups and frames
-# (count, sum, every bucket), its counters and gauges are show-budgets'.
+# (count, sum, every bucket), its counters and gauges are show-budgets';
+# Prometheus' promtool checks it without a warning.
 # show-budgets --watch into a file and as JSON lines. mediatord
 # unreachable: exit status 3 and nothing on standard output.
 set -euo pipefail
@@ -15,6 +16,9 @@ source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 PY=/usr/bin/python3
 "$PY" -c 'import prometheus_client.parser' 2>/dev/null ||
   fail "python3-prometheus-client is missing (scripts/install-deps.sh)"
+PROMTOOL=$(command -v promtool || echo /var/cache/gpu-mediator-tests/promtool)
+[ -x "$PROMTOOL" ] ||
+  skip "no promtool (scripts/install-deps.sh takes it out of Debian's prometheus package)"
 setup_rendering budget 1
 
 traced_two_domain_run "$TMP/trace.jsonl"
@@ -24,6 +28,10 @@ budgets_json >"$TMP/budgets.json" || fail "show-budgets failed"
 ctl trace stop >&2 || fail "trace stop failed"
 "$PY" "$TESTS_SRCDIR/integration/check-metrics.py" "$TMP/metrics.txt" "$TMP/trace.jsonl" \
   "$TMP/budgets.json" >&2 || fail "the metrics do not match the trace: $(head -40 "$TMP/metrics.txt")"
+# Prometheus' own checker: no error, no lint warning.
+"$PROMTOOL" check metrics <"$TMP/metrics.txt" >"$TMP/promtool.txt" 2>&1 ||
+  fail "promtool check metrics: $(cat "$TMP/promtool.txt")"
+[ ! -s "$TMP/promtool.txt" ] || fail "promtool check metrics warns: $(cat "$TMP/promtool.txt")"
 grep -q '^gpu_mediator_frame_latency_seconds_bucket{domain="'"$DOMAIN_A"'",class="safety",le="0.016667"} [1-9]' \
   "$TMP/metrics.txt" || fail "no cluster frame within 16.667 ms in the frame latency histogram"
 # Each series' HELP is the text show-budgets --help gives for its member
