@@ -29,9 +29,12 @@ wait_serial() { # VM PATTERN SECONDS
   vms_wait_serial "$@" || gm_die "$1: no '$2' on its console within $3 s"
 }
 
-# At exit: the VMs go, then the mediatord install.sh started.
+# At exit: the VMs go, then the mediatord install.sh started; the host's
+# vhost-user descriptor is as before.
+vms_keep_descriptor "$TMP"
 remove_vms() {
   vms_remove "$CLUSTER" "$IVI"
+  vms_restore_descriptor "$TMP"
   vms_stop_mediatord "$TMP/run"
 }
 gm_on_exit remove_vms

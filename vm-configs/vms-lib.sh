@@ -60,3 +60,22 @@ vms_stop_mediatord() {
     return 1
   }
 }
+
+# The vhost-user descriptor vm-configs/install.sh writes for a build in the
+# source tree (libvirt's own vhost-user path, doc/vms.md). It is the
+# host's: a throw-away set-up (a test, the demo, a benchmark) keeps the one
+# there before and puts it back at its end.
+VMS_DESCRIPTOR=/etc/qemu/vhost-user/40-gpu-mediator.json
+# vms_keep_descriptor DIR: a copy of the descriptor there now, if any, into DIR.
+vms_keep_descriptor() {
+  [ ! -e "$VMS_DESCRIPTOR" ] || cp -p "$VMS_DESCRIPTOR" "$1/vhost-user-descriptor.before"
+}
+# vms_restore_descriptor DIR: puts back what vms_keep_descriptor DIR kept, or
+# removes the descriptor where there was none.
+vms_restore_descriptor() {
+  if [ -e "$1/vhost-user-descriptor.before" ]; then
+    cp -p "$1/vhost-user-descriptor.before" "$VMS_DESCRIPTOR"
+  else
+    rm -f "$VMS_DESCRIPTOR"
+  fi
+}

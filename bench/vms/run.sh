@@ -48,6 +48,8 @@ source vm-configs/vms-lib.sh
 VMS_LOG_DIR=$TMP/log
 CONFIG=$TMP/etc/mediatord.conf
 CONTROL=$TMP/run/control.sock
+vms_keep_descriptor "$TMP"
+gm_on_exit vms_restore_descriptor "$TMP"
 gm_on_exit vms_remove "$CLUSTER" "$IVI"
 wait_serial() { # VM PATTERN SECONDS
   vms_wait_serial "$@" || gm_die "$1: no '$2' within $3 s"

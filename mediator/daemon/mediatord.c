@@ -480,7 +480,7 @@ void mediatord_destroy(struct mediatord *md)
 		domain_destroy(l->domain);
 	}
 	/* A failed takeover leaves the path to the keeper's copy, for another try. */
-	vm_socket_destroy(md->vm_socket, md->took_over);
+	vm_socket_destroy(md->vm_socket, !md->served && md->took_over);
 	if (md->trace)
 		trace_close(md->trace);
 	loop_remove(md->signal_source);

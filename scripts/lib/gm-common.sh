@@ -345,9 +345,12 @@ gm_write_config() {
   done >"$file"
 }
 
-# gm_config_sockets CONFIG: the paths of every socket CONFIG names (control, vtest, vhost-user, vm), one a line.
+# gm_config_sockets CONFIG: the paths of every socket CONFIG names that
+# mediatord opens (control, vtest, vhost-user; vm_socket where a domain lists vms), one a line.
 gm_config_sockets() {
-  sed -n 's/^[[:space:]]*\(control\|vtest\|vhost_user\|vm\)_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\2/p' "$1"
+  sed -n 's/^[[:space:]]*\(control\|vtest\|vhost_user\)_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\2/p' "$1"
+  ! grep -Eq '^[[:space:]]*vms[[:space:]]*=' "$1" ||
+    sed -n 's/^[[:space:]]*vm_socket[[:space:]]*=[[:space:]]*\([^;#]*[^;#[:space:]]\).*/\1/p' "$1"
 }
 
 # gm_start_mediatord CONFIG LOG: $MEDIATORD on CONFIG, output to LOG, MEDIATORD_PID set, every socket of CONFIG there within 20 s.

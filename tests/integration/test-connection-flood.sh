@@ -79,11 +79,16 @@ attempt() {
     fail "the server closed $closed of $FLOOD connections, expected $((FLOOD - MAX_CLIENTS))"
   [ "$(domain_field "$DOMAIN_B" clients)" -eq "$MAX_CLIENTS" ] ||
     fail "show-budgets: $DOMAIN_B has $(domain_field "$DOMAIN_B" clients) clients"
-  # A new cluster connection, while the flood holds the normal domain full.
-  timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
-    fail "a new cluster connection was not served during the flood"
   j1=$(budgets_json)
   flood_s=$((SECONDS - t0))
+  # A new cluster connection, while the flood holds the normal domain full.
+  # Not counted in the flood's misses, as the second client below: its
+  # worker makes its renderer at the handshake (llvmpipe's start, tens of
+  # ms of CPU at the safety domain's priority, beside the running
+  # cluster's worker on 2 cores); a CI run counted 2-4 misses in that
+  # window with it, 0 in as long after.
+  timeout -k 5 30 "$VTEST_POKE" "$SOCK_A" handshake >&2 ||
+    fail "a new cluster connection was not served during the flood"
   # A second cluster client, served while the flood goes on. Not counted
   # in the flood's misses: two clients of one safety domain are one stream
   # of frames to mediatord, so the newcomer's start-up (shader compiles of

@@ -51,15 +51,10 @@ VMS_LOG_DIR=$TMP/log
 MEDIATORD_LOG=$VMS_LOG_DIR/mediatord.log
 # At exit, the VMs go, then mediatord (started by install.sh) and its
 # workers stop (gm_kill_mediatord; cleanups run last in, first out).
-DESCRIPTOR=/etc/qemu/vhost-user/40-gpu-mediator.json
-[ ! -e "$DESCRIPTOR" ] || cp -p "$DESCRIPTOR" "$TMP/descriptor.before"
+vms_keep_descriptor "$TMP"
 cleanup_vms() {
   vms_remove "$CLUSTER" "$IVI"
-  if [ -e "$TMP/descriptor.before" ]; then
-    cp -p "$TMP/descriptor.before" "$DESCRIPTOR"
-  else
-    rm -f "$DESCRIPTOR"
-  fi
+  vms_restore_descriptor "$TMP"
   [ ! -f "$TMP/run/mediatord.pid" ] || MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
   gm_kill_mediatord
 }
@@ -100,7 +95,7 @@ for d in cluster "$IVI_DOMAIN"; do
   fi
 done
 if [ $GPU_PATH = libvirt ]; then
-  grep -q "^install: libvirt's vhost-user path: wrote $DESCRIPTOR" "$TMP/install.log" ||
+  grep -q "^install: libvirt's vhost-user path: wrote $VMS_DESCRIPTOR" "$TMP/install.log" ||
     fail "install.sh wrote no vhost-user descriptor for this build: $(cat "$TMP/install.log")"
   for vm in "$CLUSTER" "$IVI"; do
     ! grep -q "qemu:commandline" "$TMP/state/$vm.xml" || fail "$vm's rendered XML has <qemu:commandline>"
