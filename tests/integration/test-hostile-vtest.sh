@@ -70,7 +70,7 @@ b_workers() {
 
 # sample_rss OUT: until killed, writes the largest VmRSS (KiB) of B's
 # workers to OUT, and the growth of a worker's VmData (KiB, from its first
-# sample) to OUT.data.
+# sample in its sandbox) to OUT.data.
 sample_rss() {
   local out=$1 max=0 grown=0 pid rss data
   local -A first=()
@@ -79,7 +79,12 @@ sample_rss() {
     for pid in $(b_workers); do
       rss=$(rss_kib "$pid" 2>/dev/null) || continue
       [ -n "$rss" ] && [ "$rss" -gt "$max" ] && max=$rss && echo "$max" >"$out"
-      data=$(awk '/^VmData:/ {print $2}' "/proc/$pid/status" 2>/dev/null) || continue
+      # From its first sample in its sandbox (NoNewPrivs 1, set right after
+      # its RLIMIT_DATA, which counts on top of what it had mapped then, a
+      # sanitizer's shadow too: sandbox.c); a sample taken before the
+      # sanitizer mapped its shadow counted TiBs of growth (an ASan CI run).
+      data=$(awk '/^VmData:/ { d = $2 } /^NoNewPrivs:/ { n = $2 } END { if (n == 1) print d }' \
+        "/proc/$pid/status" 2>/dev/null) || continue
       [ -n "$data" ] || continue
       first[$pid]=${first[$pid]:-$data}
       [ $((data - first[$pid])) -gt "$grown" ] && grown=$((data - first[$pid])) &&
