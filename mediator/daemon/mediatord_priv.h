@@ -129,6 +129,7 @@ struct client {
 	uint64_t revocations;	   /* of its groups */
 	uint64_t raster_at_revoke; /* its rasterizer threads' CPU time at the revocation */
 	uint64_t revoked_past_ns;  /* when the revoked group passes its own bound (grant + bound) */
+	bool revoked_young;	   /* the revoked group was young: its bound the mediator's guess */
 	uint64_t cpu_at_check;	   /* its threads' CPU time at the last kill stage check */
 	uint64_t stuck_since;	   /* when it stopped making progress (0: it makes some) */
 	bool memory_ended;	   /* killed for its domain's domain_memory_mb: no longer counted */

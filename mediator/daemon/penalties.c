@@ -6,7 +6,13 @@
 
 #include "daemon/penalties.h"
 
-/* Lets @s's level fall by one per PENALTY_DECAY_NS since its last step. */
+/* @v less @steps, at least 0. */
+static uint32_t fallen(uint32_t v, uint64_t steps)
+{
+	return steps >= v ? 0 : v - (uint32_t)steps;
+}
+
+/* Lets @s's levels fall by one per PENALTY_DECAY_NS since its last step. */
 static void decay(struct penalty_slot *s, uint64_t now_ns)
 {
 	uint64_t steps;
@@ -14,6 +20,7 @@ static void decay(struct penalty_slot *s, uint64_t now_ns)
 	if (now_ns <= s->last_ns)
 		return;
 	steps = (now_ns - s->last_ns) / PENALTY_DECAY_NS;
+	s->known = fallen(s->known, steps);
 	if (steps >= s->level) {
 		s->level = 0;
 		s->last_ns = now_ns;
@@ -42,6 +49,16 @@ uint32_t penalties_level(struct penalties *p, uid_t uid, uint64_t now_ns)
 	return s->level;
 }
 
+uint32_t penalties_known(struct penalties *p, uid_t uid, uint64_t now_ns)
+{
+	struct penalty_slot *s = find(p, uid);
+
+	if (!s)
+		return 0;
+	decay(s, now_ns);
+	return s->known;
+}
+
 /* A slot for a user not in the table: a free one, else the least penalised. */
 static struct penalty_slot *make_room(struct penalties *p, uint64_t now_ns)
 {
@@ -60,7 +77,7 @@ static struct penalty_slot *make_room(struct penalties *p, uint64_t now_ns)
 	return best;
 }
 
-uint32_t penalties_offend(struct penalties *p, uid_t uid, uint64_t now_ns)
+uint32_t penalties_offend(struct penalties *p, uid_t uid, uint64_t now_ns, bool known)
 {
 	struct penalty_slot *s = find(p, uid);
 
@@ -71,6 +88,8 @@ uint32_t penalties_offend(struct penalties *p, uid_t uid, uint64_t now_ns)
 	decay(s, now_ns);
 	if (s->level < UINT32_MAX)
 		s->level++;
+	if (known && s->known < s->level)
+		s->known++;
 	s->offences++;
 	s->last_ns = now_ns;
 	return s->level;

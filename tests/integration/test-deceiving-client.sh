@@ -78,7 +78,7 @@ kills2=$(domain_field "$DOMAIN_B" watchdog_kills)
 [ "$((kills2 - kills1))" -ge "$RECONNECTS" ] ||
   fail "of $RECONNECTS reconnecting offenders, $((kills2 - kills1)) workers were killed"
 # The penalty belongs to the domain and the user: it went past level 1 across connections.
-top=$(sed -nE "s/.*domain $DOMAIN_B: .*penalty level ([0-9]+)[);].*/\1/p" "$MEDIATORD_LOG" |
+top=$(sed -nE "s/.*domain $DOMAIN_B: .*penalty level ([0-9]+)[),;].*/\1/p" "$MEDIATORD_LOG" |
   sort -n | tail -1)
 [ "${top:-0}" -ge 2 ] || fail "the penalty never rose past level 1 (top ${top:-none})"
 beside_noise 3 attack_sustained "$PER_CONNECTION"

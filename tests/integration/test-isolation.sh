@@ -225,7 +225,8 @@ single_attempt() {
   wait "$CLUSTER_PID" || fail "cluster-client failed: $(tail -3 "$TMP/cluster-single.log")"
   ctl trace stop >&2 || fail "trace stop failed"
   after=$(budgets_json)
-  kill -TERM "$LONG_PID" 2>/dev/null || fail "long-draws stopped early: $(tail -3 "$TMP/single.log")"
+  kill -TERM "$LONG_PID" 2>/dev/null || fail "long-draws stopped early: $(tail -3 "$TMP/single.log");" \
+    "mediatord: $(grep -E "domain $DOMAIN_B: .*(killing worker|killed by|exited|stopping)" "$MEDIATORD_LOG" | tail -3)"
   wait "$LONG_PID" 2>/dev/null || :
   s1=$(steal_ticks)
   steal=$(steal_percent "$s0" "$s1")
