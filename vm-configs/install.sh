@@ -5,8 +5,11 @@
 # unmodified GL ES apps render through a running mediatord. Idempotent: run
 # it again after a change, it reuses what is there. Needs root.
 #
-#  1. installs the Debian packages (scripts/install-deps.sh) and builds
-#     mediatord (build/ in the source tree) where it is not built;
+#  1. installs the Debian packages (scripts/install-deps.sh); takes the
+#     installed package gpu-mediator's programs (/usr/sbin/mediatord, its
+#     worker and launcher, /usr/bin/mediatorctl) where it is installed and
+#     no --build-dir is given, else a meson build's (build/ in the source
+#     tree), built where it is not;
 #  2. builds or reuses the guest image (vm-configs/guest/build.sh);
 #  3. writes mediatord's configuration for the two VMs (from
 #     vm-configs/mediatord-vms.conf) unless the file is there already (an
@@ -36,7 +39,9 @@
 #   --state-dir DIR      guest image, rendered XML, models [/var/lib/gpu-mediator]
 #   --run-dir DIR        sockets, control socket, mediatord.pid [/run/gpu-mediator]
 #   --log-dir DIR        mediatord.log and the guests' serial logs [/var/log/gpu-mediator]
-#   --build-dir DIR      the meson build to run mediatord from [build/ in the source tree]
+#   --build-dir DIR      the meson build to run mediatord from [the package's
+#                        programs where gpu-mediator is installed, else build/
+#                        in the source tree]
 #   --prefix P           names the VMs Pcluster-vm and Pivi-vm [none]
 #   --cluster-app ARGS   the cluster guest's application [gm.app=cluster gm.frames=10000000]
 #   --ivi-app ARGS       the infotainment guest's application [gm.app=flood gm.iterations=4]
@@ -64,6 +69,7 @@ START_MEDIATORD=1
 CLUSTER_DOMAIN=
 IVI_DOMAIN=
 GPU_PATH=
+BUILD_GIVEN=0
 
 say() { echo "install: $*"; }
 die() {
@@ -84,7 +90,7 @@ while [ $# -gt 0 ]; do
     --state-dir) STATE_DIR=$2 ;;
     --run-dir) RUN_DIR=$2 ;;
     --log-dir) LOG_DIR=$2 ;;
-    --build-dir) BUILD=$2 ;;
+    --build-dir) BUILD=$2 BUILD_GIVEN=1 ;;
     --prefix) PREFIX=$2 ;;
     --cluster-app) CLUSTER_APP=$2 ;;
     --ivi-app) IVI_APP=$2 ;;
@@ -112,10 +118,27 @@ case $CLUSTER_DOMAIN$IVI_DOMAIN in *[!A-Za-z0-9._-]*) echo "install: a domain na
 
 say "packages"
 "$SRCROOT/scripts/install-deps.sh"
-if [ ! -x "$BUILD/mediator/daemon/mediatord" ] || [ ! -x "$BUILD/mediator/worker/mediator-worker" ]; then
-  say "building $BUILD"
-  [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
-  ninja -C "$BUILD" >/dev/null
+if [ "$BUILD_GIVEN" = 0 ] &&
+  [ "$(dpkg-query -W -f='${db:Status-Abbrev}' gpu-mediator 2>/dev/null)" = "ii " ] &&
+  [ -x /usr/bin/mediatorctl ]; then
+  FROM_PACKAGE=1
+  MEDIATORD=/usr/sbin/mediatord
+  MEDIATORCTL=/usr/bin/mediatorctl
+  WORKER=/usr/libexec/gpu-mediator/mediator-worker
+  LAUNCHER=/usr/libexec/gpu-mediator/gpu-mediator-vm-gpu
+  say "programs: the installed package gpu-mediator's"
+else
+  FROM_PACKAGE=0
+  MEDIATORD=$BUILD/mediator/daemon/mediatord
+  MEDIATORCTL=$BUILD/mediator/tools/mediatorctl
+  WORKER=$BUILD/mediator/worker/mediator-worker
+  LAUNCHER=$BUILD/mediator/launcher/gpu-mediator-vm-gpu
+  if [ ! -x "$MEDIATORD" ] || [ ! -x "$WORKER" ] || [ ! -x "$MEDIATORCTL" ] || [ ! -x "$LAUNCHER" ]; then
+    say "building $BUILD"
+    [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
+    ninja -C "$BUILD" >/dev/null
+  fi
+  say "programs: the build $BUILD"
 fi
 
 say "guest image"
@@ -158,7 +181,7 @@ else
   mv "$CONFIG.tmp" "$CONFIG"
   say "wrote $CONFIG"
 fi
-"$BUILD/mediator/daemon/mediatord" --config "$CONFIG" --check >/dev/null
+"$MEDIATORD" --config "$CONFIG" --check >/dev/null
 control=$(sed -n 's/^[[:space:]]*control_socket[[:space:]]*=[[:space:]]*\([^[:space:];]*\).*/\1/p' "$CONFIG" | head -1)
 control=${control:-/run/gpu-mediator/control.sock}
 # key_of DOMAIN KEY: KEY's value in [domain DOMAIN] of $CONFIG (empty: not set).
@@ -241,9 +264,9 @@ for d in "$CLUSTER_DOMAIN" "$IVI_DOMAIN"; do
   say "set socket_owner = libvirt-qemu in [domain $d] of $CONFIG: libvirt's QEMU opens its" \
     "socket (the file before: $CONFIG.before-vms)"
 done
-"$BUILD/mediator/daemon/mediatord" --config "$CONFIG" --check >/dev/null
+"$MEDIATORD" --config "$CONFIG" --check >/dev/null
 if [ "$START_MEDIATORD" = 1 ]; then
-  if "$BUILD/mediator/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1; then
+  if "$MEDIATORCTL" --socket "$control" status >/dev/null 2>&1; then
     say "mediatord answers on $control"
     if [ "$EDITED" = 1 ] && [ -d /run/systemd/system ]; then
       systemctl restart gpu-mediator # keeps its clients (doc/operating.md)
@@ -251,13 +274,19 @@ if [ "$START_MEDIATORD" = 1 ]; then
     elif [ "$EDITED" = 1 ]; then
       die "mediatord runs with the configuration before: restart it, then run this again"
     fi
+  elif [ "$FROM_PACKAGE" = 1 ] && [ -d /run/systemd/system ]; then
+    systemctl start gpu-mediator
+    say "started gpu-mediator"
   else
     say "starting mediatord (log: $LOG_DIR/mediatord.log)"
-    MEDIATOR_WORKER=$BUILD/mediator/worker/mediator-worker \
-      setsid "$BUILD/mediator/daemon/mediatord" --config "$CONFIG" </dev/null >>"$LOG_DIR/mediatord.log" 2>&1 &
+    # The package's mediatord finds its installed worker; a build's is named.
+    worker_env=()
+    [ "$FROM_PACKAGE" = 1 ] || worker_env=(MEDIATOR_WORKER="$WORKER")
+    env "${worker_env[@]}" \
+      setsid "$MEDIATORD" --config "$CONFIG" </dev/null >>"$LOG_DIR/mediatord.log" 2>&1 &
     echo $! >"$RUN_DIR/mediatord.pid"
     for _ in $(seq 100); do
-      "$BUILD/mediator/tools/mediatorctl" --socket "$control" status >/dev/null 2>&1 && break
+      "$MEDIATORCTL" --socket "$control" status >/dev/null 2>&1 && break
       kill -0 "$(cat "$RUN_DIR/mediatord.pid")" 2>/dev/null ||
         { tail -5 "$LOG_DIR/mediatord.log" >&2; die "mediatord exited"; }
       sleep 0.1
@@ -274,8 +303,8 @@ if [ "$GPU_PATH" = libvirt ]; then
     say "libvirt's vhost-user path: the package's $PACKAGED"
   else
     launcher=$STATE_DIR/gpu-mediator-vm-gpu
-    printf '#!/bin/sh\n# Written by vm-configs/install.sh: the launcher of %s for vm_socket %s.\nexec %s --socket=%s "$@"\n' \
-      "$BUILD" "$VM_SOCKET" "$BUILD/mediator/launcher/gpu-mediator-vm-gpu" "$VM_SOCKET" >"$launcher.tmp"
+    printf '#!/bin/sh\n# Written by vm-configs/install.sh: launcher %s for vm_socket %s.\nexec %s --socket=%s "$@"\n' \
+      "$LAUNCHER" "$VM_SOCKET" "$LAUNCHER" "$VM_SOCKET" >"$launcher.tmp"
     chmod 0755 "$launcher.tmp"
     mv "$launcher.tmp" "$launcher"
     mkdir -p "$(dirname -- "$DESCRIPTOR")"
@@ -310,4 +339,4 @@ define cluster-vm "${PREFIX}cluster-vm" "$CLUSTER_DOMAIN" "$CLUSTER_APP"
 define ivi-vm "${PREFIX}ivi-vm" "$IVI_DOMAIN" "$IVI_APP"
 say "done. Start the VMs and watch the GPU:"
 say "  virsh start ${PREFIX}cluster-vm; virsh start ${PREFIX}ivi-vm"
-say "  $BUILD/mediator/tools/mediatorctl --socket $control show-budgets --contexts"
+say "  $MEDIATORCTL --socket $control show-budgets --contexts"

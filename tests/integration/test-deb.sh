@@ -15,6 +15,12 @@ set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
 [ "$(id -u)" = 0 ] || skip "needs root, for dpkg -i"
+require_cmd virsh libvirt-clients
+require_cmd libvirtd libvirt-daemon-system
+require_cmd qemu-system-x86_64 qemu-system-x86
+require_cmd jq jq
+[ "$(gm_qemu_major)" -ge 8 ] 2>/dev/null ||
+  skip "QEMU $(gm_qemu_major): vhost-user-gpu-pci needs QEMU >= 8 here (bookworm-backports)"
 for c in dpkg-buildpackage dpkg-checkbuilddeps fakeroot; do
   command -v "$c" >/dev/null || fail "$c is missing (scripts/install-deps.sh installs it)"
 done
@@ -72,6 +78,27 @@ command -v lintian >/dev/null || fail "lintian is missing (scripts/install-deps.
 lintian --fail-on error --allow-root "$PKG"/gpu-mediator_*.changes >"$PKG/lintian.log" 2>&1 ||
   fail "lintian finds errors: $(grep '^E:' "$PKG/lintian.log" | head -20)"
 log "lintian: no error ($(grep -c '^W:' "$PKG/lintian.log" || true) warnings)"
+
+# mediatord's state and caches where the package keeps them (a build's VM
+# set-up uses the same places): this machine's own, if any, is put aside
+# and back, since the purge below removes what the package's users own.
+HOST_STATE=$TMP/host-state
+mkdir -p "$HOST_STATE"
+put_back_host_state() {
+  [ ! -d "$HOST_STATE/lib" ] || { rm -rf /var/lib/gpu-mediator && mv "$HOST_STATE/lib" /var/lib/gpu-mediator; }
+  for d in "$HOST_STATE"/cache/*; do
+    [ -d "$d" ] || continue
+    mkdir -p /var/cache/gpu-mediator
+    rm -rf "/var/cache/gpu-mediator/${d##*/}" && mv "$d" /var/cache/gpu-mediator/
+  done
+}
+gm_on_exit put_back_host_state
+[ ! -d /var/lib/gpu-mediator ] || mv /var/lib/gpu-mediator "$HOST_STATE/lib"
+mkdir -p "$HOST_STATE/cache"
+for d in /var/cache/gpu-mediator/*; do
+  [ -d "$d" ] && [ ! -L "$d" ] || continue
+  case $(stat -c %U "$d") in gpu-mediator | gpu-mediator-*) mv "$d" "$HOST_STATE/cache/" ;; esac
+done
 
 purge() {
   dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 || true
@@ -175,9 +202,68 @@ grep -q "domain $DOMAIN_B: client 1:" "$MEDIATORD_LOG" || fail "mediatord's log 
 gm_stop_mediatord || fail "the installed mediatord did not stop cleanly"
 log "the installed mediatord, its worker and mediatorctl served a client"
 
+# The VM set-up on the installed package (the package first, then
+# vm-configs/install.sh): install.sh takes the package's programs and its
+# configuration, lists each VM in its domain's vms, and starts the installed
+# mediatord; both VMs start with plain `virsh start` through the package's
+# vhost-user descriptor and launcher, and mediatord's vm_socket serves each
+# as the client of its domain. (The guests booting and rendering through
+# it: test-libvirt-vms, on a build.)
+source "$SRCROOT/vm-configs/vms-lib.sh"
+VM_PREFIX=gm-deb-$$-
+VMS_LOG_DIR=$TMP/log
+PKG_RUN=/run/gpu-mediator
+# The package's descriptor, not one an earlier set-up of a build left in /etc.
+vms_keep_descriptor "$TMP"
+rm -f "$VMS_DESCRIPTOR"
+remove_vms() {
+  vms_remove "${VM_PREFIX}cluster-vm" "${VM_PREFIX}ivi-vm"
+  vms_stop_mediatord "$PKG_RUN" || true
+  vms_restore_descriptor "$TMP"
+}
+gm_on_exit remove_vms
+chmod 0711 "$TMP"
+t0=$SECONDS
+"$SRCROOT/vm-configs/install.sh" --state-dir "$TMP/state" --log-dir "$VMS_LOG_DIR" \
+  --prefix "$VM_PREFIX" --cluster-app "gm.app=kmscube gm.frames=1000000" \
+  --ivi-app "gm.app=flood gm.iterations=4" >"$TMP/install-vms.log" 2>&1 ||
+  fail "vm-configs/install.sh on the package failed: $(tail -8 "$TMP/install-vms.log")"
+for want in "programs: the installed package gpu-mediator's" "kept /etc/gpu-mediator/mediatord.conf" \
+  "libvirt's vhost-user path: the package's /usr/share/qemu/vhost-user/40-gpu-mediator.json"; do
+  grep -qF "install: $want" "$TMP/install-vms.log" ||
+    fail "install.sh on the package did not say '$want': $(cat "$TMP/install-vms.log")"
+done
+/usr/sbin/mediatord --config /etc/gpu-mediator/mediatord.conf --check >"$TMP/check-vms.log" 2>&1 ||
+  fail "the package's configuration as install.sh left it is not valid: $(cat "$TMP/check-vms.log")"
+for vm in "${VM_PREFIX}cluster-vm" "${VM_PREFIX}ivi-vm"; do
+  vms_virsh start "$vm" >"$TMP/start.log" 2>&1 || fail "virsh start $vm failed: $(cat "$TMP/start.log")"
+done
+for d in cluster:cluster-vm infotainment:ivi-vm; do
+  for _ in $(seq 300); do
+    grep -q "domain ${d%%:*}: VM ${VM_PREFIX}${d#*:} is client" "$VMS_LOG_DIR/mediatord.log" && break
+    sleep 0.1
+  done
+  grep -q "domain ${d%%:*}: VM ${VM_PREFIX}${d#*:} is client" "$VMS_LOG_DIR/mediatord.log" ||
+    fail "the installed mediatord did not serve ${VM_PREFIX}${d#*:} in domain ${d%%:*}:" \
+      "$(tail -5 "$VMS_LOG_DIR/mediatord.log")"
+done
+budgets=$(/usr/bin/mediatorctl --socket "$PKG_RUN/control.sock" show-budgets --json) ||
+  fail "the installed mediatorctl did not answer"
+for d in cluster infotainment; do
+  jq -e --arg d "$d" '.domains[] | select(.name == $d) | .clients == 1' <<<"$budgets" >/dev/null ||
+    fail "show-budgets: domain $d has no VM client: $budgets"
+done
+for vm in "${VM_PREFIX}cluster-vm" "${VM_PREFIX}ivi-vm"; do
+  [ "$(vms_virsh domstate "$vm")" = running ] || fail "$vm is not running: $(vms_virsh domstate "$vm")"
+done
+vms_remove "${VM_PREFIX}cluster-vm" "${VM_PREFIX}ivi-vm"
+vms_stop_mediatord "$PKG_RUN" || fail "the installed mediatord did not stop cleanly"
+log "the package, then install.sh: both VMs started through the package's descriptor and" \
+  "launcher, each its domain's client of the installed mediatord ($((SECONDS - t0)) s)"
+
 dpkg --purge gpu-mediator-tools gpu-mediator >"$TMP/purge.log" 2>&1 ||
   fail "dpkg --purge failed: $(tail -5 "$TMP/purge.log")"
-for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator \
+for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator /var/lib/gpu-mediator \
   /etc/systemd/system/multi-user.target.wants/gpu-mediator.service \
   /usr/share/qemu/vhost-user/40-gpu-mediator.json /etc/apparmor.d/abstractions/gpu-mediator-qemu \
   /etc/apparmor.d/abstractions/gpu-mediator-libvirtd; do
@@ -185,6 +271,9 @@ for f in /usr/sbin/mediatord /usr/libexec/gpu-mediator /etc/gpu-mediator \
 done
 ! grep -qF "$AA_MARK" "$AA_LOCAL_QEMU" "$AA_LOCAL_LIBVIRTD" ||
   fail "libvirt's AppArmor local/ files keep gpu-mediator's lines after dpkg --purge"
+left=$(find /var/cache/gpu-mediator -mindepth 1 -maxdepth 1 \( -user gpu-mediator \
+  -o -user gpu-mediator-cluster -o -user gpu-mediator-infotainment \) 2>/dev/null || true)
+[ -z "$left" ] || fail "dpkg --purge left the domains' shader caches: $left"
 log "dpkg --purge removed it all"
 
 # The other order: the VM set-up first (vm-configs/install.sh writes its
