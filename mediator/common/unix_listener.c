@@ -176,3 +176,21 @@ void unix_listener_leave(struct unix_listener *l)
 	close(l->fd);
 	l->fd = -1;
 }
+
+int unix_stream_check(int fd)
+{
+	struct stat st;
+	int domain = 0, type = 0;
+	socklen_t len = sizeof(int);
+
+	if (fstat(fd, &st) < 0)
+		return -EBADF;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+		return -errno;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		return -errno;
+	return domain == AF_UNIX && type == SOCK_STREAM ? 0 : -EPROTOTYPE;
+}

@@ -46,6 +46,12 @@ int unix_listener_adopt(struct unix_listener *l, int fd, const char *path);
 int unix_listener_chown(struct unix_listener *l, uid_t uid, gid_t gid, char *err, size_t err_size);
 /* Closes the socket and unlinks its path if it is still ours. Fine on a closed listener. */
 void unix_listener_close(struct unix_listener *l);
+/*
+ * Whether descriptor @fd, handed over by another process, is a unix stream
+ * socket: 0, or -EBADF (not open), -ENOTSOCK (no socket), -EPROTOTYPE
+ * (another family or type), or getsockopt's negative errno.
+ */
+int unix_stream_check(int fd);
 /* Closes the socket and leaves its path: another process holds it (a keeper). */
 void unix_listener_leave(struct unix_listener *l);
 

@@ -69,21 +69,6 @@ __attribute__((format(printf, 2, 3))) static void answer(struct pending *p, cons
 	drop(p);
 }
 
-/* Whether @fd is a connected unix stream socket (a VM's vhost-user connection). */
-static bool is_unix_stream(int fd)
-{
-	struct stat st;
-	int domain = 0, type = 0;
-	socklen_t len = sizeof(int);
-
-	if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
-		return false;
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
-		return false;
-	len = sizeof(int);
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
-}
-
 /* Checks @p's request (@n bytes of @req, descriptor @vfd) and hands the VM on. */
 static void serve(struct pending *p, const struct vm_handoff_request *req, ssize_t n, int vfd)
 {
@@ -104,7 +89,7 @@ static void serve(struct pending *p, const struct vm_handoff_request *req, ssize
 		       req->version, req->flags, VM_HANDOFF_VERSION);
 		goto out;
 	}
-	if (vfd < 0 || !is_unix_stream(vfd)) {
+	if (vfd < 0 || unix_stream_check(vfd) < 0) {
 		log_warn("vm_socket: process %d: %s", (int)p->pid,
 			 vfd < 0 ? "no descriptor came with its request"
 				 : "its descriptor is no unix stream socket");

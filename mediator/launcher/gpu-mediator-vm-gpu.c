@@ -44,6 +44,7 @@
 
 #include "build-config/build-config.h"
 #include "common/fd_pass.h"
+#include "common/unix_listener.h"
 #include "common/util.h"
 #include "common/vm_handoff.h"
 #include "config/config.h"
@@ -155,25 +156,23 @@ static int parse_int(const char *text, int max, int *out)
 static int check_vm_fd(int fd)
 {
 	struct sockaddr_un peer;
-	socklen_t len = sizeof(int), peer_len = sizeof(peer);
-	int domain, type;
-	struct stat st;
+	socklen_t peer_len = sizeof(peer);
+	int r = unix_stream_check(fd);
 
-	if (fstat(fd, &st) < 0) {
-		say(LOG_ERR, "fd %d (--fd) is not open: %s", fd, strerror(errno));
+	if (r == -EBADF) {
+		say(LOG_ERR, "fd %d (--fd) is not open", fd);
 		return -1;
 	}
-	if (!S_ISSOCK(st.st_mode)) {
+	if (r == -ENOTSOCK) {
 		say(LOG_ERR, "fd %d (--fd) is not a socket", fd);
 		return -1;
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0) {
-		say(LOG_ERR, "fd %d (--fd): cannot read its kind: %s", fd, strerror(errno));
+	if (r == -EPROTOTYPE) {
+		say(LOG_ERR, "fd %d (--fd) is not a unix stream socket", fd);
 		return -1;
 	}
-	if (domain != AF_UNIX || type != SOCK_STREAM) {
-		say(LOG_ERR, "fd %d (--fd) is not a unix stream socket", fd);
+	if (r < 0) {
+		say(LOG_ERR, "fd %d (--fd): cannot read its kind: %s", fd, strerror(-r));
 		return -1;
 	}
 	if (getpeername(fd, (struct sockaddr *)&peer, &peer_len) < 0) {
