@@ -39,24 +39,28 @@ static struct penalty_slot *find(struct penalties *p, uid_t uid)
 	return NULL;
 }
 
-uint32_t penalties_level(struct penalties *p, uid_t uid, uint64_t now_ns)
+/* @uid's slot, its levels decayed to @now_ns (NULL: none). */
+static const struct penalty_slot *current(struct penalties *p, uid_t uid, uint64_t now_ns)
 {
 	struct penalty_slot *s = find(p, uid);
 
-	if (!s)
-		return 0;
-	decay(s, now_ns);
-	return s->level;
+	if (s)
+		decay(s, now_ns);
+	return s;
+}
+
+uint32_t penalties_level(struct penalties *p, uid_t uid, uint64_t now_ns)
+{
+	const struct penalty_slot *s = current(p, uid, now_ns);
+
+	return s ? s->level : 0;
 }
 
 uint32_t penalties_known(struct penalties *p, uid_t uid, uint64_t now_ns)
 {
-	struct penalty_slot *s = find(p, uid);
+	const struct penalty_slot *s = current(p, uid, now_ns);
 
-	if (!s)
-		return 0;
-	decay(s, now_ns);
-	return s->known;
+	return s ? s->known : 0;
 }
 
 /* A slot for a user not in the table: a free one, else the least penalised. */
