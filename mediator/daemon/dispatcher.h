@@ -12,8 +12,8 @@
  * groups are in flight, else of the domain that asked last. A worker of
  * that domain whose group fits takes it without a round trip and reports
  * it with a claimed request, checked against the offer. A claim not
- * reported within DISPATCHER_CLAIM_TIMEOUT_NS switches its domain's board
- * off.
+ * reported within its domain's bound on the offer (10 to 50 ms, see
+ * DISPATCHER_CLAIM_REPORT_NS) switches its domain's board off.
  *
  * Workers are not trusted: a request or completion that breaks the
  * protocol (a rule of the wire's, wire_check_grant_request() and
