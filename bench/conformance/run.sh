@@ -3,7 +3,7 @@
 # GL ES conformance through mediatord against the reference vtest server.
 #
 #   bench/conformance/run.sh [--mesa 22|25|both] [--list quick|full|FILE] [--timeout S]
-#                            [--piece-us US] [--class normal|safety]
+#                            [--piece-us US] [--class normal|safety] [--every N]
 #
 # Runs piglit's GL ES tests as vtest clients (GALLIUM_DRIVER=virpipe, EGL
 # surfaceless, -auto -fbo), each test twice in the same run: once through
@@ -24,6 +24,9 @@
 # and piglit's probes check that the pictures are the same. Workers cut
 # only while a safety domain is active, so a 60 Hz cluster-client renders
 # in a safety domain of its own meanwhile.
+#
+# --every N runs only every Nth test of the list (the 1st, the N+1st, ...):
+# a shorter run that still covers the list's kinds of test.
 #
 # Lists: `quick` (bench/conformance/gles-quick.list, about two minutes on 2
 # cores: what CI runs through tests/integration/test-conformance.sh), `full`
@@ -58,6 +61,7 @@ list=quick
 test_timeout=$DEFAULT_TEST_TIMEOUT_S
 piece_us=0
 class=normal
+every=1
 
 usage() {
   sed -n '3,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
@@ -70,6 +74,7 @@ while [ $# -gt 0 ]; do
     --timeout) test_timeout=${2:-}; shift 2 ;;
     --piece-us) piece_us=${2:-}; shift 2 ;;
     --class) class=${2:-}; shift 2 ;;
+    --every) every=${2:-}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -77,6 +82,7 @@ done
 case "$mesa" in 22 | 25 | both) ;; *) usage >&2; exit 2 ;; esac
 [[ "$test_timeout" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 [[ "$piece_us" =~ ^[0-9]+$ ]] || { usage >&2; exit 2; }
+[[ "$every" =~ ^[1-9][0-9]*$ ]] || { usage >&2; exit 2; }
 case "$class" in normal | safety) ;; *) usage >&2; exit 2 ;; esac
 
 skip() { gm_say "SKIP: $*"; exit 77; }
@@ -114,6 +120,9 @@ for test in ET.parse(sys.stdin).getroot():
                                                not prog.endswith(("_gles1", "_gl"))):
             print(" ".join(cmd))
 ')
+fi
+if [ "$every" -gt 1 ]; then
+  mapfile -t commands < <(printf '%s\n' "${commands[@]}" | awk -v n="$every" '(NR - 1) % n == 0')
 fi
 [ ${#commands[@]} -gt 0 ] || { gm_say "no tests in list '$list'"; exit 2; }
 for c in "${commands[@]}"; do
