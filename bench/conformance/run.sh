@@ -31,7 +31,8 @@
 # Lists: `quick` (bench/conformance/gles-quick.list, about two minutes on 2
 # cores: what CI runs through tests/integration/test-conformance.sh), `full`
 # (every GL ES test of piglit's opengl profile: the _gles2/_gles3 programs
-# and the OES extensions' tests), or a FILE with one piglit command per line
+# and the OES extensions' tests; and the GLSL ES 1.00 and 3.00 shader tests
+# piglit ships, through shader_runner_gles2 and _gles3), or a FILE with one piglit command per line
 # (program and arguments, '#' starts a comment).
 #
 # Prints one line per test and Mesa (result through the reference, result
@@ -120,6 +121,13 @@ for test in ET.parse(sys.stdin).getroot():
                                                not prog.endswith(("_gles1", "_gl"))):
             print(" ".join(cmd))
 ')
+  # The GLSL ES shader tests piglit ships (its opengl profile does not list
+  # them): GLSL ES 1.00 through shader_runner_gles2, 3.00 through _gles3.
+  for v in 1.00:gles2 3.00:gles3; do
+    for f in "$PIGLIT_DIR"/tests/spec/glsl-es-"${v%%:*}"/*/*.shader_test; do
+      [ -e "$f" ] && commands+=("shader_runner_${v##*:} ${f#"$PIGLIT_DIR"/}")
+    done
+  done
 fi
 if [ "$every" -gt 1 ]; then
   mapfile -t commands < <(printf '%s\n' "${commands[@]}" | awk -v n="$every" '(NR - 1) % n == 0')
