@@ -19,15 +19,30 @@
 # mediatorctl show-budgets counted in that run).
 #
 # Environment: REPS (default 3), DURATION seconds per scene (default 10),
-# SCENES (default "build shading texture"), BUILD_DIR (default build/),
-# KEEP_TMP=1 keeps the logs.
+# SCENES (default "build shading texture"; "all": glmark2's whole default
+# run, every scene at glmark2's own duration), CONFIGS (default "vts fifo0
+# fifo1 normal safety": a subset runs only those), BUILD_DIR (default
+# build/), KEEP_TMP=1 keeps the logs.
+#
+# Every mediatord run is checked for workers killed by their system-call
+# filter or by a signal (issue 30): their count is printed per run, and
+# the exit status is 1 when there was one; a run that does not render
+# every scene vts rendered fails too.
 set -euo pipefail
 
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 REPS=${REPS:-3}
 DURATION=${DURATION:-10}
 read -r -a SCENES <<<"${SCENES:-build shading texture}"
-CONFIGS=(vts fifo0 fifo1 normal safety)
+[ "${SCENES[*]}" != all ] || SCENES=()
+read -r -a CONFIGS <<<"${CONFIGS:-vts fifo0 fifo1 normal safety}"
+for c in "${CONFIGS[@]}"; do
+  case $c in vts | fifo0 | fifo1 | normal | safety) ;; *)
+    echo "bench/overhead: unknown configuration '$c' in CONFIGS" >&2
+    exit 2
+    ;;
+  esac
+done
 GM_NAME=bench
 source scripts/lib/gm-common.sh
 
@@ -52,6 +67,18 @@ cpu_us() {
   # shellcheck disable=SC2086 # split the fields
   set -- $stat
   echo $((((${12} + ${13}) * 1000000) / CLK_TCK))
+}
+
+# scene_fps LOG: "SCENE FPS" per scene glmark2 rendered; for its whole
+# default run (SCENES=all) the scene is named with its options
+# ("build:use-vbo=false"), since a scene runs there with several.
+scene_fps() {
+  if [ ${#SCENES[@]} -gt 0 ]; then
+    sed -n 's/^\[\([a-z0-9-]*\)\].*FPS: \([0-9.]*\).*/\1 \2/p' "$1"
+  else
+    sed -n 's/^\[\([a-z0-9-]*\)\] \(.*\): FPS: \([0-9.]*\).*/\1:\2 \3/p' "$1" |
+      awk '{ fps = $NF; $NF = ""; gsub(/ /, ""); print $0, fps }'
+  fi
 }
 
 # run_one CONFIG REP: one glmark2 run; appends "CONFIG REP SCENE FPS" lines
@@ -108,29 +135,41 @@ run_one() {
     groups1=$(gm_budgets_sum groups)
     echo "$cfg $rep $((cpu1 - cpu0)) $((groups1 - groups0))" >>"$TMP/cpu"
   fi
+  local killed=''
   if [ "$cfg" = vts ]; then
     kill -TERM "$server_pid"
     wait "$server_pid" || true
   else
     gm_stop_mediatord || true
+    killed=$(grep -c -E 'killed by its filter|killed by signal' "$TMP/server-$cfg-$rep.log" || :)
+    echo "$cfg $rep $killed" >>"$TMP/killed"
   fi
   server_pid=
 
-  sed -n 's/^\[\([a-z-]*\)\].*FPS: \([0-9.]*\).*/\1 \2/p' "$log" |
+  scene_fps "$log" |
     while read -r scene fps; do echo "$cfg $rep $scene $fps"; done >>"$TMP/fps"
   score=$(sed -n 's/.*glmark2 Score: \([0-9]*\).*/\1/p' "$log")
   [ -n "$score" ] || gm_die "no glmark2 score in $log"
   echo "$cfg $rep score $score" >>"$TMP/fps"
-  printf '  rep %d %-6s score %5s  (%s)\n' "$rep" "$cfg" "$score" \
-    "$(sed -n 's/^\[\([a-z-]*\)\].*FPS: \([0-9.]*\).*/\1 \2/p' "$log" | paste -sd, -)"
+  printf '  rep %d %-6s score %5s, %d scenes%s  (%s)\n' "$rep" "$cfg" "$score" \
+    "$(grep -c 'FPS:' "$log")" "${killed:+, workers killed $killed}" \
+    "$(scene_fps "$log" | paste -sd, -)"
+  echo "$cfg $rep $(grep -c 'FPS:' "$log")" >>"$TMP/scenes"
 }
 
 echo "gpu-mediator overhead benchmark"
 echo "  $(nproc) CPUs, $(uname -r), $(glmark2-es2 --version 2>/dev/null | head -n 1 || true)"
-echo "  scenes: ${SCENES[*]}, ${DURATION} s each; $REPS repetitions; display $DISPLAY"
+if [ ${#SCENES[@]} -gt 0 ]; then
+  echo "  scenes: ${SCENES[*]}, ${DURATION} s each; $REPS repetitions; display $DISPLAY"
+else
+  echo "  glmark2's whole default run; $REPS repetitions; display $DISPLAY"
+fi
+echo "  configurations: ${CONFIGS[*]}"
 echo
 : >"$TMP/fps"
 : >"$TMP/cpu"
+: >"$TMP/killed"
+: >"$TMP/scenes"
 for rep in $(seq 1 "$REPS"); do
   for i in "${!CONFIGS[@]}"; do
     run_one "${CONFIGS[$(((i + rep - 1) % ${#CONFIGS[@]}))]}" "$rep"
@@ -152,7 +191,9 @@ echo
 echo "Median over $REPS repetitions (FPS; score is glmark2's):"
 printf '%-10s %9s %9s %9s %9s %9s %10s %10s %11s %11s\n' scene vts fifo0 fifo1 normal \
   safety fifo0/vts fifo1/vts normal/vts safety/vts
-for key in "${SCENES[@]}" score; do
+keys=("${SCENES[@]}")
+[ ${#keys[@]} -gt 0 ] || mapfile -t keys < <(awk '$1 == "vts" && $3 != "score" { print $3 }' "$TMP/fps" | awk '!seen[$0]++')
+for key in "${keys[@]}" score; do
   v=$(median vts "$key")
   f0=$(median fifo0 "$key")
   f1=$(median fifo1 "$key")
@@ -167,7 +208,8 @@ echo "Score ratio to vts per repetition (the same run each):"
 for rep in $(seq 1 "$REPS"); do
   v=$(awk -v r="$rep" '$1 == "vts" && $2 == r && $3 == "score" { print $4 }' "$TMP/fps")
   line="  rep $rep:"
-  for cfg in fifo0 fifo1 normal safety; do
+  for cfg in "${CONFIGS[@]}"; do
+    [ "$cfg" != vts ] || continue
     c=$(awk -v r="$rep" -v c="$cfg" '$1 == c && $2 == r && $3 == "score" { print $4 }' "$TMP/fps")
     line+=" $cfg $(ratio "$c" "$v")"
   done
@@ -176,7 +218,8 @@ done
 
 echo
 echo "mediatord CPU time per command group (utime+stime of mediatord / groups):"
-for cfg in fifo0 fifo1 normal safety; do
+for cfg in "${CONFIGS[@]}"; do
+  [ "$cfg" != vts ] || continue
   awk -v c="$cfg" '$1 == c { cpu += $3; groups += $4; n++ }
     END {
       if (groups > 0)
@@ -186,3 +229,19 @@ for cfg in fifo0 fifo1 normal safety; do
     }' "$TMP/cpu"
 done
 echo "  (CPU time resolution is 1/$CLK_TCK s per run)"
+
+# Issue 30: no worker killed, every scene rendered in every run.
+status=0
+killed_total=$(awk '{ n += $3 } END { print n + 0 }' "$TMP/killed")
+echo
+echo "workers killed by their filter or by a signal, all mediatord runs: $killed_total"
+[ "$killed_total" = 0 ] || status=1
+vts_scenes=$(awk '$1 == "vts" { print $3; exit }' "$TMP/scenes")
+if [ -n "$vts_scenes" ]; then
+  short=$(awk -v n="$vts_scenes" '$3 != n { printf " %s rep %s: %s", $1, $2, $3 }' "$TMP/scenes")
+  if [ -n "$short" ]; then
+    echo "runs that rendered other than vts's $vts_scenes scenes:$short"
+    status=1
+  fi
+fi
+exit $status

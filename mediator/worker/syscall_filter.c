@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -41,10 +42,9 @@ struct allowed {
 static const struct allowed allowed[] = {
     /* Memory. */
     ALLOW(brk, "malloc"),
-    ALLOW(mmap, "malloc, the renderer's buffers, guest memory and shared memory maps"),
+    /* mmap and mprotect: by protection (allow_write_xor_execute()). */
     ALLOW(munmap, "the same, released"),
     ALLOW(mremap, "realloc of large blocks"),
-    ALLOW(mprotect, "the GL driver's shader JIT (write, then execute) and thread stack guards"),
     ALLOW(madvise, "malloc returning memory, thread stacks"),
     ALLOW(membarrier, "the GL driver's JIT (LLVM) on some versions"),
     /* Threads and waiting. */
@@ -298,6 +298,38 @@ static int allow_lowering(scmp_filter_ctx ctx)
 	return r;
 }
 
+/*
+ * mmap (malloc, the renderer's buffers, guest memory and shared memory
+ * maps) and mprotect (the GL driver's shader JIT, thread stack guards)
+ * with any protection but writable and executable at once, which fails
+ * with EACCES, as under SELinux's execmem rule: LLVM's JIT writes its
+ * code into a writable map and then makes it read-only and executable.
+ * Mesa asks for such maps in two places and copes with the refusal:
+ * gallium's rtasm heap (10 MiB, for its SSE vertex translation, which
+ * falls back to generic code) and glapi's stub page (made before the
+ * filter). Killing the worker instead killed every honest one at its
+ * first draw (strace of a worker: the 10 MiB map). (crosvm's GPU device
+ * policy lists the protections it allows; a hardware driver does not JIT.)
+ */
+static int allow_write_xor_execute(scmp_filter_ctx ctx)
+{
+	static const int calls[] = {SCMP_SYS(mmap), SCMP_SYS(mprotect)};
+	static const scmp_datum_t ok[] = {0, PROT_WRITE, PROT_EXEC};
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(calls); i++) {
+		for (size_t k = 0; r == 0 && k < ARRAY_SIZE(ok); k++)
+			r = seccomp_rule_add(
+			    ctx, SCMP_ACT_ALLOW, calls[i], 1,
+			    SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_WRITE | PROT_EXEC, ok[k]));
+		if (r == 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), calls[i], 1,
+					     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_WRITE | PROT_EXEC,
+						     PROT_WRITE | PROT_EXEC));
+	}
+	return r;
+}
+
 static void remember_names(void)
 {
 	for (int nr = 0; nr < MAX_NR; nr++) {
@@ -351,6 +383,8 @@ int syscall_filter_install(char *err, size_t err_size)
 		r = allow_fcntls(ctx);
 	if (r == 0)
 		r = allow_lowering(ctx);
+	if (r == 0)
+		r = allow_write_xor_execute(ctx);
 	/* A call of another architecture (x32's, say) ends the whole worker, not one thread. */
 	if (r == 0)
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);

@@ -3,7 +3,8 @@
  * Tests of the worker's system-call allow-list (syscall_filter.h) and of
  * sandbox_enter() (sandbox.h), each in a child process: what a worker
  * needs still works under the filter (threads, memory, the JIT's
- * mprotect, memfds, files); a forbidden call (socket, fork, execve,
+ * mprotect, memfds, files), maps writable and executable at once fail
+ * with EACCES; a forbidden call (socket, fork, execve,
  * kill of another process) kills the child by SIGSYS after it named the
  * call on stderr; and a sandboxed child keeps only the descriptors it
  * was told to, has no-new-privs set and cannot become root again.
@@ -199,6 +200,37 @@ static void expect_killed(child_fn fn, const char *name)
 	snprintf(want, sizeof(want), "forbidden system call %s (", name);
 	if (!strstr(out, want))
 		fail_msg("%s: stderr does not name it: %s", name, out);
+}
+
+/*
+ * A map writable and executable at once, made so or turned so: EACCES
+ * (as under SELinux's execmem rule; Mesa falls back), while read-only and
+ * executable, and writable, are allowed.
+ */
+static int writable_and_executable_maps_are_refused(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p != MAP_FAILED || errno != EACCES)
+		return 1;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 2;
+	if (mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0 || errno != EACCES)
+		return 3;
+	if (mprotect(p, 4096, PROT_EXEC) < 0 || mprotect(p, 4096, PROT_WRITE) < 0)
+		return 4;
+	return munmap(p, 4096) < 0 ? 5 : 0;
+}
+
+static void writable_and_executable_maps_fail(void **state)
+{
+	char out[1024];
+	int status = run_filtered(writable_and_executable_maps_are_refused, out, sizeof(out));
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("status 0x%x, stderr: %s", status, out);
 }
 
 static void a_forbidden_call_kills_and_is_named(void **state)
@@ -409,6 +441,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(renderer_calls_are_allowed),
 	    cmocka_unit_test(a_forbidden_call_kills_and_is_named),
+	    cmocka_unit_test(writable_and_executable_maps_fail),
 	    cmocka_unit_test(scheduling_calls_are_refused_not_killed),
 	    cmocka_unit_test(terminal_requests_fail_and_inject_nothing),
 	    cmocka_unit_test(descriptor_requests_by_command),
