@@ -69,7 +69,9 @@
 #     worker-hour    asks every group young with an hour's bound;
 #     worker-lie     reports every group as 1 us (prediction, bound,
 #                    measured time, not young);
-#     worker-flood   sends valid records as fast as its channel takes them.
+#     worker-flood   sends valid records as fast as its channel takes them;
+#     worker-tiocsti pushes a command line into every terminal it can reach;
+#     worker-wx      makes memory writable and executable at once.
 #   Each attack is repeated until the cluster's last frame.
 # Prints per attack: cluster frames, misses (the client's count and
 # mediatord's), frame latency p99 and max, the cluster's longest grant
@@ -88,7 +90,7 @@ set -euo pipefail
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 SECONDS_PER_ATTACK=${SECONDS_PER_ATTACK:-30}
-ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart escalating sustained long-groups single-draws uncut-draws conn-flood mem-flood worker-honest worker-forge worker-claim worker-hour worker-lie worker-flood}
+ATTACKS=${ATTACKS:-none stop kill slow-get truncate resources quota display-flood ring-num backing destroy-busy deceive cycles restart escalating sustained long-groups single-draws uncut-draws conn-flood mem-flood worker-honest worker-forge worker-claim worker-hour worker-lie worker-flood worker-tiocsti worker-wx}
 OUT=${OUT:-$SRCROOT/bench-faults-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
@@ -289,7 +291,7 @@ attack_once() {
     local what=${1#worker-} secs=$((SECONDS_PER_ATTACK - 2))
     case $what in
     honest) what= ;;
-    forge | claim | flood) secs=10 ;;
+    forge | claim | flood | tiocsti | wx) secs=10 ;;
     esac
     echo "${what:+$what:$((secs + 30))}" >"$TMP/run/worker-attack"
     long_draws "$secs" --size 1920x1080 --iterations 12

@@ -10,6 +10,8 @@
 # - tiocsti: pushing a command line into any terminal the worker can reach
 #   (its descriptors, /dev/tty, every pseudo-terminal by name) is refused, and
 #   the terminal's input queue stays empty;
+# - wx: memory writable and executable at once (a new map, a writable map
+#   turned executable, its own code turned writable) is refused;
 # - the attacking worker still serves its client afterwards (a refused
 #   terminal request costs nothing), and the cluster, in the same
 #   mediatord, renders every frame;
@@ -59,7 +61,7 @@ while os.waitpid(pid, os.WNOHANG) == (0, 0):
 EOF
 : >"$MEDIATORD_LOG"
 worker_files_mark
-LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK=tiocsti GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \
+LD_PRELOAD=$WORKER_ATTACK GM_WORKER_ATTACK=tiocsti,wx GM_WORKER_ATTACK_DOMAIN=$DOMAIN_B \
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
   python3 "$TMP/pty-hold.py" "$MEDIATORD_LOG" "$TMP/mediatord.pid" "$TMP/pending" \
   "$MEDIATORD" --config "$CONFIG" &
@@ -99,7 +101,7 @@ done
 log "workers ${workers[*]}: each its session's leader, no controlling terminal, stdin /dev/null"
 
 deadline=$((SECONDS + 60))
-until grep -q "worker-attack: tiocsti: finished" "$MEDIATORD_LOG"; do
+until grep -q "worker-attack: wx: finished" "$MEDIATORD_LOG"; do
   [ $SECONDS -lt $deadline ] || fail "the attack did not finish within 60 s"
   grep -q "worker-attack: the filter never came on" "$MEDIATORD_LOG" &&
     fail "the attacker's worker never turned its filter on"
@@ -114,6 +116,8 @@ grep -q "worker-attack: tiocsti: TIOCSTI on fd 0 (/dev/null) (.*): refused" "$ME
 mediatord_tty=$(readlink "/proc/$MEDIATORD_PID/fd/0")
 grep -q "worker-attack: tiocsti: open $mediatord_tty (.*): refused" "$MEDIATORD_LOG" ||
   fail "no attempt on mediatord's terminal $mediatord_tty was reported"
+[ "$(grep -c "worker-attack: wx: .*: refused" "$MEDIATORD_LOG")" = 3 ] ||
+  fail "memory writable and executable at once: not refused all three ways"
 sleep 0.5 # the holder's next look
 [ "$(cat "$TMP/pending")" = 0 ] || fail "$(cat "$TMP/pending") bytes wait in mediatord's terminal"
 
@@ -124,5 +128,5 @@ frames=$(jq .frames "$TMP/cluster.json")
 ! grep -q "killed by signal" "$MEDIATORD_LOG" || fail "a worker was killed: $(grep -m1 'killed by signal' "$MEDIATORD_LOG")"
 gm_assert_mediatord_alive
 worker_files_unchanged gpu-mediator "the terminal attack"
-log "terminal requests refused, nothing injected; both clients rendered every frame"
+log "terminal requests and writable code refused, nothing injected; both clients rendered every frame"
 log "PASS"

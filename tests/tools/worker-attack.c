@@ -17,6 +17,10 @@
  *   tiocsti  push a command line into every terminal the worker can
  *            reach: its descriptors, its session's terminal (/dev/tty),
  *            every pseudo-terminal by name (mediatord's among them).
+ *   wx       make memory writable and executable at once, where injected
+ *            code would be written and then run: a new map, a writable
+ *            map turned executable, this module's own code turned
+ *            writable; DONE for each that succeeded.
  *   forge    for GM_WORKER_ATTACK_SECONDS, write the grant board the worker
  *            maps as the review did: huge bounds and
  *            validity, NONE words turned OFFERED of later generations;
@@ -50,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -131,6 +136,36 @@ static void attack_tiocsti(void)
 	if (dir)
 		closedir(dir);
 	fprintf(stderr, "worker-attack: tiocsti: finished\n");
+}
+
+/* Memory writable and executable at once, three ways (attack "wx"). */
+static void attack_wx(void)
+{
+	const int wx = PROT_READ | PROT_WRITE | PROT_EXEC;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, (size_t)page, wx, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int err = errno;
+
+	report("wx", "mmap of a page writable and executable", p == MAP_FAILED ? -1 : 0, err);
+	if (p != MAP_FAILED)
+		munmap(p, (size_t)page);
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		int r = mprotect(p, (size_t)page, wx);
+
+		err = errno;
+		report("wx", "mprotect of a writable page to executable too", r, err);
+		munmap(p, (size_t)page);
+	}
+	/* This function's own page, made writable while it stays executable. */
+	void *code = (void *)((uintptr_t)(void *)attack_wx & ~(uintptr_t)(page - 1));
+	int r = mprotect(code, (size_t)page, wx);
+
+	err = errno;
+	report("wx", "mprotect of its own code to writable", r, err);
+	if (r == 0)
+		mprotect(code, (size_t)page, PROT_READ | PROT_EXEC);
+	fprintf(stderr, "worker-attack: wx: finished\n");
 }
 
 static uint64_t now_ns(void)
@@ -389,6 +424,8 @@ static void *attacker(void *arg)
 		}
 		if (strcmp(a, "tiocsti") == 0)
 			attack_tiocsti();
+		else if (strcmp(a, "wx") == 0)
+			attack_wx();
 		else if (strcmp(a, "flood") == 0)
 			attack_flood();
 		else if (strcmp(a, "forge") == 0)
