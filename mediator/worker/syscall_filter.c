@@ -218,23 +218,41 @@ static int allow_own(scmp_filter_ctx ctx)
 }
 
 /*
- * ioctl by request. Allowed: the families a renderer uses, by the type
- * byte of their numbers (bits 8-15: the kernel reads the request as 32
- * bits and a family is matched on those bits alone, so higher bits buy
- * nothing). Terminal requests (type 'T': isatty()'s TCGETS, but also
- * TIOCSTI, which pushes input into a terminal, and TIOCSCTTY) fail with
- * ENOTTY, as on a descriptor that is no terminal. Any other request is
- * forbidden like a forbidden call. (libseccomp lets a rule without
- * arguments override those with; so each refusal has its own match.)
+ * ioctl by request. DRM's requests by family, the type byte of their
+ * numbers: a render node's driver has its own requests (i915's, amdgpu's,
+ * hundreds across drivers), and the kernel itself lets a render node serve
+ * only those its driver marked DRM_RENDER_ALLOW. Every other request by
+ * its number (Linux's uapi headers; host-kmod's own): dma-buf's CPU access,
+ * names and sync_file exchange, sync_file's merge and information, and the
+ * three requests of host-kmod's fence device the worker makes. Requests
+ * are matched on their low 32 bits, which are all the kernel reads.
+ * Terminal requests (type 'T': isatty()'s TCGETS, but also TIOCSTI, which
+ * pushes input into a terminal, and TIOCSCTTY) fail with ENOTTY, as on a
+ * descriptor that is no terminal. Any other request is forbidden like a
+ * forbidden call. (libseccomp lets a rule without arguments override those
+ * with; so each refusal has its own match.)
  */
 static const struct {
 	unsigned long type;
 	const char *why;
 } ioctl_families[] = {
     {'d', "DRM: the GPU's render node (egl-gbm), its driver's own requests included"},
-    {DMA_BUF_BASE, "dma-buf: CPU access to shared buffers"},
-    {SYNC_IOC_MAGIC, "sync_file: fence information, merging"},
-    {GM_FENCE_IOC_MAGIC, "host-kmod's fence device: completion timestamps"},
+};
+
+static const struct {
+	unsigned long request;
+	const char *why;
+} ioctl_requests[] = {
+    {DMA_BUF_IOCTL_SYNC, "dma-buf: brackets CPU access to a shared buffer"},
+    {DMA_BUF_SET_NAME_A, "dma-buf: a buffer's name (32-bit pointer form)"},
+    {DMA_BUF_SET_NAME_B, "dma-buf: a buffer's name"},
+    {DMA_BUF_IOCTL_EXPORT_SYNC_FILE, "dma-buf: its fences as a sync_file"},
+    {DMA_BUF_IOCTL_IMPORT_SYNC_FILE, "dma-buf: a sync_file's fence added to it"},
+    {SYNC_IOC_MERGE, "sync_file: two fences as one"},
+    {SYNC_IOC_FILE_INFO, "sync_file: a fence's state and timestamp"},
+    {GM_FENCE_IOC_VERSION, "host-kmod's fence device: its ABI version"},
+    {GM_FENCE_IOC_QUERY, "host-kmod's fence device: a completion timestamp"},
+    {GM_FENCE_IOC_RESOLVE, "host-kmod's fence device: a fence of the worker's context"},
 };
 
 static int allow_ioctls(scmp_filter_ctx ctx)
@@ -245,6 +263,10 @@ static int allow_ioctls(scmp_filter_ctx ctx)
 		r = seccomp_rule_add(
 		    ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 		    SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, ioctl_families[i].type << 8));
+	for (size_t i = 0; r == 0 && i < ARRAY_SIZE(ioctl_requests); i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					     ioctl_requests[i].request & 0xffffffffUL));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTTY), SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xff00, (unsigned long)'T' << 8));

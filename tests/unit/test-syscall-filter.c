@@ -25,6 +25,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <linux/dma-buf.h>
+#include <linux/sync_file.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -317,6 +319,31 @@ static int unknown_ioctl(void)
 	return 20;
 }
 
+/* A dma-buf request that is not one of those listed: forbidden, family or not. */
+static int unlisted_dma_buf_ioctl(void)
+{
+	ioctl(pipe_fds[0], _IOW(DMA_BUF_BASE, 9, __u32));
+	return 22;
+}
+
+/* Listed requests reach the kernel (which refuses them on a pipe). */
+static int listed_ioctls(void)
+{
+	struct dma_buf_sync sync = {.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ};
+	struct sync_file_info info = {0};
+
+	if (ioctl(pipe_fds[0], DMA_BUF_IOCTL_SYNC, &sync) == 0 || errno != ENOTTY)
+		return 1;
+	if (ioctl(pipe_fds[0], SYNC_IOC_FILE_INFO, &info) == 0 || errno != ENOTTY)
+		return 2;
+	/* The high 32 bits are not the kernel's: a listed request with them set is that request. */
+	if (syscall(SYS_ioctl, pipe_fds[0], (unsigned long)DMA_BUF_IOCTL_SYNC | 0x100000000ul,
+		    &sync) == 0 ||
+	    errno != ENOTTY)
+		return 3;
+	return 0;
+}
+
 static int unknown_fcntl(void)
 {
 	fcntl(pipe_fds[0], F_SETPIPE_SZ, 1 << 20);
@@ -332,7 +359,11 @@ static void descriptor_requests_by_command(void **state)
 	status = run_filtered(descriptor_requests, out, sizeof(out));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("status 0x%x, stderr: %s", status, out);
+	status = run_filtered(listed_ioctls, out, sizeof(out));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("listed requests: status 0x%x, stderr: %s", status, out);
 	expect_killed(unknown_ioctl, "ioctl");
+	expect_killed(unlisted_dma_buf_ioctl, "ioctl");
 	expect_killed(unknown_fcntl, "fcntl");
 	close(pipe_fds[0]);
 	close(pipe_fds[1]);
