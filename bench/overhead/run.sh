@@ -122,7 +122,10 @@ run_one() {
     groups0=$(gm_budgets_sum groups)
   fi
   # mediator-exec: Mesa 22's vtest client always connects to /tmp/.virgl_test.
-  gm_client --timeout $((${#SCENES[@]} * DURATION + 120)) "$sock" \
+  # glmark2's whole run: about 33 scenes of 10 s each.
+  local limit=$((${#SCENES[@]} * DURATION + 120))
+  [ ${#SCENES[@]} -gt 0 ] || limit=900
+  gm_client --timeout "$limit" "$sock" \
     glmark2-es2 --off-screen "${args[@]}" >"$log" 2>&1 ||
     gm_die "glmark2-es2 through $cfg failed (rep $rep); see $log$(tail -n 5 "$log")"
   if [ "$cfg" != vts ]; then
