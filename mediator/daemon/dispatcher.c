@@ -145,6 +145,18 @@ struct dispatcher {
 		int fd;
 		struct wire_board *b;
 		bool off; /* after a claim never reported: no more offers on it */
+		/*
+		 * The claim that switched it off, given up but not forgotten: an
+		 * honest worker slowed past its report's due time (descheduled
+		 * between its compare-and-swap and its report, on a loaded host)
+		 * reports it yet, and its group runs already (late_claim()).
+		 */
+		struct lapsed_claim {
+			bool set;
+			uint32_t client, gen;
+			uint64_t offer_at, offer_until, bound_ns;
+			uint64_t claimed_at; /* when mediatord found it taken */
+		} lapsed;
 	} boards[WIRE_BOARD_DOMAINS];
 	struct wire_board *board; /* boards[board_domain].b: the current offer's */
 	int board_domain;
@@ -571,6 +583,10 @@ static bool forget(struct dispatcher *d, uint32_t client, uint64_t now_ns)
 	/* A worker that took the offer and died before saying so. */
 	bool any = drop_claim(d, client);
 
+	for (int i = 0; i < d->n_domains; i++) {
+		if (d->boards[i].lapsed.client == client)
+			d->boards[i].lapsed.set = false;
+	}
 	for (size_t i = d->top; i-- > 0;) {
 		if (d->out[i].used && d->out[i].client == client) {
 			/* The scheduler knows neither revoked groups nor held requests. */
@@ -760,6 +776,15 @@ static void run(struct dispatcher *d, uint64_t now_ns)
 			  "within %llu ms; that board is off, its domain's groups ask",
 			  d->board_domain, d->claimer,
 			  (unsigned long long)((d->claim_due - d->claimed_at) / 1000000));
+		d->boards[d->board_domain].lapsed = (struct lapsed_claim){
+		    .set = true,
+		    .client = d->claimer,
+		    .gen = d->gen,
+		    .offer_at = d->offer_at,
+		    .offer_until = d->offer_until,
+		    .bound_ns = d->offer_bound[d->board_domain],
+		    .claimed_at = d->claimed_at,
+		};
 		clear_board(d);
 		d->boards[d->board_domain].off = true;
 	}
@@ -848,6 +873,40 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 		if (d->out[i].used && d->out[i].client == client)
 			return false;
 	}
+	return true;
+}
+
+/*
+ * True when @req of @client reports the claim mediatord gave up on @domain's
+ * board (it switched the board off): the same offer, within its bound and
+ * span. Its group runs already, so it is taken as a claim, late; before
+ * 2026-11-29 it was refused as malformed and the worker stopped, which
+ * ended honest workers on a loaded host (CI, AddressSanitizer: a cluster
+ * worker under test-memory-flood's load, an infotainment worker at idle
+ * priority in test-isolation, each reporting 14 to 50 ms after its
+ * claim). Each lapsed claim is taken once.
+ */
+static bool late_claim(struct dispatcher *d, uint32_t client, int domain,
+		       const struct wire_grant_request *req, uint64_t now_ns)
+{
+	struct lapsed_claim *l;
+
+	if (domain < 0 || domain >= d->n_domains)
+		return false;
+	l = &d->boards[domain].lapsed;
+	if (!l->set || l->client != client || req->offer_gen != l->gen || !req->bound_ns ||
+	    req->bound_ns > l->bound_ns || req->claimed_ns < l->offer_at ||
+	    req->claimed_ns >= l->offer_until || req->claimed_ns > now_ns)
+		return false;
+	for (size_t i = 0; i < d->top; i++) {
+		if (d->out[i].used && d->out[i].client == client)
+			return false;
+	}
+	l->set = false;
+	log_warn("grant board of domain %d: client %u reported its claim of offer %u %llu ms "
+		 "after it was taken; its group runs, taken late",
+		 domain, client, req->offer_gen,
+		 (unsigned long long)((now_ns - req->claimed_ns) / 1000000));
 	return true;
 }
 
@@ -941,13 +1000,14 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 {
 	struct client_ids *ids = ids_of(d, client, true);
 	struct outstanding *o = NULL;
-	bool claimed = req->flags & WIRE_GRANT_CLAIMED;
+	bool claimed = req->flags & WIRE_GRANT_CLAIMED, late = false;
 	int r;
 
 	/* What the request says on its own is the wire's rule; its id is the dispatcher's. */
 	if (wire_check_grant_request(req, NULL, 0) < 0 || !ids || req->id <= ids->last_id)
 		return -EPROTO;
-	if (claimed && !claim_valid(d, client, domain, req, now_ns))
+	if (claimed && !claim_valid(d, client, domain, req, now_ns) &&
+	    !(late = late_claim(d, client, domain, req, now_ns)))
 		return -EPROTO;
 	ids->domain = domain;
 	if (domain >= 0 && domain < d->n_domains)
@@ -974,10 +1034,13 @@ static int request(struct dispatcher *d, uint32_t client, int domain,
 	/* A claim started before its report; mediatord knows it since it found the word taken. */
 	o->seen_start_ns =
 	    d->claimed && d->claimer == client && d->claimed_at < now_ns ? d->claimed_at : now_ns;
+	if (late)
+		o->seen_start_ns = d->boards[domain].lapsed.claimed_at;
 	if (o->held) {
 		r = 0; /* its client is suspended: the scheduler gets it when it resumes */
 	} else if (claimed) {
-		clear_board(d);
+		if (!late) /* a late one's board was cleared; the current offer may be another's */
+			clear_board(d);
 		r = sched_claim(d->sched, o->sched_id, domain, o->predicted_ns, o->bound_ns,
 				o->flags, now_ns);
 	} else {

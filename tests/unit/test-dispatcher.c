@@ -622,6 +622,48 @@ static void an_unreported_claim_switches_its_domains_board_off(void **state)
 	dispatcher_forget(f->d, SECOND, t + 20 * MS);
 }
 
+/*
+ * A claim reported after mediatord gave up on it (an honest worker
+ * descheduled between its compare-and-swap and its report, on a loaded
+ * host) is taken late: its group runs already. Its worker is not refused,
+ * its domain's board stays off, and the claim is taken once; one of
+ * another offer, or of another client, is still refused.
+ */
+static void a_claim_reported_after_it_was_given_up_is_taken_late(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t t = T0 + 6 * MS;
+	struct wire_grant_request r;
+
+	free_offer_at_t0_plus_5ms(f);
+	r = claim_of(f, SECOND, 1 * MS, t);
+	assert_true(take_offer(f, SECOND));
+	/* Found taken when the offer ran out (T0 + 7 ms); given up 10 ms later. */
+	dispatcher_tick(f->d, t + 2 * MS);
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_CLAIMED);
+	dispatcher_tick(f->d, t + 12 * MS + 1);
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_NONE);
+	/* Another client with SECOND's claim, and the claim of another offer: refused. */
+	{
+		struct wire_grant_request other = r;
+
+		other.id = ++f->next_id[THIRD];
+		assert_int_equal(dispatcher_request(f->d, THIRD, IVI, &other, t + 14 * MS),
+				 -EPROTO);
+		other = r;
+		other.offer_gen++;
+		assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &other, t + 14 * MS),
+				 -EPROTO);
+	}
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, t + 14 * MS), 0);
+	complete(f, SECOND, r.id, t + 15 * MS, t + 15 * MS);
+	/* Once: the same claim again is refused. */
+	r.id = ++f->next_id[SECOND];
+	assert_int_equal(dispatcher_request(f->d, SECOND, IVI, &r, t + 16 * MS), -EPROTO);
+	assert_int_equal(WIRE_OFFER_STATE(atomic_load(&f->boards[IVI]->offer)), WIRE_OFFER_NONE);
+	dispatcher_forget(f->d, SECOND, t + 20 * MS);
+}
+
 /* Completions are checked too: of a group granted to this worker, not after now. */
 static void a_completion_must_be_of_a_granted_group_and_not_in_the_future(void **state)
 {
@@ -927,6 +969,7 @@ int main(void)
 	    DISPATCHER_TEST(a_claim_when_no_offer_stands_is_refused),
 	    DISPATCHER_TEST(a_forged_board_reaches_no_other_domain),
 	    DISPATCHER_TEST(an_unreported_claim_switches_its_domains_board_off),
+	    DISPATCHER_TEST(a_claim_reported_after_it_was_given_up_is_taken_late),
 	    DISPATCHER_TEST(a_completion_must_be_of_a_granted_group_and_not_in_the_future),
 	    DISPATCHER_TEST(every_invariant_has_a_name_and_starts_unbroken),
 	    DISPATCHER_TEST(a_grant_held_past_its_deadline_is_revoked_and_its_client_suspended),
