@@ -849,6 +849,14 @@ arm:
 	timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/* True when claim @req names offer @gen, within its @bound and its span [@at, @until), by @now. */
+static bool claim_fits(const struct wire_grant_request *req, uint32_t gen, uint64_t bound,
+		       uint64_t at, uint64_t until, uint64_t now_ns)
+{
+	return req->offer_gen == gen && req->bound_ns && req->bound_ns <= bound &&
+	       req->claimed_ns >= at && req->claimed_ns < until && req->claimed_ns <= now_ns;
+}
+
 /*
  * A request that says it took the board's offer: the offer it names must
  * be the one standing, taken by this client (the board's word says so),
@@ -864,10 +872,9 @@ static bool claim_valid(struct dispatcher *d, uint32_t client, int domain,
 
 	if (!d->offered && !d->claimed)
 		return false;
-	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || req->offer_gen != d->gen ||
-	    domain != d->board_domain || !req->bound_ns || req->bound_ns > d->offer_bound[domain] ||
-	    req->claimed_ns < d->offer_at || req->claimed_ns >= d->offer_until ||
-	    req->claimed_ns > now_ns || (d->offer_client && d->offer_client != client))
+	if (word != WIRE_OFFER(d->gen, WIRE_OFFER_CLAIMED, client) || domain != d->board_domain ||
+	    !claim_fits(req, d->gen, d->offer_bound[domain], d->offer_at, d->offer_until, now_ns) ||
+	    (d->offer_client && d->offer_client != client))
 		return false;
 	for (size_t i = 0; d->offer_client && i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client)
@@ -894,9 +901,8 @@ static bool late_claim(struct dispatcher *d, uint32_t client, int domain,
 	if (domain < 0 || domain >= d->n_domains)
 		return false;
 	l = &d->boards[domain].lapsed;
-	if (!l->set || l->client != client || req->offer_gen != l->gen || !req->bound_ns ||
-	    req->bound_ns > l->bound_ns || req->claimed_ns < l->offer_at ||
-	    req->claimed_ns >= l->offer_until || req->claimed_ns > now_ns)
+	if (!l->set || l->client != client ||
+	    !claim_fits(req, l->gen, l->bound_ns, l->offer_at, l->offer_until, now_ns))
 		return false;
 	for (size_t i = 0; i < d->top; i++) {
 		if (d->out[i].used && d->out[i].client == client)
