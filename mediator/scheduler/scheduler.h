@@ -214,8 +214,9 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
  * seen (its start-up), or after it was silent: for SCHED_EXPECT_PERIODS
  * of its configured periods, whenever no release of it is expected on its
  * grid, check 3 takes one as due now, so that no other domain's group
- * starts that would make such a frame late. True for a safety domain (what
- * may start changed), false otherwise.
+ * starts that would make such a frame late. The same holds for
+ * SCHED_EXPECT_PERIODS after each of its releases, should it fall silent.
+ * True for a safety domain (what may start changed), false otherwise.
  */
 bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns);
 

@@ -1174,7 +1174,7 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	int n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t t = 20 * MS, window = SCHED_EXPECT_PERIODS * P, ids[16];
+	uint64_t t = 20 * MS, window = SCHED_EXPECT_PERIODS * P, last, ids[16];
 
 	(void)state;
 	assert_false(sched_expect_frames(s, n, 0));
@@ -1199,15 +1199,52 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	assert_int_equal(poll_ids(s, t + 300 * MS + P + 3 * MS, ids), 1);
 	assert_int_equal(ids[0], 2);
 	assert_int_equal(sched_complete(s, 2, 10 * MS, t + 300 * MS + P + 13 * MS), 0);
-	/* Silent for more than SCHED_IDLE_PERIODS: a frame may come at any moment again. */
+	/*
+	 * Silent for more than SCHED_IDLE_PERIODS: a frame may come at any
+	 * moment again, until the window after its last release ends, which
+	 * is an event.
+	 */
+	last = t + 300 * MS + P;
 	t += 300 * MS + (SCHED_IDLE_PERIODS + 2) * P;
 	assert_int_equal(sched_submit(s, 4, n, 10 * MS, 14 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 0);
-	/* Until the window ends, which is an event. */
-	assert_true(sched_next_event(s, t) <= 20 * MS + window);
-	assert_int_equal(poll_ids(s, 20 * MS + window, ids), 1);
+	assert_true(sched_next_event(s, t) <= last + window);
+	assert_int_equal(poll_ids(s, last + window, ids), 1);
 	assert_int_equal(ids[0], 4);
-	assert_int_equal(sched_complete(s, 4, 10 * MS, 20 * MS + window + 10 * MS), 0);
+	assert_int_equal(sched_complete(s, 4, 10 * MS, last + window + 10 * MS), 0);
+	finish(s);
+}
+
+/*
+ * A safety domain that falls silent after its frames (its client starved
+ * for a few periods) is expected back at any moment for
+ * SCHED_EXPECT_PERIODS periods after its last release: a normal group
+ * that would make a frame released now late waits; one that fits runs.
+ * After the window, the longer one runs.
+ */
+static void a_silent_safety_domain_is_expected_back(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
+	int n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t last = 7 * P, t = last + (SCHED_IDLE_PERIODS + 1) * P, ids[16];
+
+	(void)state;
+	for (uint64_t k = 0; k < 8; k++)
+		safety_frame(s, c, 100 + k, k * P, 4 * MS, 3 * MS);
+	/* Off its grid now: a 14 ms group would make a frame due now late, a 3 ms one not. */
+	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 14 * MS, 0, t), 0);
+	assert_int_equal(sched_submit(s, 2, n, 2 * MS, 3 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(sched_complete(s, 2, 2 * MS, t + 2 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 2 * MS, NULL), 0);
+	/* The window ends SCHED_EXPECT_PERIODS after the last release, and that is an event. */
+	assert_true(sched_next_event(s, t + 2 * MS) <= last + SCHED_EXPECT_PERIODS * P);
+	assert_int_equal(poll_ids(s, last + SCHED_EXPECT_PERIODS * P, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 10 * MS, last + SCHED_EXPECT_PERIODS * P + 10 * MS),
+			 0);
 	finish(s);
 }
 
@@ -2019,17 +2056,18 @@ static void a_young_group_holds_the_gpu_until_the_next_safety_release(void **sta
 }
 
 /*
- * A cluster silent for a while has no release expected, so no frame to
- * protect; it is still owed its budget each period: a young normal group
- * holds the slot one cluster period at most, not the class's 250 ms cap.
- * One of known cost keeps the watchdog's limit (its 200 ms floor here).
+ * A cluster silent for a while (past SCHED_EXPECT_PERIODS after its last
+ * release) has no release expected, so no frame to protect; it is still
+ * owed its budget each period: a young normal group holds the slot one
+ * cluster period at most, not the class's 250 ms cap. One of known cost
+ * keeps the watchdog's limit (its 200 ms floor here).
  */
 static void
 a_young_group_holds_the_gpu_a_safety_period_at_most_when_no_release_is_expected(void **state)
 {
 	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t t = 20 * P;
+	uint64_t t = (4 + SCHED_EXPECT_PERIODS) * P;
 
 	(void)state;
 	for (uint64_t k = 0; k < 4; k++)
@@ -2157,6 +2195,7 @@ int main(void)
 	    cmocka_unit_test(a_safety_domain_drawing_past_its_budget_starves_no_one),
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
+	    cmocka_unit_test(a_silent_safety_domain_is_expected_back),
 	    cmocka_unit_test(a_group_without_output_after_its_frame_does_not_move_the_grid),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
