@@ -151,7 +151,8 @@ gm_ctl set-budget cluster --budget-us "$budget_us"
 # run_pair POLICY: the cluster and glmark2-es2 together for about SECS s
 # under mediatord's POLICY; prints show-budgets midway and after, and the
 # cluster's misses by both counts. Sets misses_md, alone_md (of them, with no
-# infotainment group beside), misses_own, frames_own.
+# infotainment group beside), startup_md (its start-up frames, not judged),
+# misses_own, frames_own.
 run_pair() {
   local policy=$1 third status=0 before after score
   before=$(gm_budgets)
@@ -185,12 +186,15 @@ run_pair() {
     $(gm_budgets_field cluster deadline_misses_alone "$before")))
   frames_md=$(($(gm_budgets_field cluster frames "$after") -
     $(gm_budgets_field cluster frames "$before")))
+  startup_md=$(($(gm_budgets_field cluster startup_frames "$after") -
+    $(gm_budgets_field cluster startup_frames "$before")))
   misses_own=$(jq .misses "$TMP/cluster-$policy.json")
   frames_own=$(jq .frames "$TMP/cluster-$policy.json")
   say "mediatorctl show-budgets ($policy, after both apps finished)"
   gm_ctl show-budgets
   echo "cluster ($policy): $misses_md of $frames_md frames missed their deadline by mediatord's" \
-    "count; $misses_own of $frames_own late by the cluster's own clock"
+    "count (past its start-up: $startup_md frames, alone, before its first frame completed," \
+    "not judged); $misses_own of $frames_own late by the cluster's own clock"
 }
 
 say "policy budget: the cluster and glmark2-es2 together, for about $SECS s"

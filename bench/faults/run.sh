@@ -354,9 +354,10 @@ one_attack() {
     --argjson watchdog "$(grep -c 'watchdog' "$log" || true)" \
     --argjson signalled "$(sed '/signal 15: shutting down/q' "$log" | grep -c 'domain infotainment: client [0-9]*: worker [0-9]* killed by signal' || true)" \
     --argjson warnings "$(grep -c 'mediator-worker: \(warning\|error\): domain infotainment' "$log" || true)" \
-    --argjson md_misses "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .missed)] | length' "$OUT/$name-trace.jsonl")" \
+    --argjson md_misses "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .missed and (.startup | not))] | length' "$OUT/$name-trace.jsonl")" \
+    --argjson md_startup "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .startup)] | length' "$OUT/$name-trace.jsonl")" \
     --argjson md_misses_before "$(jq -s '([.[] | select((has("type") | not) and .domain == "infotainment") | .request_ns] | min // infinite) as $first |
-      [.[] | select(.type == "frame" and .domain == "cluster" and .missed and .release_ns < $first)] | length' "$OUT/$name-trace.jsonl")" \
+      [.[] | select(.type == "frame" and .domain == "cluster" and .missed and (.startup | not) and .release_ns < $first)] | length' "$OUT/$name-trace.jsonl")" \
     --argjson wait_us "$(jq -s '[.[] | select((has("type") | not) and .domain == "cluster") | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$OUT/$name-trace.jsonl")" \
     --argjson ivi_used_us "$(jq '[.domains[] | select(.name == "infotainment") | .used_us] | first // 0' "$TMP/run/budgets.json")" \
     --argjson underreported "$(jq '[.domains[] | select(.name == "infotainment") | .underreported // 0] | first // 0' "$TMP/run/budgets.json")" \
@@ -364,7 +365,7 @@ one_attack() {
     --argjson over "$(jq -s '[.[] | select((has("type") | not) and .domain == "infotainment" and .bound_ns > 0)] |
       {groups: length, over_bound: ([.[] | select(.end_ns - .start_ns > .bound_ns)] | length)}' "$OUT/$name-trace.jsonl")" \
     '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
-      mediatord_misses: $md_misses, mediatord_misses_before_attack: $md_misses_before, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
+      mediatord_misses: $md_misses, mediatord_startup_frames: $md_startup, mediatord_misses_before_attack: $md_misses_before, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
       p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
       ivi_used_us: $ivi_used_us, ivi_underreported: $underreported, cluster_workers_killed: $cluster_killed,
       rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
@@ -382,7 +383,7 @@ for a in $ATTACKS; do
       for (i = 10; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : "\n") }'
   jq -r '"  outcome: \(.outcome); infotainment worker warnings/errors logged: \(.ivi_worker_warnings); infotainment groups over their bound: \(.ivi_over_bound) of \(.ivi_groups)"' "$OUT/$a.json"
   jq -r '"  infotainment charged \(.ivi_used_us / 1000 | floor) ms for \(.ivi_groups) groups (reported short: \(.ivi_underreported)); cluster workers killed: \(.cluster_workers_killed)"' "$OUT/$a.json"
-  jq -r '"  of mediatord'"'"'s misses, before the attacker'"'"'s first group (the cluster'"'"'s own start-up): \(.mediatord_misses_before_attack)"' "$OUT/$a.json"
+  jq -r '"  of mediatord'"'"'s misses, before the attacker'"'"'s first group: \(.mediatord_misses_before_attack); the cluster'"'"'s start-up frames, not judged: \(.mediatord_startup_frames)"' "$OUT/$a.json"
 done
-echo "misses: the cluster client's own count / mediatord's (its traces' missed frames); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
+echo "misses: the cluster client's own count / mediatord's (its traces' missed frames past the cluster's start-up: frames unfinished before its first completed, alone, which its client does not time either); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
 echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"

@@ -131,6 +131,8 @@ print(json.dumps({
     "mediatord_misses": c1["deadline_misses"] - c0["deadline_misses"],
     # of those, frames no ivi group ran beside: late by the cluster's own work
     "mediatord_misses_alone": c1["deadline_misses_alone"] - c0["deadline_misses_alone"],
+    # the cluster's start-up, not judged: unfinished before its first frame completed, alone
+    "mediatord_startup_frames": c1.get("startup_frames", 0) - c0.get("startup_frames", 0),
     "mediatord_p99_us": p99,
     "ivi_groups_per_s": (i1["groups"] - i0["groups"]) / wall,
     # over the cluster's run: the last progress line against the one before it started
@@ -140,7 +142,7 @@ print(json.dumps({
     "gpu_busy": used / 1e6 / wall,
 }))
 PY
-  jq -r '"\(.policy): cluster \(.guest_frames) frames, misses \(.guest_misses) (guest clock) / \(.mediatord_misses) (mediatord, of \(.mediatord_frames); \(.mediatord_misses_alone) of them with no ivi group beside), p99 latency \(.guest_p99_us) us (guest) / \(.mediatord_p99_us | floor) us (mediatord); ivi \(.ivi_frames_per_s) frames/s, \(.ivi_groups_per_s | floor) groups/s, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
+  jq -r '"\(.policy): cluster \(.guest_frames) frames, misses \(.guest_misses) (guest clock) / \(.mediatord_misses) (mediatord, of \(.mediatord_frames); \(.mediatord_misses_alone) of them with no ivi group beside; \(.mediatord_startup_frames) start-up frames not judged), p99 latency \(.guest_p99_us) us (guest) / \(.mediatord_p99_us | floor) us (mediatord); ivi \(.ivi_frames_per_s) frames/s, \(.ivi_groups_per_s | floor) groups/s, throttled \(.ivi_throttled); GPU busy \(.gpu_busy * 100 | floor) %"' \
     "$OUT/$policy.json"
 }
 

@@ -173,6 +173,7 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_u64(o, "idle_host_work", domain->idle_host_work);
 	json_add_u64(o, "underreported", st->underreported);
 	json_add_u64(o, "frames", st->frames);
+	json_add_u64(o, "startup_frames", st->startup_frames);
 	json_add_u64(o, "waiting", st->pending);
 	json_add_u64(o, "in_flight", st->inflight);
 	if (p->class == SCHED_CLASS_SAFETY) {

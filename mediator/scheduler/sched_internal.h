@@ -60,6 +60,13 @@ struct sdom {
 	uint64_t groups, overruns, throttled, misses, frames, unschedulable;
 	/* Of the misses, frames no other domain's group ran beside (frame_crossed). */
 	uint64_t misses_alone;
+	/*
+	 * A frame of it with output completed since it started (or started
+	 * again after silence): the frames before are its start-up
+	 * (sched_frame's startup), counted in startup_frames.
+	 */
+	bool shown;
+	uint64_t startup_frames;
 	uint64_t revoked; /* by the watchdog */
 	/* Its revoked groups still drawing (sched_set_revoked_running()). */
 	uint32_t revoked_running;

@@ -658,6 +658,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->throttled = d->throttled;
 	out->deadline_misses = d->misses;
 	out->misses_alone = d->misses_alone;
+	out->startup_frames = d->startup_frames;
 	out->frames = d->frames;
 	out->unschedulable = d->unschedulable;
 	out->revoked = d->revoked;

@@ -147,6 +147,8 @@ struct sched_domain_stats {
 	 * work, such as a client's first frames compiling its shaders.
 	 */
 	uint64_t misses_alone;
+	/* Frames of its start-up, not judged (sched_frame's startup). */
+	uint64_t startup_frames;
 	uint64_t revoked; /* groups the watchdog revoked (sched_revoke()) */
 	uint64_t late_ns; /* charged by sched_charge_late(), in all */
 	uint32_t pending, inflight;
@@ -182,6 +184,15 @@ struct sched_frame {
 	bool missed;
 	/* No other domain's group was in flight, or drew on revoked, while it was open. */
 	bool alone;
+	/*
+	 * Alone, before the domain's first frame with output completed (its
+	 * context set-up and first draws, its shaders compiling): its
+	 * start-up, which its client does not time either (cluster-client
+	 * draws one frame before its first timed release). Not judged: not
+	 * in frames or deadline_misses, but in startup_frames. A start-up
+	 * frame another domain's group crossed is judged like any other.
+	 */
+	bool startup;
 	uint64_t release_ns, deadline_ns, end_ns;
 	uint64_t bound_ns; /* the sum of its groups' bounds */
 };

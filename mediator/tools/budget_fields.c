@@ -36,7 +36,11 @@ const struct budget_field budget_fields[] = {
      "before their grant (each group counted once)."},
     {"timestamp_source", "TIMESTAMPS", "Where the domain's completion timestamps come from."},
     {"deadline_us", NULL, "Deadline of the domain's frames from their release."},
-    {"frames", NULL, "Frames of the safety domain."},
+    {"frames", NULL, "Frames of the safety domain, judged against their deadline."},
+    {"startup_frames", NULL,
+     "Frames of the safety domain's start-up, not judged: unfinished at their deadline before "
+     "its first frame completed (context set-up and first draws, shaders compiling), with no "
+     "other domain's group beside them."},
     {"deadline_misses_alone", NULL,
      "Frames of the safety domain that ended after their deadline with no other domain's group "
      "on the GPU beside them (late by their own work)."},

@@ -30,6 +30,7 @@ static const struct metric metrics[] = {
     {"gpu_mediator_predicted_gpu_seconds_total", "predicted_us", COUNTER, US},
     {"gpu_mediator_groups_total", "groups", COUNTER, 1},
     {"gpu_mediator_frames_total", "frames", COUNTER, 1},
+    {"gpu_mediator_startup_frames_total", "startup_frames", COUNTER, 1},
     {"gpu_mediator_deadline_misses_total", "deadline_misses", COUNTER, 1},
     {"gpu_mediator_deadline_misses_alone_total", "deadline_misses_alone", COUNTER, 1},
     {"gpu_mediator_overruns_total", "overruns", COUNTER, 1},

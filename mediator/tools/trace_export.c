@@ -249,8 +249,9 @@ static bool export_frame(struct exporter *x, struct json_object *rec)
 {
 	const char *domain = get_string(rec, "domain");
 	uint64_t release, deadline, end, bound;
-	struct json_object *ev, *args, *m;
-	bool missed, unfinished;
+	struct json_object *ev, *args, *m, *su;
+	const char *name;
+	bool missed, unfinished, startup;
 	int pid, lane;
 
 	if (!domain || !get_u64(rec, "release_ns", &release) ||
@@ -261,6 +262,8 @@ static bool export_frame(struct exporter *x, struct json_object *rec)
 	if (!get_u64(rec, "bound_ns", &bound))
 		bound = 0;
 	missed = json_object_get_boolean(m);
+	/* Traces before 2026-11-29 have no "startup". */
+	startup = json_object_object_get_ex(rec, "startup", &su) && json_object_get_boolean(su);
 	unfinished = end == 0;
 	/* An unfinished frame (end 0) lasts until its deadline; one whose last
 	 * group's end was taken before its release (clocks read apart) lasts 0. */
@@ -285,19 +288,21 @@ static bool export_frame(struct exporter *x, struct json_object *rec)
 	/* On "frames", named by the domain's first frame (lane 0: no end yet). */
 	marker(x, pid, "release", release);
 	marker(x, pid, "deadline", deadline);
-	ev = event("X", missed ? "MISSED frame" : "frame", pid, FRAMES_LANE_TID(lane));
+	name = missed ? "MISSED frame" : "frame";
+	ev = event("X", startup ? "start-up frame" : name, pid, FRAMES_LANE_TID(lane));
 	json_object_object_add(ev, "cat", json_object_new_string("frame"));
 	json_object_object_add(ev, "ts", usec(release));
 	json_object_object_add(ev, "dur", usec(end - release));
 	args = json_object_new_object();
 	json_object_object_add(args, "missed", json_object_new_boolean(missed));
+	json_object_object_add(args, "startup", json_object_new_boolean(startup));
 	json_object_object_add(args, "finished", json_object_new_boolean(!unfinished));
 	json_object_object_add(args, "deadline_us", usec(deadline - release));
 	json_object_object_add(args, "bound_us", usec(bound));
 	json_object_object_add(ev, "args", args);
 	emit(x, ev);
 	x->counts.frames++;
-	x->counts.missed += missed;
+	x->counts.missed += missed && !startup; /* as show-budgets counts them */
 	return true;
 }
 

@@ -130,8 +130,9 @@ def main():
         pid = pid_of[f["domain"]]
         tids = [t for (p, n), t in track_of.items()
                 if p == pid and (n == "frames" or n.startswith("frames "))]
-        name = "MISSED frame" if f["missed"] else "frame"
-        missed += f["missed"]
+        startup = f.get("startup", False)
+        name = "start-up frame" if startup else "MISSED frame" if f["missed"] else "frame"
+        missed += f["missed"] and not startup
         end = f["end_ns"] or f["deadline_ns"]
         found = [s for tid in tids for s in slices.get((pid, tid, name), [])
                  if close(s["ts"], f["release_ns"] / NS_PER_US)

@@ -83,7 +83,7 @@ attempt() {
   frames=$(jq .frames "$TMP/cluster.json")
   misses=$(jq .misses "$TMP/cluster.json")
   md_misses=$(($(jq '.domains[0].deadline_misses' <<<"$after") - $(jq '.domains[0].deadline_misses' <<<"$before")))
-  trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed)] | length' "$TMP/trace-$n.jsonl")
+  trace_misses=$(jq -s '[.[] | select(.type == "frame" and .missed and (.startup | not))] | length' "$TMP/trace-$n.jsonl")
   unexplained=$(unexplained_misses "$TMP/trace-$n.jsonl")
   throttled=$(jq '.domains[1].throttled' <<<"$after")
   log "attempt $n: cluster: $frames frames, $misses missed by its clock, $md_misses by mediatord's" \

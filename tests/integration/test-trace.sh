@@ -25,7 +25,7 @@ gm_assert_mediatord_alive
 # the group records are checked below on their own.
 bad=$(jq -c --arg d "$DOMAIN_A" 'select(has("type")) | select(.type != "frame" or .domain != $d or
     ([.release_ns, .deadline_ns, .end_ns, .bound_ns] | any(type != "number")) or
-    (.missed | type != "boolean") or (.alone | type != "boolean") or
+    (.missed | type != "boolean") or (.alone | type != "boolean") or (.startup | type != "boolean") or
     .deadline_ns <= .release_ns)' "$trace" 2>&1) ||
   fail "trace is not JSON Lines: $bad"
 [ -z "$bad" ] || fail "bad frame records: $(head -c 2000 <<<"$bad")"
@@ -34,6 +34,13 @@ frames=$(jq -c 'select(.type == "frame")' "$trace" | wc -l)
 # One domain only: every frame was alone, and so is every miss mediatord counted.
 [ "$(jq -c 'select(.type == "frame" and .alone != true)' "$trace" | wc -l)" -eq 0 ] ||
   fail "frames of the only domain with work are not alone"
+# Start-up frames (not judged) are alone, unfinished and late, and none
+# comes after a frame that completed (one client, one start-up).
+[ "$(jq -c 'select(.type == "frame" and .startup and (.end_ns != 0 or (.missed | not)))' "$trace" |
+  wc -l)" -eq 0 ] || fail "a start-up frame completed, or was not late"
+[ "$(jq -s '[.[] | select(.type == "frame")] | (map(.end_ns != 0) | index(true)) as $first |
+  [.[($first // length):][] | select(.startup)] | length' "$trace")" -eq 0 ] ||
+  fail "a start-up frame came after a frame that completed"
 json=$(ctl show-budgets --json)
 [ "$(gm_budgets_field "$DOMAIN_A" deadline_misses_alone "$json")" -eq \
   "$(gm_budgets_field "$DOMAIN_A" deadline_misses "$json")" ] ||

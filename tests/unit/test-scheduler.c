@@ -831,6 +831,74 @@ static void closed_frames_are_logged_for_the_trace(void **state)
 	finish(s);
 }
 
+/*
+ * A safety client's start-up (its context set-up and first draws, 40 ms
+ * alone here) leaves frames unfinished at their deadlines before its
+ * first frame completes: they are logged as its start-up and counted
+ * apart, not judged. A start-up after silence that another domain's
+ * group crosses is judged like any frame; the first frame that completed
+ * is judged, late or not.
+ */
+static void a_safety_domain_s_start_up_alone_is_not_judged(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
+	struct sched_domain_stats st;
+	struct sched_frame f[16];
+	uint64_t t, ids[16];
+	size_t nf;
+
+	(void)state;
+	assert_true(sched_expect_frames(s, c, 0));
+	assert_int_equal(sched_submit(s, 100, c, 1 * MS, 2 * MS, 0, 0), 0);
+	assert_int_equal(poll_ids(s, 0, NULL), 1);
+	sched_advance(s, P);
+	sched_advance(s, 2 * P);
+	assert_int_equal(sched_complete(s, 100, 40 * MS, 40 * MS), 0);
+	safety_frame(s, c, 101, 41 * MS, 2 * MS, 3 * MS);
+	for (uint64_t k = 3; k < 6; k++)
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 3 * MS);
+	sched_advance(s, 6 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.startup_frames, 2);
+	assert_int_equal(st.frames, 4);
+	assert_int_equal(st.deadline_misses, 0);
+	nf = sched_take_frames(s, f, 16, NULL);
+	assert_int_equal(nf, 6);
+	for (size_t i = 0; i < nf; i++) {
+		assert_int_equal(f[i].startup, i < 2);
+		assert_int_equal(f[i].missed, i < 2);
+	}
+	/* A frame late once it has been shown is judged: the same 40 ms group, now a miss. */
+	safety_frame(s, c, 106, 6 * P, 2 * MS, 40 * MS);
+	sched_advance(s, 10 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.startup_frames, 2);
+	assert_true(st.deadline_misses >= 1);
+	/*
+	 * Silent past its window, then a new context: a start-up again, but
+	 * a normal group runs 30 ms while it waits: crossed, judged.
+	 */
+	t = 200 * P;
+	assert_int_equal(sched_submit(s, 1, n, 5 * MS, 10 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, ids), 1);
+	assert_true(sched_expect_frames(s, c, t + 1 * MS));
+	assert_int_equal(sched_submit(s, 107, c, 1 * MS, 2 * MS, 0, t + 1 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 1 * MS, NULL), 0);
+	sched_advance(s, t + 1 * MS + P);
+	assert_int_equal(sched_complete(s, 1, 30 * MS, t + 30 * MS), 0);
+	assert_int_equal(poll_ids(s, t + 30 * MS, ids), 1);
+	assert_int_equal(ids[0], 107);
+	sched_advance(s, t + 1 * MS + 2 * P);
+	sched_advance(s, t + 1 * MS + 3 * P);
+	assert_int_equal(sched_complete(s, 107, 40 * MS, t + 70 * MS), 0);
+	sched_advance(s, t + 10 * P);
+	stats(s, c, &st);
+	assert_int_equal(st.startup_frames, 2);
+	assert_true(st.deadline_misses >= 3);
+	finish(s);
+}
+
 /* Nobody takes the frames: the oldest are dropped and counted, memory stays bounded. */
 static void untaken_frames_are_dropped_oldest_first(void **state)
 {
@@ -2196,6 +2264,7 @@ int main(void)
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
 	    cmocka_unit_test(a_silent_safety_domain_is_expected_back),
+	    cmocka_unit_test(a_safety_domain_s_start_up_alone_is_not_judged),
 	    cmocka_unit_test(a_group_without_output_after_its_frame_does_not_move_the_grid),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
 	    cmocka_unit_test(set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit),
