@@ -3,6 +3,7 @@
  * Saving and loading model states (see predict_persist.h). This is the
  * only file of the predict library that does I/O.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "predict_persist.h"
@@ -206,6 +208,45 @@ out:
 	free(tmp);
 	free(b.data);
 	return ret;
+}
+
+int predict_persist_sweep(const char *path, unsigned older_than_s)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char *dir, *prefix = NULL;
+	size_t prefix_len;
+	struct dirent *e;
+	DIR *d;
+	time_t now = time(NULL);
+	int removed = 0;
+
+	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	if (!dir || asprintf(&prefix, "%s.tmp.", base) < 0) {
+		free(dir);
+		return -ENOMEM;
+	}
+	prefix_len = strlen(prefix);
+	d = opendir(dir);
+	if (!d) {
+		removed = -errno;
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (strncmp(e->d_name, prefix, prefix_len) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || now - st.st_mtime <= (time_t)older_than_s)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+out:
+	free(prefix);
+	free(dir);
+	return removed;
 }
 
 /* Reads all of @path (at most PERSIST_FILE_MAX + 1 bytes, to tell "too big"). */

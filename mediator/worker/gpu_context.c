@@ -11,6 +11,7 @@
 
 #include <virgl/virglrenderer.h>
 
+#include "predict_persist.h"
 #include "worker/fragment_query.h"
 #include "worker/gpu_caps.h"
 #include "worker/gpu_context.h"
@@ -24,6 +25,12 @@
 /* The learned model state is also saved every this many groups, so that a
  * worker that is killed loses little. */
 #define GPU_CONTEXT_SAVE_STATE_EVERY 2000u
+/*
+ * A temporary file of a save older than this is a save that never
+ * finished (its worker stopped mid-way), not one in progress: a save takes
+ * milliseconds.
+ */
+#define GPU_CONTEXT_STALE_SAVE_S 60u
 
 _Static_assert(PREDICT_UNTILED_COUNT <= WIRE_UNTILED_MAX, "the wire holds every untiled reason");
 
@@ -77,6 +84,11 @@ static void load_state(struct gpu_context *c)
 		return;
 	snprintf(c->state_path, sizeof(c->state_path), "%s/%s.%s.state", c->opt.state_dir,
 		 c->opt.domain, stream_cost_model_name(c->cost));
+	r = predict_persist_sweep(c->state_path, GPU_CONTEXT_STALE_SAVE_S);
+	if (r > 0)
+		ctx_log(LOG_LEVEL_INFO, c,
+			"removed %d unfinished saves of %s (a worker stopped while it saved)", r,
+			c->state_path);
 	r = stream_cost_load(c->cost, c->state_path, c->identity);
 	if (r == 0)
 		ctx_log(LOG_LEVEL_INFO, c, "model %s: learned state loaded from %s",

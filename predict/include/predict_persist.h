@@ -60,6 +60,17 @@ struct predict_persist_entry {
 };
 
 /*
+ * Removes the temporary files predict_persist_save() left next to @path
+ * ("PATH.tmp.XXXXXX") that were last written more than @older_than_s
+ * seconds ago: a process killed between writing one and renaming it (a
+ * worker stopped while it saved) leaves it behind, and every such stop
+ * would leave another. Younger ones may be another process's save in
+ * progress and stay. Returns how many were removed, or the errno of the
+ * directory that could not be read.
+ */
+int predict_persist_sweep(const char *path, unsigned older_than_s);
+
+/*
  * Writes the states of @n models (@entries[i].status is not used) and
  * @identity to @path atomically: a temporary file next to it, fsync,
  * rename. Returns 0, -EINVAL (bad arguments, duplicate names, identity or

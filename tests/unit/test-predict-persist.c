@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -339,6 +340,65 @@ static void save_replaces_the_file_atomically_and_leaves_no_temporary(void **sta
 	}
 }
 
+/* Creates @dir/@name, last written @age_s seconds ago. */
+static void file_aged(const char *dir, const char *name, time_t age_s)
+{
+	char path[PATH_MAX + 64];
+	struct timespec t[2];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age_s;
+	t[1] = t[0];
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * A worker stopped while it saved leaves its temporary file: the next one
+ * removes those older than the limit, and nothing else (another worker's
+ * save in progress, other files, the state itself).
+ */
+static void unfinished_saves_are_swept_and_nothing_else(void **state)
+{
+	struct fixture *fx = *state;
+	static const char *const names[] = {"models.state.tmp.old1", "models.state.tmp.old2",
+					    "models.state.tmp.young", "other.state.tmp.old",
+					    "models.state.tmpx"};
+
+	assert_int_equal(predict_persist_save(fx->path, IDENTITY, fx->e, 4), 0);
+	file_aged(fx->dir, names[0], 3600);
+	file_aged(fx->dir, names[1], 120);
+	file_aged(fx->dir, names[2], 1);
+	file_aged(fx->dir, names[3], 3600);
+	file_aged(fx->dir, names[4], 3600);
+	assert_int_equal(predict_persist_sweep(fx->path, 60), 2);
+	assert_false(exists_in(fx->dir, names[0]));
+	assert_false(exists_in(fx->dir, names[1]));
+	for (int i = 2; i < 5; i++) {
+		char path[PATH_MAX + 64];
+
+		assert_true(exists_in(fx->dir, names[i]));
+		snprintf(path, sizeof(path), "%s/%s", fx->dir, names[i]);
+		unlink(path);
+	}
+	assert_true(exists_in(fx->dir, "models.state"));
+	assert_int_equal(predict_persist_sweep(fx->path, 60), 0);
+	/* A directory that cannot be read says so. */
+	assert_int_equal(predict_persist_sweep("/nonexistent-gm/models.state", 60), -ENOENT);
+}
+
 static void crc32_matches_the_standard_check_value(void **state)
 {
 	assert_int_equal(predict_persist_crc32("123456789", 9), 0xcbf43926u);
@@ -357,6 +417,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(a_file_of_another_gpu_is_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_null_identity_accepts_any_gpu, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_missing_file_is_enoent, setup, teardown),
+	    cmocka_unit_test_setup_teardown(unfinished_saves_are_swept_and_nothing_else, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(
 		save_replaces_the_file_atomically_and_leaves_no_temporary, setup, teardown),
 	    cmocka_unit_test(crc32_matches_the_standard_check_value),
