@@ -158,25 +158,26 @@ static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint6
 /*
  * Judges a frame of safety domain @d that closed: released at @release,
  * due at @deadline, its work done at @end (0: unfinished at its
- * deadline), @crossed by another domain's group. Its frames before the
- * first that completed are its start-up: the client's context set-up and
- * first draws, shaders compiling, alone several periods long on llvmpipe
- * (bench/faults, 2026-11-29: 36 to 38 ms of set-up and 24 to 30 ms of
- * first draws on a warm shader cache, four frames in every row). The
- * client does not time them either (cluster-client draws one frame
- * before its first timed release), and no schedule of the others changes
- * them: they are counted apart, unless another domain's group crossed
- * one. The first frame that completed is judged, late or not, so a
- * domain that never makes a frame in time is not in start-up for ever.
+ * deadline), @crossed by another domain's group. A late frame no other
+ * domain crossed in the domain's first SCHED_STARTUP_PERIODS is its
+ * start-up: its client's context set-up and first draws, shaders
+ * compiling, several periods alone on llvmpipe (bench/faults,
+ * 2026-11-29: 34 to 46 ms of set-up and 24 to 30 ms of first draws on a
+ * warm shader cache, then two or three frames late while the client
+ * catches up: three to five frames in every row). The client does not
+ * time them either (cluster-client draws one frame before its first
+ * timed release), and no schedule of the others changes them: they are
+ * counted apart. A crossed frame is judged whenever it came; a window
+ * rather than "until the first frame in time" (the set-up group's frame
+ * is often in time, its first draws are not), so that a domain that
+ * never makes a frame in time is judged after it all the same.
  */
 static void judge_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint64_t end,
 			uint64_t bound, bool crossed)
 {
 	bool missed = !end || end > deadline;
-	bool startup = !d->shown && !end && !crossed;
+	bool startup = missed && !crossed && release < d->startup_until;
 
-	if (end)
-		d->shown = true;
 	log_frame(d, release, deadline, end, bound, missed, crossed, startup);
 	if (startup) {
 		d->startup_frames++;
@@ -367,6 +368,10 @@ static void note_release(struct sdom *d, uint64_t now_ns)
 
 static void open_frame(struct sdom *d, uint64_t now_ns)
 {
+	if (!d->startup_set) {
+		d->startup_set = true;
+		d->startup_until = now_ns + SCHED_STARTUP_PERIODS * d->p.period_ns;
+	}
 	d->frame_open = true;
 	d->frame_noted = false;
 	d->frame_release = now_ns;
@@ -530,7 +535,7 @@ bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns)
 	d->expect_until = now_ns + SCHED_EXPECT_PERIODS * d->p.period_ns;
 	/* A context made while it was silent starts it again: a start-up of its own. */
 	if (!on_grid(d, now_ns) && !d->frame_open && !d->carried_n)
-		d->shown = false;
+		d->startup_set = false;
 	return true;
 }
 

@@ -61,11 +61,12 @@ struct sdom {
 	/* Of the misses, frames no other domain's group ran beside (frame_crossed). */
 	uint64_t misses_alone;
 	/*
-	 * A frame of it with output completed since it started (or started
-	 * again after silence): the frames before are its start-up
-	 * (sched_frame's startup), counted in startup_frames.
+	 * Its start-up's frames are those released before startup_until
+	 * (sched_frame's startup), counted in startup_frames; set at its
+	 * first release (startup_set), again after it was silent.
 	 */
-	bool shown;
+	bool startup_set;
+	uint64_t startup_until;
 	uint64_t startup_frames;
 	uint64_t revoked; /* by the watchdog */
 	/* Its revoked groups still drawing (sched_set_revoked_running()). */

@@ -39,6 +39,10 @@
 /* A safety domain's release may come at any moment for this many of its periods after a context
  * of it was created, while none is expected on its grid (sched_expect_frames()). */
 #define SCHED_EXPECT_PERIODS 60u
+/* A safety domain's late frames that no other domain crossed in this many of its periods from its
+ * first release (or its first after it was silent and made a context) are its start-up, not
+ * judged (sched_frame's startup). */
+#define SCHED_STARTUP_PERIODS 30u
 /* Most requests waiting at once (one per worker and a margin). */
 #define SCHED_MAX_PENDING 1024u
 /* Most domains (a car has a handful of VMs). */
@@ -185,12 +189,14 @@ struct sched_frame {
 	/* No other domain's group was in flight, or drew on revoked, while it was open. */
 	bool alone;
 	/*
-	 * Alone, before the domain's first frame with output completed (its
-	 * context set-up and first draws, its shaders compiling): its
-	 * start-up, which its client does not time either (cluster-client
-	 * draws one frame before its first timed release). Not judged: not
-	 * in frames or deadline_misses, but in startup_frames. A start-up
-	 * frame another domain's group crossed is judged like any other.
+	 * Missed, alone, released within SCHED_STARTUP_PERIODS of the
+	 * domain's first release: its start-up (its client's context set-up
+	 * and first draws, its shaders compiling, and the frames its client
+	 * is late with while it catches up), which its client does not time
+	 * either (cluster-client draws one frame before its first timed
+	 * release). Not judged: not in frames or deadline_misses, but in
+	 * startup_frames. A frame another domain's group crossed is judged
+	 * whenever it came.
 	 */
 	bool startup;
 	uint64_t release_ns, deadline_ns, end_ns;

@@ -38,9 +38,9 @@ const struct budget_field budget_fields[] = {
     {"deadline_us", NULL, "Deadline of the domain's frames from their release."},
     {"frames", NULL, "Frames of the safety domain, judged against their deadline."},
     {"startup_frames", NULL,
-     "Frames of the safety domain's start-up, not judged: unfinished at their deadline before "
-     "its first frame completed (context set-up and first draws, shaders compiling), with no "
-     "other domain's group beside them."},
+     "Late frames of the safety domain's start-up, not judged: released in its first 30 "
+     "periods (context set-up and first draws, shaders compiling), with no other domain's "
+     "group beside them."},
     {"deadline_misses_alone", NULL,
      "Frames of the safety domain that ended after their deadline with no other domain's group "
      "on the GPU beside them (late by their own work)."},
