@@ -307,7 +307,11 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
  * A safety domain that falls silent after a release (its client starved
  * of the CPU for a few periods, say) may come back at any moment: its
  * next frame is expected, as after its context's creation, for
- * SCHED_EXPECT_PERIODS periods after its last release. bench/faults'
+ * SCHED_SILENT_EXPECT_PERIODS periods after its last release. Fewer than
+ * after a context's creation: it costs the others room while the domain
+ * is silent for good (mediator-sim's test trace, a cluster that stops
+ * with infotainment backlogged: 69 % of the GPU kept with 60 periods, 80
+ * % with 12). bench/faults'
  * worker-wx row, 2026-11-29: the cluster, silent for 5 periods while a
  * new infotainment client started, requested its frame 0.4 ms before a
  * young group of that client (bound 26.5 ms) was granted, which then ran
@@ -315,7 +319,7 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
  */
 static void expect_after(struct sdom *d, uint64_t release_ns)
 {
-	uint64_t until = release_ns + SCHED_EXPECT_PERIODS * d->p.period_ns;
+	uint64_t until = release_ns + SCHED_SILENT_EXPECT_PERIODS * d->p.period_ns;
 
 	if (until > d->expect_until)
 		d->expect_until = until;

@@ -39,6 +39,8 @@
 /* A safety domain's release may come at any moment for this many of its periods after a context
  * of it was created, while none is expected on its grid (sched_expect_frames()). */
 #define SCHED_EXPECT_PERIODS 60u
+/* ... and for this many after each of its releases, should it fall silent (its client starved). */
+#define SCHED_SILENT_EXPECT_PERIODS 12u
 /* A safety domain's late frames that no other domain crossed in this many of its periods from its
  * first release (or its first after it was silent and made a context) are its start-up, not
  * judged (sched_frame's startup). */
@@ -232,7 +234,8 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
  * of its configured periods, whenever no release of it is expected on its
  * grid, check 3 takes one as due now, so that no other domain's group
  * starts that would make such a frame late. The same holds for
- * SCHED_EXPECT_PERIODS after each of its releases, should it fall silent.
+ * SCHED_SILENT_EXPECT_PERIODS after each of its releases, should it fall
+ * silent.
  * True for a safety domain (what may start changed), false otherwise.
  */
 bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns);

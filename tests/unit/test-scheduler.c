@@ -1243,7 +1243,7 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false);
 	int n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t t = 20 * MS, window = SCHED_EXPECT_PERIODS * P, last, ids[16];
+	uint64_t t = 20 * MS, window = SCHED_EXPECT_PERIODS * P, ids[16];
 
 	(void)state;
 	assert_false(sched_expect_frames(s, n, 0));
@@ -1268,26 +1268,22 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	assert_int_equal(poll_ids(s, t + 300 * MS + P + 3 * MS, ids), 1);
 	assert_int_equal(ids[0], 2);
 	assert_int_equal(sched_complete(s, 2, 10 * MS, t + 300 * MS + P + 13 * MS), 0);
-	/*
-	 * Silent for more than SCHED_IDLE_PERIODS: a frame may come at any
-	 * moment again, until the window after its last release ends, which
-	 * is an event.
-	 */
-	last = t + 300 * MS + P;
+	/* Silent for more than SCHED_IDLE_PERIODS: a frame may come at any moment again. */
 	t += 300 * MS + (SCHED_IDLE_PERIODS + 2) * P;
 	assert_int_equal(sched_submit(s, 4, n, 10 * MS, 14 * MS, 0, t), 0);
 	assert_int_equal(poll_ids(s, t, NULL), 0);
-	assert_true(sched_next_event(s, t) <= last + window);
-	assert_int_equal(poll_ids(s, last + window, ids), 1);
+	/* Until the window ends, which is an event. */
+	assert_true(sched_next_event(s, t) <= 20 * MS + window);
+	assert_int_equal(poll_ids(s, 20 * MS + window, ids), 1);
 	assert_int_equal(ids[0], 4);
-	assert_int_equal(sched_complete(s, 4, 10 * MS, last + window + 10 * MS), 0);
+	assert_int_equal(sched_complete(s, 4, 10 * MS, 20 * MS + window + 10 * MS), 0);
 	finish(s);
 }
 
 /*
  * A safety domain that falls silent after its frames (its client starved
  * for a few periods) is expected back at any moment for
- * SCHED_EXPECT_PERIODS periods after its last release: a normal group
+ * SCHED_SILENT_EXPECT_PERIODS periods after its last release: a normal group
  * that would make a frame released now late waits; one that fits runs.
  * After the window, the longer one runs.
  */
@@ -1308,12 +1304,12 @@ static void a_silent_safety_domain_is_expected_back(void **state)
 	assert_int_equal(ids[0], 2);
 	assert_int_equal(sched_complete(s, 2, 2 * MS, t + 2 * MS), 0);
 	assert_int_equal(poll_ids(s, t + 2 * MS, NULL), 0);
-	/* The window ends SCHED_EXPECT_PERIODS after the last release, and that is an event. */
-	assert_true(sched_next_event(s, t + 2 * MS) <= last + SCHED_EXPECT_PERIODS * P);
-	assert_int_equal(poll_ids(s, last + SCHED_EXPECT_PERIODS * P, ids), 1);
+	/* The window ends SCHED_SILENT_EXPECT_PERIODS after the last release, an event. */
+	assert_true(sched_next_event(s, t + 2 * MS) <= last + SCHED_SILENT_EXPECT_PERIODS * P);
+	assert_int_equal(poll_ids(s, last + SCHED_SILENT_EXPECT_PERIODS * P, ids), 1);
 	assert_int_equal(ids[0], 1);
-	assert_int_equal(sched_complete(s, 1, 10 * MS, last + SCHED_EXPECT_PERIODS * P + 10 * MS),
-			 0);
+	assert_int_equal(
+	    sched_complete(s, 1, 10 * MS, last + SCHED_SILENT_EXPECT_PERIODS * P + 10 * MS), 0);
 	finish(s);
 }
 
@@ -2128,7 +2124,7 @@ static void a_young_group_holds_the_gpu_until_the_next_safety_release(void **sta
 }
 
 /*
- * A cluster silent for a while (past SCHED_EXPECT_PERIODS after its last
+ * A cluster silent for a while (past SCHED_SILENT_EXPECT_PERIODS after its last
  * release) has no release expected, so no frame to protect; it is still
  * owed its budget each period: a young normal group holds the slot one
  * cluster period at most, not the class's 250 ms cap. One of known cost
@@ -2139,7 +2135,7 @@ a_young_group_holds_the_gpu_a_safety_period_at_most_when_no_release_is_expected(
 {
 	struct sched *s = make_capped(SCHED_WATCHDOG_NORMAL_CAP_NS);
 	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), n = add(s, SCHED_CLASS_NORMAL, P, false);
-	uint64_t t = (4 + SCHED_EXPECT_PERIODS) * P;
+	uint64_t t = (4 + SCHED_SILENT_EXPECT_PERIODS) * P;
 
 	(void)state;
 	for (uint64_t k = 0; k < 4; k++)
