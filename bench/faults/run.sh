@@ -81,7 +81,8 @@
 # logged), and mediatord's RSS and open descriptors before the attack and
 # after it.
 #
-# Environment: SECONDS_PER_ATTACK (default 30), ATTACKS, BUILD_DIR (default
+# Environment: SECONDS_PER_ATTACK (default 30), ATTACKS, CLUSTER_NICE (the
+# cluster's worker_nice; default: the domain's default), BUILD_DIR (default
 # build/), OUT (default bench-faults-out/: per attack the cluster's JSON,
 # mediatord's log, the attacker's output and mediatord's trace of every
 # group, NAME-trace.jsonl, to see where a late frame's time went).
@@ -115,7 +116,7 @@ start_mediatord() {
     control_socket="$CONTROL" state_dir="$TMP/run/state" policy=budget \
     max_inflight=1 \
     "[domain cluster]" class=safety period_us=16667 budget_us=5000 \
-    vtest_socket="$TMP/run/cluster.vtest" \
+    ${CLUSTER_NICE:+worker_nice=$CLUSTER_NICE} vtest_socket="$TMP/run/cluster.vtest" \
     "[domain infotainment]" class=normal period_us=16667 budget_us=11000 \
     vtest_socket="$IVI_VTEST" vhost_user_socket="$IVI_VHOST" worker_memory_mb=1024
   if [ "${ATTACK#worker-}" != "$ATTACK" ]; then
@@ -385,5 +386,5 @@ for a in $ATTACKS; do
   jq -r '"  infotainment charged \(.ivi_used_us / 1000 | floor) ms for \(.ivi_groups) groups (reported short: \(.ivi_underreported)); cluster workers killed: \(.cluster_workers_killed)"' "$OUT/$a.json"
   jq -r '"  of mediatord'"'"'s misses, before the attacker'"'"'s first group: \(.mediatord_misses_before_attack); the cluster'"'"'s start-up frames, not judged: \(.mediatord_startup_frames)"' "$OUT/$a.json"
 done
-echo "misses: the cluster client's own count / mediatord's (its traces' missed frames past the cluster's start-up: frames unfinished before its first completed, alone, which its client does not time either); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
+echo "misses: the cluster client's own count / mediatord's (its traces' missed frames but the cluster's start-up: late frames alone in its first 30 periods, which its client does not time either); wait_ms: the cluster's longest grant wait; rounds: attacks made; signals: infotainment workers that died of a signal"
 echo "kept: $OUT/ATTACK{.json,-cluster.json,-mediatord.log,-attack.out,-trace.jsonl}"
