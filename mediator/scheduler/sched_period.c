@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: learned periods
+ *
+ * A safety domain's guest shows its frames at its display's rate; when it
+ * shows one is a release. The period and phase are fitted to the recent
+ * releases by least squares: release i is counted k_i periods after the
+ * first (k_i its distance over a first guess, the median interval,
+ * rounded), and t_i = phase + k_i * period is fitted. A release the guest
+ * skipped (a dropped frame) only leaves a k out; jitter in when the guest
+ * shows a frame averages out over the window, unlike an average of
+ * intervals, where each jittered release counts twice.
+ *
+ * The rate may change (60 to 30 Hz, a display switched off and on):
+ * SCHED_PERIOD_CHANGE_RELEASES intervals in a row, spaced alike and more
+ * than SCHED_PERIOD_CHANGE away from the period, are a new rate, and the
+ * fit starts again from the releases at it. Three intervals of a steady
+ * rate whose releases are jittered by up to SCHED_PERIOD_ALIKE of a
+ * period sum to at most 3.2 periods, so spaced alike their median is
+ * within 11 % of the period: jitter alone never makes a change. An
+ * interval of SCHED_PERIOD_PAUSE periods or more is a pause: the grid
+ * starts again at the release after it, the period kept.
+ *
+ * A guest that shows its frames at random has no period: the fit's
+ * residuals say so (sched_period_confidence() near 0), and the caller
+ * keeps to the configured period. A guest that shows them faster than
+ * the configured shortest period is held to it.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "scheduler/sched_period.h"
+
+/* Releases the confidence needs before it can be full. */
+#define PERIOD_SURE_RELEASES 8u
+
+static uint64_t at(const struct sched_period *e, unsigned i)
+{
+	return e->t[(e->head + i) % SCHED_PERIOD_RELEASES];
+}
+
+static void push(struct sched_period *e, uint64_t t_ns)
+{
+	if (e->n == SCHED_PERIOD_RELEASES) {
+		e->head = (e->head + 1) % SCHED_PERIOD_RELEASES;
+		e->n--;
+	}
+	e->t[(e->head + e->n++) % SCHED_PERIOD_RELEASES] = t_ns;
+}
+
+/* Keeps only the last @keep releases. */
+static void keep_last(struct sched_period *e, unsigned keep)
+{
+	if (e->n <= keep)
+		return;
+	e->head = (e->head + e->n - keep) % SCHED_PERIOD_RELEASES;
+	e->n = keep;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of @n values (n >= 1); sorts @v. */
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The first guess of the period: the median interval, leaving out
+ * intervals under a quarter of the median of all (a frame shown twice).
+ */
+static double guess(const struct sched_period *e)
+{
+	double iv[SCHED_PERIOD_RELEASES], m;
+	unsigned n = 0, k = 0;
+
+	for (unsigned i = 1; i < e->n; i++)
+		iv[n++] = (double)(at(e, i) - at(e, i - 1));
+	if (!n)
+		return 0;
+	m = median(iv, n);
+	for (unsigned i = 0; i < n; i++)
+		if (iv[i] >= m / 4)
+			iv[k++] = iv[i];
+	return k ? median(iv, k) : m;
+}
+
+static double clamped(const struct sched_period *e, double p)
+{
+	if (p < (double)e->min_ns)
+		return (double)e->min_ns;
+	if (p > (double)e->max_ns)
+		return (double)e->max_ns;
+	return p;
+}
+
+/*
+ * The periods between the first release kept and release @i: each
+ * interval counted in periods of @g (none for a frame shown twice, more
+ * than one across frames left out). Counted interval by
+ * interval, so that a first guess a few percent off does not drift by a
+ * whole period over the window.
+ */
+static void count_periods(const struct sched_period *e, double g, double *k)
+{
+	k[0] = 0;
+	for (unsigned i = 1; i < e->n; i++) {
+		double m = round((double)(at(e, i) - at(e, i - 1)) / g);
+
+		k[i] = k[i - 1] + m;
+	}
+}
+
+/*
+ * Least squares of t_i - t_0 against @k: the period (clamped), the phase
+ * and the residuals' RMS. With @keep, the period is @g, and only the phase
+ * is fitted. Returns the period before it was clamped.
+ */
+static double fit_line(struct sched_period *e, const double *k, double g, bool keep)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, ss = 0, p, raw, a;
+	uint64_t t0 = at(e, 0);
+
+	for (unsigned i = 0; i < e->n; i++) {
+		double y = (double)(at(e, i) - t0);
+
+		sx += k[i];
+		sy += y;
+		sxx += k[i] * k[i];
+		sxy += k[i] * y;
+	}
+	if (!keep && sxx * e->n - sx * sx > 0)
+		p = (sxy * e->n - sx * sy) / (sxx * e->n - sx * sx);
+	else
+		p = g;
+	raw = p;
+	p = clamped(e, p);
+	a = (sy - p * sx) / e->n;
+	for (unsigned i = 0; i < e->n; i++) {
+		double r = (double)(at(e, i) - t0) - a - p * k[i];
+
+		ss += r * r;
+	}
+	e->period_ns = p;
+	e->phase_ns = (double)t0 + a;
+	e->rms_ns = sqrt(ss / e->n);
+	return raw;
+}
+
+/*
+ * Fits the releases kept to a grid: period, phase and the residuals' RMS.
+ * The periods are counted twice, by the median interval, then by the
+ * period fitted from that. Too few releases since a pause to tell a
+ * period (fewer than a change needs) keep the period learned before, if
+ * they agree with it, and move only the phase.
+ */
+static void fit(struct sched_period *e)
+{
+	double g = guess(e), k[SCHED_PERIOD_RELEASES], raw;
+	bool keep = e->period_ns > 0 && e->n <= SCHED_PERIOD_CHANGE_RELEASES &&
+		    fabs(g - e->period_ns) <= SCHED_PERIOD_ALIKE * e->period_ns;
+
+	if (g <= 0)
+		return;
+	if (keep)
+		g = e->period_ns;
+	count_periods(e, g, k);
+	raw = fit_line(e, k, g, keep);
+	if (!keep && raw > 0) {
+		count_periods(e, raw, k);
+		fit_line(e, k, raw, false);
+	}
+	e->settled = e->n > SCHED_PERIOD_CHANGE_RELEASES;
+}
+
+/*
+ * True when the last SCHED_PERIOD_CHANGE_RELEASES intervals are spaced
+ * alike and away from the period: a new rate.
+ */
+static bool rate_changed(const struct sched_period *e)
+{
+	double iv[SCHED_PERIOD_CHANGE_RELEASES], m;
+	const unsigned r = SCHED_PERIOD_CHANGE_RELEASES;
+
+	if (e->n < r + 1 || e->period_ns <= 0)
+		return false;
+	for (unsigned i = 0; i < r; i++)
+		iv[i] = (double)(at(e, e->n - r + i) - at(e, e->n - r + i - 1));
+	m = median(iv, r);
+	if (iv[0] < m * (1 - SCHED_PERIOD_ALIKE) || iv[r - 1] > m * (1 + SCHED_PERIOD_ALIKE))
+		return false;
+	return fabs(clamped(e, m) - e->period_ns) > SCHED_PERIOD_CHANGE * e->period_ns;
+}
+
+void sched_period_init(struct sched_period *e, uint64_t min_ns, uint64_t max_ns)
+{
+	*e = (struct sched_period){.min_ns = min_ns, .max_ns = max_ns ? max_ns : UINT64_MAX};
+	if (e->max_ns < e->min_ns)
+		e->max_ns = e->min_ns;
+}
+
+bool sched_period_note(struct sched_period *e, uint64_t now_ns)
+{
+	if (e->n && now_ns < at(e, e->n - 1))
+		return false;
+	/*
+	 * Only a settled period tells a pause: one fitted to two releases
+	 * (a frame shown twice, 0.5 ms apart) would take every interval
+	 * after it for one.
+	 */
+	if (e->n && e->settled &&
+	    (double)(now_ns - at(e, e->n - 1)) >= SCHED_PERIOD_PAUSE * e->period_ns) {
+		keep_last(e, 0);
+		push(e, now_ns);
+		e->phase_ns = (double)now_ns;
+		e->rms_ns = 0;
+		e->settled = false;
+		e->pauses++;
+		return true;
+	}
+	push(e, now_ns);
+	if (e->n < 2)
+		return false;
+	if (rate_changed(e)) {
+		keep_last(e, SCHED_PERIOD_CHANGE_RELEASES + 1);
+		fit(e);
+		e->changes++;
+		return true;
+	}
+	fit(e);
+	return false;
+}
+
+uint64_t sched_period_ns(const struct sched_period *e)
+{
+	return (uint64_t)llround(e->period_ns);
+}
+
+uint64_t sched_period_next(const struct sched_period *e, uint64_t now_ns)
+{
+	double k;
+
+	if (e->period_ns <= 0)
+		return 0;
+	if ((double)now_ns <= e->phase_ns)
+		return (uint64_t)llround(e->phase_ns);
+	k = ceil(((double)now_ns - e->phase_ns) / e->period_ns);
+	return (uint64_t)llround(e->phase_ns + k * e->period_ns);
+}
+
+double sched_period_confidence(const struct sched_period *e)
+{
+	double fit_share, seen;
+
+	if (e->period_ns <= 0 || e->n < 2)
+		return 0;
+	fit_share = 1 - e->rms_ns / (SCHED_PERIOD_OFF_GRID * e->period_ns);
+	if (fit_share < 0)
+		fit_share = 0;
+	seen = (double)(e->n - 1) / PERIOD_SURE_RELEASES;
+	return fit_share * (seen < 1 ? seen : 1);
+}
