@@ -277,6 +277,23 @@ static void safety_frame(struct sched *s, int c, uint64_t id, uint64_t t, uint64
 }
 
 /*
+ * Normal domain @n submits a 14 ms group @big and a 3 ms group @small at
+ * @t, while a safety frame is due now: only @small runs (and completes in
+ * 2 ms); @big still waits.
+ */
+static void only_the_small_group_fits(struct sched *s, int n, uint64_t big, uint64_t small,
+				      uint64_t t)
+{
+	uint64_t ids[16];
+
+	assert_int_equal(sched_submit(s, big, n, 10 * MS, 14 * MS, 0, t), 0);
+	assert_int_equal(sched_submit(s, small, n, 2 * MS, 3 * MS, 0, t), 0);
+	assert_int_equal(poll_ids(s, t, ids), 1);
+	assert_int_equal(ids[0], small);
+	assert_int_equal(sched_complete(s, small, 2 * MS, t + 2 * MS), 0);
+}
+
+/*
  * Policy budget with a safety domain *@c (budget 4 ms) that has had four
  * frames, released every P, each one group bounded 2 ms that took 1 ms,
  * and a normal domain *@n (budget P).
@@ -1254,11 +1271,7 @@ static void a_safety_frame_is_expected_from_its_context_s_creation(void **state)
 	assert_int_equal(sched_complete(s, 1, 10 * MS, 10 * MS), 0);
 	/* Its context: 14 ms now and its 4 ms frame would end past the frame's deadline. */
 	assert_true(sched_expect_frames(s, c, t));
-	assert_int_equal(sched_submit(s, 2, n, 10 * MS, 14 * MS, 0, t), 0);
-	assert_int_equal(sched_submit(s, 3, n, 2 * MS, 3 * MS, 0, t), 0);
-	assert_int_equal(poll_ids(s, t, ids), 1);
-	assert_int_equal(ids[0], 3);
-	assert_int_equal(sched_complete(s, 3, 2 * MS, t + 2 * MS), 0);
+	only_the_small_group_fits(s, n, 2, 3, t);
 	assert_int_equal(poll_ids(s, t + 200 * MS, NULL), 0);
 	/* Its first frames: room follows its grid, the 14 ms group fits after one. */
 	safety_frame(s, c, 100, t + 300 * MS, 4 * MS, 3 * MS);
@@ -1298,11 +1311,7 @@ static void a_silent_safety_domain_is_expected_back(void **state)
 	for (uint64_t k = 0; k < 8; k++)
 		safety_frame(s, c, 100 + k, k * P, 4 * MS, 3 * MS);
 	/* Off its grid now: a 14 ms group would make a frame due now late, a 3 ms one not. */
-	assert_int_equal(sched_submit(s, 1, n, 10 * MS, 14 * MS, 0, t), 0);
-	assert_int_equal(sched_submit(s, 2, n, 2 * MS, 3 * MS, 0, t), 0);
-	assert_int_equal(poll_ids(s, t, ids), 1);
-	assert_int_equal(ids[0], 2);
-	assert_int_equal(sched_complete(s, 2, 2 * MS, t + 2 * MS), 0);
+	only_the_small_group_fits(s, n, 1, 2, t);
 	assert_int_equal(poll_ids(s, t + 2 * MS, NULL), 0);
 	/* The window ends SCHED_SILENT_EXPECT_PERIODS after the last release, an event. */
 	assert_true(sched_next_event(s, t + 2 * MS) <= last + SCHED_SILENT_EXPECT_PERIODS * P);
