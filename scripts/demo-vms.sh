@@ -68,12 +68,15 @@ json=$(gm_budgets)
 md_misses=$(gm_budgets_field cluster deadline_misses "$json")
 md_frames=$(gm_budgets_field cluster frames "$json")
 md_alone=$(gm_budgets_field cluster deadline_misses_alone "$json")
+md_startup=$(gm_budgets_field cluster startup_frames "$json")
 guest=$(vms_serial "$CLUSTER" | grep -E '^cluster: [0-9]+ frames' | tail -1)
 guest_misses=$(sed -nE 's/.*, ([0-9]+) missed the .*/\1/p' <<<"$guest")
 echo "mediatord's count: $md_misses of $md_frames cluster frames missed their deadline (a"
 echo "frame's last group completed, by the fence on the host, after its deadline);"
 echo "$md_alone of them with no infotainment group on the GPU or drawing on beside them:"
-echo "late by the cluster's own work (its first frames compile its shaders)."
+echo "late by the cluster's own work. Not judged: ${md_startup:-0} late frames of its start-up"
+echo "(its first 30 periods: its context set-up and first draws compiling its shaders), with"
+echo "nothing else on the GPU; the guest does not time its first frame either."
 echo "The guest's own clock: ${guest_misses:-?} late ($guest). Under TCG the guest's"
 echo "clock runs in an emulated CPU on the same cores that render, so it counts a frame"
 echo "late whenever its vCPU was not scheduled, whatever the GPU did."

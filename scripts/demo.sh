@@ -193,7 +193,7 @@ run_pair() {
   say "mediatorctl show-budgets ($policy, after both apps finished)"
   gm_ctl show-budgets
   echo "cluster ($policy): $misses_md of $frames_md frames missed their deadline by mediatord's" \
-    "count (past its start-up: $startup_md frames, alone, before its first frame completed," \
+    "count (past its start-up: $startup_md late frames, alone, in its first 30 periods," \
     "not judged); $misses_own of $frames_own late by the cluster's own clock"
 }
 

@@ -131,7 +131,7 @@ print(json.dumps({
     "mediatord_misses": c1["deadline_misses"] - c0["deadline_misses"],
     # of those, frames no ivi group ran beside: late by the cluster's own work
     "mediatord_misses_alone": c1["deadline_misses_alone"] - c0["deadline_misses_alone"],
-    # the cluster's start-up, not judged: unfinished before its first frame completed, alone
+    # the cluster's start-up, not judged: late frames alone in its first 30 periods
     "mediatord_startup_frames": c1.get("startup_frames", 0) - c0.get("startup_frames", 0),
     "mediatord_p99_us": p99,
     "ivi_groups_per_s": (i1["groups"] - i0["groups"]) / wall,

@@ -10,7 +10,9 @@
  * release is rolled over: what arrives now is the next frame's, and if
  * its deadline has not come yet, the rolled-over frame is carried and
  * judged when its work completed. Frames made only of groups without
- * output (SCHED_NO_OUTPUT) are no frames.
+ * output (SCHED_NO_OUTPUT) are no frames. A late frame that no other
+ * domain crossed, in the domain's first SCHED_STARTUP_PERIODS, is its
+ * start-up and not judged (judge_frame()).
  *
  * Closed frames feed the domain's recent history (SCHED_FRAME_HISTORY):
  * their costs give its typical frame cost C, their release times its
