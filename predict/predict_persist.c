@@ -100,21 +100,23 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* The directory of @path, allocated (the caller frees it), or NULL. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
 static int fsync_dir_of(const char *path)
 {
-	char *dir = strdup(path);
-	char *slash;
+	char *dir = dir_of(path);
 	int fd, ret = 0;
 
 	if (!dir)
 		return -ENOMEM;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		if (fsync(fd) < 0)
@@ -221,7 +223,7 @@ int predict_persist_sweep(const char *path, unsigned older_than_s)
 	time_t now = time(NULL);
 	int removed = 0;
 
-	dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+	dir = dir_of(path);
 	if (!dir || asprintf(&prefix, "%s.tmp.", base) < 0) {
 		free(dir);
 		return -ENOMEM;
