@@ -312,12 +312,12 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
  * SCHED_SILENT_EXPECT_PERIODS periods after its last release. Fewer than
  * after a context's creation: it costs the others room while the domain
  * is silent for good (mediator-sim's test trace, a cluster that stops
- * with infotainment backlogged: 69 % of the GPU kept with 60 periods, 80
- * % with 12). bench/faults'
- * worker-wx row, 2026-11-29: the cluster, silent for 5 periods while a
- * new infotainment client started, requested its frame 0.4 ms before a
- * young group of that client (bound 26.5 ms) was granted, which then ran
- * 48.8 ms; the cluster's group waited 17.4 ms and its frame missed.
+ * with infotainment backlogged: 69 % of the GPU kept with 60 periods,
+ * 80 % with 12). bench/faults' worker-wx row, 2026-11-29: the cluster,
+ * silent for 5 periods while a new infotainment client started,
+ * requested its frame 0.4 ms before a young group of that client (bound
+ * 26.5 ms) was granted, which then ran 48.8 ms; the cluster's group
+ * waited 17.4 ms and its frame missed.
  */
 static void expect_after(struct sdom *d, uint64_t release_ns)
 {
@@ -374,10 +374,8 @@ static void note_release(struct sdom *d, uint64_t now_ns)
 
 static void open_frame(struct sdom *d, uint64_t now_ns)
 {
-	if (!d->startup_set) {
-		d->startup_set = true;
+	if (!d->startup_until)
 		d->startup_until = now_ns + SCHED_STARTUP_PERIODS * d->p.period_ns;
-	}
 	d->frame_open = true;
 	d->frame_noted = false;
 	d->frame_release = now_ns;
@@ -541,7 +539,7 @@ bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns)
 	d->expect_until = now_ns + SCHED_EXPECT_PERIODS * d->p.period_ns;
 	/* A context made while it was silent starts it again: a start-up of its own. */
 	if (!on_grid(d, now_ns) && !d->frame_open && !d->carried_n)
-		d->startup_set = false;
+		d->startup_until = 0;
 	return true;
 }
 

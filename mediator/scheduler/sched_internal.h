@@ -63,9 +63,8 @@ struct sdom {
 	/*
 	 * Its start-up's frames are those released before startup_until
 	 * (sched_frame's startup), counted in startup_frames; set at its
-	 * first release (startup_set), again after it was silent.
+	 * first release (0 until then), again after it was silent.
 	 */
-	bool startup_set;
 	uint64_t startup_until;
 	uint64_t startup_frames;
 	uint64_t revoked; /* by the watchdog */
