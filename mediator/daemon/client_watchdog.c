@@ -44,10 +44,7 @@
  *   honest apps' start-ups reached 3 (glmark2 in test-metrics), clients
  *   whose young groups each outlast the last 13 to 31
  *   (test-deceiving-client); without it their groups of known cost drew
- *   the halved allowance, 500 ms, beside the cluster. From
- *   PENALTY_RESET_YOUNG_LEVEL on, its young groups are ended so too: a
- *   user that far has no honest start-up left to protect, and reconnects
- *   only to start young again;
+ *   the halved allowance, 500 ms, beside the cluster;
  * - it made no progress (no CPU time, no thread runnable: stopped,
  *   deadlocked) for kill_us: killed;
  * - it compiles (its rasterizer threads idle, its other threads busy or
@@ -84,16 +81,8 @@
 #define PENALTY_RESET_LEVEL 3u
 /* ... or the level, of any offences: above every honest app's start-up (3) */
 #define PENALTY_RESET_ANY_LEVEL 6u
-/*
- * The level, of any offences, from which a young group is ended at once
- * too: a user that reconnects to start young again and again (bench/faults,
- * escalating, 2026-11-29: at level 56, each new connection's young group
- * drew its 500 ms allowance beside the cluster, and one cost it 7 frames).
- * Twice the level of the reset, far above every honest app's start-up.
- */
-#define PENALTY_RESET_YOUNG_LEVEL 12u
-#define RESET_RASTER_NS		  4000000ull /* ... once it drew this much rasterizer time */
-#define RESET_STEP_NS		  2000000ull /* ... checked this often */
+#define RESET_RASTER_NS		4000000ull /* ... once it drew this much rasterizer time */
+#define RESET_STEP_NS		2000000ull /* ... checked this often */
 
 static void set_demoted(struct client *c, bool idle)
 {
@@ -122,50 +111,33 @@ static uint32_t known_level(struct client *c, uint64_t now)
 	return penalties_known(&c->listener->penalties, c->peer_uid, now);
 }
 
-/* How far a user's revoked groups are ended at once (the engine reset). */
-enum reset_stage {
-	RESET_NONE,
-	RESET_KNOWN, /* its groups of known cost */
-	RESET_ALL,   /* its young groups too */
-};
-
-/* Where @c's user is at @now (its levels). */
-static enum reset_stage at_reset(struct client *c, uint64_t now)
+/* Whether @c's user is at the engine reset at @now (its levels high enough). */
+static bool at_reset(struct client *c, uint64_t now)
 {
-	uint32_t level = penalties_level(&c->listener->penalties, c->peer_uid, now);
-
-	if (level >= PENALTY_RESET_YOUNG_LEVEL)
-		return RESET_ALL;
-	if (known_level(c, now) >= PENALTY_RESET_LEVEL || level >= PENALTY_RESET_ANY_LEVEL)
-		return RESET_KNOWN;
-	return RESET_NONE;
-}
-
-/* Whether revoked group @r is one the engine reset at @reset ends. */
-static bool resettable(const struct dispatcher_revoked *r, enum reset_stage reset)
-{
-	return reset == RESET_ALL || (reset == RESET_KNOWN && !r->young);
+	return known_level(c, now) >= PENALTY_RESET_LEVEL ||
+	       penalties_level(&c->listener->penalties, c->peer_uid, now) >=
+		   PENALTY_RESET_ANY_LEVEL;
 }
 
 /*
- * Whether revoked group @r of a client, its user at @reset, seen at @now,
- * is ended at once: one the reset ends, past its own bound.
+ * Whether revoked group @r of a client, its user @reset at the engine
+ * reset, seen at @now, is ended at once: not young, and past its own bound.
  */
-static bool reset_now(const struct dispatcher_revoked *r, enum reset_stage reset, uint64_t now)
+static bool reset_now(const struct dispatcher_revoked *r, bool reset, uint64_t now)
 {
-	return resettable(r, reset) && now - r->granted_ns >= r->bound_ns;
+	return reset && !r->young && now - r->granted_ns >= r->bound_ns;
 }
 
 /*
- * When revoked group @r of a client, its user at @reset, is next checked
- * after @now: every WATCH_STEP_NS; one the reset may end, every
- * RESET_STEP_NS once past its bound, and at the moment it passes it.
+ * When revoked group @r of a client, its user @reset at the engine reset,
+ * is next checked after @now: every WATCH_STEP_NS; one the reset may end,
+ * every RESET_STEP_NS once past its bound, and at the moment it passes it.
  */
-static uint64_t next_check(const struct dispatcher_revoked *r, enum reset_stage reset, uint64_t now)
+static uint64_t next_check(const struct dispatcher_revoked *r, bool reset, uint64_t now)
 {
 	uint64_t past = r->granted_ns + r->bound_ns;
 
-	if (!resettable(r, reset))
+	if (!reset || r->young)
 		return now + WATCH_STEP_NS;
 	if (now >= past)
 		return now + RESET_STEP_NS;
@@ -173,11 +145,11 @@ static uint64_t next_check(const struct dispatcher_revoked *r, enum reset_stage 
 }
 
 /*
- * The rasterizer time revoked group @r at penalty @level (its user at
- * @reset) may still draw, seen at @now.
+ * The rasterizer time revoked group @r at penalty @level (its user @reset
+ * at the engine reset) may still draw, seen at @now.
  */
 static uint64_t raster_allowance(const struct dispatcher_revoked *r, uint64_t kill_ns,
-				 uint32_t level, enum reset_stage reset, uint64_t now)
+				 uint32_t level, bool reset, uint64_t now)
 {
 	return reset_now(r, reset, now) ? RESET_RASTER_NS : halved(kill_ns, level, MIN_RASTER_NS);
 }
