@@ -23,6 +23,8 @@
  * frame is shown with a page flip after it is timed. Output on stdout, for
  * a guest's serial console and for scripts (key=value, times in us):
  *   GM-CLUSTER start size=WxH period_us=P deadline_us=D frames=N pace=timer
+ *   GM-CLUSTER rate frame=K period_us=P release_ns=T   (--switch-rate: frame K,
+ *                       released at T, CLOCK_MONOTONIC ns, is the first at P)
  *   GM-CLUSTER progress frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=..
  *                       window_max_us=..
  *   GM-CLUSTER frames=.. misses=.. skipped=.. p50_us=.. p99_us=.. max_us=.. deadline_us=D
@@ -76,8 +78,19 @@
 #define SWEEP_START (1.25 * M_PI)
 #define SWEEP	    (1.5 * M_PI)
 
+/* Most --switch-rate options. */
+#define MAX_SWITCHES 8
+
+/* --switch-rate K:HZ: from release K on, HZ frames per second. */
+struct rate_switch {
+	unsigned long frame, period_us;
+};
+
 struct options {
 	unsigned long period_us, deadline_us, frames, seconds, width, height;
+	bool deadline_given; /* --deadline-us: it stays through rate switches */
+	struct rate_switch switches[MAX_SWITCHES];
+	unsigned n_switches;
 	unsigned long progress_s; /* a progress line every that many seconds; 0: none */
 	bool period_given;	  /* --period-us or --rate was given */
 	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
@@ -314,6 +327,30 @@ static void print_counts(const struct frame_summary *s)
 }
 
 /*
+ * Before frame @k: the --switch-rate options from *@next on whose frame
+ * was reached take effect, the last of them from @k on (its deadline the
+ * new period, unless --deadline-us was given). 0, or -1 on a failure.
+ */
+static int switch_rate(const struct options *o, struct frame_stats *fs, unsigned long k,
+		       unsigned *next)
+{
+	const struct rate_switch *w = NULL;
+
+	while (*next < o->n_switches && o->switches[*next].frame <= k)
+		w = &o->switches[(*next)++];
+	if (!w)
+		return 0;
+	if (frame_stats_set_period(fs, k, (int64_t)w->period_us * 1000,
+				   (int64_t)(o->deadline_given ? o->deadline_us : w->period_us) *
+				       1000))
+		return -1;
+	printf("GM-CLUSTER rate frame=%lu period_us=%lu release_ns=%lld\n", k, w->period_us,
+	       (long long)frame_stats_release(fs, k));
+	fflush(stdout);
+	return 0;
+}
+
+/*
  * Draws and times the frames of @fs's run, printing progress every
  * --progress-s seconds. *@fs is made here, after the untimed first frame
  * (the caller destroys it). Returns 0 when the run ends (or a stop was
@@ -325,6 +362,7 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 		      progress_every = (int64_t)o->progress_s * 1000000000;
 	int64_t progress, window_max = 0; /* the longest latency since the last progress line */
 	long k = 0;
+	unsigned next_switch = 0;
 	const char *what;
 
 	draw_scene(g, o, 0);
@@ -338,7 +376,11 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 	progress = frame_stats_release(*fs, 0) + progress_every;
 	while ((unsigned long)k < o->frames) {
 		int64_t done, latency;
-		int r = sleep_until(frame_stats_release(*fs, (unsigned long)k));
+		int r;
+
+		if (switch_rate(o, *fs, (unsigned long)k, &next_switch))
+			return fail("switching the rate");
+		r = sleep_until(frame_stats_release(*fs, (unsigned long)k));
 
 		if (r)
 			return r < 0 ? fail("clock_nanosleep") : 0;
@@ -414,7 +456,7 @@ static void usage(FILE *to)
 		"usage: cluster-client [--period-us N | --rate HZ] [--deadline-us N]\n"
 		"                      [--frames N | --seconds S] [--size WxH]\n"
 		"                      [--kms CARD] [--progress-s P] [--json FILE]\n"
-		"                      [--name NAME]\n"
+		"                      [--name NAME] [--switch-rate K:HZ ...]\n"
 		"Draws an instrument cluster into a WxH pbuffer (default %dx%d) once\n"
 		"per period (default %d us, %d..%d; --rate HZ: 1..%d per second),\n"
 		"finishing each frame, and counts the frames that miss the deadline\n"
@@ -425,9 +467,44 @@ static void usage(FILE *to)
 		"key=value, and the summary again in words, labelled NAME. --json\n"
 		"writes the results to FILE. --kms CARD (e.g. /dev/dri/card0) draws\n"
 		"on that card's display at its preferred mode's size instead, and\n"
-		"shows each frame with a page flip once it is timed.\n",
+		"shows each frame with a page flip once it is timed. --switch-rate K:HZ\n"
+		"(up to %d, K rising) runs at HZ from release K on, a frame period after\n"
+		"release K - 1 at the old rate, each frame due a period after its release\n"
+		"unless --deadline-us was given, and prints GM-CLUSTER rate frame=K\n"
+		"period_us=P release_ns=T (CLOCK_MONOTONIC) when it switches.\n",
 		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US, MAX_RATE_HZ,
-		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS, MAX_SECONDS);
+		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS, MAX_SECONDS,
+		MAX_SWITCHES);
+}
+
+/* --switch-rate K:HZ, after those given before it (K larger than theirs). 0, or -1. */
+static int parse_switch(struct options *o, const char *val)
+{
+	char frame[24];
+	const char *colon = strchr(val, ':');
+	struct rate_switch w;
+	unsigned long hz;
+
+	if (!colon || (size_t)(colon - val) >= sizeof(frame)) {
+		fprintf(stderr, "cluster-client: --switch-rate: '%s' is not FRAME:HZ\n", val);
+		return -1;
+	}
+	memcpy(frame, val, (size_t)(colon - val));
+	frame[colon - val] = '\0';
+	if (client_args_ulong(PROG, "--switch-rate", frame, 1, MAX_FRAMES, &w.frame) ||
+	    client_args_ulong(PROG, "--switch-rate", colon + 1, 1, MAX_RATE_HZ, &hz))
+		return -1;
+	if (o->n_switches == MAX_SWITCHES ||
+	    (o->n_switches && o->switches[o->n_switches - 1].frame >= w.frame)) {
+		fprintf(stderr,
+			"cluster-client: --switch-rate: at most %d, each at a later frame than the "
+			"one before\n",
+			MAX_SWITCHES);
+		return -1;
+	}
+	w.period_us = (1000000 + hz / 2) / hz;
+	o->switches[o->n_switches++] = w;
+	return 0;
 }
 
 /* One option and its value (client_args_option_fn); 0, or non-zero on a bad one. */
@@ -453,10 +530,14 @@ static int parse_option(const char *opt, const char *val, void *data)
 		o->period_us = (1000000 + hz / 2) / hz;
 		return 0;
 	}
+	if (strcmp(opt, "--switch-rate") == 0)
+		return parse_switch(o, val);
 	if (strcmp(opt, "--progress-s") == 0)
 		return client_args_ulong(PROG, opt, val, 1, MAX_SECONDS, &o->progress_s);
-	if (strcmp(opt, "--deadline-us") == 0)
+	if (strcmp(opt, "--deadline-us") == 0) {
+		o->deadline_given = true;
 		return client_args_ulong(PROG, opt, val, 1, MAX_DEADLINE_US, &o->deadline_us);
+	}
 	if (strcmp(opt, "--frames") == 0)
 		return client_args_ulong(PROG, opt, val, 1, MAX_FRAMES, &o->frames);
 	if (strcmp(opt, "--seconds") == 0)

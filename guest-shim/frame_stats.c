@@ -48,6 +48,17 @@ int64_t frame_stats_release(const struct frame_stats *fs, unsigned long k)
 	return fs->t0 + (int64_t)k * fs->period;
 }
 
+int frame_stats_set_period(struct frame_stats *fs, unsigned long k, int64_t period_ns,
+			   int64_t deadline_ns)
+{
+	if (period_ns <= 0 || deadline_ns <= 0 || k < fs->next)
+		return -EINVAL;
+	fs->t0 = frame_stats_release(fs, k) - (int64_t)k * period_ns;
+	fs->period = period_ns;
+	fs->deadline = deadline_ns;
+	return 0;
+}
+
 long frame_stats_complete(struct frame_stats *fs, unsigned long k, int64_t done_ns)
 {
 	int64_t latency = done_ns - frame_stats_release(fs, k);

@@ -40,6 +40,14 @@ void frame_stats_destroy(struct frame_stats *fs);
 int64_t frame_stats_release(const struct frame_stats *fs, unsigned long k);
 
 /*
+ * From frame @k on (the frame to draw next, or a later one), frames are
+ * released every @period_ns after frame @k's release and are due
+ * @deadline_ns after their release (a rate change). 0, or -EINVAL.
+ */
+int frame_stats_set_period(struct frame_stats *fs, unsigned long k, int64_t period_ns,
+			   int64_t deadline_ns);
+
+/*
  * Frame @k, drawn, completed at @done_ns. Records its latency and whether
  * it missed, counts the releases it overran as skipped, and returns the
  * next frame to draw (the first released at or after @done_ns, at least

@@ -78,6 +78,30 @@ static void an_overrun_skips_the_releases_it_passed_and_misses_them(void **state
 	frame_stats_destroy(fs);
 }
 
+/* A rate change: from frame 3 on, releases every 20 ms after frame 3's, due 20 ms after. */
+static void a_new_period_counts_from_the_frame_it_starts_at(void **state)
+{
+	struct frame_stats *fs = frame_stats_create(T0, 10 * MS, 10 * MS, 10);
+	struct frame_summary s;
+
+	for (unsigned long k = 0; k < 3; k++)
+		assert_int_equal(frame_stats_complete(fs, k, frame_stats_release(fs, k) + MS),
+				 k + 1);
+	assert_int_equal(frame_stats_set_period(fs, 2, 20 * MS, 20 * MS), -EINVAL);
+	assert_int_equal(frame_stats_set_period(fs, 3, 0, 20 * MS), -EINVAL);
+	assert_int_equal(frame_stats_set_period(fs, 3, 20 * MS, 20 * MS), 0);
+	assert_int_equal(frame_stats_release(fs, 3), T0 + 30 * MS);
+	assert_int_equal(frame_stats_release(fs, 4), T0 + 50 * MS);
+	/* 15 ms late by the old deadline, in time by the new one. */
+	assert_int_equal(frame_stats_complete(fs, 3, T0 + 45 * MS), 4);
+	/* Done at 95 ms: releases 5 (70 ms) and 6 (90 ms) passed. */
+	assert_int_equal(frame_stats_complete(fs, 4, T0 + 95 * MS), 7);
+	frame_stats_summary(fs, &s);
+	assert_int_equal(s.skipped, 2);
+	assert_int_equal(s.misses, 3); /* frame 4 late, and the 2 skipped */
+	frame_stats_destroy(fs);
+}
+
 static void the_run_ends_at_its_last_release(void **state)
 {
 	struct frame_stats *fs = frame_stats_create(T0, 10 * MS, 10 * MS, 3);
@@ -152,6 +176,7 @@ int main(void)
 	    cmocka_unit_test(a_frame_done_exactly_at_its_deadline_is_on_time),
 	    cmocka_unit_test(a_late_frame_before_the_next_release_skips_nothing),
 	    cmocka_unit_test(an_overrun_skips_the_releases_it_passed_and_misses_them),
+	    cmocka_unit_test(a_new_period_counts_from_the_frame_it_starts_at),
 	    cmocka_unit_test(the_run_ends_at_its_last_release),
 	    cmocka_unit_test(frames_reported_out_of_turn_are_refused),
 	    cmocka_unit_test(percentiles_are_the_nearest_rank_of_the_frames_drawn),
