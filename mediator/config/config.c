@@ -249,6 +249,8 @@ enum domain_key {
 	DOMAIN_KEY_DOMAIN_MEMORY_MB,
 	DOMAIN_KEY_MAX_CONTEXTS_PER_CLIENT,
 	DOMAIN_KEY_VMS,
+	DOMAIN_KEY_MIN_PERIOD_US,
+	DOMAIN_KEY_MAX_PERIOD_US,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -335,6 +337,17 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
     [DOMAIN_KEY_VMS] = {.name = "vms",
 			.kind = VALUE_VM_NAMES,
 			.offset = offsetof(struct domain_config, vms)},
+    /* Into period_us: a learned period's shortest is what the checks take as its period. */
+    [DOMAIN_KEY_MIN_PERIOD_US] = {.name = "min_period_us",
+				  .kind = VALUE_U32,
+				  .offset = offsetof(struct domain_config, period_us),
+				  .min = CONFIG_MIN_PERIOD_US,
+				  .max = CONFIG_MAX_PERIOD_US},
+    [DOMAIN_KEY_MAX_PERIOD_US] = {.name = "max_period_us",
+				  .kind = VALUE_U32,
+				  .offset = offsetof(struct domain_config, max_period_us),
+				  .min = CONFIG_MIN_PERIOD_US,
+				  .max = CONFIG_MAX_PERIOD_US},
 };
 
 enum config_section {
@@ -1096,6 +1109,41 @@ int config_domain_of_vm_stem(const struct mediator_config *cfg, const char *stem
 	return found;
 }
 
+/*
+ * A safety domain without period_us learns its period: period_us is then
+ * its shortest, min_period_us; only such a domain has min_period_us and
+ * max_period_us.
+ */
+static void config_learned_period(struct config_parser *p, struct domain_config *d,
+				  const int *lines)
+{
+	const enum domain_key bounds[] = {DOMAIN_KEY_MIN_PERIOD_US, DOMAIN_KEY_MAX_PERIOD_US};
+
+	d->period_learned = d->class == DOMAIN_CLASS_SAFETY && !lines[DOMAIN_KEY_PERIOD_US];
+	for (size_t k = 0; k < sizeof(bounds) / sizeof(bounds[0]); k++) {
+		if (!lines[bounds[k]] || d->period_learned)
+			continue;
+		config_fail(p, -EINVAL, lines[bounds[k]],
+			    "key '%s': only a class = safety domain without period_us learns its "
+			    "period, within min_period_us and max_period_us",
+			    domain_keys[bounds[k]].name);
+		return;
+	}
+	if (!d->period_learned)
+		return;
+	if (!lines[DOMAIN_KEY_MIN_PERIOD_US])
+		d->period_us = CONFIG_DEFAULT_MIN_PERIOD_US;
+	if (!lines[DOMAIN_KEY_MAX_PERIOD_US])
+		d->max_period_us = CONFIG_DEFAULT_MAX_PERIOD_US;
+	d->deadline_follows = !lines[DOMAIN_KEY_DEADLINE_US];
+	if (d->max_period_us < d->period_us)
+		config_fail(p, -EINVAL,
+			    lines[DOMAIN_KEY_MAX_PERIOD_US] ? lines[DOMAIN_KEY_MAX_PERIOD_US]
+							    : lines[DOMAIN_KEY_MIN_PERIOD_US],
+			    "key 'max_period_us': %u is shorter than min_period_us (%u)",
+			    d->max_period_us, d->period_us);
+}
+
 /* Checks what needs the whole file and fills the defaults that depend on other keys. */
 static void config_validate(struct config_parser *p)
 {
@@ -1110,6 +1158,7 @@ static void config_validate(struct config_parser *p)
 		struct domain_config *d = &p->cfg.domains[i];
 		const int *lines = p->domain_key_line[i];
 
+		config_learned_period(p, d, lines);
 		if (!lines[DOMAIN_KEY_BUDGET_US])
 			d->budget_us = d->period_us;
 		if (!lines[DOMAIN_KEY_DEADLINE_US])
@@ -1151,12 +1200,14 @@ static void config_validate(struct config_parser *p)
 				    d->name);
 		if (d->budget_us > d->period_us)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_BUDGET_US],
-				    "key 'budget_us': %u is larger than period_us (%u)",
-				    d->budget_us, d->period_us);
+				    "key 'budget_us': %u is larger than %s (%u)", d->budget_us,
+				    d->period_learned ? "min_period_us" : "period_us",
+				    d->period_us);
 		if (d->deadline_us > d->period_us)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_DEADLINE_US],
-				    "key 'deadline_us': %u is larger than period_us (%u)",
-				    d->deadline_us, d->period_us);
+				    "key 'deadline_us': %u is larger than %s (%u)", d->deadline_us,
+				    d->period_learned ? "min_period_us" : "period_us",
+				    d->period_us);
 		if (lines[DOMAIN_KEY_GUARD_US] && d->class != DOMAIN_CLASS_SAFETY)
 			config_fail(p, -EINVAL, lines[DOMAIN_KEY_GUARD_US],
 				    "key 'guard_us': only a class = safety domain has a guard");

@@ -54,6 +54,14 @@
 #define CONFIG_DEFAULT_RENDER_NODE  RENDERER_DEFAULT_NODE
 #define CONFIG_DEFAULT_CLASS	    DOMAIN_CLASS_NORMAL
 #define CONFIG_DEFAULT_PERIOD_US    16667u
+/*
+ * A safety domain without period_us learns its period from its guest's
+ * frames (doc/design.md, "Learned periods"), within [min_period_us,
+ * max_period_us]: by default 60 Hz, the fastest rate a car's displays
+ * run at, and 1 Hz.
+ */
+#define CONFIG_DEFAULT_MIN_PERIOD_US 16667u
+#define CONFIG_DEFAULT_MAX_PERIOD_US 1000000u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
 /*
  * A domain's sockets admit its owner and group only: a domain is a trust
@@ -196,9 +204,15 @@ enum domain_class {
 struct domain_config {
 	char name[CONFIG_NAME_MAX];
 	enum domain_class class;
+	/* With period_learned, the shortest period (min_period_us): the checks' and budget's. */
 	uint32_t period_us;
 	uint32_t budget_us;
 	uint32_t deadline_us;
+	/* Safety, no period_us: its period is learned, at most max_period_us. */
+	bool period_learned;
+	uint32_t max_period_us;
+	/* period_learned, no deadline_us: its frames are judged against the learned period. */
+	bool deadline_follows;
 	bool strict;				 /* never past its budget, even on an idle GPU */
 	uint32_t guard_us;			 /* safety: slack kept for overruns (0: none) */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */

@@ -180,6 +180,16 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 		json_add_us(o, "frame_cost_us", st->frame_cost_ns);
 		json_add_us(o, "observed_period_us", st->observed_period_ns);
 	}
+	if (p->learn_period) {
+		json_add_us(o, "learned_period_us", st->learned_period_ns);
+		json_add_us(o, "max_period_us", p->max_period_ns);
+		json_object_object_add(o, "period_confidence",
+				       json_object_new_double(st->period_confidence));
+		json_add_u64(o, "period_changes", st->period_changes);
+		json_add_u64(o, "period_pauses", st->period_pauses);
+		json_object_object_add(o, "deadline_follows_period",
+				       json_object_new_boolean(p->deadline_follows));
+	}
 	h = json_object_new_object();
 	if (h) {
 		json_object_object_add(h, "group_time", histogram_to_json(&domain->group_time));

@@ -185,10 +185,11 @@ int trace_write_frame(struct trace *trace, const char *domain, const struct sche
 	put_json_string(f, domain, strlen(domain));
 	fprintf(f,
 		",\"release_ns\":%" PRIu64 ",\"deadline_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
-		",\"missed\":%s,\"alone\":%s,\"startup\":%s,\"bound_ns\":%" PRIu64 "}\n",
+		",\"missed\":%s,\"alone\":%s,\"startup\":%s,\"bound_ns\":%" PRIu64
+		",\"period_ns\":%" PRIu64 "}\n",
 		frame->release_ns, frame->deadline_ns, frame->end_ns,
 		frame->missed ? "true" : "false", frame->alone ? "true" : "false",
-		frame->startup ? "true" : "false", frame->bound_ns);
+		frame->startup ? "true" : "false", frame->bound_ns, frame->period_ns);
 	if (ferror(f)) {
 		trace->error = errno ? -errno : -EIO;
 		return trace->error;

@@ -60,6 +60,9 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 		    .deadline_ns = (uint64_t)dc->deadline_us * 1000,
 		    .strict = dc->strict,
 		    .guard_ns = (uint64_t)dc->guard_us * 1000,
+		    .learn_period = dc->period_learned,
+		    .deadline_follows = dc->deadline_follows,
+		    .max_period_ns = (uint64_t)dc->max_period_us * 1000,
 		};
 
 		if (sched_add_domain(s, &dp, now_ns) != (int)i) {

@@ -134,6 +134,25 @@ static uint64_t group_cost(const struct sdom *d)
 	return median(c, d->ncosts);
 }
 
+/*
+ * The period of safety domain @d's frames: its configured one, or the one
+ * learned (its observed period, SCHED_PERIOD_TRUST) with learn_period.
+ */
+static uint64_t frame_period(const struct sdom *d)
+{
+	return d->p.learn_period ? (uint64_t)d->period_est : d->p.period_ns;
+}
+
+/* What @d's frames are judged against: its deadline, or with deadline_follows its period. */
+static uint64_t judged_deadline(const struct sdom *d)
+{
+	uint64_t p = frame_period(d);
+
+	return d->p.learn_period && d->p.deadline_follows && p > d->p.deadline_ns
+		   ? p
+		   : d->p.deadline_ns;
+}
+
 /* Logs a frame that ended for the trace. */
 static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint64_t end,
 		      uint64_t bound, bool missed, bool crossed, bool startup)
@@ -154,7 +173,8 @@ static void log_frame(struct sdom *d, uint64_t release, uint64_t deadline, uint6
 				  .release_ns = release,
 				  .deadline_ns = deadline,
 				  .end_ns = end,
-				  .bound_ns = bound};
+				  .bound_ns = bound,
+				  .period_ns = frame_period(d)};
 }
 
 /*
@@ -226,7 +246,7 @@ static void close_frame(struct sdom *d, bool unfinished)
 	 */
 	if (!unfinished && !d->frame_last_end)
 		return;
-	judge_frame(d, d->frame_release, d->frame_release + d->p.deadline_ns,
+	judge_frame(d, d->frame_release, d->frame_release + judged_deadline(d),
 		    unfinished ? 0 : d->frame_last_end, d->frame_bound, d->frame_crossed);
 	/* What an unfinished frame would have cost is not known. */
 	if (unfinished)
@@ -305,6 +325,36 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
 		sched_frames_crossed(s, domain);
 }
 
+uint64_t sched_gap_period(const struct sdom *d)
+{
+	if (d->p.learn_period && (double)d->p.period_ns < d->period_est)
+		return d->p.period_ns;
+	return (uint64_t)d->period_est;
+}
+
+/* Counts @d's releases in a row that came under half its shortest period after the one before. */
+static void count_fast(struct sdom *d, uint64_t now_ns)
+{
+	if (now_ns - d->last_release < d->p.period_ns / 2)
+		d->fast_releases++;
+	else
+		d->fast_releases = 0;
+}
+
+/*
+ * A release of @d, whose period is learned: the estimate learns it, and
+ * once sure enough, its frames follow what it learned (rolled over,
+ * expected, judged with deadline_follows), at once after a rate change.
+ */
+static void learn_release(struct sdom *d, uint64_t now_ns)
+{
+	if (d->have_release)
+		count_fast(d, now_ns);
+	sched_period_note(&d->learned, now_ns);
+	if (sched_period_confidence(&d->learned) >= SCHED_PERIOD_TRUST)
+		d->period_est = (double)sched_period_ns(&d->learned);
+}
+
 /*
  * A safety domain that falls silent after a release (its client starved
  * of the CPU for a few periods, say) may come back at any moment: its
@@ -321,7 +371,7 @@ void sched_set_revoked_running(struct sched *s, int domain, uint32_t n)
  */
 static void expect_after(struct sdom *d, uint64_t release_ns)
 {
-	uint64_t until = release_ns + SCHED_SILENT_EXPECT_PERIODS * d->p.period_ns;
+	uint64_t until = release_ns + SCHED_SILENT_EXPECT_PERIODS * frame_period(d);
 
 	if (until > d->expect_until)
 		d->expect_until = until;
@@ -335,21 +385,22 @@ static void expect_after(struct sdom *d, uint64_t release_ns)
  * release: counted, it moved the grid (an "irregular release") and the
  * draw after it counted a short interval, so the observed period sank
  * towards P less the group's offset (test-scheduler: a state group 4 ms
- * after each draw gave about 14 ms for 16.67).
+ * after each draw gave about 14 ms for 16.67). With a learned period,
+ * the estimate (sched_period.h) takes the release instead of the
+ * observed period's average.
  */
 static void note_release(struct sdom *d, uint64_t now_ns)
 {
-	if (d->have_release) {
+	if (d->p.learn_period) {
+		learn_release(d, now_ns);
+	} else if (d->have_release) {
 		double interval = (double)(now_ns - d->last_release);
 		double p = (double)d->p.period_ns;
 
 		/* A frame split by a pause, or a skipped release, says nothing of the period. */
 		if (interval >= p / 2 && interval <= p * 2)
 			d->period_est += SCHED_PERIOD_WEIGHT * (interval - d->period_est);
-		if (interval < p / 2)
-			d->fast_releases++;
-		else
-			d->fast_releases = 0;
+		count_fast(d, now_ns);
 	}
 	if (!d->have_release) {
 		d->grid = now_ns;
@@ -375,7 +426,7 @@ static void note_release(struct sdom *d, uint64_t now_ns)
 static void open_frame(struct sdom *d, uint64_t now_ns)
 {
 	if (!d->startup_until)
-		d->startup_until = now_ns + SCHED_STARTUP_PERIODS * d->p.period_ns;
+		d->startup_until = now_ns + SCHED_STARTUP_PERIODS * frame_period(d);
 	d->frame_open = true;
 	d->frame_noted = false;
 	d->frame_release = now_ns;
@@ -408,7 +459,7 @@ static void carry_frame(struct sdom *d)
 		}
 	}
 	d->carried_release = d->frame_release;
-	d->carried_deadline = d->frame_release + d->p.deadline_ns;
+	d->carried_deadline = d->frame_release + judged_deadline(d);
 	d->carried_bound = d->frame_bound;
 	d->carried_end = d->frame_last_end;
 	d->carried_output = d->frame_output;
@@ -519,6 +570,8 @@ uint64_t sched_next_release(const struct sdom *d, uint64_t now_ns)
 	if (!on_grid(d, now_ns))
 		return sched_expecting(d, now_ns) ? now_ns : 0;
 	r = d->grid + (uint64_t)d->period_est;
+	if (d->p.learn_period && d->last_release + d->p.period_ns < r)
+		r = d->last_release + d->p.period_ns;
 	return r > now_ns ? r : now_ns;
 }
 
@@ -536,7 +589,7 @@ bool sched_expect_frames(struct sched *s, int domain, uint64_t now_ns)
 		return false;
 	now_ns = sched_call_time(s, now_ns, "sched_expect_frames");
 	d = &s->d[domain];
-	d->expect_until = now_ns + SCHED_EXPECT_PERIODS * d->p.period_ns;
+	d->expect_until = now_ns + SCHED_EXPECT_PERIODS * frame_period(d);
 	/* A context made while it was silent starts it again: a start-up of its own. */
 	if (!on_grid(d, now_ns) && !d->frame_open && !d->carried_n)
 		d->startup_until = 0;

@@ -32,7 +32,7 @@ static uint64_t busy_until(const struct sched *s, uint64_t now_ns)
 /* The largest gap safety domain @d leaves between frames that cost @c each (0 if none). */
 static uint64_t gap_between(const struct sdom *d, uint64_t c)
 {
-	uint64_t room = (uint64_t)d->period_est + d->p.deadline_ns;
+	uint64_t room = sched_gap_period(d) + d->p.deadline_ns;
 
 	return room > 2 * c ? room - 2 * c : 0;
 }

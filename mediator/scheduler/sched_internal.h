@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "scheduler/sched_period.h"
 #include "scheduler/scheduler.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -113,7 +114,9 @@ struct sdom {
 	 * expected later than it may come.
 	 */
 	uint64_t grid;
+	/* Its period as observed (a learned one once trusted, learn_period) */
 	double period_est;
+	struct sched_period learned; /* learn_period */
 	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
 	uint32_t carried_n; /* its groups not completed yet */
 	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
@@ -218,6 +221,12 @@ bool sched_protected_safety(const struct sdom *d);
 uint64_t sched_next_release(const struct sdom *d, uint64_t now_ns);
 /* True while safety domain @d's next release is expected only as "any moment now" (no grid). */
 bool sched_expecting(const struct sdom *d, uint64_t now_ns);
+/*
+ * The period by which room is kept for safety domain @d's next frame: its
+ * observed one, or with a learned period the shortest it may show frames
+ * at.
+ */
+uint64_t sched_gap_period(const struct sdom *d);
 /* How much earlier than expected the next release of safety domain @d may come. */
 uint64_t sched_release_guard(const struct sdom *d);
 /* What the open frame of safety domain @d still needs, @c being its typical cost. */

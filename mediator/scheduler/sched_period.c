@@ -4,12 +4,18 @@
  *
  * A safety domain's guest shows its frames at its display's rate; when it
  * shows one is a release. The period and phase are fitted to the recent
- * releases by least squares: release i is counted k_i periods after the
- * first (k_i its distance over a first guess, the median interval,
- * rounded), and t_i = phase + k_i * period is fitted. A release the guest
- * skipped (a dropped frame) only leaves a k out; jitter in when the guest
- * shows a frame averages out over the window, unlike an average of
- * intervals, where each jittered release counts twice.
+ * releases: release i is counted k_i periods after the first (k_i its
+ * distance over a first guess, the median interval, rounded), and
+ * t_i = phase + k_i * period is fitted, the period as the median of the
+ * slopes between every two releases (Theil and Sen's estimator), the
+ * phase as the median offset. A release the guest skipped (a dropped
+ * frame) only leaves a k out; jitter in when the guest shows a frame
+ * averages out over the window, unlike an average of intervals, where
+ * each jittered release counts twice. Medians, not least squares: a
+ * guest's frames reach mediatord late by its own CPU time, never early,
+ * and a run of late ones (a client catching up after its start) is a
+ * step that least squares takes for a slope (17.0 ms for 16.67 in
+ * test-learned-period, 2026-11-29).
  *
  * The rate may change (60 to 30 Hz, a display switched off and on):
  * SCHED_PERIOD_CHANGE_RELEASES intervals in a row, spaced alike and more
@@ -118,30 +124,37 @@ static void count_periods(const struct sched_period *e, double g, double *k)
 }
 
 /*
- * Least squares of t_i - t_0 against @k: the period (clamped), the phase
- * and the residuals' RMS. With @keep, the period is @g, and only the phase
- * is fitted. Returns the period before it was clamped.
+ * The median of the slopes between every two releases counted apart
+ * (Theil and Sen's estimator): @g when there are none.
+ */
+static double pairwise_slope(const struct sched_period *e, const double *k, double g)
+{
+	double sl[SCHED_PERIOD_RELEASES * (SCHED_PERIOD_RELEASES - 1) / 2];
+	unsigned m = 0;
+
+	for (unsigned i = 0; i < e->n; i++)
+		for (unsigned j = i + 1; j < e->n; j++)
+			if (k[j] > k[i])
+				sl[m++] = (double)(at(e, j) - at(e, i)) / (k[j] - k[i]);
+	return m ? median(sl, m) : g;
+}
+
+/*
+ * Fits t_i - t_0 = a + p * k_i: the period p (clamped), the phase and
+ * the residuals' RMS. With @keep, the period is @g, and only the phase is
+ * fitted. Returns the period before it was clamped.
  */
 static double fit_line(struct sched_period *e, const double *k, double g, bool keep)
 {
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, ss = 0, p, raw, a;
+	double off[SCHED_PERIOD_RELEASES], ss = 0, p, raw, a;
 	uint64_t t0 = at(e, 0);
 
-	for (unsigned i = 0; i < e->n; i++) {
-		double y = (double)(at(e, i) - t0);
-
-		sx += k[i];
-		sy += y;
-		sxx += k[i] * k[i];
-		sxy += k[i] * y;
-	}
-	if (!keep && sxx * e->n - sx * sx > 0)
-		p = (sxy * e->n - sx * sy) / (sxx * e->n - sx * sx);
-	else
-		p = g;
+	p = keep ? g : pairwise_slope(e, k, g);
 	raw = p;
 	p = clamped(e, p);
-	a = (sy - p * sx) / e->n;
+	for (unsigned i = 0; i < e->n; i++)
+		off[i] = (double)(at(e, i) - t0) - p * k[i];
+	a = median(off, e->n);
 	for (unsigned i = 0; i < e->n; i++) {
 		double r = (double)(at(e, i) - t0) - a - p * k[i];
 

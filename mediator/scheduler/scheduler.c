@@ -62,6 +62,9 @@ void sched_get_params(const struct sched *s, struct sched_params *out)
 
 static bool valid_params(const struct sched_domain_params *p)
 {
+	if (p->learn_period && (p->class != SCHED_CLASS_SAFETY || p->max_period_ns < p->period_ns ||
+				p->max_period_ns > SCHED_MAX_PERIOD_NS))
+		return false;
 	return p->period_ns > 0 && p->budget_ns <= p->period_ns && p->deadline_ns > 0 &&
 	       p->deadline_ns <= p->period_ns && p->guard_ns < p->deadline_ns &&
 	       (p->class == SCHED_CLASS_NORMAL || p->class == SCHED_CLASS_SAFETY);
@@ -83,6 +86,8 @@ int sched_add_domain(struct sched *s, const struct sched_domain_params *p, uint6
 	d->period_start = now_ns;
 	d->remaining = (int64_t)p->budget_ns;
 	d->period_est = (double)p->period_ns;
+	if (p->learn_period)
+		sched_period_init(&d->learned, p->period_ns, p->max_period_ns);
 	return s->n++;
 }
 
@@ -104,6 +109,14 @@ int sched_set_budget(struct sched *s, int domain, uint64_t period_ns, uint64_t b
 		snprintf(why, why_size, "period %llu us is outside %llu..%llu us",
 			 (unsigned long long)(period_ns / 1000), SCHED_MIN_PERIOD_NS / 1000,
 			 SCHED_MAX_PERIOD_NS / 1000);
+		return -EINVAL;
+	}
+	if (p.learn_period && period_ns > p.max_period_ns) {
+		snprintf(why, why_size,
+			 "the shortest period (%llu us) of a learned period is longer than its "
+			 "longest (%llu us)",
+			 (unsigned long long)(period_ns / 1000),
+			 (unsigned long long)(p.max_period_ns / 1000));
 		return -EINVAL;
 	}
 	if (p.guard_ns >= deadline_ns) {
@@ -184,6 +197,10 @@ static void advance_periods(struct sdom *d, uint64_t now_ns)
 	if (d->has_next) {
 		d->p = d->next;
 		d->has_next = false;
+		/* A new shortest period bounds what is learned from now on. */
+		d->learned.min_ns = d->p.period_ns;
+		if (d->learned.max_ns < d->p.period_ns)
+			d->learned.max_ns = d->p.period_ns;
 	}
 	d->remaining = (int64_t)d->p.budget_ns - (int64_t)d->debt;
 	d->used = 0;
@@ -667,5 +684,11 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->inflight = d->inflight;
 	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? sched_frame_cost(d) : 0;
 	out->observed_period_ns = (uint64_t)d->period_est;
+	if (d->p.learn_period) {
+		out->learned_period_ns = sched_period_ns(&d->learned);
+		out->period_confidence = sched_period_confidence(&d->learned);
+		out->period_changes = d->learned.changes;
+		out->period_pauses = d->learned.pauses;
+	}
 	return 0;
 }

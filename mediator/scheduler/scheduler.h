@@ -49,6 +49,10 @@
 #define SCHED_MAX_PENDING 1024u
 /* Most domains (a car has a handful of VMs). */
 #define SCHED_MAX_DOMAINS 16
+/* A learned period this sure (sched_period_confidence()) is the one frames follow: from 5
+ * releases on a clean fit, about 8 on a jittered one. One release 6 ms late among 5 took the
+ * fit to 17.06 ms for 16.67 (test-learned-period, 2026-11-29). */
+#define SCHED_PERIOD_TRUST 0.6
 /* Bounds of a domain's period: 100 us .. 10 s. */
 #define SCHED_MIN_PERIOD_NS 100000ull
 #define SCHED_MAX_PERIOD_NS 10000000000ull
@@ -118,6 +122,20 @@ struct sched_domain_params {
 	 * domains that overrun their bounds (a host stall); < deadline_ns.
 	 */
 	uint64_t guard_ns;
+	/*
+	 * Safety domains: the period is learned from the domain's releases
+	 * (sched_period.h), within [period_ns, max_period_ns]. period_ns is
+	 * then the shortest period its guest may show frames at: its budget
+	 * is per period_ns, and room for its next frame is kept as if it came
+	 * period_ns after the last one, whatever was learned, since a guest
+	 * gives no notice of a faster rate and a group of another domain,
+	 * once started, runs to its end. With @deadline_follows, its frames
+	 * are judged against the learned period (deadline_ns still protects
+	 * them); without, against deadline_ns.
+	 */
+	bool learn_period;
+	bool deadline_follows;
+	uint64_t max_period_ns;
 };
 
 /* What sched_poll() decided about a request. */
@@ -160,6 +178,11 @@ struct sched_domain_stats {
 	uint32_t pending, inflight;
 	uint64_t frame_cost_ns; /* C: the typical frame cost of check 3 (safety only) */
 	uint64_t observed_period_ns;
+	/* A learned period's (learn_period): the estimate, how sure it is (0 to 1), and how often
+	 * it followed a rate change or started again after a pause; all 0 otherwise. */
+	uint64_t learned_period_ns;
+	double period_confidence;
+	uint64_t period_changes, period_pauses;
 	/* Filled by mediatord's dispatcher: groups its workers reported shorter than it saw. */
 	uint64_t underreported;
 };
@@ -203,6 +226,8 @@ struct sched_frame {
 	bool startup;
 	uint64_t release_ns, deadline_ns, end_ns;
 	uint64_t bound_ns; /* the sum of its groups' bounds */
+	/* The period its domain's frames followed when it ended: configured, or learned. */
+	uint64_t period_ns;
 };
 /* Closed frames kept until taken; older ones are dropped (and counted). */
 #define SCHED_FRAME_LOG 256u

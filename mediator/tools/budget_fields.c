@@ -41,6 +41,17 @@ const struct budget_field budget_fields[] = {
      "Late frames of the safety domain's start-up, not judged: released in its first 30 "
      "periods (context set-up and first draws, shaders compiling), with no other domain's "
      "group beside them."},
+    {"learned_period_us", NULL,
+     "A safety domain without period_us: the period learned from its guest's frames (PERIOD "
+     "is then its shortest, min_period_us)."},
+    {"max_period_us", NULL, "A learned period's longest."},
+    {"period_confidence", NULL,
+     "How sure the learned period is, 0 to 1: how well the recent frames fit it, and how many "
+     "there were (full from 8)."},
+    {"period_changes", NULL, "Rate changes the learned period followed."},
+    {"period_pauses", NULL, "Pauses after which the learned period's grid started again."},
+    {"deadline_follows_period", NULL,
+     "A learned period's frames are judged against it (no deadline_us), not deadline_us."},
     {"deadline_misses_alone", NULL,
      "Frames of the safety domain that ended after their deadline with no other domain's group "
      "on the GPU beside them (late by their own work)."},

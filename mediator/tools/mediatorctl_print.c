@@ -243,6 +243,36 @@ static void print_untiled(struct json_object *domains)
 	}
 }
 
+/*
+ * One line per safety domain whose period is learned (issue 33): the
+ * period learned, how sure it is, its rate changes and pauses.
+ */
+static void print_learned(struct json_object *domains)
+{
+	size_t n = json_object_array_length(domains);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(domains, i);
+		struct json_object *l;
+
+		if (!json_object_object_get_ex(d, "learned_period_us", &l))
+			continue;
+		fputs("learned period: ", stdout);
+		mediatorctl_print_sanitized(
+		    json_object_get_string(mediatorctl_json_get(d, "name")));
+		printf(": %.2f ms (%.0f Hz), confidence %.2f, %" PRId64 " rate changes, %" PRId64
+		       " pauses; deadline %s\n",
+		       (double)json_object_get_int64(l) / 1000.0,
+		       json_object_get_int64(l) > 0 ? 1e6 / (double)json_object_get_int64(l) : 0.0,
+		       json_object_get_double(mediatorctl_json_get(d, "period_confidence")),
+		       json_object_get_int64(mediatorctl_json_get(d, "period_changes")),
+		       json_object_get_int64(mediatorctl_json_get(d, "period_pauses")),
+		       json_object_get_boolean(mediatorctl_json_get(d, "deadline_follows_period"))
+			   ? "the learned period"
+			   : "as configured");
+	}
+}
+
 /* show-budgets' "invariant_violations": one line naming those broken, nothing when none is. */
 static void print_invariant_violations(struct json_object *result)
 {
@@ -323,6 +353,7 @@ int mediatorctl_print_budgets(struct json_object *result, struct budget_widths *
 		print_row(cells[i], widths, keep);
 	free(cells);
 	print_untiled(domains);
+	print_learned(domains);
 	print_invariant_violations(result);
 	return EXIT_OK;
 }

@@ -40,6 +40,8 @@ static const struct metric metrics[] = {
     {"gpu_mediator_watchdog_kills_total", "watchdog_kills", COUNTER, 1},
     {"gpu_mediator_idle_host_work_total", "idle_host_work", COUNTER, 1},
     {"gpu_mediator_period_seconds", "period_us", GAUGE, US},
+    {"gpu_mediator_learned_period_seconds", "learned_period_us", GAUGE, US},
+    {"gpu_mediator_period_confidence_ratio", "period_confidence", GAUGE, 1},
     {"gpu_mediator_budget_seconds", "budget_us", GAUGE, US},
     {"gpu_mediator_deadline_seconds", "deadline_us", GAUGE, US},
     {"gpu_mediator_budget_remaining_seconds", "remaining_us", GAUGE, US},

@@ -355,6 +355,36 @@ static void a_safety_domain_has_a_guard(void **state)
 	assert_int_equal(cfg.domains[0].guard_us, 4000);
 }
 
+/* Issue 33: a safety domain without period_us learns it, within min_period_us and max_period_us. */
+static void a_safety_domain_without_period_us_learns_it(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(
+	    parse(&cfg,
+		  "[domain a]\nvtest_socket = /tmp/a\nclass = safety\nbudget_us = 4000\n"
+		  "[domain b]\nvtest_socket = /tmp/b\nclass = safety\n"
+		  "min_period_us = 33333\nmax_period_us = 100000\ndeadline_us = 30000\n"
+		  "[domain c]\nvtest_socket = /tmp/c\nclass = safety\nperiod_us = 20000\n"
+		  "[domain d]\nvtest_socket = /tmp/d\n",
+		  err, sizeof(err)),
+	    0);
+	assert_true(cfg.domains[0].period_learned);
+	assert_int_equal(cfg.domains[0].period_us, CONFIG_DEFAULT_MIN_PERIOD_US);
+	assert_int_equal(cfg.domains[0].max_period_us, CONFIG_DEFAULT_MAX_PERIOD_US);
+	assert_int_equal(cfg.domains[0].deadline_us, CONFIG_DEFAULT_MIN_PERIOD_US);
+	assert_true(cfg.domains[0].deadline_follows);
+	assert_true(cfg.domains[1].period_learned);
+	assert_int_equal(cfg.domains[1].period_us, 33333);
+	assert_int_equal(cfg.domains[1].max_period_us, 100000);
+	assert_int_equal(cfg.domains[1].budget_us, 33333);
+	assert_false(cfg.domains[1].deadline_follows);
+	assert_false(cfg.domains[2].period_learned);
+	assert_int_equal(cfg.domains[2].period_us, 20000);
+	assert_false(cfg.domains[3].period_learned);
+}
+
 static void every_mediator_key_is_read(void **state)
 {
 	struct mediator_config cfg;
@@ -712,6 +742,17 @@ static const struct bad_case bad_cases[] = {
      NAME ":2: key 'renderer': 'vulkan' is not one of egl-surfaceless, egl-gbm, glx"},
     {"unknown class", DOMAIN_A "class = critical\n", -EINVAL,
      NAME ":3: key 'class': 'critical' is not one of normal, safety"},
+    {"min_period_us beside period_us",
+     DOMAIN_A "class = safety\nperiod_us = 20000\n"
+	      "min_period_us = 10000\n",
+     -EINVAL, NAME ":5: key 'min_period_us': only a class = safety domain without period_us"},
+    {"max_period_us in a normal domain", DOMAIN_A "max_period_us = 20000\n", -EINVAL,
+     NAME ":3: key 'max_period_us': only a class = safety domain"},
+    {"max_period_us shorter than min_period_us",
+     DOMAIN_A "class = safety\nmin_period_us = 20000\nmax_period_us = 10000\n", -EINVAL,
+     NAME ":5: key 'max_period_us': 10000 is shorter than min_period_us (20000)"},
+    {"a learned period's budget over its shortest", DOMAIN_A "class = safety\nbudget_us = 20000\n",
+     -EINVAL, NAME ":4: key 'budget_us': 20000 is larger than min_period_us (16667)"},
     {"empty file", "", -EINVAL, NAME ":0: no [domain NAME] section"},
     {"only comments", "; nothing\n\n; here\n", -EINVAL, NAME ":3: no [domain NAME] section"},
     {"[mediator] without domains", "[mediator]\npolicy = fifo\n", -EINVAL,
@@ -1065,6 +1106,7 @@ int main(void)
 	    cmocka_unit_test(domain_with_only_a_socket_gets_every_default),
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
+	    cmocka_unit_test(a_safety_domain_without_period_us_learns_it),
 	    cmocka_unit_test(a_domain_without_worker_user_takes_the_mediator_sections),
 	    cmocka_unit_test(control_and_admin_groups_default_to_none_and_take_names_or_numbers),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),

@@ -391,7 +391,11 @@ static void a_late_arrival_does_not_push_the_next_release_back(void **state)
 static void a_guard_keeps_room_for_overruns(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
-	struct sched_domain_params cp = {SCHED_CLASS_SAFETY, P, 4 * MS, P, false, 3 * MS};
+	struct sched_domain_params cp = {.class = SCHED_CLASS_SAFETY,
+					 .period_ns = P,
+					 .budget_ns = 4 * MS,
+					 .deadline_ns = P,
+					 .guard_ns = 3 * MS};
 	int c = sched_add_domain(s, &cp, 0), n = add(s, SCHED_CLASS_NORMAL, P, false);
 	const uint64_t t = 3 * P + 4 * MS;
 	uint64_t ids[16];
@@ -1354,6 +1358,128 @@ static void a_group_without_output_after_its_frame_does_not_move_the_grid(void *
 	finish(s);
 }
 
+/* A safety domain whose period is learned, at most 1 s, at least P; budget 4 ms per P. */
+static int add_learned(struct sched *s, bool deadline_follows)
+{
+	struct sched_domain_params d = {.class = SCHED_CLASS_SAFETY,
+					.period_ns = P,
+					.budget_ns = 4 * MS,
+					.deadline_ns = P,
+					.learn_period = true,
+					.deadline_follows = deadline_follows,
+					.max_period_ns = 1000 * MS};
+	int i = sched_add_domain(s, &d, 0);
+
+	assert_true(i >= 0);
+	return i;
+}
+
+/*
+ * @n frames of safety domain @c, one every @period from *@t (moved past
+ * them), each a group of bound 2 ms that takes 1 ms; ids from *@id. From
+ * its tenth frame on, a learned period is within 2 % of @period.
+ */
+static void frames_every(struct sched *s, int c, uint64_t *id, uint64_t *t, uint64_t period,
+			 unsigned n)
+{
+	struct sched_domain_stats st;
+
+	for (unsigned k = 0; k < n; k++, *t += period) {
+		safety_frame(s, c, (*id)++, *t, 2 * MS, 1 * MS);
+		stats(s, c, &st);
+		if (k < 10 || !st.params.learn_period)
+			continue;
+		if (st.learned_period_ns + period / 50 < period ||
+		    st.learned_period_ns > period + period / 50) {
+			print_error("frame %u at %llu ns: learned %llu ns for %llu\n", k,
+				    (unsigned long long)*t,
+				    (unsigned long long)st.learned_period_ns,
+				    (unsigned long long)period);
+			fail();
+		}
+	}
+}
+
+/*
+ * Issue 33: a guest at 60 Hz, then 30, then 60 again; its period is not
+ * configured. Within 10 frames of each change the learned period is
+ * within 2 % of the guest's, and no frame is late.
+ */
+static void a_learned_period_follows_rate_changes_within_ten_frames(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	int c = add_learned(s, true);
+	struct sched_domain_stats st;
+	uint64_t id = 1, t = 0;
+
+	(void)state;
+	frames_every(s, c, &id, &t, P, 40);
+	frames_every(s, c, &id, &t, 2 * P, 30);
+	frames_every(s, c, &id, &t, P, 40);
+	assert_int_equal(poll_ids(s, t, NULL), 0);
+	stats(s, c, &st);
+	assert_int_equal(st.deadline_misses, 0);
+	assert_int_equal(st.period_changes, 2);
+	assert_true(st.period_confidence > 0.9);
+	assert_int_equal(st.observed_period_ns, st.learned_period_ns);
+	finish(s);
+}
+
+/*
+ * A guest gives no notice of a faster rate: room for a learned domain's
+ * next frame is kept as if it came its shortest period after its last.
+ * At 30 Hz, a 35 ms group just after its frame fits the configured 30 Hz
+ * domain's gap (its next frame 33 ms away, due 33 ms later) and starts;
+ * beside the learned one, whose shortest period is 60 Hz, it does not.
+ */
+static void room_is_kept_for_a_learned_domain_s_shortest_period(void **state)
+{
+	for (int learned = 0; learned < 2; learned++) {
+		struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+		struct sched_domain_params fixed = {.class = SCHED_CLASS_SAFETY,
+						    .period_ns = 2 * P,
+						    .budget_ns = 4 * MS,
+						    .deadline_ns = 2 * P};
+		int c = learned ? add_learned(s, true) : sched_add_domain(s, &fixed, 0);
+		int n = add(s, SCHED_CLASS_NORMAL, P, false);
+		uint64_t id = 100, t = 0;
+
+		(void)state;
+		frames_every(s, c, &id, &t, 2 * P, 20);
+		t -= 2 * P;
+		assert_int_equal(poll_ids(s, t + 3 * MS, NULL), 0);
+		assert_int_equal(sched_submit(s, 1, n, 30 * MS, 35 * MS, 0, t + 3 * MS), 0);
+		assert_int_equal(poll_ids(s, t + 3 * MS, NULL), learned ? 0 : 1);
+		assert_int_equal(sched_cancel(s, 1, t + 4 * MS), 0);
+		finish(s);
+	}
+}
+
+/*
+ * With deadline_follows, a learned domain's frame is judged against the
+ * period it shows frames at: at 30 Hz, a frame done 20 ms after its
+ * release is in time; against its 60 Hz deadline, it is late.
+ */
+static void a_learned_domain_s_frames_are_judged_against_its_period(void **state)
+{
+	for (int follows = 0; follows < 2; follows++) {
+		struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+		int c = add_learned(s, follows);
+		struct sched_domain_stats st;
+		uint64_t id = 1, t = 0;
+
+		(void)state;
+		frames_every(s, c, &id, &t, 2 * P, 40);
+		safety_frame(s, c, id++, t, 2 * MS, 20 * MS);
+		t += 2 * P;
+		frames_every(s, c, &id, &t, 2 * P, 2);
+		stats(s, c, &st);
+		assert_int_equal(st.deadline_misses, follows ? 0 : 1);
+		assert_int_equal(st.startup_frames, 0);
+		finish(s);
+	}
+}
+
 static void set_budget_applies_at_the_next_period_and_refuses_what_cannot_fit(void **state)
 {
 	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
@@ -2273,6 +2399,9 @@ int main(void)
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
 	    cmocka_unit_test(a_silent_safety_domain_is_expected_back),
+	    cmocka_unit_test(a_learned_period_follows_rate_changes_within_ten_frames),
+	    cmocka_unit_test(room_is_kept_for_a_learned_domain_s_shortest_period),
+	    cmocka_unit_test(a_learned_domain_s_frames_are_judged_against_its_period),
 	    cmocka_unit_test(a_safety_domain_s_start_up_alone_is_not_judged),
 	    cmocka_unit_test(a_group_without_output_after_its_frame_does_not_move_the_grid),
 	    cmocka_unit_test(a_frame_drawn_in_time_is_no_miss_when_its_teardown_waits),
