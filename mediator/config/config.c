@@ -251,6 +251,7 @@ enum domain_key {
 	DOMAIN_KEY_VMS,
 	DOMAIN_KEY_MIN_PERIOD_US,
 	DOMAIN_KEY_MAX_PERIOD_US,
+	DOMAIN_KEY_WEIGHT,
 	DOMAIN_KEY_COUNT,
 };
 
@@ -348,6 +349,11 @@ static const struct key_desc domain_keys[DOMAIN_KEY_COUNT] = {
 				  .offset = offsetof(struct domain_config, max_period_us),
 				  .min = CONFIG_MIN_PERIOD_US,
 				  .max = CONFIG_MAX_PERIOD_US},
+    [DOMAIN_KEY_WEIGHT] = {.name = "weight",
+			   .kind = VALUE_U32,
+			   .offset = offsetof(struct domain_config, weight),
+			   .min = 1,
+			   .max = CONFIG_MAX_WEIGHT},
 };
 
 enum config_section {
@@ -1159,6 +1165,12 @@ static void config_validate(struct config_parser *p)
 		const int *lines = p->domain_key_line[i];
 
 		config_learned_period(p, d, lines);
+		if (!lines[DOMAIN_KEY_WEIGHT])
+			d->weight = CONFIG_DEFAULT_WEIGHT;
+		else if (d->class != DOMAIN_CLASS_NORMAL)
+			config_fail(p, -EINVAL, lines[DOMAIN_KEY_WEIGHT],
+				    "key 'weight': only a class = normal domain has a weight (the "
+				    "safety domains' share is their budget)");
 		if (!lines[DOMAIN_KEY_BUDGET_US])
 			d->budget_us = d->period_us;
 		if (!lines[DOMAIN_KEY_DEADLINE_US])

@@ -62,6 +62,9 @@
  */
 #define CONFIG_DEFAULT_MIN_PERIOD_US 16667u
 #define CONFIG_DEFAULT_MAX_PERIOD_US 1000000u
+/* A normal domain's weight: 1..1000 (SCHED_MAX_WEIGHT), by default 1. */
+#define CONFIG_DEFAULT_WEIGHT 1u
+#define CONFIG_MAX_WEIGHT     1000u
 /* budget_us defaults to period_us (the whole GPU); deadline_us to period_us. */
 /*
  * A domain's sockets admit its owner and group only: a domain is a trust
@@ -213,6 +216,8 @@ struct domain_config {
 	uint32_t max_period_us;
 	/* period_learned, no deadline_us: its frames are judged against the learned period. */
 	bool deadline_follows;
+	/* Normal domains: their share of what the safety domains leave, by weight. */
+	uint32_t weight;
 	bool strict;				 /* never past its budget, even on an idle GPU */
 	uint32_t guard_us;			 /* safety: slack kept for overruns (0: none) */
 	char vtest_socket[CONFIG_PATH_MAX];	 /* "" when not set */

@@ -143,6 +143,10 @@ struct json_object *domain_to_json(const struct domain *domain, const struct sch
 	json_add_us(o, "deadline_us", p->deadline_ns);
 	json_object_object_add(o, "strict", json_object_new_boolean(p->strict));
 	json_add_us(o, "guard_us", p->guard_ns);
+	if (p->class == SCHED_CLASS_NORMAL) {
+		json_add_u64(o, "weight", p->weight ? p->weight : 1);
+		json_add_us(o, "virtual_time_us", st->vtime_ns);
+	}
 	json_add_us(o, "remaining_us", st->remaining_ns > 0 ? (uint64_t)st->remaining_ns : 0);
 	json_add_us(o, "used_this_period_us", st->used_ns);
 	json_add_us(o, "used_last_period_us", st->used_last_period_ns);

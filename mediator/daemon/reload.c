@@ -51,6 +51,7 @@ static const struct setting domain_settings[] = {
     SETTING(struct domain_config, "guard_us", guard_us),
     SETTING(struct domain_config, "period_us (set or learned)", period_learned),
     SETTING(struct domain_config, "max_period_us", max_period_us),
+    SETTING(struct domain_config, "weight", weight),
     SETTING(struct domain_config, "deadline_us (set or following the period)", deadline_follows),
     STRING(struct domain_config, "vtest_socket", vtest_socket),
     STRING(struct domain_config, "vhost_user_socket", vhost_user_socket),

@@ -63,6 +63,7 @@ struct sched *sched_create_from_config(const struct mediator_config *cfg, uint64
 		    .learn_period = dc->period_learned,
 		    .deadline_follows = dc->deadline_follows,
 		    .max_period_ns = (uint64_t)dc->max_period_us * 1000,
+		    .weight = dc->weight,
 		};
 
 		if (sched_add_domain(s, &dp, now_ns) != (int)i) {

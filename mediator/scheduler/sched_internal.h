@@ -117,6 +117,10 @@ struct sdom {
 	/* Its period as observed (a learned one once trusted, learn_period) */
 	double period_est;
 	struct sched_period learned; /* learn_period */
+	/* Normal domains (sched_shares.c): measured GPU time over weight; when a group last ended.
+	 */
+	double vtime;
+	uint64_t share_done_at;
 	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
 	uint32_t carried_n; /* its groups not completed yet */
 	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
@@ -140,6 +144,9 @@ struct sched {
 	uint64_t frames_dropped;
 	uint64_t latest; /* the latest time a call gave (SCHED_INV_TIME_ORDER) */
 	uint64_t violations[SCHED_INV_COUNT];
+	/* The normal domains' least virtual time while active, never going back (sched_shares.c).
+	 */
+	double share_floor;
 	sched_warn_fn warn;
 	void *warn_data;
 };
@@ -283,6 +290,34 @@ uint64_t sched_safety_room(const struct sched *s, int dom, uint64_t now_ns);
  * @dom, as early as it may come (UINT64_MAX: none expected).
  */
 uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_ns);
+
+/* Weighted shares among the normal domains (sched_shares.c). */
+
+/*
+ * How long after a normal domain's group ended its next one is waited for,
+ * when it is behind its share and another domain's group would take the
+ * GPU: a worker that keeps the GPU busy sends its next group within this.
+ */
+#define SCHED_SHARE_ANTICIPATE_NS 1000000ull
+/* How far ahead (GPU time at weight 1) of a domain whose next group is coming one may be. */
+#define SCHED_SHARE_SLACK_NS 500000ull
+
+/* @d's weight (params.weight, 0 taken as 1). */
+uint32_t sched_weight(const struct sdom *d);
+/* A group of normal domain @d arrives at @now_ns: back from idle, it starts level with the rest. */
+void sched_share_wake(struct sched *s, struct sdom *d, uint64_t now_ns);
+/* A group of normal domain @d took @measured_ns, ending at @end_ns. */
+void sched_share_charge(struct sched *s, struct sdom *d, uint64_t measured_ns, uint64_t end_ns);
+/* Both normal: @a is further behind than @b, and its group comes first. */
+bool sched_share_first(const struct sdom *a, const struct sdom *b);
+/*
+ * Normal domain @dom is ahead of another whose next group is coming: its
+ * groups wait for it (SCHED_SHARE_ANTICIPATE_NS at most), and the grant
+ * board offers it nothing.
+ */
+bool sched_share_held(const struct sched *s, int dom, uint64_t now_ns);
+/* When the earliest such wait ends (UINT64_MAX: none). */
+uint64_t sched_share_next_event(const struct sched *s, uint64_t now_ns);
 
 /* decide()'s rules of the gaps, in the order it asks them (scheduler.c, rules[]). */
 

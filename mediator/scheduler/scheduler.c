@@ -62,6 +62,8 @@ void sched_get_params(const struct sched *s, struct sched_params *out)
 
 static bool valid_params(const struct sched_domain_params *p)
 {
+	if (p->weight > SCHED_MAX_WEIGHT)
+		return false;
 	if (p->learn_period && (p->class != SCHED_CLASS_SAFETY || p->max_period_ns < p->period_ns ||
 				p->max_period_ns > SCHED_MAX_PERIOD_NS))
 		return false;
@@ -270,6 +272,7 @@ int sched_submit(struct sched *s, uint64_t id, int domain, uint64_t predicted_ns
 	sched_advance_to(s, now_ns);
 	d = &s->d[domain];
 	sched_frame_arrival(d, now_ns);
+	sched_share_wake(s, d, now_ns);
 	memset(r, 0, sizeof(*r));
 	r->used = true;
 	r->id = id;
@@ -351,7 +354,11 @@ static void throttle(struct sched *s, struct sreq *r)
 	}
 }
 
-/* Orders waiting requests: safety first by frame deadline, then the rest by arrival. */
+/*
+ * Orders waiting requests: safety first by frame deadline; then a normal
+ * domain's before another's when it is further behind its weighted share
+ * (sched_shares.c); then by arrival.
+ */
 static bool before(const struct sched *s, const struct sreq *a, const struct sreq *b)
 {
 	const struct sdom *da = &s->d[a->domain], *db = &s->d[b->domain];
@@ -362,6 +369,8 @@ static bool before(const struct sched *s, const struct sreq *a, const struct sre
 	if (sa && da->frame_release + da->p.deadline_ns != db->frame_release + db->p.deadline_ns)
 		return da->frame_release + da->p.deadline_ns <
 		       db->frame_release + db->p.deadline_ns;
+	if (sched_share_first(da, db) || sched_share_first(db, da))
+		return sched_share_first(da, db);
 	if (a->arrival != b->arrival)
 		return a->arrival < b->arrival;
 	return a->id < b->id;
@@ -517,6 +526,9 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 				mine_only = false;
 		}
 		skip[r - s->req] = true;
+		/* Another normal domain, behind its share, is about to send its next group. */
+		if (sched_share_held(s, r->domain, now_ns))
+			continue;
 		if (decide(s, r, !mine_only, now_ns, &out[n]))
 			n++;
 	}
@@ -549,8 +561,9 @@ bool sched_offer(struct sched *s, uint64_t now_ns, uint64_t until_ns, bool after
 			return false;
 	}
 	for (int i = 0; i < s->n; i++)
-		max_bound[i] = s->p.policy == SCHED_POLICY_FIFO
-				   ? UINT64_MAX
+		max_bound[i] = s->p.policy == SCHED_POLICY_FIFO ? UINT64_MAX
+			       : sched_share_held(s, i, now_ns)
+				   ? 0
 				   : sched_offer_bound(s, i, now_ns, until_ns);
 	return true;
 }
@@ -593,6 +606,7 @@ int sched_complete(struct sched *s, uint64_t id, uint64_t measured_ns, uint64_t 
 	if (d->remaining >= 0 && d->remaining < (int64_t)measured_ns)
 		d->overruns++;
 	d->remaining -= (int64_t)measured_ns;
+	sched_share_charge(s, d, measured_ns, end_ns);
 	sched_check_budget(d, "sched_complete");
 	sched_frame_complete(d, r, measured_ns, end_ns);
 	release(s, r);
@@ -641,6 +655,7 @@ uint64_t sched_next_event(const struct sched *s, uint64_t now_ns)
 		if (d->expect_until > now_ns)
 			t = d->expect_until < t ? d->expect_until : t;
 	}
+	t = MIN(t, sched_share_next_event(s, now_ns));
 	for (size_t i = 0; i < s->top; i++) {
 		const struct sreq *r = &s->req[i];
 
@@ -684,6 +699,7 @@ int sched_domain_stats(const struct sched *s, int domain, struct sched_domain_st
 	out->inflight = d->inflight;
 	out->frame_cost_ns = d->p.class == SCHED_CLASS_SAFETY ? sched_frame_cost(d) : 0;
 	out->observed_period_ns = (uint64_t)d->period_est;
+	out->vtime_ns = (uint64_t)d->vtime;
 	if (d->p.learn_period) {
 		out->learned_period_ns = sched_period_ns(&d->learned);
 		out->period_confidence = sched_period_confidence(&d->learned);

@@ -49,6 +49,8 @@
 #define SCHED_MAX_PENDING 1024u
 /* Most domains (a car has a handful of VMs). */
 #define SCHED_MAX_DOMAINS 16
+/* Most a normal domain's weight may be. */
+#define SCHED_MAX_WEIGHT 1000u
 /* A learned period this sure (sched_period_confidence()) is the one frames follow: from 5
  * releases on a clean fit, about 8 on a jittered one. One release 6 ms late among 5 took the
  * fit to 17.06 ms for 16.67 (test-learned-period, 2026-11-29). */
@@ -136,6 +138,12 @@ struct sched_domain_params {
 	bool learn_period;
 	bool deadline_follows;
 	uint64_t max_period_ns;
+	/*
+	 * Normal domains: the GPU time the safety domains leave is divided
+	 * among the backlogged normal domains by weight (sched_shares.c),
+	 * 1..SCHED_MAX_WEIGHT; 0 is taken as 1.
+	 */
+	uint32_t weight;
 };
 
 /* What sched_poll() decided about a request. */
@@ -183,6 +191,8 @@ struct sched_domain_stats {
 	uint64_t learned_period_ns;
 	double period_confidence;
 	uint64_t period_changes, period_pauses;
+	/* A normal domain's: its GPU time measured over its weight (sched_shares.c). */
+	uint64_t vtime_ns;
 	/* Filled by mediatord's dispatcher: groups its workers reported shorter than it saw. */
 	uint64_t underreported;
 };

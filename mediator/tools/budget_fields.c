@@ -41,6 +41,12 @@ const struct budget_field budget_fields[] = {
      "Late frames of the safety domain's start-up, not judged: released in its first 30 "
      "periods (context set-up and first draws, shaders compiling), with no other domain's "
      "group beside them."},
+    {"weight", NULL,
+     "A normal domain's weight: what the safety domains leave is shared among the busy normal "
+     "domains in the ratio of their weights."},
+    {"virtual_time_us", NULL,
+     "A normal domain's GPU time over its weight, as the weighted sharing counts it: the domain "
+     "furthest behind goes first."},
     {"learned_period_us", NULL,
      "A safety domain without period_us: the period learned from its guest's frames (PERIOD "
      "is then its shortest, min_period_us)."},

@@ -383,6 +383,17 @@ static void a_safety_domain_without_period_us_learns_it(void **state)
 	assert_false(cfg.domains[2].period_learned);
 	assert_int_equal(cfg.domains[2].period_us, 20000);
 	assert_false(cfg.domains[3].period_learned);
+	assert_int_equal(cfg.domains[3].weight, CONFIG_DEFAULT_WEIGHT);
+}
+
+static void a_normal_domain_has_a_weight(void **state)
+{
+	struct mediator_config cfg;
+	char err[256];
+
+	assert_int_equal(
+	    parse(&cfg, "[domain a]\nvtest_socket = /tmp/a\nweight = 3\n", err, sizeof(err)), 0);
+	assert_int_equal(cfg.domains[0].weight, 3);
 }
 
 static void every_mediator_key_is_read(void **state)
@@ -753,6 +764,9 @@ static const struct bad_case bad_cases[] = {
      NAME ":5: key 'max_period_us': 10000 is shorter than min_period_us (20000)"},
     {"a learned period's budget over its shortest", DOMAIN_A "class = safety\nbudget_us = 20000\n",
      -EINVAL, NAME ":4: key 'budget_us': 20000 is larger than min_period_us (16667)"},
+    {"a safety domain's weight", DOMAIN_A "class = safety\nweight = 3\n", -EINVAL,
+     NAME ":4: key 'weight': only a class = normal domain has a weight"},
+    {"weight 0", DOMAIN_A "weight = 0\n", -EINVAL, NAME ":3: key 'weight': 0 is out of range"},
     {"empty file", "", -EINVAL, NAME ":0: no [domain NAME] section"},
     {"only comments", "; nothing\n\n; here\n", -EINVAL, NAME ":3: no [domain NAME] section"},
     {"[mediator] without domains", "[mediator]\npolicy = fifo\n", -EINVAL,
@@ -1107,6 +1121,7 @@ int main(void)
 	    cmocka_unit_test(budget_and_deadline_default_to_the_domains_own_period),
 	    cmocka_unit_test(a_safety_domain_has_a_guard),
 	    cmocka_unit_test(a_safety_domain_without_period_us_learns_it),
+	    cmocka_unit_test(a_normal_domain_has_a_weight),
 	    cmocka_unit_test(a_domain_without_worker_user_takes_the_mediator_sections),
 	    cmocka_unit_test(control_and_admin_groups_default_to_none_and_take_names_or_numbers),
 	    cmocka_unit_test(socket_owner_group_and_mode_take_names_or_numbers),

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOC: weighted shares among the normal domains
+ *
+ * What the safety domains leave is divided among the backlogged normal
+ * domains by their weights (issue 33). Each normal domain keeps a virtual
+ * time: the GPU time its groups took, measured, divided by its weight.
+ * Among waiting groups of normal domains, the one of the domain furthest
+ * behind in virtual time comes first (decide()'s order). That alone does
+ * not share a GPU between two workers that each send their next group
+ * only once their last ended: at each grant, the other's group is the
+ * only one waiting, and they alternate, group for group. So while a
+ * domain behind its share is about to send its next group (its last
+ * ended within SCHED_SHARE_ANTICIPATE_NS), the groups of a domain ahead
+ * of it wait for it, and the grant board offers that domain nothing: the
+ * GPU idles that long at most, as an anticipatory disk scheduler waits
+ * for the process it just served. So two domains that keep the GPU busy get GPU time
+ * in the ratio of their weights, group by group. A domain that comes back
+ * from idle starts at the floor, the least virtual time of those active
+ * (never going back), not at what it had: time it did not use is not
+ * banked, and a domain that had the GPU alone owes nothing for it
+ * (work-conserving). Budgets stay caps.
+ *
+ * This is the virtual runtime of DRM's FAIR scheduler and of Linux's CFS,
+ * per domain rather than per context or entity, under the safety domains'
+ * gaps; unlike Xe's per-VF time quanta, a domain's share of an idle GPU is
+ * everything, and nothing is preempted (doc/design.md, "Weighted shares").
+ */
+#include "scheduler/sched_internal.h"
+
+uint32_t sched_weight(const struct sdom *d)
+{
+	return d->p.weight ? d->p.weight : 1;
+}
+
+/*
+ * Normal domain @o's next group may come at any moment: its last one
+ * ended within SCHED_SHARE_ANTICIPATE_NS and none waits or runs, and its
+ * budget would let it run (a strict domain past its budget would not).
+ */
+static bool coming(const struct sdom *o, uint64_t now_ns)
+{
+	return o->p.class == SCHED_CLASS_NORMAL && !o->pending && !o->inflight &&
+	       o->share_done_at && now_ns - o->share_done_at < SCHED_SHARE_ANTICIPATE_NS &&
+	       (!o->p.strict || o->remaining > 0);
+}
+
+/* A normal domain with a group waiting or in flight, or one whose next group is coming. */
+static bool active(const struct sdom *d, uint64_t now_ns)
+{
+	return d->p.class == SCHED_CLASS_NORMAL && (d->pending || d->inflight || coming(d, now_ns));
+}
+
+void sched_share_wake(struct sched *s, struct sdom *d, uint64_t now_ns)
+{
+	if (d->p.class == SCHED_CLASS_NORMAL && !active(d, now_ns) && d->vtime < s->share_floor)
+		d->vtime = s->share_floor;
+}
+
+void sched_share_charge(struct sched *s, struct sdom *d, uint64_t measured_ns, uint64_t end_ns)
+{
+	double least = -1;
+
+	if (d->p.class != SCHED_CLASS_NORMAL)
+		return;
+	d->vtime += (double)measured_ns / sched_weight(d);
+	d->share_done_at = end_ns ? end_ns : 1;
+	/* The floor: the least virtual time of the active domains, never back. */
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+
+		if ((o == d || active(o, end_ns)) && o->p.class == SCHED_CLASS_NORMAL &&
+		    (least < 0 || o->vtime < least))
+			least = o->vtime;
+	}
+	if (least > s->share_floor)
+		s->share_floor = least;
+}
+
+bool sched_share_first(const struct sdom *a, const struct sdom *b)
+{
+	return a->p.class == SCHED_CLASS_NORMAL && b->p.class == SCHED_CLASS_NORMAL && a != b &&
+	       a->vtime < b->vtime;
+}
+
+bool sched_share_held(const struct sched *s, int dom, uint64_t now_ns)
+{
+	const struct sdom *d = &s->d[dom];
+
+	if (d->p.class != SCHED_CLASS_NORMAL)
+		return false;
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+
+		if (i != dom && coming(o, now_ns) &&
+		    o->vtime + (double)SCHED_SHARE_SLACK_NS / sched_weight(o) < d->vtime)
+			return true;
+	}
+	return false;
+}
+
+uint64_t sched_share_next_event(const struct sched *s, uint64_t now_ns)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct sdom *o = &s->d[i];
+
+		if (coming(o, now_ns))
+			t = MIN(t, o->share_done_at + SCHED_SHARE_ANTICIPATE_NS);
+	}
+	return t;
+}
