@@ -49,10 +49,34 @@ static uint64_t largest_gap(const struct sdom *d)
  * Check 3 (doc/design.md, "Scheduling model"): would a group of @r's
  * domain costing @cost_ns, started now, make a safety frame late?
  */
+/*
+ * The deadline of the frame @r's group belongs to, when @r's domain is a
+ * protected safety domain; UINT64_MAX otherwise.
+ */
+static uint64_t own_deadline(const struct sched *s, const struct sreq *r, uint64_t now_ns)
+{
+	const struct sdom *d = &s->d[r->domain];
+
+	if (!sched_protected_safety(d))
+		return UINT64_MAX;
+	return (d->frame_open ? d->frame_release : now_ns) + d->p.deadline_ns;
+}
+
+/*
+ * A safety domain's group is checked only against the frames of other
+ * safety domains due before its own (earliest deadline first): checked
+ * against all, two safety domains whose frames were both late, or both
+ * expected at any moment after their contexts were made, each kept the
+ * other's group waiting, for good (bench/displays, 2026-11-29: the
+ * cluster and the head-up display, each with a group waiting and nothing
+ * on the GPU, 170 and 85 frames missed in 3 s). Their budgets fit the GPU
+ * together (sched_set_budget()), and the one due first is never kept
+ * waiting by one due later.
+ */
 static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t cost_ns,
 			   uint64_t now_ns)
 {
-	uint64_t end = busy_until(s, now_ns) + cost_ns;
+	uint64_t end = busy_until(s, now_ns) + cost_ns, mine = own_deadline(s, r, now_ns);
 
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
@@ -60,7 +84,7 @@ static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t
 
 		if (!sched_protected_safety(d) || i == r->domain)
 			continue;
-		if (d->frame_open) {
+		if (d->frame_open && d->frame_release + d->p.deadline_ns < mine) {
 			uint64_t rest = sched_frame_rest(d, c);
 
 			if (rest &&
@@ -68,7 +92,7 @@ static bool fits_safety_as(const struct sched *s, const struct sreq *r, uint64_t
 				return false;
 		}
 		next = sched_next_release(d, now_ns);
-		if (next &&
+		if (next && next + d->p.deadline_ns < mine &&
 		    end + c + sched_release_guard(d) + d->p.guard_ns > next + d->p.deadline_ns)
 			return false;
 	}
@@ -143,27 +167,47 @@ bool sched_oversize(const struct sched *s, const struct sreq *r, uint64_t now_ns
 	return sched_exceeds_gaps(s, r, false, now_ns);
 }
 
+/* Safety domain @d completed its frame's last group at most SCHED_GAP_START_NS ago. */
+static bool at_gap_start(const struct sdom *d, uint64_t now_ns)
+{
+	return d->frame_open && d->frame_last_end &&
+	       now_ns - d->frame_last_end <= SCHED_GAP_START_NS;
+}
+
 /*
- * True at the start of a gap of every safety domain: none has work waiting
- * or running, and each active one completed its last group at most
- * SCHED_GAP_START_NS ago (so the gap ahead is as long as it gets).
+ * True at the start of a safety gap: no safety domain has work waiting or
+ * running, and one of them completed its last group at most
+ * SCHED_GAP_START_NS ago whose next release comes no later than any
+ * other's (so the room ahead, until the next safety release, is as long as
+ * it gets). One whose release may come at any moment leaves no longer
+ * gap later, and vetoes nothing. With one safety domain, that is the start
+ * of its gap. Until 2026-11-29 every safety domain had to be at its gap's
+ * start at once: a 60 Hz cluster and a 30 Hz head-up display out of phase
+ * never were, and a young group waited max_defer and then started wherever
+ * check 3 let it, 2 ms before the next release, and was revoked there
+ * (bench/displays: the rear-seat domain's first groups, one revocation
+ * after another).
  */
 bool sched_in_safety_gap(const struct sched *s, const struct sreq *r, uint64_t now_ns)
 {
+	uint64_t first = UINT64_MAX, started = UINT64_MAX;
+
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *d = &s->d[i];
+		uint64_t next;
 
 		if (!sched_protected_safety(d) || i == r->domain)
 			continue;
 		if (d->pending || d->inflight)
 			return false;
-		/* One whose release may come at any moment leaves no longer gap later. */
-		if (sched_next_release(d, now_ns) && !sched_expecting(d, now_ns) &&
-		    !(d->frame_open && d->frame_last_end &&
-		      now_ns - d->frame_last_end <= SCHED_GAP_START_NS))
-			return false;
+		next = sched_next_release(d, now_ns);
+		if (!next || sched_expecting(d, now_ns))
+			continue;
+		first = MIN(first, next);
+		if (at_gap_start(d, now_ns))
+			started = MIN(started, next);
 	}
-	return true;
+	return first == UINT64_MAX || started <= first;
 }
 
 /* a - b, or 0 when b >= a. */

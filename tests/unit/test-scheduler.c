@@ -1358,6 +1358,83 @@ static void a_group_without_output_after_its_frame_does_not_move_the_grid(void *
 	finish(s);
 }
 
+/*
+ * Two safety domains (60 and 30 Hz) that both just made a context, so that
+ * each expects the other's frame at any moment, both send a 40 ms first
+ * group (a context's set-up), and both frames are late by then: the one
+ * due first starts, then the other, as soon as nothing of the first is
+ * due before it. Checked against each other's frames,
+ * each kept the other's group waiting for good, nothing on the GPU
+ * (bench/displays, 2026-11-29).
+ */
+static void two_safety_domains_never_keep_each_other_waiting(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params hud = {.class = SCHED_CLASS_SAFETY,
+					  .period_ns = 2 * P,
+					  .budget_ns = 4 * MS,
+					  .deadline_ns = 2 * P};
+	int a = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), b = sched_add_domain(s, &hud, 0);
+	uint64_t ids[16], t;
+
+	(void)state;
+	assert_true(sched_expect_frames(s, a, 0));
+	assert_true(sched_expect_frames(s, b, 0));
+	assert_int_equal(sched_submit(s, 1, b, 20 * MS, 40 * MS, 0, 0), 0);
+	assert_int_equal(sched_submit(s, 2, a, 20 * MS, 40 * MS, 0, MS), 0);
+	assert_int_equal(poll_ids(s, MS, ids), 1);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(sched_complete(s, 2, 40 * MS, 41 * MS), 0);
+	/*
+	 * The 30 Hz frame, rolled over at 2P, is due at 4P; the 60 Hz
+	 * domain's next release is overdue, expected at any moment, due a
+	 * period later: before 4P until 3P. Then the 30 Hz group starts.
+	 */
+	for (t = 41 * MS; !poll_ids(s, t, ids); t += MS / 2)
+		assert_true(t < 3 * P);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 40 * MS, t + 40 * MS), 0);
+	finish(s);
+}
+
+/*
+ * A young group beside a 60 Hz cluster and a 30 Hz head-up display 8 ms
+ * behind it starts right after a cluster frame after which the display's
+ * next release comes later than the cluster's: the room ahead is a whole
+ * cluster gap. Until 2026-11-29 it needed both at their gaps' start at
+ * once, which they never were (bench/displays).
+ */
+static void a_young_group_starts_after_the_frame_whose_next_release_comes_first(void **state)
+{
+	struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
+	struct sched_domain_params hud = {.class = SCHED_CLASS_SAFETY,
+					  .period_ns = 2 * P,
+					  .budget_ns = 4 * MS,
+					  .deadline_ns = 2 * P};
+	int c = add(s, SCHED_CLASS_SAFETY, 4 * MS, false), h = sched_add_domain(s, &hud, 0);
+	int n = add(s, SCHED_CLASS_NORMAL, P, false);
+	uint64_t ids[16];
+
+	(void)state;
+	for (uint64_t k = 0; k < 8; k++) {
+		safety_frame(s, c, 100 + k, k * P, 2 * MS, 1 * MS);
+		if (k % 2 == 0)
+			safety_frame(s, h, 200 + k, k * P + 8 * MS, 2 * MS, 1 * MS);
+	}
+	/* After the cluster's frame at 8P the display's release at 8P + 8 ms comes first. */
+	safety_frame(s, c, 108, 8 * P, 2 * MS, 1 * MS);
+	assert_int_equal(sched_submit(s, 1, n, 3 * MS, 3 * MS, SCHED_YOUNG, 8 * P + 1500 * US), 0);
+	assert_int_equal(poll_ids(s, 8 * P + 1500 * US, NULL), 0);
+	safety_frame(s, h, 208, 8 * P + 8 * MS, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 8 * P + 9500 * US, NULL), 0);
+	/* After the cluster's frame at 9P, the cluster's next release comes first: it starts. */
+	safety_frame(s, c, 109, 9 * P, 2 * MS, 1 * MS);
+	assert_int_equal(poll_ids(s, 9 * P + 1500 * US, ids), 1);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(sched_complete(s, 1, 3 * MS, 9 * P + 4500 * US), 0);
+	finish(s);
+}
+
 /* A safety domain whose period is learned, at most 1 s, at least P; budget 4 ms per P. */
 static int add_learned(struct sched *s, bool deadline_follows)
 {
@@ -2399,6 +2476,8 @@ int main(void)
 	    cmocka_unit_test(a_safety_domain_over_budget_in_its_first_frames_stays_protected),
 	    cmocka_unit_test(a_safety_frame_is_expected_from_its_context_s_creation),
 	    cmocka_unit_test(a_silent_safety_domain_is_expected_back),
+	    cmocka_unit_test(two_safety_domains_never_keep_each_other_waiting),
+	    cmocka_unit_test(a_young_group_starts_after_the_frame_whose_next_release_comes_first),
 	    cmocka_unit_test(a_learned_period_follows_rate_changes_within_ten_frames),
 	    cmocka_unit_test(room_is_kept_for_a_learned_domain_s_shortest_period),
 	    cmocka_unit_test(a_learned_domain_s_frames_are_judged_against_its_period),
