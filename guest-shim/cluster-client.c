@@ -95,6 +95,7 @@ struct options {
 	bool period_given;	  /* --period-us or --rate was given */
 	const char *kms;	  /* --kms CARD: draw on its display, not into a pbuffer */
 	const char *json, *name;
+	bool hud; /* --scene hud: the head-up display's scene */
 };
 
 struct gl {
@@ -319,6 +320,76 @@ static void draw_scene(const struct gl *g, const struct options *o, unsigned lon
 	draw_lamps(g, aspect, k);
 }
 
+/*
+ * A seven-segment digit @d with its lower left corner at (@x, @y), @w wide
+ * and 2 @w high in clip space (times @aspect across): all seven segments
+ * drawn every frame, lit or dim, so that every frame costs the same.
+ */
+static void draw_digit(const struct gl *g, float x, float y, float w, float aspect, unsigned d)
+{
+	/* Segments a..g (top, top right, bottom right, bottom, bottom left, top left, middle). */
+	static const unsigned char lit_of[10] = {0x3f, 0x06, 0x5b, 0x4f, 0x66,
+						 0x6d, 0x7d, 0x07, 0x7f, 0x6f};
+	static const float seg[7][4] = {/* x, y, width, height, in digit widths */
+					{0, 1.9f, 1, 0.1f}, {0.9f, 1, 0.1f, 1}, {0.9f, 0, 0.1f, 1},
+					{0, 0, 1, 0.1f},    {0, 0, 0.1f, 1},	{0, 1, 0.1f, 1},
+					{0, 0.95f, 1, 0.1f}};
+	static const float on_rgba[4] = {0.3f, 1.0f, 0.5f, 1},
+			   off_rgba[4] = {0.05f, 0.15f, 0.08f, 1};
+
+	for (unsigned i = 0; i < 7; i++) {
+		struct piece p = {BAR_FIRST,
+				  6,
+				  0,
+				  seg[i][2] * w * aspect,
+				  seg[i][3] * w,
+				  x + seg[i][0] * w * aspect,
+				  y + seg[i][1] * w,
+				  lit_of[d % 10] & (1u << i) ? on_rgba : off_rgba};
+
+		draw(g, &p);
+	}
+}
+
+/*
+ * Frame @k of the head-up display's scene (--scene hud): the speed in
+ * three seven-segment digits, a turn arrow that sweeps, and two lane
+ * marks; a few dozen triangles, lighter than the cluster's.
+ */
+static void draw_hud(const struct gl *g, const struct options *o, unsigned long k)
+{
+	static const float arrow_rgba[4] = {0.3f, 0.8f, 1.0f, 1},
+			   lane_rgba[4] = {0.9f, 0.9f, 0.9f, 1};
+	float aspect = (float)o->height / (float)o->width;
+	unsigned speed = 40 + (unsigned)(90 * wave(k, 600));
+	struct piece arrow = {
+	    NEEDLE_FIRST,  3,	      (float)(M_PI / 2 + 0.8 * (wave(k, 120) - 0.5)),
+	    0.5f * aspect, 0.5f,      0.45f,
+	    -0.4f,	   arrow_rgba};
+	struct piece lane = {BAR_FIRST, 6, 0.3f, 0.03f, 0.5f, -0.9f, -0.9f, lane_rgba};
+
+	glClear(GL_COLOR_BUFFER_BIT);
+	for (unsigned i = 0; i < 3; i++)
+		draw_digit(g, -0.75f + 0.35f * (float)i, -0.4f, 0.4f, aspect,
+			   i == 0   ? speed / 100
+			   : i == 1 ? speed / 10
+				    : speed);
+	draw(g, &arrow);
+	draw(g, &lane);
+	lane.angle = -0.3f;
+	lane.ox = 0.9f;
+	draw(g, &lane);
+}
+
+/* Frame @k of the scene --scene chose. */
+static void frame(const struct gl *g, const struct options *o, unsigned long k)
+{
+	if (o->hud)
+		draw_hud(g, o, k);
+	else
+		draw_scene(g, o, k);
+}
+
 /* The key=value part of the GM-CLUSTER progress and summary lines. */
 static void print_counts(const struct frame_summary *s)
 {
@@ -365,7 +436,7 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 	unsigned next_switch = 0;
 	const char *what;
 
-	draw_scene(g, o, 0);
+	frame(g, o, 0);
 	glFinish();
 	what = gles_target_present(&g->t);
 	if (what)
@@ -384,7 +455,7 @@ static int run(const struct gl *g, const struct options *o, struct frame_stats *
 
 		if (r)
 			return r < 0 ? fail("clock_nanosleep") : 0;
-		draw_scene(g, o, (unsigned long)k);
+		frame(g, o, (unsigned long)k);
 		glFinish();
 		done = now_ns();
 		latency = done - frame_stats_release(*fs, (unsigned long)k);
@@ -457,6 +528,7 @@ static void usage(FILE *to)
 		"                      [--frames N | --seconds S] [--size WxH]\n"
 		"                      [--kms CARD] [--progress-s P] [--json FILE]\n"
 		"                      [--name NAME] [--switch-rate K:HZ ...]\n"
+		"                      [--scene cluster|hud]\n"
 		"Draws an instrument cluster into a WxH pbuffer (default %dx%d) once\n"
 		"per period (default %d us, %d..%d; --rate HZ: 1..%d per second),\n"
 		"finishing each frame, and counts the frames that miss the deadline\n"
@@ -471,7 +543,9 @@ static void usage(FILE *to)
 		"(up to %d, K rising) runs at HZ from release K on, a frame period after\n"
 		"release K - 1 at the old rate, each frame due a period after its release\n"
 		"unless --deadline-us was given, and prints GM-CLUSTER rate frame=K\n"
-		"period_us=P release_ns=T (CLOCK_MONOTONIC) when it switches.\n",
+		"period_us=P release_ns=T (CLOCK_MONOTONIC) when it switches.\n"
+		"--scene hud draws a head-up display instead (a speed readout, a turn\n"
+		"arrow, lane marks: lighter than the cluster's dials).\n",
 		DEFAULT_W, DEFAULT_H, DEFAULT_PERIOD_US, MIN_PERIOD_US, MAX_PERIOD_US, MAX_RATE_HZ,
 		MAX_DEADLINE_US, DEFAULT_FRAMES, MAX_FRAMES, MAX_SECONDS, MAX_SECONDS,
 		MAX_SWITCHES);
@@ -528,6 +602,15 @@ static int parse_option(const char *opt, const char *val, void *data)
 		if (client_args_ulong(PROG, opt, val, 1, MAX_RATE_HZ, &hz))
 			return -1;
 		o->period_us = (1000000 + hz / 2) / hz;
+		return 0;
+	}
+	if (strcmp(opt, "--scene") == 0) {
+		if (strcmp(val, "cluster") && strcmp(val, "hud")) {
+			fprintf(stderr, "cluster-client: --scene: '%s' is not cluster or hud\n",
+				val);
+			return -1;
+		}
+		o->hud = strcmp(val, "hud") == 0;
 		return 0;
 	}
 	if (strcmp(opt, "--switch-rate") == 0)
