@@ -33,6 +33,7 @@
 #include "build-config/build-config.h"
 #include "tools/budget_fields.h"
 #include "tools/mediatorctl_call.h"
+#include "tools/mediatorctl_plan.h"
 #include "tools/mediatorctl_print.h"
 #include "tools/metrics_text.h"
 #include "tools/trace_export.h"
@@ -55,6 +56,7 @@ static const char main_help[] =
     "    mediatorctl [--socket PATH] trace start FILE\n"
     "    mediatorctl [--socket PATH] trace stop\n"
     "    mediatorctl trace export --perfetto OUT TRACE\n"
+    "    mediatorctl plan [--margin PCT] [--check] TRACE...\n"
     "    mediatorctl --help | --version\n"
     "    mediatorctl COMMAND --help\n"
     "\n"
@@ -132,6 +134,16 @@ static const char main_help[] =
     "        measured time, model, commands), the waits for grants with flows\n"
     "        to their groups, and the safety domains' frames with their release\n"
     "        and deadline, missed ones named MISSED. Needs no mediatord.\n"
+    "\n"
+    "    plan [--margin PCT] [--check] TRACE...\n"
+    "        Propose budgets from traces of the domains at work, best each\n"
+    "        recorded alone, as mediatord.conf lines: a safety domain's the 99.9th\n"
+    "        percentile of its frames' GPU time plus PCT % (default 25), its\n"
+    "        period learned, at least 1 % under the median interval of its\n"
+    "        releases; a normal domain's what the safety budgets leave. With\n"
+    "        --check, replay the traces through the proposal with mediator-sim\n"
+    "        --check and say whether it is schedulable (exit status 1 if not).\n"
+    "        Needs no mediatord.\n"
     "\n"
     "OPTIONS\n"
     "    -s, --socket PATH\n"
@@ -1073,7 +1085,7 @@ int main(int argc, char **argv)
 	i = optind;
 	if (i >= argc)
 		return usage_error("missing COMMAND (status, show-budgets, set-budget, model, "
-				   "calibrate or trace)");
+				   "calibrate, metrics, trace or plan)");
 	if (!socket_path[0] || strlen(socket_path) >= sizeof(addr.sun_path))
 		return usage_error("socket path '%s' is empty or too long", socket_path);
 
@@ -1090,6 +1102,8 @@ int main(int argc, char **argv)
 		return finish(cmd_calibrate(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "metrics"))
 		return finish(cmd_metrics(socket_path, argc - i, argv + i));
+	if (!strcmp(cmd, "plan"))
+		return finish(mediatorctl_plan(argc - i, argv + i));
 	if (!strcmp(cmd, "set-budget"))
 		return finish(cmd_set_budget(socket_path, argc - i, argv + i));
 	if (!strcmp(cmd, "help")) {
