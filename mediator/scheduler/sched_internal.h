@@ -301,6 +301,8 @@ uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_n
 #define SCHED_SHARE_ANTICIPATE_NS 1000000ull
 /* ... and longer by what it is owed, up to this. */
 #define SCHED_SHARE_ANTICIPATE_MAX_NS 4000000ull
+/* A normal domain that sent no group for this long is idle: back, it starts at the floor. */
+#define SCHED_SHARE_IDLE_NS 50000000ull
 /* How far ahead (GPU time at weight 1) of a domain whose next group is coming one may be. */
 #define SCHED_SHARE_SLACK_NS 500000ull
 

@@ -216,6 +216,30 @@ static void a_domain_slow_to_send_now_and_then_keeps_its_share(void **state)
 	rig_finish(&g);
 }
 
+/*
+ * The weight-3 domain's client now and then sends its next group only
+ * after the wait for it is over (every fourth one after 5 ms): the other
+ * domain's group runs meanwhile, and what the weight-3 domain is owed is
+ * kept until it is made up, not forgiven because it seemed idle for a
+ * moment (it was counted idle after 1 ms until 2026-11-29).
+ */
+static void what_a_domain_is_owed_is_kept_over_a_pause(void **state)
+{
+	const uint32_t w[] = {3, 1};
+	const uint64_t size[] = {2 * MS, 2 * MS};
+	struct rig g;
+
+	(void)state;
+	rig_init(&g, w, size, 2);
+	g.c[0].slow_every = 4;
+	g.c[0].slow_think_ns = 5 * MS;
+	rig_run(&g, 200 * MS);
+	rig_zero(&g);
+	rig_run(&g, 1200 * MS);
+	in_ratio(&g.c[0], &g.c[1], 3.0);
+	rig_finish(&g);
+}
+
 /* Weights 1 and 1, groups of 1 ms and 4 ms: equal GPU time, not equal groups. */
 static void shares_count_time_not_groups(void **state)
 {
@@ -321,6 +345,7 @@ int main(void)
 	    cmocka_unit_test(backlogged_domains_share_by_weight),
 	    cmocka_unit_test(shares_count_time_not_groups),
 	    cmocka_unit_test(a_domain_slow_to_send_now_and_then_keeps_its_share),
+	    cmocka_unit_test(what_a_domain_is_owed_is_kept_over_a_pause),
 	    cmocka_unit_test(an_idle_domain_s_share_goes_to_the_others_and_is_not_banked),
 	    cmocka_unit_test(the_board_offers_nothing_to_a_domain_ahead_of_its_share),
 	};
