@@ -8,29 +8,35 @@
 #   hud        safety, no period_us, min_period_us 33333: a head-up
 #              display at 30 Hz (cluster-client --scene hud: a speed
 #              readout, a turn arrow, lane marks; 480x240);
-#   headunit   normal, weight 3: long-draws, one full-screen draw per group;
+#   headunit   normal, weight 3: long-draws, one 960x540 draw per group of
+#              FLOOD_ITER shader iterations (default 6: about 10 ms groups
+#              here, a map's redraw);
 #   rear       normal, weight 1: the same load.
 # Both normal domains keep the GPU busy throughout; they start first, and
 # the safety clients once both are past their young groups (up to 30 s).
-# The same run under
-# policy budget, then (POLICIES) under policy fifo for contrast, each for
+# The same run under policy budget with budgets set by hand (4 ms each),
+# then "planned": policy budget with the safety budgets and shortest
+# periods mediatorctl plan --check proposed from the budget run's trace,
+# then under policy fifo for contrast (POLICIES), each for
 # RUN_S seconds of the safety clients (default 55: 3,300 cluster frames;
 # the first 3 s, their start-up, not counted).
 # Prints per policy: each safety domain's frames and misses by mediatord's
 # count (and its start-up frames, not judged) and by the client's clock,
 # its learned period and confidence; each domain's GPU time and share of
 # the wall time, the GPU's busy share, and the normal domains' GPU time
-# ratio against their weights (3), with its deviation. Then
-# mediator-sim --check on the run's config and trace (is the four-domain
-# config schedulable?), and mediatorctl plan on the budget run's trace.
-# Environment: RUN_S, POLICIES (default "budget fifo"), BUILD_DIR,
+# ratio against their weights (3), with its deviation; before the planned
+# run, what mediatorctl plan proposed and whether mediator-sim --check
+# accepts it. Then mediator-sim --check on the budget run's config and
+# trace (is the four-domain config schedulable?).
+# Environment: RUN_S, FLOOD_ITER, POLICIES (default "budget planned fifo"), BUILD_DIR,
 # OUT (traces, client reports, logs; default bench-displays-out/).
 set -euo pipefail
 
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.."
 SRCROOT=$PWD
 RUN_S=${RUN_S:-55}
-POLICIES=${POLICIES:-budget fifo}
+FLOOD_ITER=${FLOOD_ITER:-6}
+POLICIES=${POLICIES:-budget planned fifo}
 OUT=${OUT:-$SRCROOT/bench-displays-out}
 GM_NAME=bench
 source scripts/lib/gm-common.sh
@@ -46,13 +52,20 @@ STARTUP_S=3
 WEIGHT_HEADUNIT=3
 WEIGHT_REAR=1
 
-# write_config POLICY FILE
+# The safety domains' budgets and shortest periods: as configured by hand, or
+# (run "planned") as mediatorctl plan proposed from the budget run's trace.
+CLUSTER_BUDGET=4000 CLUSTER_MIN=16667 HUD_BUDGET=4000 HUD_MIN=33333
+
+# write_config RUN FILE: RUN is a policy, or "planned" (policy budget).
 write_config() {
+  local policy=$1
+  [ "$policy" != planned ] || policy=budget
   gm_write_config "$2" \
     "[mediator]" control_socket="$CONTROL" state_dir="$TMP/state-$1" cache_dir="$TMP/cache" \
-    policy="$1" max_inflight=1 \
-    "[domain cluster]" class=safety budget_us=4000 vtest_socket="$TMP/cluster.vtest" \
-    "[domain hud]" class=safety min_period_us=33333 budget_us=4000 \
+    policy="$policy" max_inflight=1 \
+    "[domain cluster]" class=safety min_period_us=$CLUSTER_MIN budget_us=$CLUSTER_BUDGET \
+    vtest_socket="$TMP/cluster.vtest" \
+    "[domain hud]" class=safety min_period_us=$HUD_MIN budget_us=$HUD_BUDGET \
     vtest_socket="$TMP/hud.vtest" \
     "[domain headunit]" class=normal weight=$WEIGHT_HEADUNIT vtest_socket="$TMP/headunit.vtest" \
     "[domain rear]" class=normal weight=$WEIGHT_REAR vtest_socket="$TMP/rear.vtest"
@@ -60,7 +73,7 @@ write_config() {
 
 # flood DOMAIN SECONDS: long-draws in DOMAIN in the background, one draw a group.
 flood() {
-  gm_in_domain --timeout $(($2 + 30)) "$TMP/$1.vtest" "$LONG_DRAWS" --iterations 1 \
+  gm_in_domain --timeout $(($2 + 30)) "$TMP/$1.vtest" "$LONG_DRAWS" --iterations "$FLOOD_ITER" \
     --size 960x540 --seconds "$2" --json /dev/fd/3 3>"$OUT/$POLICY-$1.json" \
     >"$OUT/$POLICY-$1.log" 2>&1 &
   gm_track "$!"
@@ -134,7 +147,32 @@ run_policy() {
   gm_stop_mediatord
 }
 
+# plan: mediatorctl plan --check on the budget run's trace; its safety budgets
+# and shortest periods for the planned run.
+plan() {
+  local rc=0
+  echo "mediatorctl plan --check on the budget run's trace:"
+  "$MEDIATORCTL" plan --check "$OUT/budget-trace.jsonl" >"$OUT/plan.conf" \
+    2>"$OUT/plan.err" || rc=$?
+  sed -n 's/^; \(cluster\|hud\): /  \1: /p; s/^; mediator-sim --check: /  mediator-sim --check: /p' \
+    "$OUT/plan.conf"
+  [ "$rc" = 0 ] || { echo "  no plan to run (exit $rc): $(tail -n 3 "$OUT/plan.err")"; return 1; }
+  CLUSTER_BUDGET=$(plan_key cluster budget_us) CLUSTER_MIN=$(plan_key cluster min_period_us)
+  HUD_BUDGET=$(plan_key hud budget_us) HUD_MIN=$(plan_key hud min_period_us)
+  echo "  planned: cluster budget_us $CLUSTER_BUDGET, min_period_us $CLUSTER_MIN;" \
+    "hud budget_us $HUD_BUDGET, min_period_us $HUD_MIN"
+}
+
+# plan_key DOMAIN KEY: KEY of DOMAIN in $OUT/plan.conf.
+plan_key() {
+  awk -v d="[domain $1]" -v k="$2" '$0 == d { in_d = 1; next } /^\[/ { in_d = 0 }
+    in_d && $1 == k { print $3 }' "$OUT/plan.conf"
+}
+
 for policy in $POLICIES; do
+  if [ "$policy" = planned ]; then
+    plan || continue
+  fi
   run_policy "$policy"
 done
 if [ -e "$OUT/budget-trace.jsonl" ]; then

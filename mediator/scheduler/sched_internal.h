@@ -312,6 +312,8 @@ uint32_t sched_weight(const struct sdom *d);
 void sched_share_wake(struct sched *s, struct sdom *d, uint64_t now_ns);
 /* A group of normal domain @d took @measured_ns, ending at @end_ns. */
 void sched_share_charge(struct sched *s, struct sdom *d, uint64_t measured_ns, uint64_t end_ns);
+/* A revoked group of @d completed after all: the rest of its time counts too. */
+void sched_share_late(struct sdom *d, uint64_t ns);
 /* Both normal: @a is further behind than @b, and its group comes first. */
 bool sched_share_first(const struct sdom *a, const struct sdom *b);
 /*

@@ -84,6 +84,12 @@ void sched_share_charge(struct sched *s, struct sdom *d, uint64_t measured_ns, u
 		s->share_floor = least;
 }
 
+void sched_share_late(struct sdom *d, uint64_t ns)
+{
+	if (d->p.class == SCHED_CLASS_NORMAL)
+		d->vtime += (double)ns / sched_weight(d);
+}
+
 bool sched_share_first(const struct sdom *a, const struct sdom *b)
 {
 	return a->p.class == SCHED_CLASS_NORMAL && b->p.class == SCHED_CLASS_NORMAL && a != b &&

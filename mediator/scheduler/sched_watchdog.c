@@ -198,6 +198,7 @@ int sched_charge_late(struct sched *s, int domain, uint64_t extra_ns, uint64_t e
 	d->used += extra_ns;
 	d->late_ns += extra_ns;
 	d->remaining -= (int64_t)extra_ns;
+	sched_share_late(d, extra_ns);
 	sched_check_budget(d, "sched_charge_late");
 	return 0;
 }
