@@ -240,6 +240,26 @@ static void what_a_domain_is_owed_is_kept_over_a_pause(void **state)
 	rig_finish(&g);
 }
 
+/*
+ * Groups of 10 ms, over half a period: a domain whose budget is its whole
+ * period has no cap, and its second group of a period does not give way
+ * to the other domain for want of budget (bench/displays: 2.77 to 1).
+ */
+static void long_groups_share_by_weight_too(void **state)
+{
+	const uint32_t w[] = {3, 1};
+	const uint64_t size[] = {10 * MS, 10 * MS};
+	struct rig g;
+
+	(void)state;
+	rig_init(&g, w, size, 2);
+	rig_run(&g, 200 * MS);
+	rig_zero(&g);
+	rig_run(&g, 2200 * MS);
+	in_ratio(&g.c[0], &g.c[1], 3.0);
+	rig_finish(&g);
+}
+
 /* Weights 1 and 1, groups of 1 ms and 4 ms: equal GPU time, not equal groups. */
 static void shares_count_time_not_groups(void **state)
 {
@@ -346,6 +366,7 @@ int main(void)
 	    cmocka_unit_test(shares_count_time_not_groups),
 	    cmocka_unit_test(a_domain_slow_to_send_now_and_then_keeps_its_share),
 	    cmocka_unit_test(what_a_domain_is_owed_is_kept_over_a_pause),
+	    cmocka_unit_test(long_groups_share_by_weight_too),
 	    cmocka_unit_test(an_idle_domain_s_share_goes_to_the_others_and_is_not_banked),
 	    cmocka_unit_test(the_board_offers_nothing_to_a_domain_ahead_of_its_share),
 	};
