@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: MIT
 # vm-configs/install.sh: sets this host up for cluster-vm and ivi-vm, so that
 # after it `virsh start cluster-vm` and `virsh start ivi-vm` boot guests whose
-# unmodified GL ES apps render through a running mediatord. Idempotent: run
-# it again after a change, it reuses what is there. Needs root.
+# unmodified GL ES apps render through a running mediatord; with --vms 4
+# also hud-vm (a head-up display, a second safety domain, 30 Hz) and
+# rear-vm (the rear seats, a second normal domain, weight 1 against the
+# head unit's 3). Idempotent: run it again after a change, it reuses what
+# is there. Needs root.
 #
 #  1. installs the Debian packages (scripts/install-deps.sh); takes the
 #     installed package gpu-mediator's programs (/usr/sbin/mediatord, its
@@ -11,13 +14,16 @@
 #     no --build-dir is given, else a meson build's (build/ in the source
 #     tree), built where it is not;
 #  2. builds or reuses the guest image (vm-configs/guest/build.sh);
-#  3. writes mediatord's configuration for the two VMs (from
-#     vm-configs/mediatord-vms.conf) unless the file is there already (an
+#  3. writes mediatord's configuration for the VMs (from
+#     vm-configs/mediatord-vms.conf, with --vms 4 mediatord-vms4.conf:
+#     learned periods, weights) unless the file is there already (an
 #     integrator's edits, or the package's configuration, are kept), and
 #     starts mediatord with it unless one answers on its control socket.
 #     In a kept file, cluster-vm takes [domain cluster], or else the first
 #     safety domain, and ivi-vm [domain ivi], or else the first normal one
-#     (the package's [domain infotainment]); the file gets what the VMs
+#     (the package's [domain infotainment]); with --vms 4, hud-vm takes
+#     [domain hud] and rear-vm [domain rear], which a kept file must have
+#     (or give --hud-domain, --rear-domain); the file gets what the VMs
 #     need where it lacks it (the file before is kept as FILE.before-vms):
 #     each VM's name in its domain's vms (libvirt's own vhost-user path),
 #     or socket_owner = libvirt-qemu (the fallback, where libvirt's QEMU
@@ -29,7 +35,8 @@
 #     reach this mediatord (no package, or another vm_socket), writes
 #     /etc/qemu/vhost-user/40-gpu-mediator.json naming a launcher of this
 #     build for it (STATE_DIR/gpu-mediator-vm-gpu);
-#  6. renders cluster-vm.xml and ivi-vm.xml for this host (libvirt domain
+#  6. renders cluster-vm.xml and ivi-vm.xml for this host (hud-vm from
+#     cluster-vm.xml, rear-vm from ivi-vm.xml; libvirt domain
 #     type kvm or qemu, as vm-configs/detect-accel.sh finds) and
 #     `virsh define`s them (a defined VM is updated; a running one takes the
 #     new definition at its next start).
@@ -43,10 +50,15 @@
 #                        programs where gpu-mediator is installed, else build/
 #                        in the source tree]
 #   --prefix P           names the VMs Pcluster-vm and Pivi-vm [none]
+#   --vms 2|4            two VMs, or four: also hud-vm and rear-vm [2]
 #   --cluster-app ARGS   the cluster guest's application [gm.app=cluster gm.frames=10000000]
 #   --ivi-app ARGS       the infotainment guest's application [gm.app=flood gm.iterations=4]
+#   --hud-app ARGS       the head-up display's [gm.app=hud gm.frames=10000000]
+#   --rear-app ARGS      the rear seats' [gm.app=flood gm.iterations=4]
 #   --cluster-domain D   mediatord's domain for cluster-vm [see 3.]
 #   --ivi-domain D       mediatord's domain for ivi-vm [see 3.]
+#   --hud-domain D       ... for hud-vm [hud]
+#   --rear-domain D      ... for rear-vm [rear]
 #   --accel kvm|qemu     skip the detection
 #   --gpu-path libvirt|commandline
 #                        the VMs' GPU: libvirt's vhost-user video device, or
@@ -64,6 +76,11 @@ BUILD=$SRCROOT/build
 PREFIX=
 CLUSTER_APP="gm.app=cluster gm.frames=10000000"
 IVI_APP="gm.app=flood gm.iterations=4"
+HUD_APP="gm.app=hud gm.frames=10000000"
+REAR_APP="gm.app=flood gm.iterations=4"
+VMS=2
+HUD_DOMAIN=
+REAR_DOMAIN=
 ACCEL=
 START_MEDIATORD=1
 CLUSTER_DOMAIN=
@@ -83,7 +100,8 @@ usage() {
 while [ $# -gt 0 ]; do
   case $1 in
   --config | --state-dir | --run-dir | --log-dir | --build-dir | --prefix | --cluster-app | \
-    --ivi-app | --accel | --cluster-domain | --ivi-domain | --gpu-path)
+    --ivi-app | --accel | --cluster-domain | --ivi-domain | --gpu-path | --vms | --hud-app | \
+    --rear-app | --hud-domain | --rear-domain)
     [ $# -ge 2 ] || { echo "install: $1 needs a value (see --help)" >&2; exit 2; }
     case $1 in
     --config) CONFIG=$2 ;;
@@ -98,6 +116,11 @@ while [ $# -gt 0 ]; do
     --cluster-domain) CLUSTER_DOMAIN=$2 ;;
     --ivi-domain) IVI_DOMAIN=$2 ;;
     --gpu-path) GPU_PATH=$2 ;;
+    --vms) VMS=$2 ;;
+    --hud-app) HUD_APP=$2 ;;
+    --rear-app) REAR_APP=$2 ;;
+    --hud-domain) HUD_DOMAIN=$2 ;;
+    --rear-domain) REAR_DOMAIN=$2 ;;
     esac
     shift 2
     ;;
@@ -108,12 +131,13 @@ while [ $# -gt 0 ]; do
 done
 case $ACCEL in "" | kvm | qemu) ;; *) echo "install: --accel is kvm or qemu" >&2; exit 2 ;; esac
 case $GPU_PATH in "" | libvirt | commandline) ;; *) echo "install: --gpu-path is libvirt or commandline" >&2; exit 2 ;; esac
+case $VMS in 2 | 4) ;; *) echo "install: --vms is 2 or 4" >&2; exit 2 ;; esac
 for d in "$CONFIG" "$STATE_DIR" "$RUN_DIR" "$LOG_DIR" "$BUILD"; do
   case $d in /*) ;; *) echo "install: '$d' is not an absolute path" >&2; exit 2 ;; esac
   case $d in *[!A-Za-z0-9/._-]*) echo "install: '$d': use A-Z a-z 0-9 / . _ - only" >&2; exit 2 ;; esac
 done
 case $PREFIX in *[!A-Za-z0-9._-]*) echo "install: --prefix: use A-Z a-z 0-9 . _ - only" >&2; exit 2 ;; esac
-case $CLUSTER_DOMAIN$IVI_DOMAIN in *[!A-Za-z0-9._-]*) echo "install: a domain name: use A-Z a-z 0-9 . _ - only" >&2; exit 2 ;; esac
+case $CLUSTER_DOMAIN$IVI_DOMAIN$HUD_DOMAIN$REAR_DOMAIN in *[!A-Za-z0-9._-]*) echo "install: a domain name: use A-Z a-z 0-9 . _ - only" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || die "needs root (packages, libvirt, /run)"
 
 say "packages"
@@ -176,8 +200,10 @@ if [ -f "$CONFIG" ]; then
   KEPT=1
   say "kept $CONFIG (remove it to have it written anew)"
 else
+  template=mediatord-vms.conf
+  [ "$VMS" = 2 ] || template=mediatord-vms4.conf
   sed -e "s|/run/gpu-mediator|$RUN_DIR|g; s|/var/lib/gpu-mediator|$STATE_DIR|g" \
-    "$SRCROOT/vm-configs/mediatord-vms.conf" >"$CONFIG.tmp"
+    "$SRCROOT/vm-configs/$template" >"$CONFIG.tmp"
   mv "$CONFIG.tmp" "$CONFIG"
   say "wrote $CONFIG"
 fi
@@ -216,6 +242,26 @@ what="domain"
 [ "$GPU_PATH" = libvirt ] || what="domain with a vhost_user_socket"
 [ -n "$CLUSTER_DOMAIN" ] || die "$CONFIG: no safety $what for cluster-vm"
 [ -n "$IVI_DOMAIN" ] || die "$CONFIG: no normal $what for ivi-vm"
+# The VMs: template, name, domain, application.
+VM_LIST=("cluster-vm ${PREFIX}cluster-vm $CLUSTER_DOMAIN" "ivi-vm ${PREFIX}ivi-vm $IVI_DOMAIN")
+VM_APPS=("$CLUSTER_APP" "$IVI_APP")
+if [ "$VMS" = 4 ]; then
+  HUD_DOMAIN=${HUD_DOMAIN:-hud} REAR_DOMAIN=${REAR_DOMAIN:-rear}
+  # class_of DOMAIN: its class in $CONFIG (normal where none is set), empty without it.
+  class_of() {
+    awk -v want="[domain $1]" '
+      /^[[:space:]]*\[/ { sec = $0; sub(/^[[:space:]]+/, "", sec); sub(/[[:space:]]+$/, "", sec)
+        if (sec == want) { found = 1; cls = "normal" } }
+      sec == want && $1 == "class" && $2 == "=" { cls = $3 }
+      END { if (found) print cls }' "$CONFIG"
+  }
+  [ "$(class_of "$HUD_DOMAIN")" = safety ] ||
+    die "$CONFIG: no safety [domain $HUD_DOMAIN] for hud-vm (see vm-configs/mediatord-vms4.conf, or --hud-domain)"
+  [ "$(class_of "$REAR_DOMAIN")" = normal ] ||
+    die "$CONFIG: no normal [domain $REAR_DOMAIN] for rear-vm (see vm-configs/mediatord-vms4.conf, or --rear-domain)"
+  VM_LIST+=("cluster-vm ${PREFIX}hud-vm $HUD_DOMAIN" "ivi-vm ${PREFIX}rear-vm $REAR_DOMAIN")
+  VM_APPS+=("$HUD_APP" "$REAR_APP")
+fi
 # reachable DOMAIN: libvirt's QEMU (libvirt-qemu) may open its socket:
 # its owner, or a member of its group (0660, the default mode).
 reachable() {
@@ -246,10 +292,12 @@ list_vm() {
     "$2's GPU to it (the file before: $CONFIG.before-vms)"
 }
 if [ "$GPU_PATH" = libvirt ]; then
-  list_vm "$CLUSTER_DOMAIN" "${PREFIX}cluster-vm"
-  list_vm "$IVI_DOMAIN" "${PREFIX}ivi-vm"
+  for vm in "${VM_LIST[@]}"; do
+    read -r _ name domain <<<"$vm"
+    list_vm "$domain" "$name"
+  done
 fi
-for d in "$CLUSTER_DOMAIN" "$IVI_DOMAIN"; do
+for d in $(for vm in "${VM_LIST[@]}"; do read -r _ _ domain <<<"$vm"; echo "$domain"; done | sort -u); do
   [ "$GPU_PATH" = commandline ] || continue
   reachable "$d" && continue
   [ "$KEPT" = 1 ] || die "$CONFIG: [domain $d]'s socket is not libvirt-qemu's"
@@ -335,8 +383,13 @@ define() { # TEMPLATE NAME DOMAIN APP
   "${VIRSH[@]}" define "$xml" >/dev/null
   say "defined $2 (type $ACCEL, GPU: $gpu, serial: $LOG_DIR/$2.serial.log)"
 }
-define cluster-vm "${PREFIX}cluster-vm" "$CLUSTER_DOMAIN" "$CLUSTER_APP"
-define ivi-vm "${PREFIX}ivi-vm" "$IVI_DOMAIN" "$IVI_APP"
+starts=()
+for i in "${!VM_LIST[@]}"; do
+  read -r template name domain <<<"${VM_LIST[$i]}"
+  define "$template" "$name" "$domain" "${VM_APPS[$i]}"
+  starts+=("virsh start $name")
+done
+printf -v line '%s; ' "${starts[@]}"
 say "done. Start the VMs and watch the GPU:"
-say "  virsh start ${PREFIX}cluster-vm; virsh start ${PREFIX}ivi-vm"
+say "  ${line%; }"
 say "  $MEDIATORCTL --socket $control show-budgets --contexts"
