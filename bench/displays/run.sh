@@ -98,9 +98,10 @@ run_policy() {
   flood rear $((RUN_S + 40))
   # Both normal domains' contexts past their young groups (predict_estimator.h: 64) before
   # the safety domains come: their first groups' shaders compile, and young groups start
-  # only at a safety gap's start; the shares below are those of domains at work.
+  # only at a safety gap's start; the shares below are those of domains at work. (groups
+  # counts pieces: a group cut into scissor tiles is several.)
   for _ in $(seq 300); do
-    [ "$(gm_budgets | jq '[.domains[] | select(.class == "normal") | .groups >= 100]
+    [ "$(gm_budgets | jq '[.domains[] | select(.class == "normal") | .groups >= 400]
       | all')" = true ] && break
     sleep 0.1
   done
