@@ -175,22 +175,42 @@ static void rig_finish(struct rig *g)
 	safety_busy = safety_running = false;
 }
 
+/* What shares() runs: the weights and group sizes of two domains, the first one's slowness. */
+struct share_case {
+	uint32_t w[2];
+	uint64_t size[2];
+	unsigned slow_every; /* the first domain's every slow_every-th group comes late */
+	uint64_t slow_think_ns;
+	uint64_t run_ns; /* counted after 200 ms */
+	double ratio;	 /* the first domain's GPU time over the second's */
+};
+
+/* Runs @c's two domains and checks their GPU time's ratio; returns the GPU time of both. */
+static uint64_t shares(const struct share_case *c)
+{
+	struct rig g;
+	uint64_t both;
+
+	rig_init(&g, c->w, c->size, 2);
+	g.c[0].slow_every = c->slow_every;
+	g.c[0].slow_think_ns = c->slow_think_ns;
+	rig_run(&g, 200 * MS);
+	rig_zero(&g);
+	rig_run(&g, 200 * MS + c->run_ns);
+	in_ratio(&g.c[0], &g.c[1], c->ratio);
+	both = g.c[0].used + g.c[1].used;
+	rig_finish(&g);
+	return both;
+}
+
 /* Weights 3 and 1, groups alike: three quarters and a quarter of what the safety domain leaves. */
 static void backlogged_domains_share_by_weight(void **state)
 {
-	const uint32_t w[] = {3, 1};
-	const uint64_t size[] = {2 * MS, 2 * MS};
-	struct rig g;
+	const struct share_case c = {{3, 1}, {2 * MS, 2 * MS}, 0, 0, 1000 * MS, 3.0};
 
 	(void)state;
-	rig_init(&g, w, size, 2);
-	rig_run(&g, 200 * MS);
-	rig_zero(&g);
-	rig_run(&g, 1200 * MS);
-	in_ratio(&g.c[0], &g.c[1], 3.0);
 	/* The GPU stayed busy: the two got most of what the safety domain left. */
-	assert_true(g.c[0].used + g.c[1].used > 700 * MS);
-	rig_finish(&g);
+	assert_true(shares(&c) > 700 * MS);
 }
 
 /*
@@ -201,19 +221,10 @@ static void backlogged_domains_share_by_weight(void **state)
  */
 static void a_domain_slow_to_send_now_and_then_keeps_its_share(void **state)
 {
-	const uint32_t w[] = {3, 1};
-	const uint64_t size[] = {2 * MS, 2 * MS};
-	struct rig g;
+	const struct share_case c = {{3, 1}, {2 * MS, 2 * MS}, 2, 1500 * US, 1000 * MS, 3.0};
 
 	(void)state;
-	rig_init(&g, w, size, 2);
-	g.c[0].slow_every = 2;
-	g.c[0].slow_think_ns = 1500 * US;
-	rig_run(&g, 200 * MS);
-	rig_zero(&g);
-	rig_run(&g, 1200 * MS);
-	in_ratio(&g.c[0], &g.c[1], 3.0);
-	rig_finish(&g);
+	shares(&c);
 }
 
 /*
@@ -225,19 +236,10 @@ static void a_domain_slow_to_send_now_and_then_keeps_its_share(void **state)
  */
 static void what_a_domain_is_owed_is_kept_over_a_pause(void **state)
 {
-	const uint32_t w[] = {3, 1};
-	const uint64_t size[] = {2 * MS, 2 * MS};
-	struct rig g;
+	const struct share_case c = {{3, 1}, {2 * MS, 2 * MS}, 4, 5 * MS, 1000 * MS, 3.0};
 
 	(void)state;
-	rig_init(&g, w, size, 2);
-	g.c[0].slow_every = 4;
-	g.c[0].slow_think_ns = 5 * MS;
-	rig_run(&g, 200 * MS);
-	rig_zero(&g);
-	rig_run(&g, 1200 * MS);
-	in_ratio(&g.c[0], &g.c[1], 3.0);
-	rig_finish(&g);
+	shares(&c);
 }
 
 /*
@@ -247,33 +249,19 @@ static void what_a_domain_is_owed_is_kept_over_a_pause(void **state)
  */
 static void long_groups_share_by_weight_too(void **state)
 {
-	const uint32_t w[] = {3, 1};
-	const uint64_t size[] = {10 * MS, 10 * MS};
-	struct rig g;
+	const struct share_case c = {{3, 1}, {10 * MS, 10 * MS}, 0, 0, 2000 * MS, 3.0};
 
 	(void)state;
-	rig_init(&g, w, size, 2);
-	rig_run(&g, 200 * MS);
-	rig_zero(&g);
-	rig_run(&g, 2200 * MS);
-	in_ratio(&g.c[0], &g.c[1], 3.0);
-	rig_finish(&g);
+	shares(&c);
 }
 
 /* Weights 1 and 1, groups of 1 ms and 4 ms: equal GPU time, not equal groups. */
 static void shares_count_time_not_groups(void **state)
 {
-	const uint32_t w[] = {1, 1};
-	const uint64_t size[] = {1 * MS, 4 * MS};
-	struct rig g;
+	const struct share_case c = {{1, 1}, {1 * MS, 4 * MS}, 0, 0, 1000 * MS, 1.0};
 
 	(void)state;
-	rig_init(&g, w, size, 2);
-	rig_run(&g, 200 * MS);
-	rig_zero(&g);
-	rig_run(&g, 1200 * MS);
-	in_ratio(&g.c[0], &g.c[1], 1.0);
-	rig_finish(&g);
+	shares(&c);
 }
 
 /*
