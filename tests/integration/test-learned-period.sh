@@ -12,7 +12,8 @@
 # learned period; the cluster misses no frame by mediatord's count. On a
 # noisy host, misses are tried again like the other tests beside a flood
 # (beside_noise in lib.sh: up to 3 attempts; a sanitizer build reports
-# them).
+# them). Last, mediatorctl plan proposes a budget for the cluster from the
+# trace, and plan --check gives mediator-sim's verdict on it.
 set -euo pipefail
 source "$(dirname -- "${BASH_SOURCE[0]}")/lib.sh"
 require_rendering
@@ -94,6 +95,23 @@ attempt() {
 }
 
 beside_noise 3 attempt 0
+
+# mediatorctl plan on the last attempt's trace: a budget for the cluster
+# from its frames, its shortest period under the 60 Hz it showed most; with
+# --check, mediator-sim's verdict on the proposal.
+ctl plan "$TMP/trace-$attempt_n.jsonl" >"$TMP/plan.conf" 2>"$TMP/plan.err" ||
+  fail "mediatorctl plan failed: $(cat "$TMP/plan.err")"
+min=$(sed -n "/^\[domain $DOMAIN_A\]/,/^\[/s/^min_period_us = //p" "$TMP/plan.conf")
+budget=$(sed -n "/^\[domain $DOMAIN_A\]/,/^\[/s/^budget_us = //p" "$TMP/plan.conf")
+{ [ "${min:-0}" -ge 16000 ] && [ "$min" -le 16667 ] && [ "${budget:-0}" -gt 0 ] &&
+  [ "$budget" -le "$min" ]; } ||
+  fail "mediatorctl plan proposed no fitting budget for $DOMAIN_A: $(cat "$TMP/plan.conf")"
+rc=0
+ctl plan --check "$TMP/trace-$attempt_n.jsonl" >"$TMP/plan-check.conf" 2>>"$TMP/plan.err" || rc=$?
+[ "$rc" -le 1 ] && grep -q "^; mediator-sim --check: .*schedulable" "$TMP/plan-check.conf" ||
+  fail "mediatorctl plan --check gave no verdict (exit $rc): $(cat "$TMP/plan.err")"
+log "plan: $DOMAIN_A budget_us $budget, min_period_us $min;" \
+  "$(grep '^; mediator-sim --check' "$TMP/plan-check.conf")"
 ctl show-budgets >"$TMP/show-budgets.txt" || fail "show-budgets failed"
 grep -q "^learned period: $DOMAIN_A: 16\.[0-9]* ms (60 Hz), confidence" "$TMP/show-budgets.txt" ||
   fail "show-budgets does not show the learned 60 Hz: $(cat "$TMP/show-budgets.txt")"
