@@ -121,6 +121,10 @@ struct sdom {
 	 */
 	double vtime;
 	uint64_t share_done_at;
+	/* Another domain's groups wait for its next one since (0: none)... */
+	uint64_t share_held_since;
+	/* ... for as long as this lasts (ns): half of its GPU time, at most the longest wait. */
+	double hold_credit;
 	/* A frame rolled over with work of it running, before its deadline: its verdict waits. */
 	uint32_t carried_n; /* its groups not completed yet */
 	uint64_t carried_release, carried_deadline, carried_bound, carried_end;
@@ -301,6 +305,8 @@ uint64_t sched_until_next_release(const struct sched *s, int dom, uint64_t now_n
 #define SCHED_SHARE_ANTICIPATE_NS 1000000ull
 /* ... and longer by what it is owed, up to this. */
 #define SCHED_SHARE_ANTICIPATE_MAX_NS 4000000ull
+/* The share of a normal domain's GPU time the others' waits for its next groups may take. */
+#define SCHED_SHARE_HOLD_SHARE 0.5
 /* A normal domain that sent no group for this long is idle: back, it starts at the floor. */
 #define SCHED_SHARE_IDLE_NS 50000000ull
 /* How far ahead (GPU time at weight 1) of a domain whose next group is coming one may be. */
@@ -322,6 +328,10 @@ bool sched_share_first(const struct sdom *a, const struct sdom *b);
  * board offers it nothing.
  */
 bool sched_share_held(const struct sched *s, int dom, uint64_t now_ns);
+/* The normal domain whose next group @dom's groups wait for (sched_share_held()), or -1. */
+int sched_share_holder(const struct sched *s, int dom, uint64_t now_ns);
+/* Normal domain @o's next group is waited for from @now_ns (paid from its hold credit). */
+void sched_share_hold(struct sdom *o, uint64_t now_ns);
 /* When the earliest such wait ends (UINT64_MAX: none). */
 uint64_t sched_share_next_event(const struct sched *s, uint64_t now_ns);
 

@@ -14,7 +14,12 @@
  * ended within SCHED_SHARE_ANTICIPATE_NS), the groups of a domain ahead
  * of it wait for it, and the grant board offers that domain nothing: the
  * GPU idles that long at most, as an anticipatory disk scheduler waits
- * for the process it just served. So two domains that keep the GPU busy get GPU time
+ * for the process it just served. How long the others wait for a domain
+ * is paid from its hold credit, half of the GPU time its groups took (at
+ * most SCHED_SHARE_ANTICIPATE_MAX_NS): a domain that sent a 0.5 ms group
+ * every 4 ms, behind its share for good, kept the other domains' groups
+ * waiting for good (test-sched-shares); on credit, it keeps them 0.25 ms
+ * a group. So two domains that keep the GPU busy get GPU time
  * in the ratio of their weights, group by group. A domain that comes back
  * from idle starts at the floor, the least virtual time of those active
  * (never going back), not at what it had: time it did not use is not
@@ -58,9 +63,28 @@ static bool active(const struct sdom *d, uint64_t now_ns)
 	       (d->pending || d->inflight || coming(d, now_ns, SCHED_SHARE_IDLE_NS));
 }
 
+/*
+ * Normal domain @d, which another domain's groups waited for since
+ * share_held_since, sent its next group (or let the wait run out) at
+ * @now_ns: the wait is taken from its hold credit.
+ */
+static void charge_hold(struct sdom *d, uint64_t now_ns)
+{
+	double held;
+
+	if (!d->share_held_since)
+		return;
+	held = (double)(now_ns - d->share_held_since);
+	d->hold_credit = d->hold_credit > held ? d->hold_credit - held : 0;
+	d->share_held_since = 0;
+}
+
 void sched_share_wake(struct sched *s, struct sdom *d, uint64_t now_ns)
 {
-	if (d->p.class == SCHED_CLASS_NORMAL && !active(d, now_ns) && d->vtime < s->share_floor)
+	if (d->p.class != SCHED_CLASS_NORMAL)
+		return;
+	charge_hold(d, now_ns);
+	if (!active(d, now_ns) && d->vtime < s->share_floor)
 		d->vtime = s->share_floor;
 }
 
@@ -72,6 +96,9 @@ void sched_share_charge(struct sched *s, struct sdom *d, uint64_t measured_ns, u
 		return;
 	d->vtime += (double)measured_ns / sched_weight(d);
 	d->share_done_at = end_ns ? end_ns : 1;
+	d->hold_credit += (double)measured_ns * SCHED_SHARE_HOLD_SHARE;
+	if (d->hold_credit > (double)SCHED_SHARE_ANTICIPATE_MAX_NS)
+		d->hold_credit = (double)SCHED_SHARE_ANTICIPATE_MAX_NS;
 	/* The floor: the least virtual time of the active domains, never back. */
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *o = &s->d[i];
@@ -108,28 +135,42 @@ bool sched_share_first(const struct sdom *a, const struct sdom *b)
 static uint64_t wait_for(const struct sdom *d, const struct sdom *o)
 {
 	double owed = (d->vtime - o->vtime) * sched_weight(o) - (double)SCHED_SHARE_SLACK_NS;
+	double w;
 
 	if (owed <= 0)
 		return 0;
-	if (owed > (double)(SCHED_SHARE_ANTICIPATE_MAX_NS - SCHED_SHARE_ANTICIPATE_NS))
-		return SCHED_SHARE_ANTICIPATE_MAX_NS;
-	return SCHED_SHARE_ANTICIPATE_NS + (uint64_t)owed;
+	w = (double)SCHED_SHARE_ANTICIPATE_NS + owed;
+	if (w > (double)SCHED_SHARE_ANTICIPATE_MAX_NS)
+		w = (double)SCHED_SHARE_ANTICIPATE_MAX_NS;
+	/* No longer than its hold credit lasts (the wait under way counts against it). */
+	return w < o->hold_credit ? (uint64_t)w : (uint64_t)o->hold_credit;
 }
 
-bool sched_share_held(const struct sched *s, int dom, uint64_t now_ns)
+int sched_share_holder(const struct sched *s, int dom, uint64_t now_ns)
 {
 	const struct sdom *d = &s->d[dom];
 
 	if (d->p.class != SCHED_CLASS_NORMAL)
-		return false;
+		return -1;
 	for (int i = 0; i < s->n; i++) {
 		const struct sdom *o = &s->d[i];
 
 		if (i != dom && o->p.class == SCHED_CLASS_NORMAL &&
 		    coming(o, now_ns, wait_for(d, o)))
-			return true;
+			return i;
 	}
-	return false;
+	return -1;
+}
+
+bool sched_share_held(const struct sched *s, int dom, uint64_t now_ns)
+{
+	return sched_share_holder(s, dom, now_ns) >= 0;
+}
+
+void sched_share_hold(struct sdom *o, uint64_t now_ns)
+{
+	if (!o->share_held_since)
+		o->share_held_since = now_ns;
 }
 
 uint64_t sched_share_next_event(const struct sched *s, uint64_t now_ns)

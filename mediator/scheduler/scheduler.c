@@ -529,6 +529,7 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 	}
 	while (n < max && slot_free(s) && (r = first_waiting(s, skip)) != NULL) {
 		bool mine_only = true;
+		int holder;
 
 		/* Work-conserving: a domain past its budget runs only if no other domain waits. */
 		for (size_t i = 0; i < s->top && others_wait; i++) {
@@ -540,8 +541,11 @@ static size_t poll_budget(struct sched *s, uint64_t now_ns, struct sched_decisio
 		}
 		skip[r - s->req] = true;
 		/* Another normal domain, behind its share, is about to send its next group. */
-		if (sched_share_held(s, r->domain, now_ns))
+		holder = sched_share_holder(s, r->domain, now_ns);
+		if (holder >= 0) {
+			sched_share_hold(&s->d[holder], now_ns);
 			continue;
+		}
 		if (decide(s, r, !mine_only, now_ns, &out[n]))
 			n++;
 	}

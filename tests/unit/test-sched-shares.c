@@ -255,6 +255,31 @@ static void long_groups_share_by_weight_too(void **state)
 	shares(&c);
 }
 
+/*
+ * A domain that keeps itself behind its share to keep the other waiting:
+ * a 0.5 ms group, its next 3.5 ms after. The waits for it are paid from
+ * its hold credit, half its GPU time, so the other domain, which keeps the
+ * GPU busy, gets most of the GPU, not the gaps between its groups only.
+ */
+static void a_domain_cannot_keep_the_others_waiting_by_being_slow(void **state)
+{
+	const uint32_t w[] = {1, 1};
+	const uint64_t size[] = {500 * US, 2 * MS};
+	struct rig g;
+
+	(void)state;
+	rig_init(&g, w, size, 2);
+	g.c[0].think_ns = 3500 * US;
+	rig_run(&g, 200 * MS);
+	rig_zero(&g);
+	rig_run(&g, 1200 * MS);
+	if (g.c[1].used < 600 * MS)
+		fail_msg("the busy domain got %llu ms of 1000 beside one slow on purpose (%llu ms)",
+			 (unsigned long long)(g.c[1].used / MS),
+			 (unsigned long long)(g.c[0].used / MS));
+	rig_finish(&g);
+}
+
 /* Weights 1 and 1, groups of 1 ms and 4 ms: equal GPU time, not equal groups. */
 static void shares_count_time_not_groups(void **state)
 {
@@ -292,8 +317,9 @@ static void an_idle_domain_s_share_goes_to_the_others_and_is_not_banked(void **s
  * The grant board, with weights 3 and 1 and no safety domain: the
  * weight-3 domain's group ends at 6 ms, behind the other's share (0.67 +
  * 0.67 ms of virtual time against 2); the weight-1 domain, ahead, is
- * offered nothing for 1 ms and what the other is owed, and its group sent
- * meanwhile waits; then both are offered a slot.
+ * offered nothing for 1 ms and what the other is owed (at most the other's
+ * hold credit), and its group sent meanwhile waits; then both are offered
+ * a slot.
  */
 static void the_board_offers_nothing_to_a_domain_ahead_of_its_share(void **state)
 {
@@ -332,15 +358,17 @@ static void the_board_offers_nothing_to_a_domain_ahead_of_its_share(void **state
 	assert_int_equal(sched_submit(s, 4, db, 2 * MS, 3 * MS, 0, 6 * MS + 300 * US), 0);
 	assert_int_equal(sched_poll(s, 6 * MS + 300 * US, dec, 4), 0);
 	/*
-	 * It waits 1 ms and what the weight-3 domain is owed: (2 - 4/3 ms) x 3
-	 * less the 0.5 ms slack, 1.5 ms; the wait ends as an event at 8.6 ms.
+	 * It waits 1 ms and what the weight-3 domain is owed, (2 - 4/3 ms) x 3
+	 * less the 0.5 ms slack, 1.5 ms; but no longer than that domain's hold
+	 * credit, half of its 4 ms of GPU time: the wait ends as an event at
+	 * 8.1 ms.
 	 */
-	assert_int_equal(sched_poll(s, 8 * MS + 500 * US, dec, 4), 0);
-	assert_int_equal(sched_next_event(s, 8 * MS + 500 * US), 8 * MS + 600 * US);
-	assert_int_equal(sched_poll(s, 8 * MS + 600 * US, dec, 4), 1);
+	assert_int_equal(sched_poll(s, 8 * MS, dec, 4), 0);
+	assert_int_equal(sched_next_event(s, 8 * MS), 8 * MS + 100 * US);
+	assert_int_equal(sched_poll(s, 8 * MS + 100 * US, dec, 4), 1);
 	assert_int_equal(dec[0].id, 4);
-	assert_int_equal(sched_complete(s, 4, 2 * MS, 10 * MS + 600 * US), 0);
-	assert_true(sched_offer(s, 10 * MS + 700 * US, 11 * MS, false, bound));
+	assert_int_equal(sched_complete(s, 4, 2 * MS, 10 * MS + 100 * US), 0);
+	assert_true(sched_offer(s, 10 * MS + 200 * US, 11 * MS, false, bound));
 	assert_true(bound[da] > 0 && bound[db] > 0);
 	for (unsigned i = 0; i < SCHED_INV_COUNT; i++)
 		assert_int_equal(sched_invariant_violations(s, (enum sched_invariant)i), 0);
@@ -355,6 +383,7 @@ int main(void)
 	    cmocka_unit_test(a_domain_slow_to_send_now_and_then_keeps_its_share),
 	    cmocka_unit_test(what_a_domain_is_owed_is_kept_over_a_pause),
 	    cmocka_unit_test(long_groups_share_by_weight_too),
+	    cmocka_unit_test(a_domain_cannot_keep_the_others_waiting_by_being_slow),
 	    cmocka_unit_test(an_idle_domain_s_share_goes_to_the_others_and_is_not_banked),
 	    cmocka_unit_test(the_board_offers_nothing_to_a_domain_ahead_of_its_share),
 	};
