@@ -112,13 +112,12 @@ static int check(const char *config, char **traces, int n)
 	return EXIT_REFUSED;
 }
 
-/* Writes the proposal to a new file under $TMPDIR or /tmp, its path into @path. */
-static int write_proposal(const struct plan *p, double margin, char *path, size_t size)
+/* Writes @text, the proposal, to a new file under $TMPDIR or /tmp, its path into @path. */
+static int write_proposal(const char *text, char *path, size_t size)
 {
 	const char *dir = getenv("TMPDIR");
-	char err[512];
 	FILE *f;
-	int fd, r;
+	int fd;
 
 	snprintf(path, size, "%s/mediatorctl-plan.XXXXXX", dir && dir[0] ? dir : "/tmp");
 	fd = mkstemp(path);
@@ -128,12 +127,29 @@ static int write_proposal(const struct plan *p, double margin, char *path, size_
 			close(fd);
 		return EXIT_REFUSED;
 	}
+	if ((fputs(text, f) < 0) | (fclose(f) != 0)) {
+		mediatorctl_error("plan: %s: %s", path, strerror(errno));
+		unlink(path);
+		return EXIT_REFUSED;
+	}
+	return EXIT_OK;
+}
+
+/* The proposal for the traces read into @p, into *@text (the caller frees it); an exit status. */
+static int propose(struct plan *p, double margin, char **text)
+{
+	char err[512];
+	size_t len;
+	FILE *f = open_memstream(text, &len);
+	int r;
+
+	if (!f)
+		return EXIT_REFUSED;
 	r = plan_write(p, margin, DEFAULT_SOCKET_DIR, f, err, sizeof(err));
 	if (fclose(f) != 0 && !r)
-		r = -EIO, snprintf(err, sizeof(err), "writing the proposal: %s", strerror(errno));
+		r = -ENOMEM, snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
 	if (r < 0) {
-		mediatorctl_error("plan: %s: %s", path, err);
-		unlink(path);
+		mediatorctl_error("plan: %s", err);
 		return EXIT_REFUSED;
 	}
 	return EXIT_OK;
@@ -143,7 +159,7 @@ int mediatorctl_plan(int argc, char **argv)
 {
 	long margin = DEFAULT_MARGIN_PCT;
 	bool do_check = false;
-	char path[4096], err[512];
+	char path[4096], *text = NULL;
 	struct plan *p;
 	int first = argc, r;
 
@@ -179,21 +195,18 @@ int mediatorctl_plan(int argc, char **argv)
 	if (!p)
 		return EXIT_REFUSED;
 	r = read_traces(p, argv + first, argc - first);
-	if (r == EXIT_OK) {
-		r = plan_write(p, (double)margin / 100, DEFAULT_SOCKET_DIR, stdout, err,
-			       sizeof(err));
-		if (r < 0) {
-			mediatorctl_error("plan: %s", err);
-			r = EXIT_REFUSED;
-		}
-	}
+	if (r == EXIT_OK)
+		r = propose(p, (double)margin / 100, &text);
+	if (r == EXIT_OK)
+		fputs(text, stdout);
 	if (r == EXIT_OK && do_check) {
-		r = write_proposal(p, (double)margin / 100, path, sizeof(path));
+		r = write_proposal(text, path, sizeof(path));
 		if (r == EXIT_OK) {
 			r = check(path, argv + first, argc - first);
 			unlink(path);
 		}
 	}
+	free(text);
 	plan_destroy(p);
 	return r;
 }

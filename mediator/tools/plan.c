@@ -218,7 +218,7 @@ struct safety_figures {
 	uint64_t period_ns, p50, p99, p999, max;
 };
 
-static bool safety_figures(struct pdom *d, struct safety_figures *f, uint64_t **costs_out)
+static bool safety_figures(struct pdom *d, struct safety_figures *f)
 {
 	uint64_t *costs, *iv;
 	size_t g = 0, n_iv = 0;
@@ -252,14 +252,13 @@ static bool safety_figures(struct pdom *d, struct safety_figures *f, uint64_t **
 				     .p999 = percentile(costs, d->n_frames, 99.9),
 				     .max = costs[d->n_frames - 1]};
 	free(iv);
-	*costs_out = costs;
+	free(costs);
 	return true;
 }
 
-int plan_write(const struct plan *cp, double margin, const char *socket_dir, FILE *out, char *err,
+int plan_write(struct plan *p, double margin, const char *socket_dir, FILE *out, char *err,
 	       size_t err_size)
 {
-	struct plan *p = (struct plan *)cp; /* sorting its records changes no figure */
 	struct safety_figures f[PLAN_MAX_DOMAINS];
 	uint32_t budget[PLAN_MAX_DOMAINS], period[PLAN_MAX_DOMAINS];
 	double util = 0;
@@ -269,19 +268,17 @@ int plan_write(const struct plan *cp, double margin, const char *socket_dir, FIL
 		return -EINVAL;
 	}
 	for (int i = 0; i < p->n; i++) {
-		uint64_t *costs = NULL;
 		double b;
 
 		budget[i] = period[i] = 0;
 		if (!p->d[i].n_frames)
 			continue;
-		if (!safety_figures(&p->d[i], &f[i], &costs)) {
+		if (!safety_figures(&p->d[i], &f[i])) {
 			snprintf(err, err_size,
 				 "domain %s: fewer than 2 whole frames in the traces",
 				 p->d[i].name);
 			return -EINVAL;
 		}
-		free(costs);
 		/* 1 % under the median interval: a guest's jitter must not hold it above its rate.
 		 */
 		period[i] = (uint32_t)((double)f[i].period_ns * 0.99 / 1000);
