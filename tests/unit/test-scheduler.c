@@ -1511,6 +1511,7 @@ static void a_learned_period_follows_rate_changes_within_ten_frames(void **state
  */
 static void room_is_kept_for_a_learned_domain_s_shortest_period(void **state)
 {
+	(void)state;
 	for (int learned = 0; learned < 2; learned++) {
 		struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 		struct sched_domain_params fixed = {.class = SCHED_CLASS_SAFETY,
@@ -1521,7 +1522,6 @@ static void room_is_kept_for_a_learned_domain_s_shortest_period(void **state)
 		int n = add(s, SCHED_CLASS_NORMAL, P, false);
 		uint64_t id = 100, t = 0;
 
-		(void)state;
 		frames_every(s, c, &id, &t, 2 * P, 20);
 		t -= 2 * P;
 		assert_int_equal(poll_ids(s, t + 3 * MS, NULL), 0);
@@ -1539,13 +1539,13 @@ static void room_is_kept_for_a_learned_domain_s_shortest_period(void **state)
  */
 static void a_learned_domain_s_frames_are_judged_against_its_period(void **state)
 {
+	(void)state;
 	for (int follows = 0; follows < 2; follows++) {
 		struct sched *s = make(SCHED_POLICY_BUDGET, 1, SCHED_OVERSIZE_RUN);
 		int c = add_learned(s, follows);
 		struct sched_domain_stats st;
 		uint64_t id = 1, t = 0;
 
-		(void)state;
 		frames_every(s, c, &id, &t, 2 * P, 40);
 		safety_frame(s, c, id++, t, 2 * MS, 20 * MS);
 		t += 2 * P;
