@@ -17,20 +17,25 @@
  * step that least squares takes for a slope (17.0 ms for 16.67 in
  * test-learned-period, 2026-11-29).
  *
- * The rate may change (60 to 30 Hz, a display switched off and on):
- * SCHED_PERIOD_CHANGE_RELEASES intervals in a row, spaced alike and more
- * than SCHED_PERIOD_CHANGE away from the period, are a new rate, and the
- * fit starts again from the releases at it. Three intervals of a steady
- * rate whose releases are jittered by up to SCHED_PERIOD_ALIKE of a
- * period sum to at most 3.2 periods, so spaced alike their median is
- * within 11 % of the period: jitter alone never makes a change. An
- * interval of SCHED_PERIOD_PAUSE periods or more is a pause: the grid
- * starts again at the release after it, the period kept.
+ * The rate may change (60 to 30 Hz, a display switched off and on): the
+ * last SCHED_PERIOD_CHANGE_RELEASES + 1 releases on a grid of their own
+ * (each within SCHED_PERIOD_ALIKE of it), whose period is more than
+ * SCHED_PERIOD_CHANGE away from the one learned, are a new rate, and the
+ * fit starts again from them. The releases are checked against a grid,
+ * not their intervals against each other: an interval carries the jitter
+ * of two releases. Five releases, not four: on a loaded host a client
+ * that falls behind comes later by a few ms a frame for three frames, a
+ * grid 20 % slower (a model of cluster-client starved of the CPU,
+ * 2026-11-29). An interval of SCHED_PERIOD_PAUSE periods or more is a
+ * pause: the grid starts again at the release after it, the period kept.
  *
- * A guest that shows its frames at random has no period: the fit's
- * residuals say so (sched_period_confidence() near 0), and the caller
- * keeps to the configured period. A guest that shows them faster than
- * the configured shortest period is held to it.
+ * How sure the period is (sched_period_confidence()) is three things: the
+ * releases fit the grid (a guest that shows its frames at random leaves
+ * residuals of a quarter period, and scores 0), the period's standard
+ * error is well under SCHED_PERIOD_PRECISION of it (a fit to the few
+ * releases after a pause, jittered by a starved client, is no period to
+ * follow), and enough releases were seen. A guest that shows them faster
+ * than the configured shortest period is held to it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -140,13 +145,50 @@ static double pairwise_slope(const struct sched_period *e, const double *k, doub
 }
 
 /*
+ * The spread of @n residuals around 0: their RMS, leaving out the largest
+ * tenth. Not the plain RMS: a guest's frames come late by its CPU time,
+ * now and then by a lot (a client starved for 50 ms), and one such frame
+ * in the window must not make a steady rate look like none. Not a median
+ * either: that takes the jitter of a coarse timer (uniform, a few ms) for
+ * more than it is.
+ */
+static double spread(const double *r, unsigned n)
+{
+	double a[SCHED_PERIOD_RELEASES], ss = 0;
+	unsigned keep = n - n / 10;
+
+	for (unsigned i = 0; i < n; i++)
+		a[i] = fabs(r[i]);
+	qsort(a, n, sizeof(a[0]), cmp_double);
+	for (unsigned i = 0; i < keep; i++)
+		ss += a[i] * a[i];
+	return keep ? sqrt(ss / keep) : 0;
+}
+
+/*
+ * The standard error of a slope fitted to @n points at @k whose residuals
+ * spread by @sd: sd / sqrt(sum (k_i - mean k)^2). Over 32 releases in a
+ * row, a tenth of the residuals' spread; over 4, nearly half of it.
+ */
+static double slope_error(const double *k, unsigned n, double sd)
+{
+	double mean = 0, sxx = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		mean += k[i] / n;
+	for (unsigned i = 0; i < n; i++)
+		sxx += (k[i] - mean) * (k[i] - mean);
+	return sxx > 0 ? sd / sqrt(sxx) : 0;
+}
+
+/*
  * Fits t_i - t_0 = a + p * k_i: the period p (clamped), the phase and
- * the residuals' RMS. With @keep, the period is @g, and only the phase is
- * fitted. Returns the period before it was clamped.
+ * the residuals' spread. With @keep, the period is @g, and only the phase
+ * is fitted. Returns the period before it was clamped.
  */
 static double fit_line(struct sched_period *e, const double *k, double g, bool keep)
 {
-	double off[SCHED_PERIOD_RELEASES], ss = 0, p, raw, a;
+	double off[SCHED_PERIOD_RELEASES], res[SCHED_PERIOD_RELEASES], p, raw, a;
 	uint64_t t0 = at(e, 0);
 
 	p = keep ? g : pairwise_slope(e, k, g);
@@ -155,14 +197,13 @@ static double fit_line(struct sched_period *e, const double *k, double g, bool k
 	for (unsigned i = 0; i < e->n; i++)
 		off[i] = (double)(at(e, i) - t0) - p * k[i];
 	a = median(off, e->n);
-	for (unsigned i = 0; i < e->n; i++) {
-		double r = (double)(at(e, i) - t0) - a - p * k[i];
-
-		ss += r * r;
-	}
+	for (unsigned i = 0; i < e->n; i++)
+		res[i] = (double)(at(e, i) - t0) - a - p * k[i];
 	e->period_ns = p;
 	e->phase_ns = (double)t0 + a;
-	e->rms_ns = sqrt(ss / e->n);
+	e->spread_ns = spread(res, e->n);
+	if (!keep)
+		e->error_ns = slope_error(k, e->n, e->spread_ns);
 	return raw;
 }
 
@@ -193,22 +234,45 @@ static void fit(struct sched_period *e)
 }
 
 /*
- * True when the last SCHED_PERIOD_CHANGE_RELEASES intervals are spaced
- * alike and away from the period: a new rate.
+ * True when the last SCHED_PERIOD_CHANGE_RELEASES + 1 releases lie on a
+ * grid of their own, one period of it apart each (within
+ * SCHED_PERIOD_ALIKE of it), and that period is away from the one
+ * learned: a new rate. The releases are checked against the grid, not
+ * their intervals against each other: an interval carries the jitter of
+ * two releases (a host whose timer wakes its guest on 4 ms ticks spaces a
+ * steady 30 Hz 32 and 36 ms apart, 12 % off each other, each release
+ * within 2 ms, 6 %, of the grid).
  */
 static bool rate_changed(const struct sched_period *e)
 {
-	double iv[SCHED_PERIOD_CHANGE_RELEASES], m;
 	const unsigned r = SCHED_PERIOD_CHANGE_RELEASES;
+	double sl[(SCHED_PERIOD_CHANGE_RELEASES + 1) * SCHED_PERIOD_CHANGE_RELEASES / 2];
+	double off[SCHED_PERIOD_CHANGE_RELEASES + 1], m, a;
+	unsigned first, ns = 0;
 
 	if (e->n < r + 1 || e->period_ns <= 0)
 		return false;
-	for (unsigned i = 0; i < r; i++)
-		iv[i] = (double)(at(e, e->n - r + i) - at(e, e->n - r + i - 1));
-	m = median(iv, r);
-	if (iv[0] < m * (1 - SCHED_PERIOD_ALIKE) || iv[r - 1] > m * (1 + SCHED_PERIOD_ALIKE))
-		return false;
-	return fabs(clamped(e, m) - e->period_ns) > SCHED_PERIOD_CHANGE * e->period_ns;
+	first = e->n - r - 1;
+	for (unsigned i = 0; i <= r; i++)
+		for (unsigned j = i + 1; j <= r; j++)
+			sl[ns++] = (double)(at(e, first + j) - at(e, first + i)) / (j - i);
+	m = median(sl, ns);
+	for (unsigned i = 0; i <= r; i++)
+		off[i] = (double)(at(e, first + i) - at(e, first)) - m * i;
+	a = median(off, r + 1);
+	for (unsigned i = 0; i <= r; i++)
+		if (fabs((double)(at(e, first + i) - at(e, first)) - m * i - a) >
+		    SCHED_PERIOD_ALIKE * m)
+			return false;
+	/*
+	 * Away from the period by more than SCHED_PERIOD_CHANGE, and by more
+	 * than the releases' jitter can move a slope fitted to so few: three
+	 * standard errors of it (with the residuals' spread of the fit so far,
+	 * sd * sqrt(12 / (n (n^2 - 1))) over n releases in a row).
+	 */
+	return fabs(clamped(e, m) - e->period_ns) >
+	       fmax(SCHED_PERIOD_CHANGE * e->period_ns,
+		    3 * e->spread_ns * sqrt(12.0 / ((r + 1) * ((r + 1) * (r + 1) - 1))));
 }
 
 void sched_period_init(struct sched_period *e, uint64_t min_ns, uint64_t max_ns)
@@ -232,7 +296,8 @@ bool sched_period_note(struct sched_period *e, uint64_t now_ns)
 		keep_last(e, 0);
 		push(e, now_ns);
 		e->phase_ns = (double)now_ns;
-		e->rms_ns = 0;
+		e->spread_ns = 0;
+		e->error_ns = 0;
 		e->settled = false;
 		e->pauses++;
 		return true;
@@ -267,15 +332,20 @@ uint64_t sched_period_next(const struct sched_period *e, uint64_t now_ns)
 	return (uint64_t)llround(e->phase_ns + k * e->period_ns);
 }
 
+/* @x within [0, 1]. */
+static double share(double x)
+{
+	return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
 double sched_period_confidence(const struct sched_period *e)
 {
-	double fit_share, seen;
+	double fit_share, precise, seen;
 
 	if (e->period_ns <= 0 || e->n < 2)
 		return 0;
-	fit_share = 1 - e->rms_ns / (SCHED_PERIOD_OFF_GRID * e->period_ns);
-	if (fit_share < 0)
-		fit_share = 0;
+	fit_share = 1 - e->spread_ns / (SCHED_PERIOD_OFF_GRID * e->period_ns);
+	precise = 1 - e->error_ns / (SCHED_PERIOD_PRECISION * e->period_ns);
 	seen = (double)(e->n - 1) / PERIOD_SURE_RELEASES;
-	return fit_share * (seen < 1 ? seen : 1);
+	return share(fit_share) * share(precise) * share(seen);
 }

@@ -13,13 +13,15 @@
 
 /* Releases kept for the fit: half a second at 60 Hz, two at 16 Hz. */
 #define SCHED_PERIOD_RELEASES 32u
-/* Releases in a row off the grid, spaced alike, that make a rate change (a few frames). */
-#define SCHED_PERIOD_CHANGE_RELEASES 3u
-/* A fit whose residuals' RMS reaches this share of the period gives no confidence. */
+/* Intervals in a row on a grid of their own that make a rate change (a few frames). */
+#define SCHED_PERIOD_CHANGE_RELEASES 4u
+/* A fit whose residuals' spread reaches this share of the period gives no confidence. */
 #define SCHED_PERIOD_OFF_GRID 0.25
-/* Intervals that agree within this share of their median are spaced alike. */
+/* A period whose standard error reaches this share of it gives no confidence. */
+#define SCHED_PERIOD_PRECISION 0.02
+/* Releases within this share of a period of a grid are on it (a rate change's). */
 #define SCHED_PERIOD_ALIKE 0.10
-/* Intervals spaced alike this share away from the period are a new rate (60 to 50 Hz: 20 %). */
+/* A grid of releases this share away from the period are a new rate (60 to 50 Hz: 20 %). */
 #define SCHED_PERIOD_CHANGE 0.15
 /* An interval this many periods long is a pause: the grid starts again after it. */
 #define SCHED_PERIOD_PAUSE 4u
@@ -32,7 +34,8 @@ struct sched_period {
 	unsigned head, n;
 	double period_ns; /* 0 until two releases were seen */
 	double phase_ns;  /* a release time on the grid */
-	double rms_ns;	  /* the fit's residuals */
+	double spread_ns; /* the fit's residuals' spread (their largest tenth left out) */
+	double error_ns;  /* the period's standard error */
 	/* The fit rests on more releases than a rate change needs: pauses are told from then on. */
 	bool settled;
 	uint64_t changes; /* rate changes followed */
@@ -57,7 +60,8 @@ uint64_t sched_period_next(const struct sched_period *e, uint64_t now_ns);
 
 /*
  * How sure the period is, 0 to 1: the fit's residuals against the period,
- * and how many releases it rests on (full from 8). A guest whose frames
+ * the period's standard error, and how many releases it rests on (full
+ * from 8). A guest whose frames
  * come at random has no period to learn and scores near 0.
  */
 double sched_period_confidence(const struct sched_period *e);
