@@ -348,9 +348,9 @@ static void count_fast(struct sdom *d, uint64_t now_ns)
  * the releases jitter too much to be sure of the next one. After a rate
  * change, though, the period kept is known to be wrong: its frames follow
  * each fit at the new rate, sure or not, until one is sure. (Holding the
- * old one until then judged a 60 Hz guest by its 30 Hz period for 20
- * frames in a model of a client starved of the CPU, as test-learned-period's
- * was on a CI host on 2026-11-29: its jitter kept the new fit unsure.)
+ * old one, test-scheduler's case on a 4 ms timer judged a 60 Hz guest by
+ * its 30 Hz period past its tenth frame: the jitter kept the new fit
+ * unsure.)
  */
 static void learn_release(struct sdom *d, uint64_t now_ns)
 {
