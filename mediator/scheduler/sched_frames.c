@@ -343,29 +343,15 @@ static void count_fast(struct sdom *d, uint64_t now_ns)
 
 /*
  * A release of @d, whose period is learned: the estimate learns it, and
- * once sure enough, its frames follow what it learned (rolled over,
- * expected, judged with deadline_follows). A sure estimate is kept while
- * the releases jitter too much to be sure of the next one. After a rate
- * change, though, the period kept is known to be wrong: its frames follow
- * each fit at the new rate, sure or not, until one is sure. (Holding the
- * old one, test-scheduler's case on a 4 ms timer judged a 60 Hz guest by
- * its 30 Hz period past its tenth frame: the jitter kept the new fit
- * unsure.)
+ * its frames follow what it is sure of (sched_period_followed(): rolled
+ * over, expected, judged with deadline_follows).
  */
 static void learn_release(struct sdom *d, uint64_t now_ns)
 {
-	uint64_t changes = d->learned.changes;
-
 	if (d->have_release)
 		count_fast(d, now_ns);
 	sched_period_note(&d->learned, now_ns);
-	if (d->learned.changes != changes)
-		d->period_following = true;
-	if (sched_period_confidence(&d->learned) >= SCHED_PERIOD_TRUST)
-		d->period_following = false;
-	else if (!d->period_following)
-		return;
-	d->period_est = (double)sched_period_ns(&d->learned);
+	d->period_est = (double)sched_period_followed(&d->learned);
 }
 
 /*

@@ -117,8 +117,6 @@ struct sdom {
 	/* Its period as observed (a learned one once trusted, learn_period) */
 	double period_est;
 	struct sched_period learned; /* learn_period */
-	/* The rate changed since the estimate was last sure: its frames follow every fit. */
-	bool period_following;
 	/* Normal domains (sched_shares.c): measured GPU time over weight; when a group last ended.
 	 */
 	double vtime;

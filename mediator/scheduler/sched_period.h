@@ -25,6 +25,13 @@
 #define SCHED_PERIOD_CHANGE 0.15
 /* An interval this many periods long is a pause: the grid starts again after it. */
 #define SCHED_PERIOD_PAUSE 4u
+/*
+ * A learned period this sure (sched_period_confidence()) is the one frames
+ * follow: from 5 releases on a clean fit, more on a jittered one. One
+ * release 6 ms late among 5 took the fit to 17.06 ms for 16.67 at 0.3
+ * (test-learned-period, 2026-11-29).
+ */
+#define SCHED_PERIOD_TRUST 0.6
 
 struct sched_period {
 	/* Bounds of the period (a configured shortest and longest, or 0 and UINT64_MAX). */
@@ -40,9 +47,15 @@ struct sched_period {
 	bool settled;
 	uint64_t changes; /* rate changes followed */
 	uint64_t pauses;  /* pauses: the grid started again */
+	/* The period frames follow (sched_period_followed()), and whether it follows every fit. */
+	double followed_ns;
+	bool following;
 };
 
-/* Starts @e with no release seen; the learned period stays within [@min_ns, @max_ns]. */
+/*
+ * Starts @e with no release seen; the learned period stays within
+ * [@min_ns, @max_ns], and the one followed is @min_ns until one is sure.
+ */
 void sched_period_init(struct sched_period *e, uint64_t min_ns, uint64_t max_ns);
 
 /*
@@ -65,5 +78,13 @@ uint64_t sched_period_next(const struct sched_period *e, uint64_t now_ns);
  * come at random has no period to learn and scores near 0.
  */
 double sched_period_confidence(const struct sched_period *e);
+
+/*
+ * The period the guest's frames follow: the last one sure enough
+ * (SCHED_PERIOD_TRUST), kept while the releases jitter too much to be
+ * sure; after a rate change, though, each fit at the new rate, sure or
+ * not, until one is sure. @min_ns before any.
+ */
+uint64_t sched_period_followed(const struct sched_period *e);
 
 #endif

@@ -51,10 +51,6 @@
 #define SCHED_MAX_DOMAINS 16
 /* Most a normal domain's weight may be. */
 #define SCHED_MAX_WEIGHT 1000u
-/* A learned period this sure (sched_period_confidence()) is the one frames follow: from 5
- * releases on a clean fit, about 8 on a jittered one. One release 6 ms late among 5 took the
- * fit to 17.06 ms for 16.67 (test-learned-period, 2026-11-29). */
-#define SCHED_PERIOD_TRUST 0.6
 /* Bounds of a domain's period: 100 us .. 10 s. */
 #define SCHED_MIN_PERIOD_NS 100000ull
 #define SCHED_MAX_PERIOD_NS 10000000000ull
