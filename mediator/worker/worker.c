@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "worker/fatal_signal.h"
 #include "worker/renderer.h"
 #include "worker/sandbox.h"
 #include "common/util.h"
@@ -292,6 +293,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("mediator-worker", level);
+	r = fatal_signal_report(opt.domain, opt.client_id);
+	if (r < 0)
+		log_warn("domain %s client %u: no report of fatal signals: %s", opt.domain,
+			 opt.client_id, strerror(-r));
 	/* For bench/accuracy: per-group features of every client, replayed
 	 * offline through every model. */
 	opt.feature_dump_dir = getenv("MEDIATOR_FEATURE_DUMP");

@@ -42,8 +42,9 @@ unit() {
 }
 # wait_unit RE COUNT SECS: until UNIT_LOG has COUNT lines matching RE.
 wait_unit() {
-  local deadline=$((SECONDS + $3))
-  until [ "$(grep -cE -- "$1" "$UNIT_LOG" 2>/dev/null || :)" -ge "$2" ]; do
+  local deadline=$((SECONDS + $3)) n
+  # (no UNIT_LOG yet, before the manager's first line: 0)
+  until n=$(grep -cE -- "$1" "$UNIT_LOG" 2>/dev/null) || n=${n:-0}; [ "$n" -ge "$2" ]; do
     gm_alive "$MANAGER_PID" || fail "unit-manager exited: $(cat "$UNIT_LOG")"
     [ $SECONDS -lt $deadline ] || fail "no '$1' (x$2) from the unit within $3 s: $(cat "$UNIT_LOG")"
     sleep 0.1
