@@ -33,8 +33,7 @@ UNIT_LOG=$TMP/unit.log
 python3 "$TESTS_SRCDIR/integration/unit-manager.py" --notify "$NOTIFY" --control "$UNIT_CTL" \
   --log "$UNIT_LOG" -- "$MEDIATORD" --config "$CONFIG" >>"$MEDIATORD_LOG" 2>&1 &
 MANAGER_PID=$!
-gm_track "$MANAGER_PID"
-gm_on_exit "kill $MANAGER_PID 2>/dev/null || :"
+gm_track "$MANAGER_PID" # stopped at exit, if still running
 
 # unit COMMAND: tells the manager; waits until it logged COMMAND's event N (a count of lines matching RE).
 unit() {
