@@ -168,7 +168,7 @@ static double spread(const double *r, unsigned n)
 /*
  * The standard error of a slope fitted to @n points at @k whose residuals
  * spread by @sd: sd / sqrt(sum (k_i - mean k)^2). Over 32 releases in a
- * row, a tenth of the residuals' spread; over 4, nearly half of it.
+ * row, a fiftieth of the residuals' spread; over 4, nearly half of it.
  */
 static double slope_error(const double *k, unsigned n, double sd)
 {
