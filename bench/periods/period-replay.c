@@ -8,7 +8,9 @@
  *   period-replay model [SEEDS [LATE_SHARE [WAKE_MS [WORK_MS]]]]
  *   period-replay replay < LINES       ("release_ns true_period_ns" a line)
  *
- * The model is test-sched-period's starved client, at 60, 30, then 60 Hz
+ * The model is the kind of client test-sched-period's starved case has
+ * (with its own figures: there drawing takes 2 to 4.5 ms plus a wake-up,
+ * and one frame in 30 is held up), at 60, 30, then 60 Hz
  * (300, 180 and 300 frames, as test-learned-period): frame k is due at k
  * periods; it starts when due or when the frame before is done, whichever
  * is later; its release reaches mediatord after a wake-up (exponential,
@@ -194,7 +196,11 @@ static int run_replay(void)
 		t[n] = a;
 		p[n++] = b;
 	}
-	if (!feof(stdin) && n < MAX_LINES) {
+	if (n == MAX_LINES && scanf("%llu %llu", &a, &b) == 2) {
+		fprintf(stderr, "period-replay: more than %u lines\n", MAX_LINES);
+		return 1;
+	}
+	if (!feof(stdin)) {
 		fprintf(stderr, "period-replay: line %u: not \"release_ns true_period_ns\"\n",
 			n + 1);
 		return 1;

@@ -74,8 +74,8 @@ uint64_t sched_period_next(const struct sched_period *e, uint64_t now_ns);
 /*
  * How sure the period is, 0 to 1: the fit's residuals against the period,
  * the period's standard error, and how many releases it rests on (full
- * from 8). A guest whose frames
- * come at random has no period to learn and scores near 0.
+ * from 8). A guest whose frames come at random has no period to learn
+ * and scores near 0.
  */
 double sched_period_confidence(const struct sched_period *e);
 

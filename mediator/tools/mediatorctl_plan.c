@@ -143,8 +143,10 @@ static int propose(struct plan *p, double margin, char **text)
 	FILE *f = open_memstream(text, &len);
 	int r;
 
-	if (!f)
+	if (!f) {
+		mediatorctl_error("plan: %s", strerror(errno));
 		return EXIT_REFUSED;
+	}
 	r = plan_write(p, margin, DEFAULT_SOCKET_DIR, f, err, sizeof(err));
 	if (fclose(f) != 0 && !r)
 		r = -ENOMEM, snprintf(err, sizeof(err), "%s", strerror(ENOMEM));

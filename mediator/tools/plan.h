@@ -37,8 +37,8 @@ int plan_read(struct plan *p, FILE *in, const char *name, size_t *skipped, char 
  * [domain NAME] section per domain, its socket a placeholder under
  * @socket_dir). @margin: the share added to a safety domain's 99.9th
  * percentile (0.25: 25 %). It sorts the records read. 0, or -EINVAL
- * with a reason in @err (no
- * domain, a safety domain without frames, budgets that cannot fit).
+ * with a reason in @err (no domain, a safety domain without frames,
+ * budgets that cannot fit).
  */
 int plan_write(struct plan *p, double margin, const char *socket_dir, FILE *out, char *err,
 	       size_t err_size);

@@ -152,11 +152,11 @@ draws_phase() {
     "charged $PHASE_USED_US us ($((PHASE_USED_US / PHASE_GROUPS)) us a group)"
 }
 
-# Both phases start with the domain's shader cache warm: the first run of
-# long-draws compiles its shaders (45 to 50 ms groups on a cold cache), and
-# the honest client's bounds carried that for seconds, its groups waiting
-# for gap starts with the GPU idle, while the liar's, on a warm cache, did
-# not (2026-11-29: 818 to 1,437 honest groups against 2,030 to 2,410).
+# Both phases start with the domain's shader cache warm, so that they
+# differ only in the lie: the first run of long-draws compiles its shaders
+# (45 to 50 ms groups on a cold cache). Alone this did not close the gap
+# the lie opened (2026-11-29: 1,243 honest groups against 2,275); the
+# dispatcher's treating a distrusted client as young did.
 WARM_SECONDS=0 DRAW_SECONDS=3 draws_phase cache ""
 draws_phase honest ""
 honest_groups=$PHASE_GROUPS honest_used=$PHASE_USED_US
