@@ -80,22 +80,45 @@ static bool fence_not_after(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) <= 0;
 }
 
+/*
+ * The armed slot with the earliest fence up to @fence_id not yet @tried, or
+ * NULL. Relayed in fence order: one callback may stand for several fences
+ * (virglrenderer reports a context's latest signalled fence), and the
+ * slots' order is only the order they were freed in.
+ */
+static struct slot *earliest_armed(uint32_t fence_id, const bool *tried)
+{
+	struct slot *best = NULL;
+
+	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++) {
+		struct slot *s = &slots[i];
+
+		if (tried[i] || s->state != SLOT_ARMED || !fence_not_after(s->fence_id, fence_id))
+			continue;
+		if (!best || fence_not_after(s->fence_id, best->fence_id))
+			best = s;
+	}
+	return best;
+}
+
 void fence_done_signalled(uint32_t fence_id, uint64_t end_ns)
 {
+	bool tried[FENCE_DONE_SLOTS] = {false};
+	int full_fd = -1; /* a channel that did not take one: its later ones wait too */
 	uint64_t floor_ns;
+	struct slot *s;
 
 	pthread_mutex_lock(&lock);
 	floor_ns = last_end_ns;
 	if (end_ns > last_end_ns)
 		last_end_ns = end_ns;
-	for (size_t i = 0; i < FENCE_DONE_SLOTS; i++) {
-		struct slot *s = &slots[i];
-		uint64_t start;
+	while ((s = earliest_armed(fence_id, tried))) {
+		uint64_t start = s->dispatch_ns > floor_ns ? s->dispatch_ns : floor_ns;
 		struct wire_done done = {.hdr = {WIRE_DONE, sizeof(done)}};
 
-		if (s->state != SLOT_ARMED || !fence_not_after(s->fence_id, fence_id))
+		tried[s - slots] = true;
+		if (s->fd == full_fd)
 			continue;
-		start = s->dispatch_ns > floor_ns ? s->dispatch_ns : floor_ns;
 		done.id = s->grant_id;
 		done.end_ns = end_ns > start ? end_ns : start;
 		done.measured_ns = done.end_ns - start;
@@ -103,6 +126,8 @@ void fence_done_signalled(uint32_t fence_id, uint64_t end_ns)
 		if (send(s->fd, &done, sizeof(done), MSG_DONTWAIT | MSG_NOSIGNAL) ==
 		    (ssize_t)sizeof(done))
 			s->state = SLOT_SENT;
+		else
+			full_fd = s->fd;
 	}
 	pthread_mutex_unlock(&lock);
 }

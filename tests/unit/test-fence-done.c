@@ -114,6 +114,32 @@ static void a_fence_ends_every_earlier_one_not_later_ones(void **state)
 		assert_true(fence_done_take(id));
 }
 
+/*
+ * One callback for two fences whose slots lie in the other order (slots
+ * are reused as they are freed): mediatord hears of them in fence order.
+ * Seen in test-gpu-context, where the pieces' grants came back 3, 2.
+ */
+static void fences_ended_together_are_relayed_in_fence_order(void **state)
+{
+	struct channel *ch = *state;
+	struct wire_done d;
+
+	assert_int_equal(fence_done_arm(ch->worker, 34, 63, 23000), 0); /* slot 0 */
+	assert_int_equal(fence_done_arm(ch->worker, 35, 64, 23500), 0); /* slot 1 */
+	assert_false(fence_done_take(63));				/* frees slot 0 */
+	assert_int_equal(fence_done_arm(ch->worker, 37, 66, 25000), 0); /* slot 0 */
+	assert_false(fence_done_take(64));				/* frees slot 1 */
+	assert_int_equal(fence_done_arm(ch->worker, 36, 65, 24000), 0); /* slot 1 */
+	fence_done_signalled(37, 32000);
+	assert_true(next_done(ch, &d));
+	assert_int_equal(d.id, 65);
+	assert_true(next_done(ch, &d));
+	assert_int_equal(d.id, 66);
+	assert_false(next_done(ch, &d));
+	assert_true(fence_done_take(65));
+	assert_true(fence_done_take(66));
+}
+
 static void fence_ids_wrap(void **state)
 {
 	struct channel *ch = *state;
@@ -228,6 +254,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(signalled_fence_sends_done_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(main_thread_first_takes_it_back, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_fence_ends_every_earlier_one_not_later_ones, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(fences_ended_together_are_relayed_in_fence_order, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(fence_ids_wrap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(forgotten_channel_gets_nothing, setup, teardown),
