@@ -20,10 +20,11 @@
  * stall the cluster's client and worker shared: whatever held the CPUs
  * (the kernel's own work mostly, when system_ticks is most of ticks),
  * nothing of the cluster's priority ran. Seen here in bench/faults'
- * mem-flood row: stalls of 116 and 141 ms, most of their accounted time
- * in the kernel, while the cluster's group on the "GPU" took 74 and 84
- * ms alone; both when the guest kernel handed freed memory back to its
- * hypervisor (free page reporting), about 4 s into a round.
+ * mem-flood row: stalls of 141 and 116 ms (12 of 15 and 8 of 18
+ * accounted ticks in the kernel), while the cluster's groups on the
+ * "GPU" took 84 and 74 ms alone; both about 4 s into a round, when the
+ * guest kernel handed freed memory back to its hypervisor (free page
+ * reporting).
  */
 #include <errno.h>
 #include <stdint.h>
