@@ -58,8 +58,8 @@ void fence_done_forget(int fd);
  * Sync thread (any thread). Fence @fence_id signalled at @end_ns; fences
  * signal in order, so every armed fence up to it (in uint32 sequence
  * order) has too. Sends their WIRE_DONE in fence order; one whose channel
- * does not take
- * it (full) stays armed for the main thread.
+ * does not take it (full) stays armed for the main thread, and so do the
+ * later ones of that channel.
  */
 void fence_done_signalled(uint32_t fence_id, uint64_t end_ns);
 
