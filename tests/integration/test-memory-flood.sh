@@ -44,7 +44,8 @@ DOMAIN_MEMORY_MB=640
 WORKER_MEMORY_MB=1024
 RESOURCE_MEMORY_MB=448
 # What a domain may pass its total by: what clients add between two checks
-# of mediatord (domain_limits.h: every second), at most a client's textures.
+# of mediatord (domain_limits.h: four times a second), at most a client's
+# textures (at one check a second, 8 clients once took it 386 MiB past).
 OVERSHOOT_MB=$((TEXTURES * 64))
 # Under ASan a worker's shadow memory and quarantine add to its RssAnon (a
 # measured 1040 MiB peak where the plain build's was 816): twice the room.
