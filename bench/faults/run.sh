@@ -320,12 +320,12 @@ attack_loop() {
 
 # one_attack NAME: the cluster under attack NAME; writes $OUT/NAME.json.
 one_attack() {
-  local name=$1 cluster_pid attack_pid pauses_pid before after
+  local name=$1 cluster_pid attack_pid stalls_pid before after
   ATTACK=$name
   start_mediatord
   : >"$TMP/run/attack.out"
   "$HOST_PAUSES" "$((SECONDS_PER_ATTACK + 10))" >"$OUT/$name-stalls.jsonl" &
-  pauses_pid=$!
+  stalls_pid=$!
   gm_in_domain "$TMP/run/cluster.vtest" "$CLUSTER_CLIENT" --seconds "$SECONDS_PER_ATTACK" \
     --json /dev/fd/3 3>"$OUT/$name-cluster.json" >"$TMP/run/cluster.out" 2>&1 &
   cluster_pid=$!
@@ -335,8 +335,8 @@ one_attack() {
   attack_pid=$!
   gm_track "$attack_pid"
   wait "$cluster_pid" || gm_die "$name: cluster-client failed: $(tail -3 "$TMP/run/cluster.out")"
-  kill -TERM "$attack_pid" "$pauses_pid" 2>/dev/null || true
-  wait "$attack_pid" "$pauses_pid" 2>/dev/null || true
+  kill -TERM "$attack_pid" "$stalls_pid" 2>/dev/null || true
+  wait "$attack_pid" "$stalls_pid" 2>/dev/null || true
   # restart replaced mediatord: the one running now is the last one started.
   MEDIATORD_PID=$(cat "$TMP/run/mediatord.pid")
   after=$(usage "$MEDIATORD_PID")
@@ -363,10 +363,10 @@ one_attack() {
     --argjson md_startup "$(jq -s '[.[] | select(.type == "frame" and .domain == "cluster" and .startup)] | length' "$OUT/$name-trace.jsonl")" \
     --argjson md_misses_before "$(jq -s '([.[] | select((has("type") | not) and .domain == "infotainment") | .request_ns] | min // infinite) as $first |
       [.[] | select(.type == "frame" and .domain == "cluster" and .missed and (.startup | not) and .release_ns < $first)] | length' "$OUT/$name-trace.jsonl")" \
-    --argjson md_misses_paused "$(jq -s --slurpfile s "$OUT/$name-stalls.jsonl" '[$s[]] as $p |
+    --argjson md_misses_stalled "$(jq -s --slurpfile s "$OUT/$name-stalls.jsonl" '[$s[]] as $p |
       [.[] | select(.type == "frame" and .domain == "cluster" and .missed and (.startup | not)) |
         ([.end_ns, .deadline_ns] | max) as $e | .release_ns as $r | select([$p[] | select(.start_ns < $e and .end_ns > $r)] | length > 0)] | length' "$OUT/$name-trace.jsonl")" \
-    --argjson pauses "$(jq -s '{n: length, longest_ms: ([.[] | (.end_ns - .start_ns) / 1e6] | max // 0 | floor),
+    --argjson stalls "$(jq -s '{n: length, longest_ms: ([.[] | (.end_ns - .start_ns) / 1e6] | max // 0 | floor),
       system_pct: (if (map(.ticks) | add // 0) > 0 then (100 * (map(.system_ticks) | add) / (map(.ticks) | add) | floor) else 0 end)}' "$OUT/$name-stalls.jsonl")" \
     --argjson wait_us "$(jq -s '[.[] | select((has("type") | not) and .domain == "cluster") | (.dispatch_ns - .request_ns)] | max // 0 | . / 1000 | floor' "$OUT/$name-trace.jsonl")" \
     --argjson ivi_used_us "$(jq '[.domains[] | select(.name == "infotainment") | .used_us] | first // 0' "$TMP/run/budgets.json")" \
@@ -375,7 +375,7 @@ one_attack() {
     --argjson over "$(jq -s '[.[] | select((has("type") | not) and .domain == "infotainment" and .bound_ns > 0)] |
       {groups: length, over_bound: ([.[] | select(.end_ns - .start_ns > .bound_ns)] | length)}' "$OUT/$name-trace.jsonl")" \
     '{attack: $name, frames: $c[0].frames, client_misses: $c[0].misses,
-      mediatord_misses: $md_misses, mediatord_startup_frames: $md_startup, mediatord_misses_before_attack: $md_misses_before, mediatord_misses_in_host_stalls: $md_misses_paused, host_stalls: $pauses.n, longest_host_stall_ms: $pauses.longest_ms, host_stalls_system_pct: $pauses.system_pct, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
+      mediatord_misses: $md_misses, mediatord_startup_frames: $md_startup, mediatord_misses_before_attack: $md_misses_before, mediatord_misses_in_host_stalls: $md_misses_stalled, host_stalls: $stalls.n, longest_host_stall_ms: $stalls.longest_ms, host_stalls_system_pct: $stalls.system_pct, max_grant_wait_us: $wait_us, ivi_groups: $over.groups, ivi_over_bound: $over.over_bound,
       p99_latency_us: $c[0].p99_latency_us, max_latency_us: $c[0].max_latency_us,
       ivi_used_us: $ivi_used_us, ivi_underreported: $underreported, cluster_workers_killed: $cluster_killed,
       rounds: $rounds, outcome: $outcome, watchdog_lines: $watchdog,
